@@ -1,0 +1,98 @@
+//! IANA code points for what a handshake negotiates. Adapters report these numbers, so the
+//! check compares like with like whatever names each library uses internally.
+
+use crate::scenario::{Aead, ConnParams, Group, SigAlg, Version};
+
+pub fn version_code(v: Version) -> u16 {
+    match v {
+        Version::Tls12 => 0x0303,
+        Version::Tls13 => 0x0304,
+    }
+}
+
+pub fn group_code(g: Group) -> u16 {
+    match g {
+        Group::X25519 => 0x001d,
+        Group::P256 => 0x0017,
+        Group::P384 => 0x0018,
+    }
+}
+
+/// The one signature scheme a scenario offers for a certificate key. RSA uses PSS in both
+/// versions: TLS 1.3 requires it and every modern TLS 1.2 stack prefers it.
+pub fn signature_scheme_code(s: SigAlg) -> u16 {
+    match s {
+        SigAlg::EcdsaP256 => 0x0403,
+        SigAlg::EcdsaP384 => 0x0503,
+        SigAlg::Rsa2048 | SigAlg::Rsa3072 => 0x0804,
+        SigAlg::Ed25519 => 0x0807,
+    }
+}
+
+/// The cipher suite a scenario pins: TLS 1.3 names only the AEAD; TLS 1.2 pairs it with ECDHE
+/// and the certificate's key type.
+pub fn cipher_suite_code(version: Version, aead: Aead, sig: SigAlg) -> u16 {
+    match (version, aead, sig.is_rsa()) {
+        (Version::Tls13, Aead::Aes128Gcm, _) => 0x1301,
+        (Version::Tls13, Aead::Aes256Gcm, _) => 0x1302,
+        (Version::Tls13, Aead::Chacha20Poly1305, _) => 0x1303,
+        (Version::Tls12, Aead::Aes128Gcm, false) => 0xc02b,
+        (Version::Tls12, Aead::Aes256Gcm, false) => 0xc02c,
+        (Version::Tls12, Aead::Chacha20Poly1305, false) => 0xcca9,
+        (Version::Tls12, Aead::Aes128Gcm, true) => 0xc02f,
+        (Version::Tls12, Aead::Aes256Gcm, true) => 0xc030,
+        (Version::Tls12, Aead::Chacha20Poly1305, true) => 0xcca8,
+    }
+}
+
+pub fn expected_suite(p: &ConnParams) -> u16 {
+    cipher_suite_code(p.version, p.aead, p.sig)
+}
+
+/// Readable name for a code point, for error messages; unknown codes print as hex.
+pub fn version_name(code: u16) -> String {
+    match code {
+        0x0301 => "TLS 1.0".into(),
+        0x0302 => "TLS 1.1".into(),
+        0x0303 => "TLS 1.2".into(),
+        0x0304 => "TLS 1.3".into(),
+        c => format!("version 0x{c:04x}"),
+    }
+}
+
+pub fn suite_name(code: u16) -> String {
+    let name = match code {
+        0x1301 => "TLS_AES_128_GCM_SHA256",
+        0x1302 => "TLS_AES_256_GCM_SHA384",
+        0x1303 => "TLS_CHACHA20_POLY1305_SHA256",
+        0xc02b => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        0xc02c => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        0xcca9 => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        0xc02f => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        0xc030 => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        0xcca8 => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        c => return format!("suite 0x{c:04x}"),
+    };
+    name.into()
+}
+
+pub fn group_name(code: u16) -> String {
+    Group::ALL
+        .iter()
+        .find(|g| group_code(**g) == code)
+        .map(|g| g.to_string())
+        .unwrap_or_else(|| format!("group 0x{code:04x}"))
+}
+
+pub fn scheme_name(code: u16) -> String {
+    let name = match code {
+        0x0401 => "rsa_pkcs1_sha256",
+        0x0403 => "ecdsa_secp256r1_sha256",
+        0x0503 => "ecdsa_secp384r1_sha384",
+        0x0804 => "rsa_pss_rsae_sha256",
+        0x0805 => "rsa_pss_rsae_sha384",
+        0x0807 => "ed25519",
+        c => return format!("scheme 0x{c:04x}"),
+    };
+    name.into()
+}

@@ -1,0 +1,105 @@
+//! The traits every TLS library adapter implements. Three small pieces instead of one big one:
+//! a library (name, version, what it supports), a per-side factory built once from a
+//! configuration (certificates parsed, contexts set up: not measured), and the endpoint itself,
+//! which the pair driver steps and times.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::certs::CertSet;
+use crate::memio::MemIo;
+use crate::negotiated::Negotiated;
+use crate::scenario::{Aead, Group, Resumption, Scenario, SigAlg, Version};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// What one side is configured to do. Built from a scenario, so both sides pin the same
+/// version, suite, group and signature scheme; tests may change a side to provoke a mismatch.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    pub version: Version,
+    pub aead: Aead,
+    /// The certificate key type, and so the one signature scheme offered.
+    pub sig: SigAlg,
+    /// Groups offered (client) or accepted (server), most preferred first.
+    pub groups: Vec<Group>,
+    pub resumption: Resumption,
+    pub certs: Arc<CertSet>,
+    /// Sent as SNI and checked against the server certificate.
+    pub server_name: String,
+}
+
+pub const SERVER_NAME: &str = "localhost";
+
+impl EndpointConfig {
+    pub fn for_scenario(scenario: &Scenario, certs: Arc<CertSet>) -> Self {
+        let p = scenario.params();
+        let mut groups = vec![p.group];
+        // In TLS 1.2 `supported_groups` also says which curves an ECDSA certificate may use
+        // (RFC 8422, 5.1), and OpenSSL enforces it; so the certificate's curve is listed
+        // after the key-exchange group. The negotiated-group check still holds the key
+        // exchange to the scenario's group.
+        if p.version == Version::Tls12 {
+            if let Some(curve) = p.sig.ecdsa_curve() {
+                if curve != p.group {
+                    groups.push(curve);
+                }
+            }
+        }
+        EndpointConfig {
+            version: p.version,
+            aead: p.aead,
+            sig: p.sig,
+            groups,
+            resumption: p.resumption,
+            certs,
+            server_name: SERVER_NAME.to_string(),
+        }
+    }
+}
+
+/// A TLS stack build, e.g. rustls with the aws-lc-rs provider, or the system OpenSSL.
+pub trait TlsLibrary: Send + Sync {
+    /// The impl name used on the command line and in records, e.g. `openssl-3.0`.
+    fn name(&self) -> &'static str;
+    /// The exact version running, read from the library at run time where it can tell.
+    fn version(&self) -> String;
+    /// `Err(reason)` when this library cannot run the configuration as asked.
+    fn supports(&self, _cfg: &EndpointConfig) -> Result<(), String> {
+        Ok(())
+    }
+    fn factory(&self, side: Side, cfg: &EndpointConfig)
+        -> anyhow::Result<Box<dyn EndpointFactory>>;
+}
+
+/// Holds one side's parsed configuration and makes connections from it.
+pub trait EndpointFactory {
+    fn endpoint(&self, io: MemIo) -> anyhow::Result<Box<dyn TlsEndpoint>>;
+}
+
+/// One side of a connection, exchanging TLS bytes through its `MemIo`.
+pub trait TlsEndpoint {
+    /// Consume whatever TLS bytes have arrived and write whatever the handshake produces.
+    /// Returns once no more progress is possible without the peer.
+    fn handshake_step(&mut self) -> anyhow::Result<()>;
+    fn is_handshake_complete(&self) -> bool;
+    /// Encrypt all of `data` and write the records to the transport.
+    fn send(&mut self, data: &[u8]) -> anyhow::Result<()>;
+    /// Decrypt what has arrived into `buf`; 0 means nothing is available yet.
+    fn recv(&mut self, buf: &mut [u8]) -> anyhow::Result<usize>;
+    /// What this side believes was negotiated.
+    fn negotiated(&self) -> Negotiated;
+}

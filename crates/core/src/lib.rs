@@ -1,0 +1,20 @@
+//! The part of tlsmatrix every driver and the CLI share: what a scenario is, the traits a TLS
+//! library adapter implements, the in-memory pair driver that times each side, the check that
+//! a handshake negotiated what the scenario names, statistics, and the result record schema.
+
+pub mod certs;
+pub mod codes;
+pub mod endpoint;
+pub mod glob;
+pub mod memio;
+pub mod negotiated;
+pub mod pair;
+pub mod protocol;
+pub mod record;
+pub mod scenario;
+pub mod stats;
+pub mod workload;
+
+pub use endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+pub use negotiated::Negotiated;
+pub use scenario::Scenario;

@@ -1,0 +1,161 @@
+//! What a handshake negotiated, as each side sees it, and the check that it is what the
+//! scenario names. A measurement of the wrong suite or group is worse than none, so a mismatch
+//! fails the scenario.
+
+use crate::codes;
+use crate::endpoint::Side;
+use crate::scenario::ConnParams;
+
+/// IANA code points; `None` where this side's library cannot tell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Negotiated {
+    pub version: Option<u16>,
+    pub cipher_suite: Option<u16>,
+    pub group: Option<u16>,
+    pub signature_scheme: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    #[error("{side} negotiated {field} {got}, but the scenario asks for {expected}")]
+    Mismatch {
+        side: Side,
+        field: &'static str,
+        expected: String,
+        got: String,
+    },
+    #[error("neither side can report the negotiated {field}, so it cannot be checked")]
+    Unobserved { field: &'static str },
+}
+
+struct Field {
+    name: &'static str,
+    expected: u16,
+    get: fn(&Negotiated) -> Option<u16>,
+    show: fn(u16) -> String,
+}
+
+/// Checks both sides' views against the scenario: every value a side reports must match, and
+/// every value must be reported by at least one side.
+pub fn check(
+    params: &ConnParams,
+    client: &Negotiated,
+    server: &Negotiated,
+) -> Result<(), CheckError> {
+    let fields = [
+        Field {
+            name: "version",
+            expected: codes::version_code(params.version),
+            get: |n| n.version,
+            show: codes::version_name,
+        },
+        Field {
+            name: "cipher suite",
+            expected: codes::expected_suite(params),
+            get: |n| n.cipher_suite,
+            show: codes::suite_name,
+        },
+        Field {
+            name: "group",
+            expected: codes::group_code(params.group),
+            get: |n| n.group,
+            show: codes::group_name,
+        },
+        Field {
+            name: "signature scheme",
+            expected: codes::signature_scheme_code(params.sig),
+            get: |n| n.signature_scheme,
+            show: codes::scheme_name,
+        },
+    ];
+    for f in &fields {
+        let views = [
+            (Side::Client, (f.get)(client)),
+            (Side::Server, (f.get)(server)),
+        ];
+        for (side, got) in views {
+            if let Some(got) = got {
+                if got != f.expected {
+                    return Err(CheckError::Mismatch {
+                        side,
+                        field: f.name,
+                        expected: (f.show)(f.expected),
+                        got: (f.show)(got),
+                    });
+                }
+            }
+        }
+        if views.iter().all(|(_, v)| v.is_none()) {
+            return Err(CheckError::Unobserved { field: f.name });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn params(id: &str) -> ConnParams {
+        id.parse::<Scenario>().unwrap().params()
+    }
+
+    fn full(version: u16, suite: u16, group: u16, scheme: u16) -> Negotiated {
+        Negotiated {
+            version: Some(version),
+            cipher_suite: Some(suite),
+            group: Some(group),
+            signature_scheme: Some(scheme),
+        }
+    }
+
+    #[test]
+    fn matching_views_pass() {
+        let p = params("handshake-tls13-ecdsa-p256-x25519-full");
+        let n = full(0x0304, 0x1301, 0x001d, 0x0403);
+        let server_blind = Negotiated {
+            signature_scheme: None,
+            ..n
+        };
+        assert_eq!(check(&p, &n, &server_blind), Ok(()));
+    }
+
+    #[test]
+    fn a_group_mismatch_names_side_and_both_values() {
+        let p = params("handshake-tls13-ecdsa-p256-p256-full");
+        let n = full(0x0304, 0x1301, 0x001d, 0x0403);
+        let err = check(&p, &n, &n).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "client negotiated group x25519, but the scenario asks for p256"
+        );
+    }
+
+    #[test]
+    fn tls12_rsa_expects_the_ecdhe_rsa_suite() {
+        let p = params("handshake-tls12-rsa-2048-p256-full");
+        let good = full(0x0303, 0xc02f, 0x0017, 0x0804);
+        assert_eq!(check(&p, &good, &good), Ok(()));
+        let ecdsa_suite = full(0x0303, 0xc02b, 0x0017, 0x0804);
+        let err = check(&p, &good, &ecdsa_suite).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("server negotiated cipher suite TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"));
+    }
+
+    #[test]
+    fn a_value_nobody_reports_is_an_error_not_a_pass() {
+        let p = params("handshake-tls13-ecdsa-p256-x25519-full");
+        let n = Negotiated {
+            signature_scheme: None,
+            ..full(0x0304, 0x1301, 0x001d, 0)
+        };
+        assert_eq!(
+            check(&p, &n, &n),
+            Err(CheckError::Unobserved {
+                field: "signature scheme"
+            })
+        );
+    }
+}

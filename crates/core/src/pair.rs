@@ -1,0 +1,211 @@
+//! The pair driver: one client and one server in one thread, stepped in turn over `MemIo`,
+//! with each side's calls timed apart. Client and server costs differ by 2-3x, so a single
+//! total would hide which side a library is good at.
+//!
+//! Timing uses the monotonic clock around each call (about 20 ns, vDSO) rather than the
+//! thread CPU clock (a syscall per read, which would add a few percent to a handshake). Inside
+//! a call there is no I/O and no waiting, so the two agree except when the OS preempts the
+//! thread; repetitions and medians absorb that.
+
+use std::time::Instant;
+
+use crate::endpoint::{EndpointFactory, Side, TlsEndpoint};
+use crate::memio::MemIo;
+use crate::negotiated::{self, CheckError};
+use crate::scenario::ConnParams;
+
+/// Rounds of (client step, server step) after which a handshake that has not finished is
+/// declared stuck. TLS 1.2 needs three, TLS 1.3 two; the margin covers HelloRetryRequest.
+pub const MAX_ROUNDS: usize = 16;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PairError {
+    #[error("{side} could not create its connection: {source:#}")]
+    Create { side: Side, source: anyhow::Error },
+    #[error("{side} failed at handshake step {step}: {source:#}")]
+    Step {
+        side: Side,
+        step: usize,
+        source: anyhow::Error,
+    },
+    #[error("handshake stalled after {MAX_ROUNDS} rounds (client finished: {client_done}, server finished: {server_done})")]
+    Stalled {
+        client_done: bool,
+        server_done: bool,
+    },
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    #[error("{side} failed to send application data: {source:#}")]
+    Send { side: Side, source: anyhow::Error },
+    #[error("{side} failed to receive application data: {source:#}")]
+    Recv { side: Side, source: anyhow::Error },
+    #[error("{side} stopped receiving after {got} of {expected} bytes of a write")]
+    RecvStalled {
+        side: Side,
+        got: usize,
+        expected: usize,
+    },
+}
+
+/// A connected client and server, with the time each side spent getting there.
+pub struct Pair {
+    pub client: Box<dyn TlsEndpoint>,
+    pub server: Box<dyn TlsEndpoint>,
+    pub client_ns: u64,
+    pub server_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TransferTimes {
+    pub send_ns: u64,
+    pub recv_ns: u64,
+}
+
+#[inline(always)]
+fn timed<R>(acc: &mut u64, f: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let r = f();
+    *acc += start.elapsed().as_nanos() as u64;
+    r
+}
+
+/// Creates both endpoints and steps them to a finished handshake, then checks that both
+/// sides' views of the negotiated parameters match `params`. Creating an endpoint is timed
+/// too: a client builds its key share and ClientHello there in some libraries.
+pub fn handshake(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+) -> Result<Pair, PairError> {
+    let (client_io, server_io) = MemIo::pair();
+    let mut client_ns = 0;
+    let mut server_ns = 0;
+    let mut c = timed(&mut client_ns, || client.endpoint(client_io)).map_err(|source| {
+        PairError::Create {
+            side: Side::Client,
+            source,
+        }
+    })?;
+    let mut s = timed(&mut server_ns, || server.endpoint(server_io)).map_err(|source| {
+        PairError::Create {
+            side: Side::Server,
+            source,
+        }
+    })?;
+
+    for step in 1..=MAX_ROUNDS {
+        if !c.is_handshake_complete() {
+            timed(&mut client_ns, || c.handshake_step()).map_err(|source| PairError::Step {
+                side: Side::Client,
+                step,
+                source,
+            })?;
+        }
+        if !s.is_handshake_complete() {
+            timed(&mut server_ns, || s.handshake_step()).map_err(|source| PairError::Step {
+                side: Side::Server,
+                step,
+                source,
+            })?;
+        }
+        if c.is_handshake_complete() && s.is_handshake_complete() {
+            negotiated::check(params, &c.negotiated(), &s.negotiated())?;
+            return Ok(Pair {
+                client: c,
+                server: s,
+                client_ns,
+                server_ns,
+            });
+        }
+    }
+    Err(PairError::Stalled {
+        client_done: c.is_handshake_complete(),
+        server_done: s.is_handshake_complete(),
+    })
+}
+
+impl Pair {
+    /// Sends `total` bytes from `from` to its peer in writes of `write_size` taken from
+    /// `payload`, the receiver reading each write completely before the next. `on_recv` sees
+    /// every decrypted byte, in order (tests checksum there; benchmarks pass a no-op).
+    pub fn transfer(
+        &mut self,
+        from: Side,
+        total: usize,
+        write_size: usize,
+        payload: &[u8],
+        sink: &mut [u8],
+        mut on_recv: impl FnMut(&[u8]),
+    ) -> Result<TransferTimes, PairError> {
+        assert!(payload.len() >= write_size && write_size > 0 && !sink.is_empty());
+        let to = match from {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        };
+        let (sender, receiver) = match from {
+            Side::Client => (&mut self.client, &mut self.server),
+            Side::Server => (&mut self.server, &mut self.client),
+        };
+        let mut times = TransferTimes::default();
+        let mut sent = 0;
+        while sent < total {
+            let n = write_size.min(total - sent);
+            timed(&mut times.send_ns, || sender.send(&payload[..n]))
+                .map_err(|source| PairError::Send { side: from, source })?;
+            let mut got = 0;
+            while got < n {
+                let want = sink.len().min(n - got);
+                let r = timed(&mut times.recv_ns, || receiver.recv(&mut sink[..want]))
+                    .map_err(|source| PairError::Recv { side: to, source })?;
+                if r == 0 {
+                    return Err(PairError::RecvStalled {
+                        side: to,
+                        got,
+                        expected: n,
+                    });
+                }
+                on_recv(&sink[..r]);
+                got += r;
+            }
+            sent += n;
+        }
+        Ok(times)
+    }
+}
+
+/// FNV-1a, 64-bit: enough to tell that bytes arrived intact and in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checksum(pub u64);
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Checksum(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Checksum {
+    pub fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_sees_order_and_content() {
+        let mut a = Checksum::default();
+        a.update(b"ab");
+        let mut b = Checksum::default();
+        b.update(b"ba");
+        let mut c = Checksum::default();
+        c.update(b"a");
+        c.update(b"b");
+        assert_ne!(a, b);
+        assert_eq!(a, c);
+    }
+}

@@ -1,0 +1,79 @@
+//! The messages a driver process prints to the orchestrator, one JSON object per line on
+//! stdout. The orchestrator never trusts a driver's word on what ran: it checks the versions
+//! here against what the driver listed, and the metrics against the scenario's kind.
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::Metric;
+
+/// What `tlsmatrix-driver info` prints: the impls this build contains.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverInfo {
+    pub impls: Vec<ImplInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImplInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// One line of `tlsmatrix-driver run` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DriverMessage {
+    /// First line: the versions actually running on each side.
+    Hello {
+        client_version: String,
+        server_version: String,
+    },
+    Sample {
+        values: Vec<(Metric, f64)>,
+    },
+    /// The pair cannot run this scenario; nothing was measured.
+    Unsupported {
+        reason: String,
+    },
+    /// The scenario failed; `message` is one sentence for the user.
+    Error {
+        message: String,
+    },
+    /// Last line of a successful run.
+    Done,
+}
+
+impl DriverMessage {
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("a message always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip() {
+        let msgs = [
+            DriverMessage::Hello {
+                client_version: "a".into(),
+                server_version: "b".into(),
+            },
+            DriverMessage::Sample {
+                values: vec![(Metric::ClientCpuNs, 12.5)],
+            },
+            DriverMessage::Unsupported { reason: "x".into() },
+            DriverMessage::Error {
+                message: "y".into(),
+            },
+            DriverMessage::Done,
+        ];
+        for m in msgs {
+            let line = m.to_line();
+            let back: DriverMessage = serde_json::from_str(line.trim_end()).unwrap();
+            assert_eq!(back, m);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The result record: one JSON object per line, schema-versioned. A record is one
+//! (scenario, client, server, metric) with its raw samples and their statistics.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a field changes meaning; readers refuse other versions.
+pub const SCHEMA: &str = "tlsmatrix.result/1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    ClientCpuNs,
+    ServerCpuNs,
+    HandshakesPerS,
+    SendMbPerS,
+    RecvMbPerS,
+}
+
+impl Metric {
+    pub const ALL: &'static [Metric] = &[
+        Metric::ClientCpuNs,
+        Metric::ServerCpuNs,
+        Metric::HandshakesPerS,
+        Metric::SendMbPerS,
+        Metric::RecvMbPerS,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::ClientCpuNs => "client_cpu_ns",
+            Metric::ServerCpuNs => "server_cpu_ns",
+            Metric::HandshakesPerS => "handshakes_per_s",
+            Metric::SendMbPerS => "send_mb_per_s",
+            Metric::RecvMbPerS => "recv_mb_per_s",
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::ClientCpuNs | Metric::ServerCpuNs => "ns",
+            Metric::HandshakesPerS => "1/s",
+            Metric::SendMbPerS | Metric::RecvMbPerS => "MB/s",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Metric::ClientCpuNs | Metric::ServerCpuNs)
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Metric::ALL
+            .iter()
+            .copied()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("unknown metric '{s}'"))
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where and with what a run was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Env {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub kernel: String,
+    /// Tool name to version, e.g. `rustc` to `rustc 1.95.0 (...)`.
+    pub compilers: BTreeMap<String, String>,
+    pub git_revision: String,
+    /// RFC 3339, UTC.
+    pub timestamp: String,
+    pub command: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub schema: String,
+    pub run_id: String,
+    pub scenario: String,
+    pub client: String,
+    pub server: String,
+    pub client_version: String,
+    pub server_version: String,
+    pub metric: Metric,
+    pub unit: String,
+    pub samples: Vec<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub env: Env,
+}
+
+impl Record {
+    /// One line of JSON, newline included, ready for a single append.
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("a record always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_names_round_trip_and_directions_are_right() {
+        for &m in Metric::ALL {
+            assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
+        }
+        assert!(!Metric::ClientCpuNs.higher_is_better());
+        assert!(Metric::SendMbPerS.higher_is_better());
+    }
+
+    #[test]
+    fn a_record_is_one_line_and_reads_back() {
+        let r = Record {
+            schema: SCHEMA.into(),
+            run_id: "r1".into(),
+            scenario: "bulk-tls13-aes-128-gcm-16k".into(),
+            client: "a".into(),
+            server: "b".into(),
+            client_version: "1".into(),
+            server_version: "2".into(),
+            metric: Metric::SendMbPerS,
+            unit: "MB/s".into(),
+            samples: vec![1.0, 2.0],
+            median: 1.5,
+            min: 1.0,
+            ci_low: 1.0,
+            ci_high: 2.0,
+            env: Env::default(),
+        };
+        let line = r.to_line();
+        assert_eq!(line.matches('\n').count(), 1);
+        assert!(line.contains("\"metric\":\"send_mb_per_s\""));
+        let back: Record = serde_json::from_str(line.trim_end()).unwrap();
+        assert_eq!(back, r);
+    }
+}

@@ -1,0 +1,416 @@
+//! Scenario ids: `<kind>-<version>-<params...>`, dash-separated in a fixed order.
+//!
+//! Axis values may themselves contain dashes (`ecdsa-p256`, `aes-128-gcm`), so an id is parsed
+//! axis by axis, each time taking the value that matches the front of what is left. Printing
+//! a parsed id gives back the same text.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Defines one scenario axis: an enum, its id strings, and `ALL` in display order.
+macro_rules! axis {
+    ($(#[$meta:meta])* $name:ident, $label:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// What this axis is called in error messages and `tlsmatrix list`.
+            pub const LABEL: &'static str = $label;
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Axis for $name {
+            fn all() -> &'static [Self] { Self::ALL }
+            fn label() -> &'static str { Self::LABEL }
+            fn text(self) -> &'static str { self.as_str() }
+        }
+    };
+}
+
+/// Common face of every axis enum, so the parser and `list` treat them alike.
+pub trait Axis: Copy + 'static {
+    fn all() -> &'static [Self];
+    fn label() -> &'static str;
+    fn text(self) -> &'static str;
+
+    /// The valid values, comma-separated, for error messages.
+    fn valid_values() -> String {
+        Self::all()
+            .iter()
+            .map(|v| v.text())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+axis!(Kind, "kind" { Handshake = "handshake", Bulk = "bulk" });
+axis!(Version, "version" { Tls12 = "tls12", Tls13 = "tls13" });
+axis!(
+    /// The server certificate's key, which fixes the signature scheme offered and verified.
+    SigAlg, "signature" {
+        EcdsaP256 = "ecdsa-p256",
+        EcdsaP384 = "ecdsa-p384",
+        Rsa2048 = "rsa-2048",
+        Rsa3072 = "rsa-3072",
+        Ed25519 = "ed25519",
+    }
+);
+axis!(
+    /// The key-exchange group; each scenario pins exactly one on both sides.
+    Group, "group" { X25519 = "x25519", P256 = "p256", P384 = "p384" }
+);
+axis!(Resumption, "resumption" { Full = "full" });
+axis!(
+    /// The AEAD of the cipher suite; TLS 1.2 suites pair it with ECDHE and the certificate's key type.
+    Aead, "cipher" {
+        Aes128Gcm = "aes-128-gcm",
+        Aes256Gcm = "aes-256-gcm",
+        Chacha20Poly1305 = "chacha20-poly1305",
+    }
+);
+axis!(
+    /// Application write size for bulk transfers.
+    WriteSize, "write size" { K1 = "1k", K16 = "16k", M1 = "1m" }
+);
+
+impl WriteSize {
+    pub fn bytes(self) -> usize {
+        match self {
+            WriteSize::K1 => 1024,
+            WriteSize::K16 => 16 * 1024,
+            WriteSize::M1 => 1024 * 1024,
+        }
+    }
+}
+
+impl SigAlg {
+    /// The curve of an ECDSA key.
+    pub fn ecdsa_curve(self) -> Option<Group> {
+        match self {
+            SigAlg::EcdsaP256 => Some(Group::P256),
+            SigAlg::EcdsaP384 => Some(Group::P384),
+            _ => None,
+        }
+    }
+
+    pub fn is_rsa(self) -> bool {
+        matches!(self, SigAlg::Rsa2048 | SigAlg::Rsa3072)
+    }
+}
+
+/// Handshakes use this AEAD: the suite barely moves handshake cost, so it is fixed, not an axis.
+pub const HANDSHAKE_AEAD: Aead = Aead::Aes128Gcm;
+/// Bulk transfers use this certificate key and group: neither touches the record layer.
+pub const BULK_SIG: SigAlg = SigAlg::EcdsaP256;
+pub const BULK_GROUP: Group = Group::X25519;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HandshakeScenario {
+    pub version: Version,
+    pub sig: SigAlg,
+    pub group: Group,
+    pub resumption: Resumption,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BulkScenario {
+    pub version: Version,
+    pub aead: Aead,
+    pub size: WriteSize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scenario {
+    Handshake(HandshakeScenario),
+    Bulk(BulkScenario),
+}
+
+/// The connection parameters a scenario pins, whatever its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnParams {
+    pub version: Version,
+    pub sig: SigAlg,
+    pub group: Group,
+    pub aead: Aead,
+    pub resumption: Resumption,
+}
+
+impl Scenario {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Scenario::Handshake(_) => Kind::Handshake,
+            Scenario::Bulk(_) => Kind::Bulk,
+        }
+    }
+
+    pub fn params(&self) -> ConnParams {
+        match *self {
+            Scenario::Handshake(h) => ConnParams {
+                version: h.version,
+                sig: h.sig,
+                group: h.group,
+                aead: HANDSHAKE_AEAD,
+                resumption: h.resumption,
+            },
+            Scenario::Bulk(b) => ConnParams {
+                version: b.version,
+                sig: BULK_SIG,
+                group: BULK_GROUP,
+                aead: b.aead,
+                resumption: Resumption::Full,
+            },
+        }
+    }
+
+    /// Every scenario the axes can name, in a stable order.
+    pub fn catalogue() -> Vec<Scenario> {
+        let mut out = Vec::new();
+        for &version in Version::ALL {
+            for &sig in SigAlg::ALL {
+                for &group in Group::ALL {
+                    for &resumption in Resumption::ALL {
+                        out.push(Scenario::Handshake(HandshakeScenario {
+                            version,
+                            sig,
+                            group,
+                            resumption,
+                        }));
+                    }
+                }
+            }
+        }
+        for &version in Version::ALL {
+            for &aead in Aead::ALL {
+                for &size in WriteSize::ALL {
+                    out.push(Scenario::Bulk(BulkScenario {
+                        version,
+                        aead,
+                        size,
+                    }));
+                }
+            }
+        }
+        out
+    }
+
+    /// The suite `make report` and a bare `tlsmatrix run` measure: the common handshakes and
+    /// the 16 KiB AES-128-GCM transfer, each in TLS 1.2 and 1.3.
+    pub fn default_suite() -> Vec<Scenario> {
+        Scenario::catalogue()
+            .into_iter()
+            .filter(|s| match s {
+                Scenario::Handshake(h) => {
+                    matches!(h.sig, SigAlg::EcdsaP256 | SigAlg::Rsa2048)
+                        && matches!(h.group, Group::X25519 | Group::P256)
+                        && h.resumption == Resumption::Full
+                }
+                Scenario::Bulk(b) => b.aead == Aead::Aes128Gcm && b.size == WriteSize::K16,
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scenario::Handshake(h) => write!(
+                f,
+                "handshake-{}-{}-{}-{}",
+                h.version, h.sig, h.group, h.resumption
+            ),
+            Scenario::Bulk(b) => write!(f, "bulk-{}-{}-{}", b.version, b.aead, b.size),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("scenario id '{id}': {problem}")]
+pub struct ParseError {
+    pub id: String,
+    pub problem: String,
+}
+
+/// Walks an id from the front, one axis at a time.
+struct Cursor<'a> {
+    id: &'a str,
+    rest: &'a str,
+}
+
+impl<'a> Cursor<'a> {
+    fn take<A: Axis>(&mut self) -> Result<A, ParseError> {
+        // Longest match first, so a value that prefixes another cannot shadow it.
+        let mut candidates: Vec<A> = A::all().to_vec();
+        candidates.sort_by_key(|v| std::cmp::Reverse(v.text().len()));
+        for v in candidates {
+            let t = v.text();
+            if let Some(after) = self.rest.strip_prefix(t) {
+                if after.is_empty() {
+                    self.rest = after;
+                    return Ok(v);
+                }
+                if let Some(after) = after.strip_prefix('-') {
+                    self.rest = after;
+                    return Ok(v);
+                }
+            }
+        }
+        let found = if self.rest.is_empty() {
+            "nothing".to_string()
+        } else {
+            format!("'{}'", self.rest.split('-').next().unwrap_or(self.rest))
+        };
+        Err(self.error(format!(
+            "expected a {} ({}) but found {}",
+            A::label(),
+            A::valid_values(),
+            found
+        )))
+    }
+
+    fn finish(&self) -> Result<(), ParseError> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(self.error(format!("unexpected trailing part '{}'", self.rest)))
+        }
+    }
+
+    fn error(&self, problem: String) -> ParseError {
+        ParseError {
+            id: self.id.to_string(),
+            problem,
+        }
+    }
+}
+
+impl FromStr for Scenario {
+    type Err = ParseError;
+
+    fn from_str(id: &str) -> Result<Self, ParseError> {
+        let mut c = Cursor { id, rest: id };
+        let scenario = match c.take::<Kind>()? {
+            Kind::Handshake => Scenario::Handshake(HandshakeScenario {
+                version: c.take()?,
+                sig: c.take()?,
+                group: c.take()?,
+                resumption: c.take()?,
+            }),
+            Kind::Bulk => Scenario::Bulk(BulkScenario {
+                version: c.take()?,
+                aead: c.take()?,
+                size: c.take()?,
+            }),
+        };
+        c.finish()?;
+        Ok(scenario)
+    }
+}
+
+/// One line per kind: the id grammar with each axis's values, for `tlsmatrix list`.
+pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
+    vec![
+        (
+            "handshake-<version>-<signature>-<group>-<resumption>".to_string(),
+            vec![
+                (Version::LABEL, Version::valid_values()),
+                (SigAlg::LABEL, SigAlg::valid_values()),
+                (Group::LABEL, Group::valid_values()),
+                (Resumption::LABEL, Resumption::valid_values()),
+            ],
+        ),
+        (
+            "bulk-<version>-<cipher>-<write size>".to_string(),
+            vec![
+                (Version::LABEL, Version::valid_values()),
+                (Aead::LABEL, Aead::valid_values()),
+                (WriteSize::LABEL, WriteSize::valid_values()),
+            ],
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalogue_id_round_trips() {
+        let all = Scenario::catalogue();
+        assert!(all.len() > 20);
+        for s in all {
+            let text = s.to_string();
+            let back: Scenario = text.parse().unwrap();
+            assert_eq!(back, s, "{text}");
+            assert_eq!(back.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn parses_the_design_examples() {
+        let s: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+        assert_eq!(
+            s,
+            Scenario::Handshake(HandshakeScenario {
+                version: Version::Tls13,
+                sig: SigAlg::EcdsaP256,
+                group: Group::X25519,
+                resumption: Resumption::Full
+            })
+        );
+        let b: Scenario = "bulk-tls12-chacha20-poly1305-1m".parse().unwrap();
+        assert_eq!(
+            b.params().aead,
+            Aead::Chacha20Poly1305,
+            "bulk ids name their AEAD"
+        );
+    }
+
+    #[test]
+    fn unknown_values_list_the_valid_ones() {
+        let cases = [
+            ("handshake-tls14-ecdsa-p256-x25519-full", "expected a version (tls12, tls13) but found 'tls14'"),
+            ("handshake-tls13-dsa-x25519-full", "expected a signature (ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, ed25519) but found 'dsa'"),
+            ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384) but found 'x448'"),
+            ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full) but found nothing"),
+            ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
+            ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),
+            ("throughput-tls13", "expected a kind (handshake, bulk) but found 'throughput'"),
+            ("", "expected a kind (handshake, bulk) but found nothing"),
+        ];
+        for (id, want) in cases {
+            let err = id.parse::<Scenario>().unwrap_err();
+            assert_eq!(err.problem, want, "{id}");
+            assert!(err.to_string().starts_with(&format!("scenario id '{id}'")));
+        }
+    }
+
+    #[test]
+    fn a_value_is_not_matched_inside_a_longer_word() {
+        // "ecdsa-p256x" must not parse as ecdsa-p256 followed by garbage-free text.
+        assert!("handshake-tls13-ecdsa-p256x-x25519-full"
+            .parse::<Scenario>()
+            .is_err());
+    }
+
+    #[test]
+    fn default_suite_is_the_ten_core_scenarios() {
+        let ids: Vec<String> = Scenario::default_suite()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(ids.len(), 10);
+        assert!(ids.contains(&"handshake-tls12-rsa-2048-p256-full".to_string()));
+        assert!(ids.contains(&"bulk-tls13-aes-128-gcm-16k".to_string()));
+    }
+}

@@ -1,0 +1,117 @@
+//! The measured loops: warm up, size a batch so one sample takes about `sample_target`, then
+//! produce one sample per run. A driver calls these; tests call them with tiny budgets.
+
+use std::time::{Duration, Instant};
+
+use crate::endpoint::{EndpointFactory, Side};
+use crate::pair::{self, Pair, PairError};
+use crate::record::Metric;
+use crate::scenario::ConnParams;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Samples to produce after warm-up.
+    pub runs: usize,
+    /// Warm-up time, also used to size handshake batches.
+    pub warmup: Duration,
+    /// Roughly how long one handshake sample should take.
+    pub sample_target: Duration,
+    /// Bytes sent per bulk sample.
+    pub bulk_bytes: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            runs: 10,
+            warmup: Duration::from_millis(200),
+            sample_target: Duration::from_millis(100),
+            bulk_bytes: 64 << 20,
+        }
+    }
+}
+
+/// One sample: a value per metric.
+pub type Sample = Vec<(Metric, f64)>;
+
+/// Handshake samples: each is the mean over a batch of full handshakes, per side.
+pub fn handshakes(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> Result<(), PairError> {
+    let start = Instant::now();
+    let mut warm = 0u32;
+    while warm < 2 || start.elapsed() < budget.warmup {
+        pair::handshake(client, server, params)?;
+        warm += 1;
+    }
+    let per = start.elapsed() / warm;
+    let batch = (budget.sample_target.as_nanos() / per.as_nanos().max(1)).clamp(1, 100_000) as u64;
+
+    for _ in 0..budget.runs {
+        let (mut client_ns, mut server_ns) = (0u64, 0u64);
+        for _ in 0..batch {
+            let p = pair::handshake(client, server, params)?;
+            client_ns += p.client_ns;
+            server_ns += p.server_ns;
+        }
+        let n = batch as f64;
+        on_sample(vec![
+            (Metric::ClientCpuNs, client_ns as f64 / n),
+            (Metric::ServerCpuNs, server_ns as f64 / n),
+            (
+                Metric::HandshakesPerS,
+                n * 1e9 / (client_ns + server_ns) as f64,
+            ),
+        ]);
+    }
+    Ok(())
+}
+
+/// Bulk samples: client to server over one connection, `budget.bulk_bytes` per sample in
+/// writes of `write_size`; the client's time is the send rate, the server's the receive rate.
+pub fn bulk(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    write_size: usize,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> Result<(), PairError> {
+    let mut p: Pair = pair::handshake(client, server, params)?;
+    let payload = vec![0x5au8; write_size];
+    let mut sink = vec![0u8; write_size.clamp(1, 64 * 1024)];
+
+    let start = Instant::now();
+    while start.elapsed() < budget.warmup {
+        let warm_bytes = (budget.bulk_bytes / 8).max(write_size);
+        p.transfer(
+            Side::Client,
+            warm_bytes,
+            write_size,
+            &payload,
+            &mut sink,
+            |_| {},
+        )?;
+    }
+    for _ in 0..budget.runs {
+        let t = p.transfer(
+            Side::Client,
+            budget.bulk_bytes,
+            write_size,
+            &payload,
+            &mut sink,
+            |_| {},
+        )?;
+        // bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
+        let bytes = budget.bulk_bytes as f64;
+        on_sample(vec![
+            (Metric::SendMbPerS, bytes * 1e3 / t.send_ns.max(1) as f64),
+            (Metric::RecvMbPerS, bytes * 1e3 / t.recv_ns.max(1) as f64),
+        ]);
+    }
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! TLS library adapters. One module per library family, each behind a cargo feature; the
+//! registry below is the one list of what this build contains. Adding a library is one new
+//! module and one line in `libraries()`.
+
+use tlsmatrix_core::TlsLibrary;
+
+#[cfg(feature = "openssl-system")]
+pub mod openssl;
+#[cfg(any(feature = "rustls-aws-lc", feature = "rustls-ring"))]
+pub mod rustls;
+
+/// Every library compiled into this build.
+pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
+    let mut libs: Vec<Box<dyn TlsLibrary>> = Vec::new();
+    #[cfg(feature = "rustls-aws-lc")]
+    libs.push(Box::new(rustls::RustlsLibrary::aws_lc_rs()));
+    #[cfg(feature = "rustls-ring")]
+    libs.push(Box::new(rustls::RustlsLibrary::ring()));
+    #[cfg(feature = "openssl-system")]
+    libs.push(Box::new(openssl::OpensslLibrary::system()));
+    libs
+}
+
+/// The library called `name` in this build.
+pub fn library(name: &str) -> Option<Box<dyn TlsLibrary>> {
+    libraries().into_iter().find(|l| l.name() == name)
+}

@@ -1,0 +1,324 @@
+//! OpenSSL through the `openssl` crate: the system libssl, or whichever libssl this build links.
+//! Each context pins exactly one version, suite, set of groups and signature algorithm.
+
+use std::os::raw::{c_int, c_long, c_void};
+
+use anyhow::{anyhow, bail, Context, Result};
+use foreign_types::ForeignTypeRef;
+use openssl::pkey::PKey;
+use openssl::ssl::{
+    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode,
+    SslStream, SslVerifyMode, SslVersion,
+};
+use openssl::x509::X509;
+use openssl_sys as ffi;
+use tlsmatrix_core::codes;
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::memio::MemIo;
+use tlsmatrix_core::scenario::{Group, SigAlg, Version};
+use tlsmatrix_core::Negotiated;
+
+// Declared in tls1.h since 1.1.1 and 3.0; the `openssl-sys` crate does not bind them.
+extern "C" {
+    fn SSL_get_peer_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+    fn SSL_get_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+}
+
+// SSL_ctrl commands behind macros in ssl.h.
+const SSL_CTRL_GET_PEER_SIGNATURE_NID: c_int = 108;
+const SSL_CTRL_GET_SIGNATURE_NID: c_int = 132;
+const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
+
+// NIDs from obj_mac.h.
+const NID_RSA_ENCRYPTION: c_int = 6;
+const NID_EC_PUBLIC_KEY: c_int = 408;
+const NID_X9_62_PRIME256V1: c_int = 415;
+const NID_SHA256: c_int = 672;
+const NID_SHA384: c_int = 673;
+const NID_SECP384R1: c_int = 715;
+const NID_RSASSA_PSS: c_int = 912;
+const NID_X25519: c_int = 1034;
+const NID_ED25519: c_int = 1087;
+
+pub struct OpensslLibrary {
+    name: &'static str,
+}
+
+impl OpensslLibrary {
+    /// The libssl the dynamic linker finds, i.e. the distribution's.
+    pub fn system() -> Self {
+        OpensslLibrary {
+            name: "openssl-3.0",
+        }
+    }
+}
+
+fn suite_name(code: u16) -> &'static str {
+    match code {
+        0x1301 => "TLS_AES_128_GCM_SHA256",
+        0x1302 => "TLS_AES_256_GCM_SHA384",
+        0x1303 => "TLS_CHACHA20_POLY1305_SHA256",
+        0xc02b => "ECDHE-ECDSA-AES128-GCM-SHA256",
+        0xc02c => "ECDHE-ECDSA-AES256-GCM-SHA384",
+        0xcca9 => "ECDHE-ECDSA-CHACHA20-POLY1305",
+        0xc02f => "ECDHE-RSA-AES128-GCM-SHA256",
+        0xc030 => "ECDHE-RSA-AES256-GCM-SHA384",
+        0xcca8 => "ECDHE-RSA-CHACHA20-POLY1305",
+        _ => unreachable!("every suite tlsmatrix names has an OpenSSL name"),
+    }
+}
+
+fn group_name(g: Group) -> &'static str {
+    match g {
+        Group::X25519 => "X25519",
+        Group::P256 => "P-256",
+        Group::P384 => "P-384",
+    }
+}
+
+fn sigalg_name(s: SigAlg) -> &'static str {
+    match s {
+        SigAlg::EcdsaP256 => "ecdsa_secp256r1_sha256",
+        SigAlg::EcdsaP384 => "ecdsa_secp384r1_sha384",
+        SigAlg::Rsa2048 | SigAlg::Rsa3072 => "rsa_pss_rsae_sha256",
+        SigAlg::Ed25519 => "ed25519",
+    }
+}
+
+fn group_code_of_nid(nid: c_int) -> Option<u16> {
+    let g = match nid {
+        NID_X25519 => Group::X25519,
+        NID_X9_62_PRIME256V1 => Group::P256,
+        NID_SECP384R1 => Group::P384,
+        _ => return None,
+    };
+    Some(codes::group_code(g))
+}
+
+/// OpenSSL reports a signature as (key type, hash) NIDs; this turns the pair into the
+/// TLS SignatureScheme. RSA-PSS with an rsaEncryption key is the `rsae` scheme.
+fn scheme_of_nids(sig_type: c_int, hash: c_int) -> Option<u16> {
+    Some(match (sig_type, hash) {
+        (NID_EC_PUBLIC_KEY, NID_SHA256) => 0x0403,
+        (NID_EC_PUBLIC_KEY, NID_SHA384) => 0x0503,
+        (NID_RSASSA_PSS, NID_SHA256) => 0x0804,
+        (NID_RSASSA_PSS, NID_SHA384) => 0x0805,
+        (NID_RSA_ENCRYPTION, NID_SHA256) => 0x0401,
+        (NID_ED25519, _) => 0x0807,
+        _ => return None,
+    })
+}
+
+fn ssl_version(v: Version) -> SslVersion {
+    match v {
+        Version::Tls12 => SslVersion::TLS1_2,
+        Version::Tls13 => SslVersion::TLS1_3,
+    }
+}
+
+impl TlsLibrary for OpensslLibrary {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time.
+    fn version(&self) -> String {
+        openssl::version::version().to_string()
+    }
+
+    fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        let method = match side {
+            Side::Client => SslMethod::tls_client(),
+            Side::Server => SslMethod::tls_server(),
+        };
+        let mut b = SslContextBuilder::new(method)?;
+        let v = ssl_version(cfg.version);
+        b.set_min_proto_version(Some(v))?;
+        b.set_max_proto_version(Some(v))?;
+        let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+        match cfg.version {
+            Version::Tls13 => b.set_ciphersuites(suite)?,
+            Version::Tls12 => b.set_cipher_list(suite)?,
+        }
+        let groups: Vec<&str> = cfg.groups.iter().map(|g| group_name(*g)).collect();
+        b.set_groups_list(&groups.join(":"))
+            .with_context(|| format!("OpenSSL rejects the group list {groups:?}"))?;
+        b.set_sigalgs_list(sigalg_name(cfg.sig))?;
+        // A full handshake issues no session: tickets and the cache cost server time.
+        b.set_session_cache_mode(SslSessionCacheMode::OFF);
+        b.set_options(SslOptions::NO_TICKET);
+        b.set_num_tickets(0)?;
+
+        match side {
+            Side::Client => {
+                for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
+                    b.cert_store_mut().add_cert(ca)?;
+                }
+                b.set_verify(SslVerifyMode::PEER);
+                b.verify_param_mut().set_host(&cfg.server_name)?;
+            }
+            Side::Server => {
+                let mut chain = X509::stack_from_pem(cfg.certs.chain_pem.as_bytes())?.into_iter();
+                let leaf = chain
+                    .next()
+                    .context("the server certificate chain is empty")?;
+                b.set_certificate(&leaf)?;
+                for extra in chain {
+                    b.add_extra_chain_cert(extra)?;
+                }
+                let key = PKey::private_key_from_pem(cfg.certs.key_pem.as_bytes())?;
+                b.set_private_key(&key)?;
+                b.check_private_key()
+                    .context("the server key does not match its certificate")?;
+            }
+        }
+        Ok(Box::new(OpensslFactory {
+            ctx: b.build(),
+            side,
+            server_name: cfg.server_name.clone(),
+        }))
+    }
+}
+
+struct OpensslFactory {
+    ctx: SslContext,
+    side: Side,
+    server_name: String,
+}
+
+impl EndpointFactory for OpensslFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        let mut ssl = Ssl::new(&self.ctx)?;
+        match self.side {
+            Side::Client => {
+                ssl.set_hostname(&self.server_name)?; // SNI, as rustls sends it
+                ssl.set_connect_state();
+            }
+            Side::Server => ssl.set_accept_state(),
+        }
+        Ok(Box::new(OpensslEndpoint {
+            stream: SslStream::new(ssl, io)?,
+            side: self.side,
+            done: false,
+        }))
+    }
+}
+
+struct OpensslEndpoint {
+    stream: SslStream<MemIo>,
+    side: Side,
+    done: bool,
+}
+
+fn describe(e: openssl::ssl::Error) -> anyhow::Error {
+    match e.ssl_error() {
+        Some(stack) => anyhow!("OpenSSL: {stack}"),
+        None => anyhow!("OpenSSL: {e}"),
+    }
+}
+
+impl OpensslEndpoint {
+    fn ssl_ptr(&self) -> *mut ffi::SSL {
+        self.stream.ssl().as_ptr()
+    }
+
+    fn ctrl_nid(&self, cmd: c_int) -> Option<c_int> {
+        let mut nid: c_int = 0;
+        // SAFETY: these SSL_ctrl commands write one int through parg, or ignore it.
+        let r = unsafe {
+            ffi::SSL_ctrl(
+                self.ssl_ptr(),
+                cmd,
+                0,
+                &mut nid as *mut c_int as *mut c_void,
+            )
+        };
+        (r > 0).then_some(nid)
+    }
+
+    /// For SSL_ctrl commands that return their answer rather than write it.
+    fn ctrl_nid_value(&self, cmd: c_int) -> Option<c_int> {
+        // SAFETY: this command takes no argument and returns a NID or 0.
+        let r: c_long = unsafe { ffi::SSL_ctrl(self.ssl_ptr(), cmd, 0, std::ptr::null_mut()) };
+        (r > 0).then_some(r as c_int)
+    }
+
+    fn signature_scheme(&self) -> Option<u16> {
+        let mut sig_type: c_int = 0;
+        // SAFETY: valid SSL pointer, one int written.
+        let (ok, hash) = unsafe {
+            match self.side {
+                Side::Client => (
+                    SSL_get_peer_signature_type_nid(self.ssl_ptr(), &mut sig_type),
+                    self.ctrl_nid(SSL_CTRL_GET_PEER_SIGNATURE_NID),
+                ),
+                Side::Server => (
+                    SSL_get_signature_type_nid(self.ssl_ptr(), &mut sig_type),
+                    self.ctrl_nid(SSL_CTRL_GET_SIGNATURE_NID),
+                ),
+            }
+        };
+        if ok != 1 {
+            return None;
+        }
+        scheme_of_nids(sig_type, hash.unwrap_or(0))
+    }
+}
+
+impl TlsEndpoint for OpensslEndpoint {
+    fn handshake_step(&mut self) -> Result<()> {
+        match self.stream.do_handshake() {
+            Ok(()) => {
+                self.done = true;
+                Ok(())
+            }
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        while off < data.len() {
+            off += self.stream.ssl_write(&data[off..]).map_err(describe)?;
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.stream.ssl_read(&mut buf[got..]) {
+                Ok(n) => got += n,
+                Err(e) if e.code() == ErrorCode::WANT_READ => break,
+                Err(e) if e.code() == ErrorCode::ZERO_RETURN => {
+                    bail!("the peer closed the connection")
+                }
+                Err(e) => return Err(describe(e)),
+            }
+        }
+        Ok(got)
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        // SAFETY: valid SSL pointer.
+        let version = unsafe { ffi::SSL_version(self.ssl_ptr()) };
+        let group = self
+            .ctrl_nid_value(SSL_CTRL_GET_NEGOTIATED_GROUP)
+            .and_then(group_code_of_nid);
+        Negotiated {
+            version: u16::try_from(version).ok(),
+            cipher_suite: self
+                .stream
+                .ssl()
+                .current_cipher()
+                .map(|c| u16::from_be_bytes(c.protocol_id())),
+            group,
+            signature_scheme: self.signature_scheme(),
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! rustls 0.23, with either crypto provider. The provider is cut down to the scenario's one
+//! suite and its groups, so rustls cannot negotiate anything else.
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{Resumption, WebPkiServerVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    ClientConfig, ClientConnection, Connection, DigitallySignedStruct, RootCertStore, ServerConfig,
+    ServerConnection, SignatureScheme, SupportedProtocolVersion,
+};
+use tlsmatrix_core::codes;
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::memio::MemIo;
+use tlsmatrix_core::scenario::Version;
+use tlsmatrix_core::Negotiated;
+
+pub struct RustlsLibrary {
+    name: &'static str,
+    provider: fn() -> CryptoProvider,
+    provider_version: String,
+}
+
+impl RustlsLibrary {
+    #[cfg(feature = "rustls-aws-lc")]
+    pub fn aws_lc_rs() -> Self {
+        RustlsLibrary {
+            name: "rustls-aws-lc",
+            provider: rustls::crypto::aws_lc_rs::default_provider,
+            provider_version: format!(
+                "aws-lc-rs {} (aws-lc-sys {})",
+                env!("TLSMATRIX_VERSION_AWS_LC_RS"),
+                env!("TLSMATRIX_VERSION_AWS_LC_SYS")
+            ),
+        }
+    }
+
+    #[cfg(feature = "rustls-ring")]
+    pub fn ring() -> Self {
+        RustlsLibrary {
+            name: "rustls-ring",
+            provider: rustls::crypto::ring::default_provider,
+            provider_version: format!("ring {}", env!("TLSMATRIX_VERSION_RING")),
+        }
+    }
+
+    /// The provider with only the scenario's suite and groups, or why it has none.
+    fn pinned_provider(&self, cfg: &EndpointConfig) -> Result<CryptoProvider, String> {
+        let base = (self.provider)();
+        let suite = codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig);
+        let cipher_suites: Vec<_> = base
+            .cipher_suites
+            .iter()
+            .filter(|s| u16::from(s.suite()) == suite)
+            .copied()
+            .collect();
+        if cipher_suites.is_empty() {
+            return Err(format!("{} has no {}", self.name, codes::suite_name(suite)));
+        }
+        let mut kx_groups = Vec::new();
+        for g in &cfg.groups {
+            let code = codes::group_code(*g);
+            let found = base
+                .kx_groups
+                .iter()
+                .find(|k| u16::from(k.name()) == code)
+                .ok_or_else(|| format!("{} has no key exchange group {g}", self.name))?;
+            kx_groups.push(*found);
+        }
+        Ok(CryptoProvider {
+            cipher_suites,
+            kx_groups,
+            ..base
+        })
+    }
+}
+
+static TLS12_ONLY: &[&SupportedProtocolVersion] = &[&rustls::version::TLS12];
+static TLS13_ONLY: &[&SupportedProtocolVersion] = &[&rustls::version::TLS13];
+
+fn protocol_versions(v: Version) -> &'static [&'static SupportedProtocolVersion] {
+    match v {
+        Version::Tls12 => TLS12_ONLY,
+        Version::Tls13 => TLS13_ONLY,
+    }
+}
+
+impl TlsLibrary for RustlsLibrary {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn version(&self) -> String {
+        format!(
+            "rustls {} with {}",
+            env!("TLSMATRIX_VERSION_RUSTLS"),
+            self.provider_version
+        )
+    }
+
+    fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        self.pinned_provider(cfg).map(|_| ())
+    }
+
+    fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        let provider = Arc::new(self.pinned_provider(cfg).map_err(|e| anyhow!(e))?);
+        let versions = protocol_versions(cfg.version);
+        match side {
+            Side::Client => {
+                let mut roots = RootCertStore::empty();
+                for ca in CertificateDer::pem_slice_iter(cfg.certs.ca_pem.as_bytes()) {
+                    roots.add(ca.context("unreadable CA certificate")?)?;
+                }
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()?;
+                let verifier = Arc::new(RecordingVerifier {
+                    inner: webpki,
+                    offered: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
+                    last_scheme: AtomicU16::new(0),
+                });
+                let mut config = ClientConfig::builder_with_provider(provider)
+                    .with_protocol_versions(versions)?
+                    .dangerous()
+                    .with_custom_certificate_verifier(verifier.clone())
+                    .with_no_client_auth();
+                config.resumption = Resumption::disabled();
+                Ok(Box::new(ClientFactory {
+                    config: Arc::new(config),
+                    server_name: ServerName::try_from(cfg.server_name.clone())?,
+                    verifier,
+                }))
+            }
+            Side::Server => {
+                let chain: Vec<CertificateDer<'static>> =
+                    CertificateDer::pem_slice_iter(cfg.certs.chain_pem.as_bytes())
+                        .collect::<Result<_, _>>()
+                        .context("unreadable server certificate chain")?;
+                let key = PrivateKeyDer::from_pem_slice(cfg.certs.key_pem.as_bytes())
+                    .context("unreadable server private key")?;
+                let mut config = ServerConfig::builder_with_provider(provider)
+                    .with_protocol_versions(versions)?
+                    .with_no_client_auth()
+                    .with_single_cert(chain, key)?;
+                // A full handshake issues no session: tickets and the cache cost server time.
+                config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+                config.send_tls13_tickets = 0;
+                Ok(Box::new(ServerFactory {
+                    config: Arc::new(config),
+                }))
+            }
+        }
+    }
+}
+
+/// Verifies as webpki does, offers exactly the scenario's signature scheme, and remembers the
+/// scheme the server used, since rustls does not expose it. The factory is used by one thread,
+/// one connection at a time, so "the last one seen" is this connection's.
+#[derive(Debug)]
+struct RecordingVerifier {
+    inner: Arc<WebPkiServerVerifier>,
+    offered: SignatureScheme,
+    last_scheme: AtomicU16,
+}
+
+impl ServerCertVerifier for RecordingVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.last_scheme
+            .store(u16::from(dss.scheme), Ordering::Relaxed);
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.last_scheme
+            .store(u16::from(dss.scheme), Ordering::Relaxed);
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        vec![self.offered]
+    }
+}
+
+struct ClientFactory {
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+    verifier: Arc<RecordingVerifier>,
+}
+
+impl EndpointFactory for ClientFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        self.verifier.last_scheme.store(0, Ordering::Relaxed);
+        let conn = ClientConnection::new(self.config.clone(), self.server_name.clone())?;
+        Ok(Box::new(RustlsEndpoint {
+            conn: conn.into(),
+            io,
+            verifier: Some(self.verifier.clone()),
+        }))
+    }
+}
+
+struct ServerFactory {
+    config: Arc<ServerConfig>,
+}
+
+impl EndpointFactory for ServerFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        let conn = ServerConnection::new(self.config.clone())?;
+        Ok(Box::new(RustlsEndpoint {
+            conn: conn.into(),
+            io,
+            verifier: None,
+        }))
+    }
+}
+
+struct RustlsEndpoint {
+    conn: Connection,
+    io: MemIo,
+    /// Client side only: where the server's signature scheme is recorded.
+    verifier: Option<Arc<RecordingVerifier>>,
+}
+
+impl RustlsEndpoint {
+    /// Feeds one read's worth of arrived records to rustls. On a protocol error the alert
+    /// rustls queued is still sent, so the peer learns why.
+    fn read_some(&mut self) -> Result<()> {
+        match self.conn.read_tls(&mut self.io) {
+            Ok(0) => bail!("the peer closed the connection"),
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e).context("reading TLS records"),
+        }
+        if let Err(e) = self.conn.process_new_packets() {
+            let _ = self.flush();
+            return Err(anyhow!("rustls: {e}"));
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        while self.conn.wants_write() {
+            self.conn
+                .write_tls(&mut self.io)
+                .context("writing TLS records")?;
+        }
+        Ok(())
+    }
+}
+
+impl TlsEndpoint for RustlsEndpoint {
+    fn handshake_step(&mut self) -> Result<()> {
+        while self.io.has_input() && self.conn.is_handshaking() {
+            self.read_some()?;
+        }
+        self.flush()
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        !self.conn.is_handshaking()
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        while off < data.len() {
+            // rustls buffers a bounded amount of plaintext; write what it takes, then flush.
+            let n = self.conn.writer().write(&data[off..])?;
+            self.flush()?;
+            if n == 0 {
+                bail!("rustls accepted no plaintext");
+            }
+            off += n;
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        loop {
+            match self.conn.reader().read(&mut buf[got..]) {
+                Ok(0) => bail!("the peer closed the connection"),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e).context("reading plaintext"),
+            }
+            if got == buf.len() || !self.io.has_input() {
+                return Ok(got);
+            }
+            self.read_some()?;
+        }
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        let scheme = self
+            .verifier
+            .as_ref()
+            .map(|v| v.last_scheme.load(Ordering::Relaxed))
+            .filter(|&s| s != 0);
+        Negotiated {
+            version: self.conn.protocol_version().map(u16::from),
+            cipher_suite: self
+                .conn
+                .negotiated_cipher_suite()
+                .map(|s| s.suite().into()),
+            group: self
+                .conn
+                .negotiated_key_exchange_group()
+                .map(|g| g.name().into()),
+            signature_scheme: scheme,
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Every pair of the libraries in this build, in memory: handshakes negotiate what each
+//! scenario names, data crosses intact both ways, and a configuration that would negotiate
+//! something else is caught by the check rather than measured.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use tlsmatrix_core::certs::{self, CertSet};
+use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
+use tlsmatrix_core::pair::{self, Checksum, PairError};
+use tlsmatrix_core::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_core::workload::{self, Budget};
+use tlsmatrix_impls::libraries;
+
+fn cert_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("tlsmatrix-impls-test-{}", std::process::id()))
+}
+
+fn certs(sig: SigAlg) -> Arc<CertSet> {
+    static CACHE: OnceLock<std::sync::Mutex<Vec<Arc<CertSet>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut c = cache.lock().unwrap();
+    if let Some(s) = c.iter().find(|s| s.sig == sig) {
+        return s.clone();
+    }
+    let s = Arc::new(certs::load_or_generate(&cert_dir(), sig).unwrap());
+    c.push(s.clone());
+    s
+}
+
+fn config(scenario: &Scenario) -> EndpointConfig {
+    EndpointConfig::for_scenario(scenario, certs(scenario.params().sig))
+}
+
+fn pairs() -> Vec<(Box<dyn TlsLibrary>, Box<dyn TlsLibrary>)> {
+    let mut out = Vec::new();
+    for c in libraries() {
+        for s in libraries() {
+            out.push((tlsmatrix_impls::library(c.name()).unwrap(), s));
+        }
+    }
+    out
+}
+
+#[test]
+fn this_build_has_the_three_foundation_libraries() {
+    let names: Vec<_> = libraries().iter().map(|l| l.name()).collect();
+    assert_eq!(names, ["rustls-aws-lc", "rustls-ring", "openssl-3.0"]);
+}
+
+#[test]
+fn every_pair_completes_every_handshake_scenario_with_the_named_parameters() {
+    let scenarios: Vec<Scenario> = Scenario::catalogue()
+        .into_iter()
+        .filter(|s| matches!(s, Scenario::Handshake(_)))
+        .collect();
+    let mut failures = Vec::new();
+    for (c, s) in pairs() {
+        for scenario in &scenarios {
+            let cfg = config(scenario);
+            let (cf, sf) = (
+                c.factory(Side::Client, &cfg).unwrap(),
+                s.factory(Side::Server, &cfg).unwrap(),
+            );
+            match pair::handshake(cf.as_ref(), sf.as_ref(), &scenario.params()) {
+                Ok(p) => assert!(p.client_ns > 0 && p.server_ns > 0),
+                Err(e) => failures.push(format!("{scenario} {} -> {}: {e}", c.name(), s.name())),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn transfer_checked(pair: &mut pair::Pair, from: Side, write_size: usize) {
+    let payload: Vec<u8> = (0..write_size).map(|i| (i * 31 % 251) as u8).collect();
+    let total = write_size * 3 + write_size / 2;
+    let mut expected = Checksum::default();
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(write_size);
+        expected.update(&payload[..n]);
+        left -= n;
+    }
+    let mut got = Checksum::default();
+    let mut sink = vec![0u8; 4096];
+    let mut bytes = 0;
+    pair.transfer(from, total, write_size, &payload, &mut sink, |b| {
+        got.update(b);
+        bytes += b.len();
+    })
+    .unwrap();
+    assert_eq!(bytes, total);
+    assert_eq!(got, expected, "{from} -> peer corrupted data");
+}
+
+#[test]
+fn every_pair_moves_data_intact_in_both_directions_for_every_bulk_scenario() {
+    for (c, s) in pairs() {
+        for scenario in Scenario::catalogue() {
+            let Scenario::Bulk(b) = scenario else {
+                continue;
+            };
+            let cfg = config(&scenario);
+            let (cf, sf) = (
+                c.factory(Side::Client, &cfg).unwrap(),
+                s.factory(Side::Server, &cfg).unwrap(),
+            );
+            let mut p = pair::handshake(cf.as_ref(), sf.as_ref(), &scenario.params())
+                .unwrap_or_else(|e| panic!("{scenario} {} -> {}: {e}", c.name(), s.name()));
+            transfer_checked(&mut p, Side::Client, b.size.bytes());
+            transfer_checked(&mut p, Side::Server, b.size.bytes());
+        }
+    }
+}
+
+/// The client offers p256 and x25519 with p256 first; the server only accepts x25519. The
+/// handshake succeeds on x25519, and the check must refuse it as a p256 measurement.
+#[test]
+fn a_group_the_scenario_did_not_name_fails_the_check() {
+    let scenario: Scenario = "handshake-tls13-ecdsa-p256-p256-full".parse().unwrap();
+    for (c, s) in pairs() {
+        let mut client_cfg = config(&scenario);
+        client_cfg.groups = vec![Group::P256, Group::X25519];
+        let mut server_cfg = config(&scenario);
+        server_cfg.groups = vec![Group::X25519];
+        let cf = c.factory(Side::Client, &client_cfg).unwrap();
+        let sf = s.factory(Side::Server, &server_cfg).unwrap();
+        match pair::handshake(cf.as_ref(), sf.as_ref(), &scenario.params()) {
+            Err(PairError::Check(e)) => assert!(
+                e.to_string()
+                    .contains("negotiated group x25519, but the scenario asks for p256"),
+                "{} -> {}: {e}",
+                c.name(),
+                s.name()
+            ),
+            Err(e) => panic!(
+                "{} -> {}: expected a check failure, got {e}",
+                c.name(),
+                s.name()
+            ),
+            Ok(_) => panic!("{} -> {}: x25519 passed as p256", c.name(), s.name()),
+        }
+    }
+}
+
+/// With no group in common the handshake itself fails, and the error names the side and step.
+#[test]
+fn no_common_group_fails_with_side_and_step() {
+    let scenario: Scenario = "handshake-tls13-ecdsa-p256-p256-full".parse().unwrap();
+    for (c, s) in pairs() {
+        let client_cfg = config(&scenario);
+        let mut server_cfg = config(&scenario);
+        server_cfg.groups = vec![Group::X25519];
+        let cf = c.factory(Side::Client, &client_cfg).unwrap();
+        let sf = s.factory(Side::Server, &server_cfg).unwrap();
+        let err = pair::handshake(cf.as_ref(), sf.as_ref(), &scenario.params())
+            .err()
+            .unwrap_or_else(|| panic!("{} -> {} agreed on no group", c.name(), s.name()));
+        assert!(
+            matches!(err, PairError::Step { .. }),
+            "{} -> {}: {err}",
+            c.name(),
+            s.name()
+        );
+        assert!(
+            err.to_string().contains("failed at handshake step"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn workloads_produce_positive_finite_samples() {
+    let budget = Budget {
+        runs: 3,
+        warmup: std::time::Duration::from_millis(5),
+        sample_target: std::time::Duration::from_millis(5),
+        bulk_bytes: 1 << 20,
+    };
+    for id in [
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "bulk-tls12-aes-128-gcm-16k",
+    ] {
+        let scenario: Scenario = id.parse().unwrap();
+        let cfg = config(&scenario);
+        for (c, s) in pairs() {
+            let cf = c.factory(Side::Client, &cfg).unwrap();
+            let sf = s.factory(Side::Server, &cfg).unwrap();
+            let mut samples = Vec::new();
+            let res = match scenario {
+                Scenario::Handshake(_) => workload::handshakes(
+                    cf.as_ref(),
+                    sf.as_ref(),
+                    &scenario.params(),
+                    &budget,
+                    |s| samples.push(s),
+                ),
+                Scenario::Bulk(b) => workload::bulk(
+                    cf.as_ref(),
+                    sf.as_ref(),
+                    &scenario.params(),
+                    b.size.bytes(),
+                    &budget,
+                    |s| samples.push(s),
+                ),
+            };
+            res.unwrap();
+            assert_eq!(samples.len(), 3);
+            for (metric, v) in samples.iter().flatten() {
+                assert!(v.is_finite() && *v > 0.0, "{id} {metric} = {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn openssl_reports_the_version_of_the_libssl_it_runs() {
+    let lib = tlsmatrix_impls::library("openssl-3.0").unwrap();
+    let v = lib.version();
+    assert!(v.starts_with("OpenSSL 3.0."), "{v}");
+    // The `openssl` tool links the same system libssl; its "Library:" part is what libssl
+    // reports at run time.
+    let out = std::process::Command::new("openssl")
+        .arg("version")
+        .output();
+    if let Ok(out) = out {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let library = text
+            .split("(Library: ")
+            .nth(1)
+            .map(|s| s.trim_end().trim_end_matches(')'))
+            .unwrap_or(text.trim());
+        assert_eq!(v, library);
+    }
+}
+
+#[test]
+fn rustls_versions_name_the_locked_crates() {
+    for name in ["rustls-aws-lc", "rustls-ring"] {
+        let v = tlsmatrix_impls::library(name).unwrap().version();
+        assert!(v.starts_with("rustls 0.23."), "{v}");
+        assert!(!v.contains("unknown"), "{v}");
+    }
+}
