@@ -1,1 +1,163 @@
-fn main() {}
+//! `tlsmatrix-driver`: runs one scenario for one client/server pair in memory and prints one
+//! JSON message per line (see `tlsmatrix_core::protocol`). The `tlsmatrix` CLI spawns it;
+//! each driver build links at most one libssl-ABI library, so libraries that would clash in
+//! one binary run in separate processes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Parser, Subcommand};
+use tlsmatrix_core::certs;
+use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
+use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo};
+use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::workload::{self, Budget};
+
+#[derive(Parser)]
+#[command(
+    name = "tlsmatrix-driver",
+    about = "Runs one tlsmatrix scenario for one pair in memory; spawned by `tlsmatrix run`"
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the impls this build contains and the exact library versions they run, as JSON.
+    Info,
+    /// Run one scenario for one pair and print JSON messages: hello, samples, done.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full.
+    #[arg(long)]
+    scenario: String,
+    /// Client impl name.
+    #[arg(long)]
+    client: String,
+    /// Server impl name.
+    #[arg(long)]
+    server: String,
+    /// Folder of cached test certificates (generated there if missing).
+    #[arg(long)]
+    certs: PathBuf,
+    /// Samples to produce after warm-up.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Warm-up time in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    warmup_ms: u64,
+    /// Target duration of one handshake sample in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    sample_ms: u64,
+    /// Bytes sent per bulk sample.
+    #[arg(long, default_value_t = 64 << 20)]
+    bulk_bytes: usize,
+}
+
+fn emit(msg: &DriverMessage) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe means the orchestrator is gone; nothing useful is left to do.
+    if out.write_all(msg.to_line().as_bytes()).is_err() || out.flush().is_err() {
+        std::process::exit(1);
+    }
+}
+
+fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
+    tlsmatrix_impls::library(name).ok_or_else(|| {
+        let known: Vec<_> = tlsmatrix_impls::libraries()
+            .iter()
+            .map(|l| l.name())
+            .collect();
+        anyhow!(
+            "this driver has no impl '{name}' (it has {})",
+            known.join(", ")
+        )
+    })
+}
+
+fn run(args: &RunArgs) -> Result<()> {
+    let scenario: Scenario = args.scenario.parse()?;
+    let client = find(&args.client)?;
+    let server = find(&args.server)?;
+    let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
+    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
+
+    for lib in [&client, &server] {
+        if let Err(reason) = lib.supports(&cfg) {
+            emit(&DriverMessage::Unsupported { reason });
+            return Ok(());
+        }
+    }
+    emit(&DriverMessage::Hello {
+        client_version: client.version(),
+        server_version: server.version(),
+    });
+    let cf = client
+        .factory(Side::Client, &cfg)
+        .with_context(|| format!("{} cannot be configured as a client", client.name()))?;
+    let sf = server
+        .factory(Side::Server, &cfg)
+        .with_context(|| format!("{} cannot be configured as a server", server.name()))?;
+    let budget = Budget {
+        runs: args.runs as usize,
+        warmup: Duration::from_millis(args.warmup_ms),
+        sample_target: Duration::from_millis(args.sample_ms),
+        bulk_bytes: args.bulk_bytes,
+    };
+    let params = scenario.params();
+    let on_sample = |values| emit(&DriverMessage::Sample { values });
+    match scenario {
+        Scenario::Handshake(_) => {
+            workload::handshakes(cf.as_ref(), sf.as_ref(), &params, &budget, on_sample)?
+        }
+        Scenario::Bulk(b) => workload::bulk(
+            cf.as_ref(),
+            sf.as_ref(),
+            &params,
+            b.size.bytes(),
+            &budget,
+            on_sample,
+        )?,
+    }
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match args.command {
+        Command::Info => {
+            let info = DriverInfo {
+                impls: tlsmatrix_impls::libraries()
+                    .iter()
+                    .map(|l| ImplInfo {
+                        name: l.name().to_string(),
+                        version: l.version(),
+                    })
+                    .collect(),
+            };
+            println!(
+                "{}",
+                serde_json::to_string(&info).expect("info always serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Command::Run(r) => match run(&r) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                emit(&DriverMessage::Error {
+                    message: format!("{e:#}"),
+                });
+                ExitCode::FAILURE
+            }
+        },
+    }
+}

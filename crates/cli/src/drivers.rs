@@ -1,0 +1,294 @@
+//! Finding driver binaries, asking them what they contain, and running one cell in one.
+//!
+//! Drivers are the executables named `tlsmatrix-driver*` beside the `tlsmatrix` binary (or in
+//! `$TLSMATRIX_DRIVER_DIR`). Each links at most one libssl-ABI library, so a run may spawn
+//! several different drivers; the CLI itself links no TLS library at all.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tlsmatrix_core::protocol::{DriverInfo, DriverMessage};
+
+/// One impl, where it lives, and the version its driver reported.
+#[derive(Debug, Clone)]
+pub struct ImplEntry {
+    pub name: String,
+    pub version: String,
+    pub driver: PathBuf,
+}
+
+pub struct Registry {
+    /// Impl name to entry, in the order drivers listed them.
+    pub impls: Vec<ImplEntry>,
+}
+
+pub const DRIVER_PREFIX: &str = "tlsmatrix-driver";
+
+fn driver_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("TLSMATRIX_DRIVER_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let exe = std::env::current_exe().context("cannot locate the tlsmatrix binary")?;
+    Ok(exe
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".")))
+}
+
+impl Registry {
+    /// Asks every driver found for its impls. A driver that cannot answer is an error: it
+    /// is a broken build, and silently skipping it would silently drop its impls.
+    pub fn discover() -> Result<Registry> {
+        let dir = driver_dir()?;
+        let mut drivers: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot list driver folder {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| is_driver(p))
+            .collect();
+        drivers.sort();
+        if drivers.is_empty() {
+            bail!(
+                "no driver binaries ({DRIVER_PREFIX}*) in {}; build them with `make build`",
+                dir.display()
+            );
+        }
+        let mut impls: Vec<ImplEntry> = Vec::new();
+        for driver in drivers {
+            for i in driver_info(&driver)?.impls {
+                if impls.iter().all(|e| e.name != i.name) {
+                    impls.push(ImplEntry {
+                        name: i.name,
+                        version: i.version,
+                        driver: driver.clone(),
+                    });
+                }
+            }
+        }
+        Ok(Registry { impls })
+    }
+
+    pub fn get(&self, name: &str) -> Result<&ImplEntry> {
+        self.impls.iter().find(|e| e.name == name).with_context(|| {
+            format!(
+                "unknown impl '{name}'; available: {} (`tlsmatrix list` shows versions)",
+                self.names().join(", ")
+            )
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.impls.iter().map(|e| e.name.clone()).collect()
+    }
+}
+
+fn is_driver(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with(DRIVER_PREFIX)
+        && !name.contains('.')
+        && p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+}
+
+fn driver_info(driver: &Path) -> Result<DriverInfo> {
+    let out = Command::new(driver)
+        .arg("info")
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot start driver {}", driver.display()))?;
+    if !out.status.success() {
+        bail!(
+            "driver {} failed to describe itself: {}",
+            driver.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("driver {} printed unreadable info", driver.display()))
+}
+
+/// An impl named after a library version must run that version: `openssl-3.0` must report
+/// "OpenSSL 3.0.x". Anything else would be a result for a build nobody asked for.
+pub fn version_matches_name(name: &str, version: &str) -> bool {
+    match name.strip_prefix("openssl-") {
+        Some(v) => version.starts_with(&format!("OpenSSL {v}.")),
+        None => true,
+    }
+}
+
+/// What one cell produced, as the driver told it.
+#[derive(Debug)]
+pub enum CellOutcome {
+    Measured {
+        client_version: String,
+        server_version: String,
+        samples: Vec<Vec<(tlsmatrix_core::record::Metric, f64)>>,
+    },
+    Unsupported(String),
+    Failed(String),
+}
+
+pub struct CellRequest<'a> {
+    pub driver: &'a Path,
+    pub scenario: &'a str,
+    pub client: &'a str,
+    pub server: &'a str,
+    pub certs: &'a Path,
+    pub runs: u32,
+    pub warmup_ms: u64,
+    pub sample_ms: u64,
+    /// A driver that prints nothing for this long is killed and its cell fails.
+    pub silence_limit: Duration,
+}
+
+/// Runs one cell in a driver process, calling `on_sample` as samples arrive.
+pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
+    let mut child = match Command::new(req.driver)
+        .args(["run", "--scenario", req.scenario, "--client", req.client])
+        .args(["--server", req.server, "--certs"])
+        .arg(req.certs)
+        .args(["--runs", &req.runs.to_string()])
+        .args(["--warmup-ms", &req.warmup_ms.to_string()])
+        .args(["--sample-ms", &req.sample_ms.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout kills whatever it started too. If tlsmatrix
+        // itself is interrupted, the driver exits at its next write to the closed pipe.
+        .process_group(0)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return CellOutcome::Failed(format!(
+                "cannot start driver {}: {e}",
+                req.driver.display()
+            ))
+        }
+    };
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+
+    let mut versions = None;
+    let mut samples = Vec::new();
+    let outcome = loop {
+        match rx.recv_timeout(req.silence_limit) {
+            Ok(Ok(line)) => match serde_json::from_str::<DriverMessage>(&line) {
+                Ok(DriverMessage::Hello {
+                    client_version,
+                    server_version,
+                }) => versions = Some((client_version, server_version)),
+                Ok(DriverMessage::Sample { values }) => {
+                    samples.push(values);
+                    on_sample();
+                }
+                Ok(DriverMessage::Unsupported { reason }) => {
+                    break CellOutcome::Unsupported(reason)
+                }
+                Ok(DriverMessage::Error { message }) => break CellOutcome::Failed(message),
+                Ok(DriverMessage::Done) => match versions.take() {
+                    Some((client_version, server_version)) => {
+                        break CellOutcome::Measured {
+                            client_version,
+                            server_version,
+                            samples,
+                        }
+                    }
+                    None => {
+                        break CellOutcome::Failed(
+                            "driver finished without saying which versions ran".into(),
+                        )
+                    }
+                },
+                Err(_) => {
+                    break CellOutcome::Failed(format!("driver printed an unreadable line: {line}"))
+                }
+            },
+            Ok(Err(e)) => break CellOutcome::Failed(format!("cannot read driver output: {e}")),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                break CellOutcome::Failed(format!(
+                    "timed out: the driver said nothing for {} s",
+                    req.silence_limit.as_secs()
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                break CellOutcome::Failed("the driver exited without finishing".into())
+            }
+        }
+    };
+    // Whatever happened, leave no process behind: the driver and anything it started.
+    // SAFETY: kill(2) on the process group the driver leads.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+    let status = child.wait();
+    let stderr_text = err_reader.join().unwrap_or_default();
+    match outcome {
+        CellOutcome::Failed(msg) => {
+            let mut msg = msg;
+            if let Ok(st) = status {
+                if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&st) {
+                    if sig != libc::SIGKILL {
+                        msg.push_str(&format!(" (driver killed by signal {sig})"));
+                    }
+                }
+            }
+            if let Some(last) = stderr_text.lines().rev().find(|l| !l.trim().is_empty()) {
+                msg.push_str(&format!("; driver stderr: {}", last.trim()));
+            }
+            CellOutcome::Failed(msg)
+        }
+        other => other,
+    }
+}
+
+/// Groups the impls of a registry by the driver that holds them, for `list`.
+pub fn by_driver(reg: &Registry) -> BTreeMap<PathBuf, Vec<&ImplEntry>> {
+    let mut m: BTreeMap<PathBuf, Vec<&ImplEntry>> = BTreeMap::new();
+    for e in &reg.impls {
+        m.entry(e.driver.clone()).or_default().push(e);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versioned_impl_names_must_match_the_library() {
+        assert!(version_matches_name(
+            "openssl-3.0",
+            "OpenSSL 3.0.19 27 Jan 2026"
+        ));
+        assert!(!version_matches_name(
+            "openssl-3.0",
+            "OpenSSL 3.6.0 1 Oct 2025"
+        ));
+        assert!(!version_matches_name("openssl-3.0", "OpenSSL 3.00.1"));
+        assert!(version_matches_name(
+            "rustls-ring",
+            "rustls 0.23.46 with ring 0.17.14"
+        ));
+    }
+}

@@ -1,0 +1,66 @@
+//! `tlsmatrix list`: what this build can measure.
+
+use anyhow::Result;
+use serde_json::json;
+use tlsmatrix_core::scenario::{self, Scenario};
+
+use crate::drivers::{self, Registry};
+
+pub fn list(as_json: bool) -> Result<()> {
+    let reg = Registry::discover()?;
+    let defaults = format!(
+        "handshakes use {} ({} in TLS 1.2 with ECDHE); bulk transfers use an {} certificate and {}",
+        scenario::HANDSHAKE_AEAD,
+        "the matching suite",
+        scenario::BULK_SIG,
+        scenario::BULK_GROUP
+    );
+    let default_suite: Vec<String> = Scenario::default_suite()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if as_json {
+        let v = json!({
+            "impls": reg.impls.iter().map(|e| json!({
+                "name": e.name,
+                "version": e.version,
+                "driver": e.driver,
+            })).collect::<Vec<_>>(),
+            "scenario_kinds": scenario::grammar().into_iter().map(|(form, axes)| json!({
+                "form": form,
+                "axes": axes.into_iter().map(|(label, values)| json!({
+                    "axis": label,
+                    "values": values.split(", ").collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "fixed": defaults,
+            "default_suite": default_suite,
+            "scenarios": Scenario::catalogue().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("impls:");
+    for (driver, entries) in drivers::by_driver(&reg) {
+        let name = driver.file_name().unwrap_or_default().to_string_lossy();
+        for e in entries {
+            println!("  {:<15} {}   [{name}]", e.name, e.version);
+        }
+    }
+    println!("\nscenarios (id forms and axis values):");
+    for (form, axes) in scenario::grammar() {
+        println!("  {form}");
+        for (label, values) in axes {
+            println!("    {label:<11} {values}");
+        }
+    }
+    println!("  fixed: {defaults}");
+    println!(
+        "\ndefault suite ({} scenarios, used when --scenario is not given):",
+        default_suite.len()
+    );
+    for s in default_suite {
+        println!("  {s}");
+    }
+    Ok(())
+}

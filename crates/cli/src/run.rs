@@ -1,0 +1,330 @@
+//! `tlsmatrix run`: plan the cells (scenario x client x server), run each in its driver,
+//! turn samples into records, append them, and print the summary.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{bail, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use tlsmatrix_core::glob;
+use tlsmatrix_core::record::{Env, Metric, Record, SCHEMA};
+use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::stats;
+
+use crate::drivers::{self, CellOutcome, CellRequest, Registry};
+use crate::results_file::ResultsFile;
+use crate::summary;
+
+pub struct RunOptions {
+    pub impls: Vec<String>,
+    pub scenarios: Vec<String>,
+    pub runs: u32,
+    pub out: PathBuf,
+    pub warmup_ms: u64,
+    pub sample_ms: u64,
+    pub cell_timeout: Duration,
+    pub command_line: String,
+}
+
+/// One (scenario, client, server) and what became of it.
+pub struct Cell {
+    pub scenario: Scenario,
+    pub client: String,
+    pub server: String,
+    pub outcome: CellOutcome,
+}
+
+/// Turns `--scenario` arguments into scenarios: exact ids are parsed (so a typo gets the
+/// parser's explanation), patterns are matched against the catalogue.
+pub fn select_scenarios(args: &[String]) -> Result<Vec<Scenario>> {
+    if args.is_empty() {
+        return Ok(Scenario::default_suite());
+    }
+    let catalogue = Scenario::catalogue();
+    let mut out: Vec<Scenario> = Vec::new();
+    for arg in args.iter().flat_map(|a| a.split(',')).map(str::trim) {
+        if arg.is_empty() {
+            continue;
+        }
+        let found: Vec<Scenario> = if glob::is_pattern(arg) {
+            let m: Vec<_> = catalogue
+                .iter()
+                .copied()
+                .filter(|s| glob::matches(arg, &s.to_string()))
+                .collect();
+            if m.is_empty() {
+                bail!("scenario pattern '{arg}' matches no scenario; `tlsmatrix list` shows them");
+            }
+            m
+        } else {
+            vec![arg.parse()?]
+        };
+        for s in found {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("--scenario names no scenario");
+    }
+    Ok(out)
+}
+
+fn select_impls(reg: &Registry, args: &[String]) -> Result<Vec<String>> {
+    if args.is_empty() {
+        return Ok(reg.names());
+    }
+    let mut out = Vec::new();
+    for name in args.iter().flat_map(|a| a.split(',')).map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        let entry = reg.get(name)?;
+        if !drivers::version_matches_name(&entry.name, &entry.version) {
+            bail!(
+                "impl '{}' runs {}, not the library its name promises; rebuild its driver",
+                entry.name,
+                entry.version
+            );
+        }
+        if !out.contains(&entry.name) {
+            out.push(entry.name.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn run_id(now: SystemTime) -> String {
+    format!(
+        "{}-{:04x}",
+        crate::env::compact(now),
+        std::process::id() & 0xffff
+    )
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} samples, ETA {eta}  {msg}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// Records for a measured cell, one per metric, after checking the driver ran the versions
+/// the registry promised.
+fn records_for(
+    cell: &Cell,
+    runs: u32,
+    reg: &Registry,
+    run_id: &str,
+    env: &Env,
+) -> Result<Vec<Record>, String> {
+    let CellOutcome::Measured {
+        client_version,
+        server_version,
+        samples,
+    } = &cell.outcome
+    else {
+        return Ok(Vec::new());
+    };
+    for (name, reported) in [
+        (&cell.client, client_version),
+        (&cell.server, server_version),
+    ] {
+        let expected = &reg.get(name).map_err(|e| e.to_string())?.version;
+        if reported != expected {
+            return Err(format!(
+                "{name} reported version '{reported}' while measuring, but its driver lists '{expected}'"
+            ));
+        }
+    }
+    if samples.len() != runs as usize {
+        return Err(format!(
+            "driver produced {} samples where {runs} were asked for",
+            samples.len()
+        ));
+    }
+    let mut by_metric: BTreeMap<Metric, Vec<f64>> = BTreeMap::new();
+    for sample in samples {
+        for &(m, v) in sample {
+            if !v.is_finite() || v <= 0.0 {
+                return Err(format!("driver produced an impossible {m} of {v}"));
+            }
+            by_metric.entry(m).or_default().push(v);
+        }
+    }
+    Ok(by_metric
+        .into_iter()
+        .map(|(metric, samples)| {
+            let s = stats::summarize(&samples).expect("at least one sample");
+            Record {
+                schema: SCHEMA.into(),
+                run_id: run_id.into(),
+                scenario: cell.scenario.to_string(),
+                client: cell.client.clone(),
+                server: cell.server.clone(),
+                client_version: client_version.clone(),
+                server_version: server_version.clone(),
+                metric,
+                unit: metric.unit().into(),
+                samples,
+                median: s.median,
+                min: s.min,
+                ci_low: s.ci_low,
+                ci_high: s.ci_high,
+                env: env.clone(),
+            }
+        })
+        .collect())
+}
+
+/// Runs every cell; returns whether all of them were measured or unsupported.
+pub fn run(opts: RunOptions) -> Result<bool> {
+    let scenarios = select_scenarios(&opts.scenarios)?;
+    let reg = Registry::discover()?;
+    let impls = select_impls(&reg, &opts.impls)?;
+    let mut results = ResultsFile::open(&opts.out)?;
+    let certs_dir = opts
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("certs");
+
+    let now = SystemTime::now();
+    let run_id = run_id(now);
+    let env = crate::env::capture(opts.command_line.clone());
+    let mut plan: Vec<(Scenario, &String, &String)> = Vec::new();
+    for s in &scenarios {
+        for c in &impls {
+            for v in &impls {
+                plan.push((*s, c, v));
+            }
+        }
+    }
+
+    let interactive = std::io::stderr().is_terminal();
+    let bar = progress_bar(plan.len() as u64 * u64::from(opts.runs));
+    if !interactive {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    eprintln!(
+        "run {run_id}: {} scenarios x {} pairs, {} samples each -> {}",
+        scenarios.len(),
+        impls.len() * impls.len(),
+        opts.runs,
+        results.path().display()
+    );
+
+    let started = Instant::now();
+    let mut cells = Vec::with_capacity(plan.len());
+    for (i, (scenario, client, server)) in plan.iter().enumerate() {
+        let id = scenario.to_string();
+        bar.set_message(format!("{id} {client} -> {server}"));
+        let before = bar.position();
+        let req = CellRequest {
+            driver: &reg.get(client)?.driver,
+            scenario: &id,
+            client,
+            server,
+            certs: &certs_dir,
+            runs: opts.runs,
+            warmup_ms: opts.warmup_ms,
+            sample_ms: opts.sample_ms,
+            silence_limit: opts.cell_timeout,
+        };
+        // Cross-library pairs must live in one driver to run in memory.
+        let outcome = if reg.get(client)?.driver != reg.get(server)?.driver {
+            CellOutcome::Unsupported(format!(
+                "{client} and {server} are in different drivers, so they cannot share an in-memory pair"
+            ))
+        } else {
+            drivers::run_cell(&req, || bar.inc(1))
+        };
+        bar.set_position(before + u64::from(opts.runs));
+        let mut cell = Cell {
+            scenario: *scenario,
+            client: (*client).clone(),
+            server: (*server).clone(),
+            outcome,
+        };
+        match records_for(&cell, opts.runs, &reg, &run_id, &env) {
+            Ok(records) if !records.is_empty() => results.append(&records)?,
+            Ok(_) => {}
+            Err(why) => cell.outcome = CellOutcome::Failed(why),
+        }
+        let status = match &cell.outcome {
+            CellOutcome::Measured { .. } => "ok".to_string(),
+            CellOutcome::Unsupported(r) => format!("unsupported: {r}"),
+            CellOutcome::Failed(r) => format!("FAILED: {r}"),
+        };
+        if interactive {
+            if !matches!(cell.outcome, CellOutcome::Measured { .. }) {
+                bar.println(format!("{id} {client} -> {server}: {status}"));
+            }
+        } else {
+            eprintln!(
+                "[{}/{}] {id} {client} -> {server}: {status}",
+                i + 1,
+                plan.len()
+            );
+        }
+        cells.push(cell);
+    }
+    bar.finish_and_clear();
+
+    print!("{}", summary::render(&cells, &impls));
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let failed = cells
+        .iter()
+        .filter(|c| matches!(c.outcome, CellOutcome::Failed(_)))
+        .count();
+    eprintln!(
+        "run {run_id} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {}",
+        started.elapsed().as_secs_f64(),
+        cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Measured { .. })).count(),
+        cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Unsupported(_))).count(),
+        results.path().display()
+    );
+    Ok(failed == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(args: &[&str]) -> Result<Vec<String>> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        Ok(select_scenarios(&args)?
+            .iter()
+            .map(|s| s.to_string())
+            .collect())
+    }
+
+    #[test]
+    fn patterns_exact_ids_and_lists() {
+        assert_eq!(ids(&[]).unwrap().len(), 10);
+        let tls13 = ids(&["handshake-tls13-*"]).unwrap();
+        assert!(tls13.iter().all(|s| s.starts_with("handshake-tls13-")));
+        assert_eq!(
+            ids(&["bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-16k"]).unwrap(),
+            ["bulk-tls13-aes-128-gcm-16k"]
+        );
+    }
+
+    #[test]
+    fn bad_scenarios_explain_themselves() {
+        let e = ids(&["handshake-tls13-ecdsa-p999-x25519-full"]).unwrap_err();
+        assert!(e.to_string().contains("expected a signature"), "{e}");
+        let e = ids(&["nothing-*"]).unwrap_err();
+        assert!(e.to_string().contains("matches no scenario"), "{e}");
+    }
+}

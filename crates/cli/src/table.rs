@@ -1,0 +1,90 @@
+//! Plain-text tables for the terminal: first columns left-aligned, figures right-aligned.
+
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    left_cols: usize,
+}
+
+impl Table {
+    pub fn new(header: &[&str], left_cols: usize) -> Table {
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+            left_cols,
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let cols = self.header.len();
+        let mut width = vec![0; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(cols) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, c) in r.iter().enumerate().take(cols) {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                if i < self.left_cols {
+                    line.push_str(&format!("{c:<w$}", w = width[i]));
+                } else {
+                    line.push_str(&format!("{c:>w$}", w = width[i]));
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// 12345.6 -> "12,346"; values under 100 keep one decimal.
+pub fn figure(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v.abs() < 100.0 {
+        return format!("{v:.1}");
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_and_alignment() {
+        assert_eq!(figure(1234567.4), "1,234,567");
+        assert_eq!(figure(999.5), "1,000");
+        assert_eq!(figure(12.34), "12.3");
+        assert_eq!(figure(f64::NAN), "-");
+        let mut t = Table::new(&["impl", "value"], 1);
+        t.row(vec!["a".into(), "1".into()]);
+        t.row(vec!["long-name".into(), "1,000".into()]);
+        assert_eq!(
+            t.render(),
+            "impl       value\na              1\nlong-name  1,000\n"
+        );
+    }
+}

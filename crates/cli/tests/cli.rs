@@ -1,0 +1,280 @@
+//! The `tlsmatrix` binary end to end, with the real driver beside it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tlsmatrix_core::record::{Metric, Record, SCHEMA};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
+}
+
+fn tlsmatrix(args: &[&str]) -> Output {
+    let dir = bin().parent().unwrap().to_path_buf();
+    assert!(
+        dir.join("tlsmatrix-driver").exists(),
+        "build the driver first (`cargo build --workspace`); looked in {}",
+        dir.display()
+    );
+    Command::new(bin())
+        .args(args)
+        .env("TLSMATRIX_DRIVER_DIR", &dir)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tlsmatrix-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One clear sentence and a non-zero exit; no panic, no backtrace, no results file.
+fn assert_clean_failure(o: &Output, wants: &str, out: &Path) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "should fail: {err}");
+    assert!(err.contains(wants), "stderr lacks '{wants}': {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+    assert!(!out.exists() || std::fs::read_to_string(out).unwrap().is_empty());
+}
+
+#[test]
+fn bad_input_ends_in_one_clear_sentence() {
+    let d = scratch("bad");
+    let out = d.join("r.jsonl");
+    let o = out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "--impl", "nossl", "--out", o],
+            "unknown impl 'nossl'; available: rustls-aws-lc, rustls-ring, openssl-3.0",
+        ),
+        (
+            &[
+                "run",
+                "--scenario",
+                "handshake-tls13-ecdsa-p256-x448-full",
+                "--out",
+                o,
+            ],
+            "expected a group (x25519, p256, p384) but found 'x448'",
+        ),
+        (
+            &["run", "--scenario", "warp-*", "--out", o],
+            "matches no scenario",
+        ),
+        (
+            &["run", "--runs", "0", "--out", o],
+            "invalid value '0' for '--runs <N>'",
+        ),
+        (
+            &["run", "--out", "/proc/no/such/r.jsonl"],
+            "cannot write results to /proc/no/such/r.jsonl",
+        ),
+    ];
+    for (args, wants) in cases {
+        let r = tlsmatrix(args);
+        assert_clean_failure(&r, wants, &out);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        let lines: Vec<_> = stderr(&r)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(String::from)
+            .collect();
+        assert!(lines.len() <= 3, "{args:?}: {lines:?}");
+    }
+}
+
+#[test]
+fn run_writes_whole_records_with_real_versions_and_a_summary() {
+    let d = scratch("run");
+    let out = d.join("r.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--impl",
+        "openssl-3.0,rustls-aws-lc",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full,bulk-tls12-aes-128-gcm-16k",
+        "--runs",
+        "3",
+        "--warmup-ms",
+        "10",
+        "--sample-ms",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        stdout.contains("factor vs openssl-3.0 -> openssl-3.0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("client hs/s") && stdout.contains("recv MB/s"),
+        "{stdout}"
+    );
+
+    let text = std::fs::read_to_string(&out).unwrap();
+    let records: Vec<Record> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // 4 pairs x (3 handshake metrics + 2 bulk metrics)
+    assert_eq!(records.len(), 4 * 5);
+    let openssl_version = String::from_utf8_lossy(
+        &Command::new("openssl")
+            .arg("version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    for rec in &records {
+        assert_eq!(rec.schema, SCHEMA);
+        assert_eq!(rec.samples.len(), 3);
+        assert!(rec.samples.iter().all(|v| v.is_finite() && *v > 0.0));
+        assert!(
+            rec.ci_low <= rec.median && rec.median <= rec.ci_high,
+            "{rec:?}"
+        );
+        assert!(rec.env.cores >= 1 && !rec.env.timestamp.is_empty());
+        for (name, version) in [
+            (&rec.client, &rec.client_version),
+            (&rec.server, &rec.server_version),
+        ] {
+            if name == "openssl-3.0" {
+                assert!(version.starts_with("OpenSSL 3.0."), "{version}");
+                assert!(
+                    openssl_version.contains(version.as_str()),
+                    "{version} vs {openssl_version}"
+                );
+            } else {
+                assert!(version.starts_with("rustls 0.23."), "{version}");
+            }
+        }
+    }
+    let metrics: std::collections::BTreeSet<Metric> = records.iter().map(|r| r.metric).collect();
+    assert_eq!(metrics.len(), 5);
+
+    // A second run appends; nothing is overwritten.
+    let r2 = tlsmatrix(&[
+        "run",
+        "--impl",
+        "rustls-ring",
+        "--scenario",
+        "handshake-tls12-rsa-2048-p256-full",
+        "--runs",
+        "2",
+        "--warmup-ms",
+        "10",
+        "--sample-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r2.status.success(), "{}", stderr(&r2));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().lines().count(),
+        20 + 3
+    );
+}
+
+#[test]
+fn list_names_every_impl_with_its_version() {
+    let r = tlsmatrix(&["list", "--json"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let impls = v["impls"].as_array().unwrap();
+    let names: Vec<&str> = impls.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["rustls-aws-lc", "rustls-ring", "openssl-3.0"]);
+    assert!(impls
+        .iter()
+        .all(|i| !i["version"].as_str().unwrap().is_empty()));
+    assert_eq!(v["default_suite"].as_array().unwrap().len(), 10);
+    let text = tlsmatrix(&["list"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("OpenSSL 3.0."));
+}
+
+#[test]
+fn every_command_explains_every_option() {
+    for cmd in [&["--help"][..], &["run", "--help"], &["list", "--help"]] {
+        let r = tlsmatrix(cmd);
+        assert!(r.status.success());
+        let help = String::from_utf8_lossy(&r.stdout);
+        for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+            let described = line.split_whitespace().count() > 2;
+            assert!(
+                described || help.contains(line.trim()),
+                "{cmd:?}: undocumented option: {line}"
+            );
+        }
+    }
+    let run_help = String::from_utf8_lossy(&tlsmatrix(&["run", "--help"]).stdout).to_string();
+    for opt in [
+        "--impl",
+        "--scenario",
+        "--runs",
+        "--out",
+        "--warmup-ms",
+        "--sample-ms",
+        "--cell-timeout",
+    ] {
+        assert!(run_help.contains(opt), "{opt} missing from run --help");
+    }
+}
+
+/// A driver that hangs is killed after the silence limit and its cell fails; the run goes on.
+#[test]
+fn a_hung_driver_fails_its_cell_within_the_limit() {
+    let d = scratch("hang");
+    let fake = d.join("tlsmatrix-driver");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = info ]; then echo '{\"impls\":[{\"name\":\"stuck\",\"version\":\"stuck 1\"}]}'; exit 0; fi\nsleep 30\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = d.join("r.jsonl");
+    let started = std::time::Instant::now();
+    let r = Command::new(bin())
+        .args([
+            "run",
+            "--impl",
+            "stuck",
+            "--scenario",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+        ])
+        .args([
+            "--runs",
+            "1",
+            "--cell-timeout",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("TLSMATRIX_DRIVER_DIR", &d)
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed().as_secs() < 15,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("timed out: the driver said nothing for 2 s"),
+        "{}",
+        stderr(&r)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout).contains("FAILED"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
+}
