@@ -10,6 +10,7 @@ pub mod openssl;
 pub mod rustls;
 
 /// Every library compiled into this build.
+#[allow(clippy::vec_init_then_push)] // each push is behind its own feature
 pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     let mut libs: Vec<Box<dyn TlsLibrary>> = Vec::new();
     #[cfg(feature = "rustls-aws-lc")]
