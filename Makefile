@@ -1,5 +1,6 @@
 # tlsmatrix: `make report` measures, `make test` checks. Both install what they need first.
 
+SHELL := /bin/bash
 CARGO ?= cargo
 RUNS ?= 10
 OUT ?= results/latest.jsonl
@@ -23,7 +24,9 @@ report: build
 
 # Every test, plus the formatting and lint gates CI enforces.
 test: build lint
-	$(CARGO) test --release --locked --workspace
+	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
+	@grep -hoE 'test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed' target/test.log \
+	  | awk '{p+=$$4; f+=$$6} END {printf "tests: %d passed, %d failed\n", p, f}'
 
 lint: setup
 	$(CARGO) fmt --all --check
