@@ -9,9 +9,8 @@ use crate::drivers::{self, Registry};
 pub fn list(as_json: bool) -> Result<()> {
     let reg = Registry::discover()?;
     let defaults = format!(
-        "handshakes use {} ({} in TLS 1.2 with ECDHE); bulk transfers use an {} certificate and {}",
+        "handshakes use {} (with ECDHE and the certificate's key type in TLS 1.2); bulk transfers use an {} certificate and {}",
         scenario::HANDSHAKE_AEAD,
-        "the matching suite",
         scenario::BULK_SIG,
         scenario::BULK_GROUP
     );

@@ -85,9 +85,9 @@ pub fn bulk(
     let payload = vec![0x5au8; write_size];
     let mut sink = vec![0u8; write_size.clamp(1, 64 * 1024)];
 
+    let warm_bytes = (budget.bulk_bytes / 8).max(write_size);
     let start = Instant::now();
     while start.elapsed() < budget.warmup {
-        let warm_bytes = (budget.bulk_bytes / 8).max(write_size);
         p.transfer(
             Side::Client,
             warm_bytes,
