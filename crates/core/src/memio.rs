@@ -2,11 +2,51 @@
 //! No sockets, no copies beyond the queue itself, so a timing is the TLS stack's work alone.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::rc::Rc;
 
-type Queue = Rc<RefCell<VecDeque<u8>>>;
+/// A byte queue that always hands out its unread bytes as one contiguous slice. A ring
+/// buffer (`VecDeque`) would split them where it wraps, and how often a receiver then has to
+/// read would depend on the sender's write pattern, not on the receiver's library.
+#[derive(Default)]
+struct ByteQueue {
+    buf: Vec<u8>,
+    /// Start of the unread bytes.
+    pos: usize,
+}
+
+impl ByteQueue {
+    fn len(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 && self.pos * 2 >= self.buf.len() {
+            // Reclaim the consumed front; the pair driver drains each write, so this is
+            // almost always an empty queue being reset.
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn pop_into(&mut self, out: &mut [u8]) -> usize {
+        let n = out.len().min(self.len());
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        }
+        n
+    }
+}
+
+type Queue = Rc<RefCell<ByteQueue>>;
 
 /// One endpoint's view: it reads from `inbound` and writes to `outbound`.
 pub struct MemIo {
@@ -48,13 +88,13 @@ impl Read for MemIo {
         if q.is_empty() && !buf.is_empty() {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        q.read(buf)
+        Ok(q.pop_into(buf))
     }
 }
 
 impl Write for MemIo {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.outbound.borrow_mut().extend(buf);
+        self.outbound.borrow_mut().push(buf);
         Ok(buf.len())
     }
 
@@ -81,5 +121,22 @@ mod tests {
         );
         b.write_all(b"back").unwrap();
         assert_eq!(a.pending_input(), 4);
+    }
+
+    #[test]
+    fn partial_reads_keep_order_across_interleaved_writes() {
+        let (mut a, mut b) = MemIo::pair();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 3];
+        for chunk in [&b"abcdefg"[..], b"hij", b"klmnopqrstu"] {
+            a.write_all(chunk).unwrap();
+            let n = b.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        while let Ok(n) = b.read(&mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, b"abcdefghijklmnopqrstu");
+        assert!(!b.has_input());
     }
 }
