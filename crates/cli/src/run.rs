@@ -13,7 +13,7 @@ use tlsmatrix_core::record::{Env, Metric, Record, SCHEMA};
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::stats;
 
-use crate::drivers::{self, CellOutcome, CellRequest, Registry};
+use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::results_file::ResultsFile;
 use crate::summary;
 
@@ -73,25 +73,28 @@ pub fn select_scenarios(args: &[String]) -> Result<Vec<Scenario>> {
     Ok(out)
 }
 
-fn select_impls(reg: &Registry, args: &[String]) -> Result<Vec<String>> {
+/// The impls to compare, each checked to run the library its name promises.
+fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec<&'r ImplEntry>> {
+    let mut out: Vec<&ImplEntry> = Vec::new();
     if args.is_empty() {
-        return Ok(reg.names());
+        out.extend(&reg.impls);
     }
-    let mut out = Vec::new();
     for name in args.iter().flat_map(|a| a.split(',')).map(str::trim) {
         if name.is_empty() {
             continue;
         }
         let entry = reg.get(name)?;
+        if out.iter().all(|e| e.name != entry.name) {
+            out.push(entry);
+        }
+    }
+    for entry in &out {
         if !drivers::version_matches_name(&entry.name, &entry.version) {
             bail!(
                 "impl '{}' runs {}, not the library its name promises; rebuild its driver",
                 entry.name,
                 entry.version
             );
-        }
-        if !out.contains(&entry.name) {
-            out.push(entry.name.clone());
         }
     }
     Ok(out)
@@ -121,8 +124,8 @@ fn progress_bar(total: u64) -> ProgressBar {
 /// the registry promised.
 fn records_for(
     cell: &Cell,
+    expected: [&ImplEntry; 2],
     runs: u32,
-    reg: &Registry,
     run_id: &str,
     env: &Env,
 ) -> Result<Vec<Record>, String> {
@@ -134,14 +137,11 @@ fn records_for(
     else {
         return Ok(Vec::new());
     };
-    for (name, reported) in [
-        (&cell.client, client_version),
-        (&cell.server, server_version),
-    ] {
-        let expected = &reg.get(name).map_err(|e| e.to_string())?.version;
-        if reported != expected {
+    for (entry, reported) in expected.iter().zip([client_version, server_version]) {
+        if *reported != entry.version {
             return Err(format!(
-                "{name} reported version '{reported}' while measuring, but its driver lists '{expected}'"
+                "{} reported version '{reported}' while measuring, but its driver lists '{}'",
+                entry.name, entry.version
             ));
         }
     }
@@ -201,10 +201,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let now = SystemTime::now();
     let run_id = run_id(now);
     let env = crate::env::capture(opts.command_line.clone());
-    let mut plan: Vec<(Scenario, &String, &String)> = Vec::new();
+    let mut plan: Vec<(Scenario, &ImplEntry, &ImplEntry)> = Vec::new();
     for s in &scenarios {
-        for c in &impls {
-            for v in &impls {
+        for &c in &impls {
+            for &v in &impls {
                 plan.push((*s, c, v));
             }
         }
@@ -225,12 +225,13 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 
     let started = Instant::now();
     let mut cells = Vec::with_capacity(plan.len());
-    for (i, (scenario, client, server)) in plan.iter().enumerate() {
+    for (i, &(scenario, client_entry, server_entry)) in plan.iter().enumerate() {
+        let (client, server) = (&client_entry.name, &server_entry.name);
         let id = scenario.to_string();
         bar.set_message(format!("{id} {client} -> {server}"));
         let before = bar.position();
         let req = CellRequest {
-            driver: &reg.get(client)?.driver,
+            driver: &client_entry.driver,
             scenario: &id,
             client,
             server,
@@ -241,7 +242,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             silence_limit: opts.cell_timeout,
         };
         // Cross-library pairs must live in one driver to run in memory.
-        let outcome = if reg.get(client)?.driver != reg.get(server)?.driver {
+        let outcome = if client_entry.driver != server_entry.driver {
             CellOutcome::Unsupported(format!(
                 "{client} and {server} are in different drivers, so they cannot share an in-memory pair"
             ))
@@ -250,12 +251,18 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         };
         bar.set_position(before + u64::from(opts.runs));
         let mut cell = Cell {
-            scenario: *scenario,
-            client: (*client).clone(),
-            server: (*server).clone(),
+            scenario,
+            client: client.clone(),
+            server: server.clone(),
             outcome,
         };
-        match records_for(&cell, opts.runs, &reg, &run_id, &env) {
+        match records_for(
+            &cell,
+            [client_entry, server_entry],
+            opts.runs,
+            &run_id,
+            &env,
+        ) {
             Ok(records) if !records.is_empty() => results.append(&records)?,
             Ok(_) => {}
             Err(why) => cell.outcome = CellOutcome::Failed(why),
@@ -280,7 +287,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     }
     bar.finish_and_clear();
 
-    print!("{}", summary::render(&cells, &impls));
+    let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
+    print!("{}", summary::render(&cells, &names));
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     let failed = cells

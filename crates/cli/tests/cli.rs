@@ -9,18 +9,23 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
 }
 
-fn tlsmatrix(args: &[&str]) -> Output {
-    let dir = bin().parent().unwrap().to_path_buf();
+/// Runs `tlsmatrix` with the drivers in `driver_dir`.
+fn tlsmatrix_with(driver_dir: &Path, args: &[&str]) -> Output {
     assert!(
-        dir.join("tlsmatrix-driver").exists(),
+        driver_dir.join("tlsmatrix-driver").exists(),
         "build the driver first (`cargo build --workspace`); looked in {}",
-        dir.display()
+        driver_dir.display()
     );
     Command::new(bin())
         .args(args)
-        .env("TLSMATRIX_DRIVER_DIR", &dir)
+        .env("TLSMATRIX_DRIVER_DIR", driver_dir)
         .output()
         .unwrap()
+}
+
+/// Runs `tlsmatrix` with the real driver built beside it.
+fn tlsmatrix(args: &[&str]) -> Output {
+    tlsmatrix_with(bin().parent().unwrap(), args)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -245,25 +250,22 @@ fn a_hung_driver_fails_its_cell_within_the_limit() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = d.join("r.jsonl");
     let started = std::time::Instant::now();
-    let r = Command::new(bin())
-        .args([
+    let r = tlsmatrix_with(
+        &d,
+        &[
             "run",
             "--impl",
             "stuck",
             "--scenario",
             "handshake-tls13-ecdsa-p256-x25519-full",
-        ])
-        .args([
             "--runs",
             "1",
             "--cell-timeout",
             "2",
             "--out",
             out.to_str().unwrap(),
-        ])
-        .env("TLSMATRIX_DRIVER_DIR", &d)
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(
         started.elapsed().as_secs() < 15,
         "took {:?}",
@@ -277,4 +279,33 @@ fn a_hung_driver_fails_its_cell_within_the_limit() {
     );
     assert!(String::from_utf8_lossy(&r.stdout).contains("FAILED"));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
+}
+
+/// A driver whose `openssl-3.0` runs another OpenSSL is refused before anything is measured,
+/// whether the impl was named or came from the default (every built impl).
+#[test]
+fn an_impl_running_the_wrong_library_version_is_refused() {
+    let d = scratch("wrongver");
+    let fake = d.join("tlsmatrix-driver");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '{\"impls\":[{\"name\":\"openssl-3.0\",\"version\":\"OpenSSL 3.6.0 1 Oct 2025\"}]}'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = d.join("r.jsonl");
+    let o = out.to_str().unwrap();
+    for args in [
+        &["run", "--out", o][..],
+        &["run", "--impl", "openssl-3.0", "--out", o],
+    ] {
+        let r = tlsmatrix_with(&d, args);
+        assert_clean_failure(
+            &r,
+            "impl 'openssl-3.0' runs OpenSSL 3.6.0 1 Oct 2025, not the library its name promises",
+            &out,
+        );
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+    }
 }
