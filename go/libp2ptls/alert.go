@@ -1,0 +1,40 @@
+package libp2ptls
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
+)
+
+// ReceivedAlert reports the TLS alert the peer sent, if err says one came.
+// It reads errors from both backends.
+func ReceivedAlert(err error) (alert uint8, ok bool) {
+	var ae *ossl.AlertError
+	if errors.As(err, &ae) && ae.Remote {
+		return ae.Alert, true
+	}
+	// crypto/tls reports a received alert as an OpError "remote error"
+	// around an unexported alert type whose text matches tls.AlertError's.
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "remote error" && oe.Err != nil {
+		text := oe.Err.Error()
+		for a := 0; a < 256; a++ {
+			if tls.AlertError(a).Error() == text {
+				return uint8(a), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// TLS alert numbers the tests and tools refer to (RFC 8446, section 6).
+const (
+	AlertHandshakeFailure      uint8 = 40
+	AlertBadCertificate        uint8 = 42
+	AlertDecryptError          uint8 = 51
+	AlertProtocolVersion       uint8 = 70
+	AlertCertificateRequired   uint8 = 116
+	AlertNoApplicationProtocol uint8 = 120
+)

@@ -1,0 +1,82 @@
+package libp2ptls
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+)
+
+// Backend names a TLS implementation under the transport.
+type Backend string
+
+const (
+	// BackendStd is Go's crypto/tls.
+	BackendStd Backend = "std"
+	// BackendOpenSSL is the system libssl, through this module's cgo layer.
+	BackendOpenSSL Backend = "openssl"
+)
+
+// Backends lists every backend, the default first.
+var Backends = []Backend{BackendStd, BackendOpenSSL}
+
+// ParseBackend turns a name from a flag or a config file into a Backend.
+func ParseBackend(s string) (Backend, error) {
+	for _, b := range Backends {
+		if string(b) == s {
+			return b, nil
+		}
+	}
+	return "", fmt.Errorf("unknown backend %q (valid: std, openssl)", s)
+}
+
+// Details is what a handshake negotiated, as IANA code points.
+type Details struct {
+	Backend       Backend
+	Version       uint16 // always tls.VersionTLS13
+	CipherSuite   uint16
+	Group         tls.CurveID
+	PeerSignature tls.SignatureScheme // the peer's CertificateVerify scheme; 0 if the backend cannot tell
+	ALPN          string
+}
+
+// handshakeSpec is everything libp2p-specific a backend needs for one
+// handshake; the backend knows nothing else about libp2p.
+type handshakeSpec struct {
+	server bool
+	// protos is the ALPN list: muxer ids in preference order, then "libp2p".
+	// A server picks the client's most preferred protocol it also lists.
+	protos []string
+	// verify checks the peer's certificates as received, inside the handshake.
+	verify func(rawCerts [][]byte) error
+}
+
+// tlsBackend runs TLS 1.3 handshakes with mutual authentication, no SNI,
+// no resumption, and the local Identity's certificate.
+type tlsBackend interface {
+	handshake(ctx context.Context, insecure net.Conn, spec handshakeSpec) (tlsConn, error)
+}
+
+// tlsConn is an established connection.
+type tlsConn interface {
+	net.Conn
+	details() Details
+}
+
+// backendSettings are the knobs both backends honour.
+type backendSettings struct {
+	// groups pins the key-exchange groups, in preference order; nil keeps
+	// the backend's default.
+	groups []tls.CurveID
+}
+
+func newBackend(b Backend, id *Identity, protos []string, s backendSettings) (tlsBackend, error) {
+	switch b {
+	case BackendStd:
+		return newStdBackend(id, s), nil
+	case BackendOpenSSL:
+		return newOpenSSLBackend(id, protos, s)
+	default:
+		return nil, fmt.Errorf("unknown backend %q", b)
+	}
+}

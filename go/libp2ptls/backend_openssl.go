@@ -1,0 +1,101 @@
+package libp2ptls
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
+)
+
+// opensslBackend is the system libssl through internal/ossl. Its two
+// contexts are built once per transport, so a handshake parses nothing of
+// our own.
+type opensslBackend struct {
+	client, server *ossl.Context
+}
+
+// defaultSuites mirrors crypto/tls's TLS 1.3 preference on machines with
+// AES instructions, so the two backends agree on what they negotiate.
+const defaultSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+
+// defaultGroups is crypto/tls's classical order; OpenSSL 3.0 has no ML-KEM.
+const defaultGroups = "X25519:P-256:P-384"
+
+var opensslGroupNames = map[tls.CurveID]string{
+	tls.X25519:         "X25519",
+	tls.CurveP256:      "P-256",
+	tls.CurveP384:      "P-384",
+	tls.CurveP521:      "P-521",
+	tls.X25519MLKEM768: "X25519MLKEM768",
+}
+
+func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opensslBackend, error) {
+	groups := defaultGroups
+	if len(s.groups) > 0 {
+		names := make([]string, len(s.groups))
+		for i, g := range s.groups {
+			name, ok := opensslGroupNames[g]
+			if !ok {
+				return nil, fmt.Errorf("openssl backend: unsupported group %v", g)
+			}
+			names[i] = name
+		}
+		groups = strings.Join(names, ":")
+	}
+	cfg := ossl.Config{
+		Chain:        id.chain,
+		Key:          id.keyDER,
+		Groups:       groups,
+		Ciphersuites: defaultSuites,
+		ALPN:         protos,
+		MinVersion:   tls.VersionTLS13,
+		MaxVersion:   tls.VersionTLS13,
+	}
+	client, err := ossl.NewContext(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("openssl backend (%s): %w", ossl.Version(), err)
+	}
+	cfg.Server = true
+	server, err := ossl.NewContext(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("openssl backend (%s): %w", ossl.Version(), err)
+	}
+	return &opensslBackend{client: client, server: server}, nil
+}
+
+func (b *opensslBackend) handshake(ctx context.Context, insecure net.Conn, spec handshakeSpec) (tlsConn, error) {
+	x := b.client
+	if spec.server {
+		x = b.server
+	}
+	// The ALPN list is fixed per transport and was given to the contexts.
+	c, err := x.Wrap(insecure, spec.verify)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Handshake(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return opensslConn{c}, nil
+}
+
+type opensslConn struct{ *ossl.Conn }
+
+func (c opensslConn) details() Details {
+	st := c.State()
+	return Details{
+		Backend:       BackendOpenSSL,
+		Version:       st.Version,
+		CipherSuite:   st.CipherSuite,
+		Group:         tls.CurveID(st.Group),
+		PeerSignature: tls.SignatureScheme(st.PeerSignature),
+		ALPN:          st.ALPN,
+	}
+}
+
+// OpenSSLVersion is the libssl version the OpenSSL backend runs with.
+func OpenSSLVersion() string { return ossl.Version() }
