@@ -498,7 +498,9 @@ void tm_get_state(tm_conn *c, tm_state *s) {
 	s->version = (uint16_t)SSL_version(c->ssl);
 	const SSL_CIPHER *cipher = SSL_get_current_cipher(c->ssl);
 	s->cipher = cipher ? SSL_CIPHER_get_protocol_id(cipher) : 0;
-	s->group = group_code(SSL_get_negotiated_group(c->ssl));
+	/* OpenSSL 3.0 reads the group from the session, absent after an early failure. */
+	if (SSL_get_session(c->ssl) != NULL)
+		s->group = group_code(SSL_get_negotiated_group(c->ssl));
 	s->peer_sigalg = sigalg_code(c->ssl);
 	SSL_get0_alpn_selected(c->ssl, &s->alpn, &s->alpn_len);
 	s->alert_sent = c->alert_sent;
