@@ -288,3 +288,40 @@ func TestBadOptions(t *testing.T) {
 		t.Fatal("an unknown group was accepted by the OpenSSL backend")
 	}
 }
+
+// TestDataRightAfterHandshake: the client's first data often arrives with its
+// Finished, in one read on the server; it must not wait there unseen.
+func TestDataRightAfterHandshake(t *testing.T) {
+	forEachPair(t, func(t *testing.T, p pair) {
+		ck, sk := hostKey(t, ic.Ed25519, 0), hostKey(t, ic.Ed25519, 1)
+		client := transportFor(t, ck, p.client, nil, nil)
+		server := transportFor(t, sk, p.server, nil, nil)
+		cc, sc := connect(t)
+		got := make(chan error, 1)
+		go func() {
+			// Slow reads make the Finished and the data arrive together.
+			c, err := server.SecureInbound(context.Background(), &slowConn{sc, 20 * time.Millisecond}, "")
+			if err == nil {
+				buf := make([]byte, 5)
+				_ = c.SetReadDeadline(time.Now().Add(waitLimit))
+				_, err = io.ReadFull(c, buf)
+				if err == nil && string(buf) != "hello" {
+					err = errors.New("wrong data")
+				}
+				c.Close()
+			}
+			got <- err
+		}()
+		c, err := client.SecureOutbound(context.Background(), cc, peerOf(t, sk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("server: %v", err)
+		}
+	})
+}

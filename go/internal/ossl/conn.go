@@ -121,6 +121,9 @@ func (c *Conn) Handshake(ctx context.Context) (err error) {
 		switch rc {
 		case C.TM_OK:
 			c.handshook = true
+			// The peer's first records may have come in with its last
+			// handshake flight; let the first Read look before it blocks.
+			c.buffered = true
 			return nil
 		case C.TM_ERROR, C.TM_CLOSED:
 			return c.failure("handshake")

@@ -245,7 +245,7 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_RELEASE_BUFFERS |
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	                          SSL_MODE_NO_AUTO_CHAIN);
 	if (cfg->groups && *cfg->groups && !SSL_CTX_set1_groups_list(ctx, cfg->groups)) {
 		set_err(err, errlen, "unsupported key-exchange group list");
