@@ -2,11 +2,12 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
+GO ?= go
 RUNS ?= 10
 OUT ?= results/latest.jsonl
 BIN := target/release
 
-.PHONY: all setup build report run test lint bench clean
+.PHONY: all setup build report run test go-test lint bench bench-go clean
 
 all: build
 
@@ -23,18 +24,45 @@ report: build
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT)
 
 # Every test, plus the formatting and lint gates CI enforces.
-test: build lint
+test: build lint go-test
 	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
 	@grep -hoE 'test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed' target/test.log \
-	  | awk '{p+=$$4; f+=$$6} END {printf "tests: %d passed, %d failed\n", p, f}'
+	  | awk '{p+=$$4; f+=$$6} END {printf "rust tests: %d passed, %d failed\n", p, f}'
+	@awk '/^--- PASS/ {p++} /^--- FAIL/ {f++} END {printf "go tests: %d passed, %d failed\n", p, f}' target/go-test.log
+
+# The Go module: the libp2p TLS transport's tests (every backend pair), then a short run
+# of its benchmarks converted to records, to check they run and their figures are sane.
+go-test: setup
+	mkdir -p target
+	set -o pipefail; cd go && $(GO) test -count=1 -v ./... 2>&1 | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
+	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=20x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
+	cd go && $(GO) run ./cmd/benchrecords --in ../target/go-bench-smoke.txt --out ../target/go-bench-smoke.jsonl >/dev/null
 
 lint: setup
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
+	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
+	cd go && $(GO) vet ./...
 
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
 bench: build
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
+
+# The libp2p transport's benchmarks as the go-libp2p-tls pull request ran them (-cpu=1,
+# -benchmem), BENCH_RUNS times interleaved, then records in results/go-bench.jsonl and the
+# factor table against std/std. About BENCH_RUNS x 12 x BENCHTIME.
+BENCH_RUNS ?= 5
+BENCHTIME ?= 5s
+bench-go: setup
+	mkdir -p results
+	@set -o pipefail; cd go && : > ../results/go-bench.txt && start=$$SECONDS && \
+	for i in $$(seq $(BENCH_RUNS)); do \
+	  done_s=$$((SECONDS - start)); \
+	  eta=$$([ $$i -gt 1 ] && echo "$$(( done_s * ($(BENCH_RUNS) - i + 1) / (i - 1) ))s left" || echo "first run"); \
+	  echo "bench-go: run $$i of $(BENCH_RUNS) ($$eta)" >&2; \
+	  $(GO) test ./bench -run '^$$' -bench . -benchtime=$(BENCHTIME) -cpu=1 -benchmem >> ../results/go-bench.txt; \
+	done
+	cd go && $(GO) run ./cmd/benchrecords --in ../results/go-bench.txt --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)"
 
 clean:
 	$(CARGO) clean

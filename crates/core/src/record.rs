@@ -17,6 +17,10 @@ pub enum Metric {
     HandshakesPerS,
     SendMbPerS,
     RecvMbPerS,
+    /// Go benchmark figures (the libp2p transport's `make bench-go`).
+    NsPerOp,
+    BytesPerOp,
+    AllocsPerOp,
 }
 
 impl Metric {
@@ -26,6 +30,9 @@ impl Metric {
         Metric::HandshakesPerS,
         Metric::SendMbPerS,
         Metric::RecvMbPerS,
+        Metric::NsPerOp,
+        Metric::BytesPerOp,
+        Metric::AllocsPerOp,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +42,9 @@ impl Metric {
             Metric::HandshakesPerS => "handshakes_per_s",
             Metric::SendMbPerS => "send_mb_per_s",
             Metric::RecvMbPerS => "recv_mb_per_s",
+            Metric::NsPerOp => "ns_per_op",
+            Metric::BytesPerOp => "bytes_per_op",
+            Metric::AllocsPerOp => "allocs_per_op",
         }
     }
 
@@ -43,11 +53,17 @@ impl Metric {
             Metric::ClientCpuNs | Metric::ServerCpuNs => "ns",
             Metric::HandshakesPerS => "1/s",
             Metric::SendMbPerS | Metric::RecvMbPerS => "MB/s",
+            Metric::NsPerOp => "ns",
+            Metric::BytesPerOp => "B",
+            Metric::AllocsPerOp => "allocs",
         }
     }
 
     pub fn higher_is_better(self) -> bool {
-        !matches!(self, Metric::ClientCpuNs | Metric::ServerCpuNs)
+        matches!(
+            self,
+            Metric::HandshakesPerS | Metric::SendMbPerS | Metric::RecvMbPerS
+        )
     }
 }
 
@@ -134,6 +150,16 @@ mod tests {
         }
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
+    }
+
+    #[test]
+    fn a_record_written_by_the_go_benchmarks_reads() {
+        // As go/cmd/benchrecords writes it.
+        let line = r#"{"schema":"tlsmatrix.result/1","run_id":"go-bench-20261123T120000Z","scenario":"libp2p-handshake-tls13-ecdsa-p256-x25519","client":"go-openssl","server":"go-openssl","client_version":"OpenSSL 3.0.19 27 Jan 2026","server_version":"OpenSSL 3.0.19 27 Jan 2026","metric":"ns_per_op","unit":"ns","samples":[3000000,3200000],"median":3100000,"min":3000000,"ci_low":3000000,"ci_high":3200000,"env":{"cpu_model":"AMD EPYC","cores":2,"kernel":"6.1","compilers":{"go":"go1.26.8"},"git_revision":"abc","timestamp":"2026-11-23T12:00:00Z","command":"make bench-go"}}"#;
+        let r: Record = serde_json::from_str(line).unwrap();
+        assert_eq!(r.metric, Metric::NsPerOp);
+        assert_eq!(r.unit, r.metric.unit());
+        assert!(!r.metric.higher_is_better());
     }
 
     #[test]
