@@ -57,10 +57,13 @@ func forEachPair(b *testing.B, fn func(b *testing.B, p peers)) {
 	}
 }
 
-// check fails the benchmark unless both ends negotiated what it claims to
-// measure: TLS 1.3, TLS_AES_128_GCM_SHA256, X25519.
-func check(b *testing.B, conns ...sec.SecureConn) {
-	for _, c := range conns {
+// check fails the benchmark unless both ends are secured and negotiated
+// what it claims to measure: TLS 1.3, TLS_AES_128_GCM_SHA256, X25519.
+func check(b *testing.B, cl, sv secured) {
+	if cl.err != nil || sv.err != nil {
+		b.Fatalf("client: %v, server: %v", cl.err, sv.err)
+	}
+	for _, c := range []sec.SecureConn{cl.conn, sv.conn} {
 		d := c.(interface{ Details() libp2ptls.Details }).Details()
 		if d.Version != tls.VersionTLS13 || d.CipherSuite != tls.TLS_AES_128_GCM_SHA256 || d.Group != group {
 			b.Fatalf("%s negotiated version %#x, %s, group %v; the benchmark pins TLS 1.3, TLS_AES_128_GCM_SHA256, X25519",
@@ -128,10 +131,7 @@ func BenchmarkHandshake(b *testing.B) {
 			b.StartTimer()
 			cl, sv := handshake(p, c, s)
 			b.StopTimer()
-			if cl.err != nil || sv.err != nil {
-				b.Fatalf("client: %v, server: %v", cl.err, sv.err)
-			}
-			check(b, cl.conn, sv.conn)
+			check(b, cl, sv)
 			cl.conn.Close()
 			sv.conn.Close()
 			b.StartTimer()
@@ -144,10 +144,7 @@ func BenchmarkLatency(b *testing.B) {
 	forEachPair(b, func(b *testing.B, p peers) {
 		c, s := tcpPair(b, listen(b))
 		cl, sv := handshake(p, c, s)
-		if cl.err != nil || sv.err != nil {
-			b.Fatalf("client: %v, server: %v", cl.err, sv.err)
-		}
-		check(b, cl.conn, sv.conn)
+		check(b, cl, sv)
 		defer cl.conn.Close()
 		defer sv.conn.Close()
 		go func() {
@@ -185,11 +182,8 @@ func BenchmarkConnections(b *testing.B) {
 		for range b.N {
 			c, s := tcpPair(b, ln)
 			cl, sv := handshake(p, c, s)
-			if cl.err != nil || sv.err != nil {
-				b.Fatalf("client: %v, server: %v", cl.err, sv.err)
-			}
 			b.StopTimer()
-			check(b, cl.conn, sv.conn)
+			check(b, cl, sv)
 			b.StartTimer()
 			cl.conn.Close()
 			sv.conn.Close()

@@ -37,6 +37,20 @@ var scenarios = map[string]string{
 // targets are the issue's limits for openssl/openssl against std/std.
 var targets = map[string]float64{"Handshake": 1.3, "Latency": 1.2, "Connections": 1.3}
 
+// metric is one figure of a benchmark line, as a record metric.
+type metric struct {
+	name, unit string
+	get        func(measurement) float64
+	positive   bool // zero is implausible (time); allocations may be zero
+}
+
+var (
+	nsPerOp     = metric{"ns_per_op", "ns", func(m measurement) float64 { return m.nsPerOp }, true}
+	bytesPerOp  = metric{"bytes_per_op", "B", func(m measurement) float64 { return m.bytesPerOp }, false}
+	allocsPerOp = metric{"allocs_per_op", "allocs", func(m measurement) float64 { return m.allocsPerOp }, false}
+	metrics     = []metric{nsPerOp, bytesPerOp, allocsPerOp}
+)
+
 type env struct {
 	CPUModel    string            `json:"cpu_model"`
 	Cores       int               `json:"cores"`
@@ -137,20 +151,11 @@ func records(p *parsed, rev string) ([]record, error) {
 			return nil, fmt.Errorf("unknown backend in %s/client=%s/server=%s", k.bench, k.client, k.server)
 		}
 		ms := p.samples[k]
-		for _, metric := range []struct {
-			name, unit string
-			get        func(measurement) float64
-			positive   bool
-		}{
-			{"ns_per_op", "ns", func(m measurement) float64 { return m.nsPerOp }, true},
-			{"bytes_per_op", "B", func(m measurement) float64 { return m.bytesPerOp }, false},
-			{"allocs_per_op", "allocs", func(m measurement) float64 { return m.allocsPerOp }, false},
-		} {
-			xs := make([]float64, len(ms))
-			for i, m := range ms {
-				xs[i] = metric.get(m)
-				if math.IsNaN(xs[i]) || math.IsInf(xs[i], 0) || xs[i] < 0 || (metric.positive && xs[i] == 0) {
-					return nil, fmt.Errorf("%s %s/%s: implausible %s %v", k.bench, k.client, k.server, metric.name, xs[i])
+		for _, metric := range metrics {
+			xs := pick(ms, metric.get)
+			for _, x := range xs {
+				if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || (metric.positive && x == 0) {
+					return nil, fmt.Errorf("%s %s/%s: implausible %s %v", k.bench, k.client, k.server, metric.name, x)
 				}
 			}
 			lo, hi := medianCI(xs)
@@ -208,10 +213,10 @@ func printTable(w io.Writer, p *parsed) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "benchmark\tclient\tserver\tns/op\t±CI\tfactor\t95% CI\tB/op\tallocs/op\ttarget\t")
 	for _, k := range p.order {
-		ns := nsOf(p.samples[k])
+		ns := pick(p.samples[k], nsPerOp.get)
 		lo, hi := medianCI(ns)
 		m := median(ns)
-		base := nsOf(p.samples[key{k.bench, "std", "std"}])
+		base := pick(p.samples[key{k.bench, "std", "std"}], nsPerOp.get)
 		factor, ci, target := "-", "-", ""
 		if len(base) > 0 {
 			f := m / median(base)
@@ -227,7 +232,7 @@ func printTable(w io.Writer, p *parsed) {
 		}
 		ms := p.samples[k]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%.0f\t%.0f\t%s\t\n", k.bench, k.client, k.server,
-			thousands(m), (hi-lo)/2/m*100, factor, ci, median(bytesOf(ms)), median(allocsOf(ms)), target)
+			thousands(m), (hi-lo)/2/m*100, factor, ci, median(pick(ms, bytesPerOp.get)), median(pick(ms, allocsPerOp.get)), target)
 	}
 	tw.Flush()
 }
@@ -238,16 +243,6 @@ func runsText(p *parsed) string {
 		return "1 run (no interval: repeat the runs for one)"
 	}
 	return fmt.Sprintf("%d runs", n)
-}
-
-func nsOf(ms []measurement) []float64 {
-	return pick(ms, func(m measurement) float64 { return m.nsPerOp })
-}
-func bytesOf(ms []measurement) []float64 {
-	return pick(ms, func(m measurement) float64 { return m.bytesPerOp })
-}
-func allocsOf(ms []measurement) []float64 {
-	return pick(ms, func(m measurement) float64 { return m.allocsPerOp })
 }
 
 func pick(ms []measurement, f func(measurement) float64) []float64 {

@@ -81,6 +81,33 @@ func (x *Context) Wrap(raw net.Conn, verify VerifyFunc) (*Conn, error) {
 
 func ptr(b []byte) *C.uint8_t { return (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// result is what one C call left in c.io. The reader and the writer share
+// c.io, so it is copied out before sslMu is released and never read after.
+type result struct {
+	rc                     C.int
+	nread, written, outlen int
+	more, buffered         bool
+}
+
+// call runs op on the connection's SSL under sslMu and returns its result;
+// net.ErrClosed once Close has freed the SSL.
+func (c *Conn) call(op func(ssl *C.tm_conn) C.int) (result, error) {
+	c.sslMu.Lock()
+	defer c.sslMu.Unlock()
+	if c.ssl == nil {
+		return result{}, net.ErrClosed
+	}
+	rc := op(c.ssl)
+	return result{
+		rc:       rc,
+		nread:    int(c.io.nread),
+		written:  int(c.io.written),
+		outlen:   int(c.io.outlen),
+		more:     c.io.more_out != 0,
+		buffered: c.io.buffered != 0,
+	}, nil
+}
+
 // Handshake runs the handshake to completion. Cancelling ctx aborts it, and
 // the error is then ctx's.
 func (c *Conn) Handshake(ctx context.Context) (err error) {
@@ -111,14 +138,17 @@ func (c *Conn) Handshake(ctx context.Context) (err error) {
 	defer outPool.Put(outp)
 	in, out := (*inp)[:0], *outp
 	for {
-		c.sslMu.Lock()
-		rc := C.tm_handshake(c.ssl, ptr(in), C.size_t(len(in)), ptr(out), C.size_t(len(out)))
-		c.sslMu.Unlock()
+		r, err := c.call(func(ssl *C.tm_conn) C.int {
+			return C.tm_handshake(ssl, ptr(in), C.size_t(len(in)), ptr(out), C.size_t(len(out)))
+		})
+		if err != nil {
+			return err
+		}
 		// Send what OpenSSL produced first: on failure it is the alert.
-		if werr := c.flush(out); werr != nil && rc != C.TM_ERROR {
+		if werr := c.flush(out, r); werr != nil && r.rc != C.TM_ERROR {
 			return werr
 		}
-		switch rc {
+		switch r.rc {
 		case C.TM_OK:
 			c.handshook = true
 			// The peer's first records may have come in with its last
@@ -139,25 +169,27 @@ func (c *Conn) Handshake(ctx context.Context) (err error) {
 	}
 }
 
-// flush writes what the C call placed in out, then drains whatever is still
-// pending. The caller holds wmu or is the only user (handshake).
-func (c *Conn) flush(out []byte) error {
+// flush writes the r.outlen bytes a C call placed in out, then drains
+// whatever is still pending. The caller holds wmu or is the only user
+// (handshake).
+func (c *Conn) flush(out []byte, r result) error {
 	for {
-		if n := int(c.io.outlen); n > 0 {
-			if _, err := c.raw.Write(out[:n]); err != nil {
+		if r.outlen > 0 {
+			if _, err := c.raw.Write(out[:r.outlen]); err != nil {
 				return err
 			}
 		}
-		if c.io.more_out == 0 {
+		if !r.more {
 			return nil
 		}
-		c.sslMu.Lock()
-		if c.ssl == nil {
-			c.sslMu.Unlock()
-			return net.ErrClosed
+		var err error
+		r, err = c.call(func(ssl *C.tm_conn) C.int {
+			C.tm_drain(ssl, ptr(out), C.size_t(len(out)))
+			return C.TM_OK
+		})
+		if err != nil {
+			return err
 		}
-		C.tm_drain(c.ssl, ptr(out), C.size_t(len(out)))
-		c.sslMu.Unlock()
 	}
 }
 
@@ -275,27 +307,25 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 			in = (*inp)[:n]
 		}
-		c.sslMu.Lock()
-		if c.ssl == nil {
-			c.sslMu.Unlock()
-			return 0, net.ErrClosed
+		r, err := c.call(func(ssl *C.tm_conn) C.int {
+			return C.tm_read(ssl, ptr(in), C.size_t(len(in)), ptr(p), C.size_t(len(p)))
+		})
+		if err != nil {
+			return 0, err
 		}
-		rc := C.tm_read(c.ssl, ptr(in), C.size_t(len(in)), ptr(p), C.size_t(len(p)))
-		nread, buffered, more := int(c.io.nread), c.io.buffered != 0, c.io.more_out != 0
-		c.sslMu.Unlock()
-		c.buffered = buffered
-		if more {
+		c.buffered = r.buffered
+		if r.more {
 			// A key update or an alert to answer: the writer's lock keeps it in order.
 			c.wmu.Lock()
-			err := c.drainLocked()
+			err := c.drainPending()
 			c.wmu.Unlock()
-			if err != nil && rc == C.TM_OK {
-				return nread, err
+			if err != nil && r.rc == C.TM_OK {
+				return r.nread, err
 			}
 		}
-		switch rc {
+		switch r.rc {
 		case C.TM_OK:
-			return nread, nil
+			return r.nread, nil
 		case C.TM_CLOSED:
 			c.readErr = io.EOF
 			return 0, io.EOF
@@ -306,17 +336,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 }
 
-func (c *Conn) drainLocked() error {
+// drainPending sends output a read left pending. The caller holds wmu.
+func (c *Conn) drainPending() error {
 	outp := outPool.Get().(*[]byte)
 	defer outPool.Put(outp)
-	c.sslMu.Lock()
-	if c.ssl == nil {
-		c.sslMu.Unlock()
-		return net.ErrClosed
-	}
-	C.tm_drain(c.ssl, ptr(*outp), C.size_t(len(*outp)))
-	c.sslMu.Unlock()
-	return c.flush(*outp)
+	return c.flush(*outp, result{more: true})
 }
 
 // Write encrypts p and sends it.
@@ -332,23 +356,21 @@ func (c *Conn) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
 		chunk := p[done:min(len(p), done+writeChunk)]
-		c.sslMu.Lock()
-		if c.ssl == nil {
-			c.sslMu.Unlock()
-			return done, net.ErrClosed
+		r, err := c.call(func(ssl *C.tm_conn) C.int {
+			return C.tm_write(ssl, ptr(chunk), C.size_t(len(chunk)), ptr(out), C.size_t(len(out)))
+		})
+		if err != nil {
+			return done, err
 		}
-		rc := C.tm_write(c.ssl, ptr(chunk), C.size_t(len(chunk)), ptr(out), C.size_t(len(out)))
-		written := int(c.io.written)
-		c.sslMu.Unlock()
-		if rc != C.TM_OK {
+		if r.rc != C.TM_OK {
 			c.writeErr = c.failure("write")
 			return done, c.writeErr
 		}
-		if err := c.flush(out); err != nil {
+		if err := c.flush(out, r); err != nil {
 			c.writeErr = err
 			return done, err
 		}
-		done += written
+		done += r.written
 	}
 	return done, nil
 }
@@ -361,10 +383,13 @@ func (c *Conn) Close() error {
 		c.wmu.Lock()
 		if c.handshook && c.writeErr == nil {
 			outp := outPool.Get().(*[]byte)
-			c.sslMu.Lock()
-			C.tm_shutdown(c.ssl, ptr(*outp), C.size_t(len(*outp)))
-			c.sslMu.Unlock()
-			_ = c.flush(*outp)
+			out := *outp
+			if r, err := c.call(func(ssl *C.tm_conn) C.int {
+				C.tm_shutdown(ssl, ptr(out), C.size_t(len(out)))
+				return C.TM_OK
+			}); err == nil {
+				_ = c.flush(out, r)
+			}
 			outPool.Put(outp)
 		}
 		c.writeErr = net.ErrClosed

@@ -132,10 +132,11 @@ static void keep_handshake_secret(const SSL *ssl, const char *line) {
 	if (n > sizeof c->chts)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		unsigned int b;
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+		int hi = OPENSSL_hexchar2int((unsigned char)hex[2 * i]);
+		int lo = OPENSSL_hexchar2int((unsigned char)hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return;
-		c->chts[i] = (uint8_t)b;
+		c->chts[i] = (uint8_t)(hi << 4 | lo);
 	}
 	c->chts_len = n;
 }
@@ -442,6 +443,7 @@ int tm_read(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *p, size_t n) {
 		rc = ret == 1 ? TM_OK : classify(c, ret);
 	}
 	c->io.buffered = SSL_pending(c->ssl) > 0 || has_full_record(c->rbio);
+	c->io.outlen = 0;
 	c->io.more_out = BIO_ctrl_pending(c->wbio) > 0;
 	return rc;
 }
