@@ -60,7 +60,7 @@ bench-go: setup
 	  done_s=$$((SECONDS - start)); \
 	  eta=$$([ $$i -gt 1 ] && echo "$$(( done_s * ($(BENCH_RUNS) - i + 1) / (i - 1) ))s left" || echo "first run"); \
 	  echo "bench-go: run $$i of $(BENCH_RUNS) ($$eta)" >&2; \
-	  $(GO) test ./bench -run '^$$' -bench . -benchtime=$(BENCHTIME) -cpu=1 -benchmem >> ../results/go-bench.txt; \
+	  $(GO) test ./bench -run '^$$' -bench . -benchtime=$(BENCHTIME) -cpu=1 -benchmem >> ../results/go-bench.txt || { echo "bench-go: run $$i failed; see results/go-bench.txt" >&2; exit 1; }; \
 	done
 	cd go && $(GO) run ./cmd/benchrecords --in ../results/go-bench.txt --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)"
 
