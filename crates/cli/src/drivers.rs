@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::protocol::{DriverInfo, DriverMessage};
+use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
 
 /// One impl, where it lives, and the version its driver reported.
 #[derive(Debug, Clone)]
@@ -146,17 +146,62 @@ pub struct CellRequest<'a> {
     pub sample_ms: u64,
     /// A driver that prints nothing for this long is killed and its cell fails.
     pub silence_limit: Duration,
+    pub measure: Measure,
+    /// Where callgrind writes its dumps when counting instructions.
+    pub scratch: &'a Path,
 }
 
-/// Runs one cell in a driver process, calling `on_sample` as samples arrive.
-pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
-    let mut child = match Command::new(req.driver)
-        .args(["run", "--scenario", req.scenario, "--client", req.client])
+/// Bytes per bulk sample when counting instructions: counts are exact, so a few MiB suffice
+/// where timing needs 64.
+const INSTRUCTION_BULK_BYTES: usize = 4 << 20;
+/// Handshakes per side in one instruction sample: a multiple of 32, since OpenSSL refreshes
+/// its RSA blinding every 32 private-key operations and a sample must hold whole periods.
+const INSTRUCTION_HANDSHAKES: u32 = 32;
+
+/// The driver's command line, under callgrind when counting instructions.
+fn driver_command(req: &CellRequest) -> Command {
+    let mut cmd = match req.measure {
+        Measure::Time => Command::new(req.driver),
+        Measure::Instructions => {
+            let mut c = Command::new("valgrind");
+            c.args(["-q", "--tool=callgrind", "--collect-atstart=no"])
+                .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
+                .arg(req.driver);
+            c
+        }
+    };
+    cmd.args(["run", "--scenario", req.scenario, "--client", req.client])
         .args(["--server", req.server, "--certs"])
         .arg(req.certs)
         .args(["--runs", &req.runs.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
-        .args(["--sample-ms", &req.sample_ms.to_string()])
+        .args(["--sample-ms", &req.sample_ms.to_string()]);
+    if req.measure == Measure::Instructions {
+        cmd.args(["--measure", "instructions", "--callgrind-out"])
+            .arg(callgrind_out(req))
+            .args(["--per-sample", &INSTRUCTION_HANDSHAKES.to_string()])
+            .args(["--bulk-bytes", &INSTRUCTION_BULK_BYTES.to_string()]);
+    }
+    cmd
+}
+
+fn callgrind_out(req: &CellRequest) -> String {
+    req.scratch.join("callgrind.%p").display().to_string()
+}
+
+/// Checks that valgrind can run before a run that needs it starts.
+pub fn check_valgrind() -> Result<String> {
+    let out = Command::new("valgrind").arg("--version").output().map_err(|e| {
+        anyhow::anyhow!(
+            "--measure instructions runs the drivers under valgrind, which cannot be started ({e}); install it (scripts/setup does)"
+        )
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Runs one cell in a driver process, calling `on_sample` as samples arrive.
+pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
+    let mut child = match driver_command(req)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,10 +1,17 @@
 //! `tlsmatrix`: measure TLS implementations side by side.
 
+mod compare;
+mod doc;
 mod drivers;
 mod env;
+mod figures;
+mod history;
 mod list;
+mod report;
 mod results_file;
 mod run;
+mod rundata;
+mod store;
 mod summary;
 mod table;
 
@@ -19,11 +26,19 @@ use clap::{Parser, Subcommand};
     name = "tlsmatrix",
     version,
     about = "Measure TLS implementations side by side: handshake cost per side and bulk throughput, in memory, with every negotiated parameter checked",
-    after_help = "Examples:\n  tlsmatrix list\n  tlsmatrix run --impl rustls-aws-lc,openssl-3.0 --scenario 'handshake-tls13-*' --runs 30"
+    after_help = "Examples:\n  tlsmatrix list\n  tlsmatrix run --impl rustls-aws-lc,openssl-3.0 --scenario 'handshake-tls13-*' --runs 30\n  tlsmatrix run --measure instructions --scenario 'handshake-tls13-*' --runs 3\n  tlsmatrix compare RUN_A RUN_B --threshold 2%\n  tlsmatrix report --out report\n\nExit codes: 0 success; 1 some cells failed, or compare found a regression; 2 bad input."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The history database every command but `list` uses.
+#[derive(clap::Args)]
+struct DbArg {
+    /// SQLite database holding every run (created on first use).
+    #[arg(long, default_value = "results/tlsmatrix.db", value_name = "FILE")]
+    db: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -37,6 +52,55 @@ enum Command {
     /// Run scenarios for every client x server pair of the chosen impls, append the records
     /// to a JSON-lines file, and print a summary table.
     Run(RunArgs),
+    /// List the runs in the history database.
+    History {
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Print one run: its environment and its summary tables.
+    Show {
+        /// A run id from `tlsmatrix history`, `latest`, or a .jsonl results file.
+        run: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Compare two runs figure by figure; exit 1 when any figure regressed.
+    ///
+    /// Figures are matched by (scenario, client, server, metric). A figure regresses when the
+    /// candidate is worse than the base by more than the threshold and the two 95% intervals
+    /// do not overlap. Direction aware: higher is better for rates and throughput, lower for
+    /// time, memory and instructions.
+    Compare {
+        /// The base: a run id, `latest`, or a .jsonl results file.
+        base: String,
+        /// The candidate: a run id, `latest`, or a .jsonl results file.
+        candidate: String,
+        /// How much worse a figure may get before it counts as a regression, e.g. 5% (use
+        /// about 0.5% for instruction counts, which repeat within 0.1%).
+        #[arg(long, default_value = "5%", value_parser = compare::parse_threshold)]
+        threshold: f64,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Store the runs of .jsonl results files (e.g. `make bench-go`'s) in the database.
+    Import {
+        /// Results files to import; runs already stored are skipped.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Write the report: index.html (self-contained), report.md and results.csv.
+    Report {
+        /// The run to report: a run id, `latest` (the newest matrix run), or a .jsonl file.
+        #[arg(long, default_value = "latest")]
+        run: String,
+        /// Output folder; written beside it first and renamed into place when complete.
+        #[arg(long, default_value = "report", value_name = "DIR")]
+        out: PathBuf,
+        #[command(flatten)]
+        db: DbArg,
+    },
 }
 
 #[derive(clap::Args)]
@@ -65,6 +129,23 @@ struct RunArgs {
     /// A driver that prints nothing for this many seconds is killed and its cell fails.
     #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     cell_timeout: u64,
+    /// `time` (the monotonic clock per side) or `instructions`: each cell's driver runs under
+    /// valgrind's callgrind, which counts the instructions of each side's calls only;
+    /// repeated samples agree within 0.1%, so 3 runs are plenty.
+    #[arg(long, default_value = "time", value_name = "WHAT")]
+    measure: tlsmatrix_core::protocol::Measure,
+    /// SQLite history database the run is also stored in, one transaction per cell.
+    /// Default: tlsmatrix.db beside --out (so results/tlsmatrix.db).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+}
+
+/// A file in the same folder as `path`.
+fn beside(path: &std::path::Path, name: &str) -> PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .join(name)
 }
 
 fn main() -> ExitCode {
@@ -72,6 +153,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::List { json } => list::list(json).map(|()| true),
         Command::Run(a) => run::run(run::RunOptions {
+            db: a
+                .db
+                .clone()
+                .unwrap_or_else(|| beside(&a.out, "tlsmatrix.db")),
             impls: a.impls,
             scenarios: a.scenario,
             runs: a.runs,
@@ -80,11 +165,22 @@ fn main() -> ExitCode {
             sample_ms: a.sample_ms,
             cell_timeout: Duration::from_secs(a.cell_timeout),
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            measure: a.measure,
         }),
+        Command::History { db } => history::history(&db.db).map(|()| true),
+        Command::Show { run, db } => history::show(&run, &db.db).map(|()| true),
+        Command::Compare {
+            base,
+            candidate,
+            threshold,
+            db,
+        } => compare::compare(&base, &candidate, threshold, &db.db),
+        Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
+        Command::Report { run, out, db } => report::write(&run, &out, &db.db).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
-        // Some cells failed; each was reported as it happened.
+        // Some cells failed (each was reported as it happened), or a comparison regressed.
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e:#}");

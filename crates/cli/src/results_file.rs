@@ -6,7 +6,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tlsmatrix_core::record::Record;
+use tlsmatrix_core::record::{CellRecord, Record};
 
 pub struct ResultsFile {
     file: File,
@@ -39,9 +39,13 @@ impl ResultsFile {
         })
     }
 
-    /// Appends records in one write and syncs them to disk.
-    pub fn append(&mut self, records: &[Record]) -> Result<()> {
-        let text: String = records.iter().map(Record::to_line).collect();
+    /// Appends a cell's records, or the line saying why it has none, in one write, and syncs
+    /// them to disk.
+    pub fn append(&mut self, records: &[Record], not_measured: Option<&CellRecord>) -> Result<()> {
+        let mut text: String = records.iter().map(Record::to_line).collect();
+        if let Some(c) = not_measured {
+            text.push_str(&c.to_line());
+        }
         self.file
             .write_all(text.as_bytes())
             .and_then(|_| self.file.sync_data())

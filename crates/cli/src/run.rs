@@ -9,12 +9,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use tlsmatrix_core::glob;
-use tlsmatrix_core::record::{Env, Metric, Record, SCHEMA};
+use tlsmatrix_core::protocol::Measure;
+use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA, SCHEMA};
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::stats;
 
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::results_file::ResultsFile;
+use crate::store::Store;
 use crate::summary;
 
 pub struct RunOptions {
@@ -26,6 +28,8 @@ pub struct RunOptions {
     pub sample_ms: u64,
     pub cell_timeout: Duration,
     pub command_line: String,
+    pub db: PathBuf,
+    pub measure: Measure,
 }
 
 /// One (scenario, client, server) and what became of it.
@@ -98,6 +102,24 @@ fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec<&'r ImplEn
         }
     }
     Ok(out)
+}
+
+/// A private folder for callgrind's dumps, removed when the run ends however it ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(run_id: &str) -> Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("tlsmatrix-{run_id}"));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn run_id(now: SystemTime) -> String {
@@ -185,12 +207,34 @@ fn records_for(
         .collect())
 }
 
+/// The line that says why a cell has no figures, if it has none.
+fn not_measured(cell: &Cell, run_id: &str) -> Option<CellRecord> {
+    let (outcome, reason) = match &cell.outcome {
+        CellOutcome::Measured { .. } => return None,
+        CellOutcome::Unsupported(r) => (CellStatus::Unsupported, r),
+        CellOutcome::Failed(r) => (CellStatus::Failed, r),
+    };
+    Some(CellRecord {
+        schema: CELL_SCHEMA.into(),
+        run_id: run_id.into(),
+        scenario: cell.scenario.to_string(),
+        client: cell.client.clone(),
+        server: cell.server.clone(),
+        outcome,
+        reason: reason.clone(),
+    })
+}
+
 /// Runs every cell; returns whether all of them were measured or unsupported.
 pub fn run(opts: RunOptions) -> Result<bool> {
     let scenarios = select_scenarios(&opts.scenarios)?;
     let reg = Registry::discover()?;
     let impls = select_impls(&reg, &opts.impls)?;
+    if opts.measure == Measure::Instructions {
+        drivers::check_valgrind()?;
+    }
     let mut results = ResultsFile::open(&opts.out)?;
+    let mut store = Store::open(&opts.db)?;
     let certs_dir = opts
         .out
         .parent()
@@ -201,6 +245,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let now = SystemTime::now();
     let run_id = run_id(now);
     let env = crate::env::capture(opts.command_line.clone());
+    store.begin_run(&run_id, opts.measure.as_str(), &env)?;
+    let scratch = Scratch::new(&run_id)?;
     let mut plan: Vec<(Scenario, &ImplEntry, &ImplEntry)> = Vec::new();
     for s in &scenarios {
         for &c in &impls {
@@ -225,6 +271,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 
     let started = Instant::now();
     let mut cells = Vec::with_capacity(plan.len());
+    let mut all_records: Vec<Record> = Vec::new();
+    let mut cell_lines: Vec<CellRecord> = Vec::new();
     for (i, &(scenario, client_entry, server_entry)) in plan.iter().enumerate() {
         let (client, server) = (&client_entry.name, &server_entry.name);
         let id = scenario.to_string();
@@ -240,6 +288,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             warmup_ms: opts.warmup_ms,
             sample_ms: opts.sample_ms,
             silence_limit: opts.cell_timeout,
+            measure: opts.measure,
+            scratch: &scratch.0,
         };
         // Cross-library pairs must live in one driver to run in memory.
         let outcome = if client_entry.driver != server_entry.driver {
@@ -256,17 +306,22 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             server: server.clone(),
             outcome,
         };
-        match records_for(
+        let records = records_for(
             &cell,
             [client_entry, server_entry],
             opts.runs,
             &run_id,
             &env,
-        ) {
-            Ok(records) if !records.is_empty() => results.append(&records)?,
-            Ok(_) => {}
-            Err(why) => cell.outcome = CellOutcome::Failed(why),
-        }
+        )
+        .unwrap_or_else(|why| {
+            cell.outcome = CellOutcome::Failed(why);
+            Vec::new()
+        });
+        let line = not_measured(&cell, &run_id);
+        results.append(&records, line.as_ref())?;
+        store.add_cell(&records, line.as_ref())?;
+        all_records.extend(records);
+        cell_lines.extend(line);
         let status = match &cell.outcome {
             CellOutcome::Measured { .. } => "ok".to_string(),
             CellOutcome::Unsupported(r) => format!("unsupported: {r}"),
@@ -286,9 +341,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         cells.push(cell);
     }
     bar.finish_and_clear();
+    store.finish_run(&run_id, &crate::env::rfc3339(SystemTime::now()))?;
 
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
-    print!("{}", summary::render(&cells, &names));
+    print!("{}", summary::render(&all_records, &cell_lines, &names));
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     let failed = cells
@@ -296,11 +352,12 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .filter(|c| matches!(c.outcome, CellOutcome::Failed(_)))
         .count();
     eprintln!(
-        "run {run_id} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {}",
+        "run {run_id} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {} and {}",
         started.elapsed().as_secs_f64(),
         cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Measured { .. })).count(),
         cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Unsupported(_))).count(),
-        results.path().display()
+        results.path().display(),
+        store.path().display()
     );
     Ok(failed == 0)
 }

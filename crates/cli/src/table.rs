@@ -15,6 +15,16 @@ impl Table {
         }
     }
 
+    /// The terminal form of a document table: the text of each cell.
+    pub fn from_doc(t: &crate::doc::Table) -> Table {
+        let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+        let mut out = Table::new(&header, t.label_cols);
+        for r in &t.rows {
+            out.row(r.iter().map(|c| c.text.clone()).collect());
+        }
+        out
+    }
+
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }

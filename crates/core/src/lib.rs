@@ -2,6 +2,7 @@
 //! library adapter implements, the in-memory pair driver that times each side, the check that
 //! a handshake negotiated what the scenario names, statistics, and the result record schema.
 
+pub mod callgrind;
 pub mod certs;
 pub mod codes;
 pub mod endpoint;

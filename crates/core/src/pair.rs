@@ -61,12 +61,40 @@ pub struct TransferTimes {
     pub recv_ns: u64,
 }
 
-#[inline(always)]
-fn timed<R>(acc: &mut u64, f: impl FnOnce() -> R) -> R {
-    let start = Instant::now();
-    let r = f();
-    *acc += start.elapsed().as_nanos() as u64;
-    r
+/// How the pair driver accounts for the calls it makes on each side: a clock per side when
+/// timing, callgrind's collection switched on around one side when counting instructions.
+pub trait Meter {
+    fn on<R>(&mut self, side: Side, f: impl FnOnce() -> R) -> R;
+}
+
+/// Monotonic time per side.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock {
+    pub client_ns: u64,
+    pub server_ns: u64,
+}
+
+impl Clock {
+    pub fn of(&self, side: Side) -> u64 {
+        match side {
+            Side::Client => self.client_ns,
+            Side::Server => self.server_ns,
+        }
+    }
+}
+
+impl Meter for Clock {
+    #[inline(always)]
+    fn on<R>(&mut self, side: Side, f: impl FnOnce() -> R) -> R {
+        let start = Instant::now();
+        let r = f();
+        let ns = start.elapsed().as_nanos() as u64;
+        match side {
+            Side::Client => self.client_ns += ns,
+            Side::Server => self.server_ns += ns,
+        }
+        r
+    }
 }
 
 /// Creates both endpoints and steps them to a finished handshake, then checks that both
@@ -77,45 +105,61 @@ pub fn handshake(
     server: &dyn EndpointFactory,
     params: &ConnParams,
 ) -> Result<Pair, PairError> {
+    let mut clock = Clock::default();
+    let (c, s) = handshake_metered(&mut clock, client, server, params)?;
+    Ok(Pair {
+        client: c,
+        server: s,
+        client_ns: clock.client_ns,
+        server_ns: clock.server_ns,
+    })
+}
+
+type Endpoints = (Box<dyn TlsEndpoint>, Box<dyn TlsEndpoint>);
+
+/// [`handshake`] with every call on a side made through `meter`; the checks are outside it.
+pub fn handshake_metered(
+    meter: &mut impl Meter,
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+) -> Result<Endpoints, PairError> {
     let (client_io, server_io) = MemIo::pair();
-    let mut client_ns = 0;
-    let mut server_ns = 0;
-    let mut c = timed(&mut client_ns, || client.endpoint(client_io)).map_err(|source| {
-        PairError::Create {
+    let mut c = meter
+        .on(Side::Client, || client.endpoint(client_io))
+        .map_err(|source| PairError::Create {
             side: Side::Client,
             source,
-        }
-    })?;
-    let mut s = timed(&mut server_ns, || server.endpoint(server_io)).map_err(|source| {
-        PairError::Create {
+        })?;
+    let mut s = meter
+        .on(Side::Server, || server.endpoint(server_io))
+        .map_err(|source| PairError::Create {
             side: Side::Server,
             source,
-        }
-    })?;
+        })?;
 
     for step in 1..=MAX_ROUNDS {
         if !c.is_handshake_complete() {
-            timed(&mut client_ns, || c.handshake_step()).map_err(|source| PairError::Step {
-                side: Side::Client,
-                step,
-                source,
-            })?;
+            meter
+                .on(Side::Client, || c.handshake_step())
+                .map_err(|source| PairError::Step {
+                    side: Side::Client,
+                    step,
+                    source,
+                })?;
         }
         if !s.is_handshake_complete() {
-            timed(&mut server_ns, || s.handshake_step()).map_err(|source| PairError::Step {
-                side: Side::Server,
-                step,
-                source,
-            })?;
+            meter
+                .on(Side::Server, || s.handshake_step())
+                .map_err(|source| PairError::Step {
+                    side: Side::Server,
+                    step,
+                    source,
+                })?;
         }
         if c.is_handshake_complete() && s.is_handshake_complete() {
             negotiated::check(params, &c.negotiated(), &s.negotiated())?;
-            return Ok(Pair {
-                client: c,
-                server: s,
-                client_ns,
-                server_ns,
-            });
+            return Ok((c, s));
         }
     }
     Err(PairError::Stalled {
@@ -135,27 +179,46 @@ impl Pair {
         write_size: usize,
         payload: &[u8],
         sink: &mut [u8],
-        mut on_recv: impl FnMut(&[u8]),
+        on_recv: impl FnMut(&[u8]),
     ) -> Result<TransferTimes, PairError> {
+        let mut clock = Clock::default();
+        let to = from.peer();
+        self.transfer_metered(&mut clock, from, total, write_size, payload, sink, on_recv)?;
+        Ok(TransferTimes {
+            send_ns: clock.of(from),
+            recv_ns: clock.of(to),
+        })
+    }
+
+    /// [`Pair::transfer`] with every send and receive made through `meter`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn transfer_metered(
+        &mut self,
+        meter: &mut impl Meter,
+        from: Side,
+        total: usize,
+        write_size: usize,
+        payload: &[u8],
+        sink: &mut [u8],
+        mut on_recv: impl FnMut(&[u8]),
+    ) -> Result<(), PairError> {
         assert!(payload.len() >= write_size && write_size > 0 && !sink.is_empty());
-        let to = match from {
-            Side::Client => Side::Server,
-            Side::Server => Side::Client,
-        };
+        let to = from.peer();
         let (sender, receiver) = match from {
             Side::Client => (&mut self.client, &mut self.server),
             Side::Server => (&mut self.server, &mut self.client),
         };
-        let mut times = TransferTimes::default();
         let mut sent = 0;
         while sent < total {
             let n = write_size.min(total - sent);
-            timed(&mut times.send_ns, || sender.send(&payload[..n]))
+            meter
+                .on(from, || sender.send(&payload[..n]))
                 .map_err(|source| PairError::Send { side: from, source })?;
             let mut got = 0;
             while got < n {
                 let want = sink.len().min(n - got);
-                let r = timed(&mut times.recv_ns, || receiver.recv(&mut sink[..want]))
+                let r = meter
+                    .on(to, || receiver.recv(&mut sink[..want]))
                     .map_err(|source| PairError::Recv { side: to, source })?;
                 if r == 0 {
                     return Err(PairError::RecvStalled {
@@ -169,7 +232,7 @@ impl Pair {
             }
             sent += n;
         }
-        Ok(times)
+        Ok(())
     }
 }
 

@@ -6,6 +6,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::Metric;
 
+/// What a run measures: time on the monotonic clock, or instructions counted by callgrind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    #[default]
+    Time,
+    Instructions,
+}
+
+impl Measure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Measure::Time => "time",
+            Measure::Instructions => "instructions",
+        }
+    }
+}
+
+impl std::str::FromStr for Measure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "time" => Ok(Measure::Time),
+            "instructions" => Ok(Measure::Instructions),
+            _ => Err(format!("unknown measure '{s}' (time, instructions)")),
+        }
+    }
+}
+
 /// What `tlsmatrix-driver info` prints: the impls this build contains.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DriverInfo {

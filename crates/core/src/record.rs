@@ -21,6 +21,12 @@ pub enum Metric {
     NsPerOp,
     BytesPerOp,
     AllocsPerOp,
+    /// Instructions executed per handshake by each side, counted by callgrind.
+    ClientInstructions,
+    ServerInstructions,
+    /// Instructions per MiB of application data, sending and receiving.
+    SendInstrPerMib,
+    RecvInstrPerMib,
 }
 
 impl Metric {
@@ -33,6 +39,10 @@ impl Metric {
         Metric::NsPerOp,
         Metric::BytesPerOp,
         Metric::AllocsPerOp,
+        Metric::ClientInstructions,
+        Metric::ServerInstructions,
+        Metric::SendInstrPerMib,
+        Metric::RecvInstrPerMib,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +55,10 @@ impl Metric {
             Metric::NsPerOp => "ns_per_op",
             Metric::BytesPerOp => "bytes_per_op",
             Metric::AllocsPerOp => "allocs_per_op",
+            Metric::ClientInstructions => "client_instructions",
+            Metric::ServerInstructions => "server_instructions",
+            Metric::SendInstrPerMib => "send_instructions_per_mib",
+            Metric::RecvInstrPerMib => "recv_instructions_per_mib",
         }
     }
 
@@ -56,7 +70,20 @@ impl Metric {
             Metric::NsPerOp => "ns",
             Metric::BytesPerOp => "B",
             Metric::AllocsPerOp => "allocs",
+            Metric::ClientInstructions | Metric::ServerInstructions => "instructions",
+            Metric::SendInstrPerMib | Metric::RecvInstrPerMib => "instructions/MiB",
         }
+    }
+
+    /// Counted rather than timed: repeated runs agree closely, so small changes matter.
+    pub fn is_count(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientInstructions
+                | Metric::ServerInstructions
+                | Metric::SendInstrPerMib
+                | Metric::RecvInstrPerMib
+        )
     }
 
     pub fn higher_is_better(self) -> bool {
@@ -136,6 +163,68 @@ impl Record {
         let mut s = serde_json::to_string(self).expect("a record always serializes");
         s.push('\n');
         s
+    }
+}
+
+/// The schema of the other line a results file holds: a cell that produced no figures.
+pub const CELL_SCHEMA: &str = "tlsmatrix.cell/1";
+
+/// A cell that was not measured, and why: the report lists these so a missing figure is
+/// never silent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellRecord {
+    pub schema: String,
+    pub run_id: String,
+    pub scenario: String,
+    pub client: String,
+    pub server: String,
+    pub outcome: CellStatus,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CellStatus {
+    Unsupported,
+    Failed,
+}
+
+impl CellStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CellStatus::Unsupported => "unsupported",
+            CellStatus::Failed => "failed",
+        }
+    }
+}
+
+impl CellRecord {
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("a cell record always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+impl Record {
+    /// The statistics as stored.
+    pub fn summary(&self) -> crate::stats::Summary {
+        crate::stats::Summary {
+            median: self.median,
+            min: self.min,
+            ci_low: self.ci_low,
+            ci_high: self.ci_high,
+        }
+    }
+
+    /// What identifies a figure across runs.
+    pub fn key(&self) -> (String, String, String, Metric) {
+        (
+            self.scenario.clone(),
+            self.client.clone(),
+            self.server.clone(),
+            self.metric,
+        )
     }
 }
 

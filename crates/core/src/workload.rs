@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::callgrind::Counter;
 use crate::endpoint::{EndpointFactory, Side};
 use crate::pair::{self, Pair, PairError};
 use crate::record::Metric;
@@ -111,6 +112,86 @@ pub fn bulk(
         on_sample(vec![
             (Metric::SendMbPerS, bytes * 1e3 / t.send_ns.max(1) as f64),
             (Metric::RecvMbPerS, bytes * 1e3 / t.recv_ns.max(1) as f64),
+        ]);
+    }
+    Ok(())
+}
+
+/// Handshakes counted per side under callgrind: each sample is `per_sample` handshakes with
+/// only the client's calls collected, then as many with only the server's. Setup outside the
+/// calls (the harness, the negotiated-parameter check) is never collected.
+pub fn handshake_instructions(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    runs: usize,
+    per_sample: u32,
+    counter: &mut Counter,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    // Lazy initialisation (CPU feature probes, provider caches) happens once, uncounted.
+    for _ in 0..2 {
+        pair::handshake(client, server, params)?;
+    }
+    let n = per_sample.max(1);
+    for _ in 0..runs {
+        let mut per_side = [0.0; 2];
+        for (slot, side) in per_side.iter_mut().zip([Side::Client, Side::Server]) {
+            counter.zero();
+            for _ in 0..n {
+                pair::handshake_metered(&mut counter.side(side), client, server, params)?;
+            }
+            *slot = counter.take(&format!("{side} x{n}"))? as f64 / f64::from(n);
+        }
+        on_sample(vec![
+            (Metric::ClientInstructions, per_side[0]),
+            (Metric::ServerInstructions, per_side[1]),
+        ]);
+    }
+    Ok(())
+}
+
+/// Bulk counted per side under callgrind: each sample sends `budget.bulk_bytes` client to
+/// server with the sender's calls collected, then again with the receiver's.
+pub fn bulk_instructions(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    write_size: usize,
+    budget: &Budget,
+    counter: &mut Counter,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let mut p: Pair = pair::handshake(client, server, params)?;
+    let payload = vec![0x5au8; write_size];
+    let mut sink = vec![0u8; write_size.clamp(1, 64 * 1024)];
+    p.transfer(
+        Side::Client,
+        write_size * 4,
+        write_size,
+        &payload,
+        &mut sink,
+        |_| {},
+    )?;
+    let mib = budget.bulk_bytes as f64 / f64::from(1u32 << 20);
+    for _ in 0..budget.runs {
+        let mut per_side = [0.0; 2];
+        for (slot, side) in per_side.iter_mut().zip([Side::Client, Side::Server]) {
+            counter.zero();
+            p.transfer_metered(
+                &mut counter.side(side),
+                Side::Client,
+                budget.bulk_bytes,
+                write_size,
+                &payload,
+                &mut sink,
+                |_| {},
+            )?;
+            *slot = counter.take(&format!("{side} bulk"))? as f64 / mib;
+        }
+        on_sample(vec![
+            (Metric::SendInstrPerMib, per_side[0]),
+            (Metric::RecvInstrPerMib, per_side[1]),
         ]);
     }
     Ok(())

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
+use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
-use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo};
+use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::workload::{self, Budget};
 
@@ -60,6 +61,15 @@ struct RunArgs {
     /// Bytes sent per bulk sample.
     #[arg(long, default_value_t = 64 << 20)]
     bulk_bytes: usize,
+    /// `time`, or `instructions` (needs valgrind --tool=callgrind --collect-atstart=no).
+    #[arg(long, default_value = "time")]
+    measure: Measure,
+    /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
+    #[arg(long, default_value = "callgrind.out.%p")]
+    callgrind_out: String,
+    /// Handshakes per side in one instruction-count sample.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    per_sample: u32,
 }
 
 fn emit(msg: &DriverMessage) {
@@ -114,18 +124,38 @@ fn run(args: &RunArgs) -> Result<()> {
     };
     let params = scenario.params();
     let on_sample = |values| emit(&DriverMessage::Sample { values });
-    match scenario {
-        Scenario::Handshake(_) => {
-            workload::handshakes(cf.as_ref(), sf.as_ref(), &params, &budget, on_sample)?
+    let (c, s) = (cf.as_ref(), sf.as_ref());
+    match (args.measure, scenario) {
+        (Measure::Time, Scenario::Handshake(_)) => {
+            workload::handshakes(c, s, &params, &budget, on_sample)?
         }
-        Scenario::Bulk(b) => workload::bulk(
-            cf.as_ref(),
-            sf.as_ref(),
-            &params,
-            b.size.bytes(),
-            &budget,
-            on_sample,
-        )?,
+        (Measure::Time, Scenario::Bulk(b)) => {
+            workload::bulk(c, s, &params, b.size.bytes(), &budget, on_sample)?
+        }
+        (Measure::Instructions, Scenario::Handshake(_)) => {
+            let mut counter = Counter::new(&args.callgrind_out)?;
+            workload::handshake_instructions(
+                c,
+                s,
+                &params,
+                budget.runs,
+                args.per_sample,
+                &mut counter,
+                on_sample,
+            )?
+        }
+        (Measure::Instructions, Scenario::Bulk(b)) => {
+            let mut counter = Counter::new(&args.callgrind_out)?;
+            workload::bulk_instructions(
+                c,
+                s,
+                &params,
+                b.size.bytes(),
+                &budget,
+                &mut counter,
+                on_sample,
+            )?
+        }
     }
     emit(&DriverMessage::Done);
     Ok(())

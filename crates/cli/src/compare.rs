@@ -1,0 +1,266 @@
+//! `tlsmatrix compare BASE CAND`: match the figures of two runs and flag regressions. A figure
+//! regresses when the candidate is worse by more than the threshold *and* the two intervals
+//! are apart; noise alone never fails the gate.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use tlsmatrix_core::record::{Metric, Record};
+
+use crate::figures::{self, shown};
+use crate::rundata::{self, RunData};
+use crate::store::RunKind;
+use crate::summary::with_interval;
+use crate::table::Table;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// Worse beyond the threshold, and significant.
+    Regression,
+    /// The intervals overlap.
+    Same,
+}
+
+impl Verdict {
+    fn text(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Regression => "REGRESSION",
+            Verdict::Same => "same",
+        }
+    }
+}
+
+/// One matched figure: the candidate over the base, as shown (so a rate stays a rate).
+pub struct Row<'a> {
+    pub base: &'a Record,
+    pub cand: &'a Record,
+    /// Candidate / base of the shown figures.
+    pub ratio: f64,
+    pub verdict: Verdict,
+}
+
+type Key = (String, String, String, Metric);
+
+fn by_key(run: &RunData) -> BTreeMap<Key, &Record> {
+    run.records
+        .iter()
+        .filter(|r| figures::in_tables(r.metric))
+        .map(|r| (r.key(), r))
+        .collect()
+}
+
+/// Matches figures and judges each; also the keys found on one side only.
+pub fn judge<'a>(
+    base: &'a RunData,
+    cand: &'a RunData,
+    threshold: f64,
+) -> (Vec<Row<'a>>, usize, usize) {
+    let (b, c) = (by_key(base), by_key(cand));
+    let mut rows = Vec::new();
+    for (key, &br) in &b {
+        let Some(&cr) = c.get(key) else { continue };
+        let (bs, cs) = (figures::summary(br), figures::summary(cr));
+        let ratio = cs.median / bs.median;
+        let significant = cs.ci_high < bs.ci_low || bs.ci_high < cs.ci_low;
+        let better = if shown(br.metric).higher_is_better {
+            ratio > 1.0
+        } else {
+            ratio < 1.0
+        };
+        let beyond = if shown(br.metric).higher_is_better {
+            ratio < 1.0 - threshold
+        } else {
+            ratio > 1.0 + threshold
+        };
+        let verdict = match (significant, better, beyond) {
+            (false, _, _) => Verdict::Same,
+            (true, true, _) => Verdict::Better,
+            (true, false, true) => Verdict::Regression,
+            (true, false, false) => Verdict::Worse,
+        };
+        rows.push(Row {
+            base: br,
+            cand: cr,
+            ratio,
+            verdict,
+        });
+    }
+    let only_base = b.keys().filter(|k| !c.contains_key(*k)).count();
+    let only_cand = c.keys().filter(|k| !b.contains_key(*k)).count();
+    (rows, only_base, only_cand)
+}
+
+/// Parses "5%", "5" or "0.05%"-style thresholds into a fraction.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("threshold '{s}' is not a percentage like 5% or 0.5%"))?;
+    if !(0.0..100.0).contains(&v) {
+        return Err(format!(
+            "threshold '{s}' must be at least 0% and below 100%"
+        ));
+    }
+    Ok(v / 100.0)
+}
+
+/// Prints the table; Ok(false) when any figure regressed.
+pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool> {
+    let b = rundata::resolve(base, db, RunKind::Any)?;
+    let c = rundata::resolve(cand, db, RunKind::Any)?;
+    let (rows, only_base, only_cand) = judge(&b, &c, threshold);
+    if rows.is_empty() {
+        bail!(
+            "{} and {} have no figure in common (same scenario, client, server and metric)",
+            b.run_id,
+            c.run_id
+        );
+    }
+    let mut t = Table::new(
+        &[
+            "scenario",
+            "client",
+            "server",
+            "figure",
+            "base",
+            "candidate",
+            "cand/base",
+            "verdict",
+        ],
+        4,
+    );
+    for r in &rows {
+        t.row(vec![
+            r.base.scenario.clone(),
+            r.base.client.clone(),
+            r.base.server.clone(),
+            shown(r.base.metric).title.into(),
+            with_interval(&figures::summary(r.base)),
+            with_interval(&figures::summary(r.cand)),
+            format!("{:.3}x", r.ratio),
+            r.verdict.text().into(),
+        ]);
+    }
+    println!(
+        "base {} vs candidate {}: threshold {:.2}% (a regression is worse by more than that, with the 95% intervals apart)",
+        b.run_id,
+        c.run_id,
+        threshold * 100.0
+    );
+    print!("{}", t.render());
+    let cand_versions = c.versions();
+    for (name, v) in b.versions() {
+        match cand_versions.get(&name) {
+            Some(o) if *o != v => {
+                println!("note: {name} ran {v} in the base and {o} in the candidate")
+            }
+            _ => {}
+        }
+    }
+    if only_base + only_cand > 0 {
+        println!(
+            "unmatched: {only_base} figures only in the base, {only_cand} only in the candidate"
+        );
+    }
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let regressions = count(Verdict::Regression);
+    println!(
+        "{} figures: {} better, {} same, {} worse within the threshold, {regressions} regressions",
+        rows.len(),
+        count(Verdict::Better),
+        count(Verdict::Same),
+        count(Verdict::Worse)
+    );
+    Ok(regressions == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_core::record::{Env, SCHEMA};
+    use tlsmatrix_core::stats;
+
+    fn run(id: &str, metric: Metric, samples: Vec<f64>) -> RunData {
+        let s = stats::summarize(&samples).unwrap();
+        RunData {
+            run_id: id.into(),
+            env: Env::default(),
+            status: "file".into(),
+            records: vec![Record {
+                schema: SCHEMA.into(),
+                run_id: id.into(),
+                scenario: "s".into(),
+                client: "a".into(),
+                server: "a".into(),
+                client_version: "1".into(),
+                server_version: "1".into(),
+                metric,
+                unit: metric.unit().into(),
+                samples,
+                median: s.median,
+                min: s.min,
+                ci_low: s.ci_low,
+                ci_high: s.ci_high,
+                env: Env::default(),
+            }],
+            cells: vec![],
+        }
+    }
+
+    fn around(v: f64) -> Vec<f64> {
+        (0..20).map(|i| v + (i % 5) as f64 * v * 0.001).collect()
+    }
+
+    #[test]
+    fn direction_threshold_and_significance_decide() {
+        let verdict = |m, b: f64, c: f64, t| {
+            let (rb, rc) = (run("b", m, around(b)), run("c", m, around(c)));
+            judge(&rb, &rc, t).0[0].verdict
+        };
+        // Time per handshake is shown as a rate: 10% more nanoseconds is a slower client.
+        assert_eq!(
+            verdict(Metric::ClientCpuNs, 100.0, 110.0, 0.05),
+            Verdict::Regression
+        );
+        assert_eq!(
+            verdict(Metric::ClientCpuNs, 100.0, 103.0, 0.05),
+            Verdict::Worse
+        );
+        assert_eq!(
+            verdict(Metric::ClientCpuNs, 100.0, 90.0, 0.05),
+            Verdict::Better
+        );
+        assert_eq!(
+            verdict(Metric::SendMbPerS, 100.0, 90.0, 0.05),
+            Verdict::Regression
+        );
+        assert_eq!(
+            verdict(Metric::ServerInstructions, 1e6, 1.01e6, 0.005),
+            Verdict::Regression
+        );
+        assert_eq!(
+            verdict(Metric::SendMbPerS, 100.0, 100.0, 0.05),
+            Verdict::Same
+        );
+        // Wide, overlapping intervals: never a regression, however far apart the medians.
+        let noisy = |v: f64| vec![v * 0.5, v, v * 1.5, v * 0.7, v * 1.3];
+        let (rb, rc) = (
+            run("b", Metric::SendMbPerS, noisy(100.0)),
+            run("c", Metric::SendMbPerS, noisy(80.0)),
+        );
+        assert_eq!(judge(&rb, &rc, 0.05).0[0].verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn thresholds_parse() {
+        assert_eq!(parse_threshold("5%").unwrap(), 0.05);
+        assert_eq!(parse_threshold("0.1").unwrap(), 0.001);
+        assert!(parse_threshold("x").is_err());
+        assert!(parse_threshold("150%").is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! The shape of everything tlsmatrix shows: sections of paragraphs, tables and charts. The
+//! terminal, Markdown and HTML renderers all draw the same document, so they cannot disagree.
+
+use tlsmatrix_core::record::{CellRecord, CellStatus, Metric, Record};
+
+use crate::figures::{self, advantage, factor_text};
+use crate::summary::{scenario_order, with_interval};
+
+pub struct Doc {
+    pub title: String,
+    pub subtitle: String,
+    pub sections: Vec<Section>,
+}
+
+pub struct Section {
+    /// Anchor for links.
+    pub id: String,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+pub enum Block {
+    Para(String),
+    Bullets(Vec<String>),
+    Table(Table),
+    Chart(Chart),
+}
+
+pub struct Table {
+    pub caption: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    /// Columns before this one are labels (left-aligned); the rest are figures.
+    pub label_cols: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Plain,
+    /// Significantly better than the baseline.
+    Good,
+    /// Significantly worse than the baseline.
+    Bad,
+    /// Within noise of the baseline.
+    Same,
+    Noisy,
+    Unsupported,
+    Failed,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Plain => "plain",
+            Class::Good => "good",
+            Class::Bad => "bad",
+            Class::Same => "same",
+            Class::Noisy => "noisy",
+            Class::Unsupported => "unsupported",
+            Class::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub text: String,
+    pub class: Class,
+    /// Hover text: the reason for an unsupported cell, the interval of a figure.
+    pub title: Option<String>,
+}
+
+impl Cell {
+    pub fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            class: Class::Plain,
+            title: None,
+        }
+    }
+
+    pub fn with(text: impl Into<String>, class: Class, title: Option<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            class,
+            title,
+        }
+    }
+
+    /// A figure with its interval; noisy figures are classed so.
+    pub fn figure(r: &Record) -> Cell {
+        let s = figures::summary(r);
+        Cell::with(
+            with_interval(&s),
+            if s.is_noisy() {
+                Class::Noisy
+            } else {
+                Class::Plain
+            },
+            Some(format!(
+                "median {:.4e}, 95% CI {:.4e} to {:.4e}, {} samples",
+                s.median,
+                s.ci_low,
+                s.ci_high,
+                r.samples.len()
+            )),
+        )
+    }
+
+    /// "times better" than a baseline figure, classed by significance.
+    pub fn factor(r: &Record, base: &Record) -> Cell {
+        match advantage(r, base) {
+            Some(f) => Cell::with(
+                factor_text(&f),
+                match (f.significant, f.ratio >= 1.0) {
+                    (false, _) => Class::Same,
+                    (true, true) => Class::Good,
+                    (true, false) => Class::Bad,
+                },
+                Some(format!(
+                    "95% CI {:.2}x to {:.2}x; {}",
+                    f.ci_low,
+                    f.ci_high,
+                    if f.significant {
+                        "the intervals are apart"
+                    } else {
+                        "the intervals overlap: no significant difference"
+                    }
+                )),
+            ),
+            None => Cell::plain("-"),
+        }
+    }
+}
+
+pub struct Point {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Option<Point>>,
+}
+
+pub enum ChartKind {
+    /// Horizontal bars grouped by category, with error bars.
+    Bars,
+    /// One line per series across the categories (x axis), with interval whiskers.
+    Lines,
+}
+
+pub struct Chart {
+    pub kind: ChartKind,
+    pub title: String,
+    /// Axis label, e.g. "handshakes/s (higher is better)".
+    pub unit: String,
+    pub categories: Vec<String>,
+    pub series: Vec<Series>,
+}
+
+/// Per scenario, every pair as a row with each figure and its factor against the baseline's
+/// own pair; cells that were not measured say so, with the reason as hover text.
+pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> Vec<Table> {
+    let mut out = Vec::new();
+    for id in scenario_order(records.iter().map(|r| r.scenario.as_str()), cells) {
+        let recs: Vec<&Record> = records.iter().filter(|r| r.scenario == id).collect();
+        let mut metrics: Vec<Metric> = recs
+            .iter()
+            .map(|r| r.metric)
+            .filter(|&m| figures::in_tables(m))
+            .collect();
+        metrics.sort();
+        metrics.dedup();
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let all = recs
+            .iter()
+            .map(|r| (r.client.as_str(), r.server.as_str()))
+            .chain(
+                cells
+                    .iter()
+                    .filter(|c| c.scenario == id)
+                    .map(|c| (c.client.as_str(), c.server.as_str())),
+            );
+        for p in all {
+            if !pairs.contains(&p) {
+                pairs.push(p);
+            }
+        }
+        let find = |c: &str, s: &str, m: Metric| {
+            recs.iter()
+                .find(|r| r.client == c && r.server == s && r.metric == m)
+                .copied()
+        };
+        let mut header = vec!["client".to_string(), "server".to_string()];
+        for &m in &metrics {
+            header.push(figures::shown(m).title.into());
+            header.push("factor".into());
+        }
+        let mut rows = Vec::new();
+        for &(c, s) in &pairs {
+            let mut row = vec![Cell::plain(c), Cell::plain(s)];
+            if let Some(cell) = cells
+                .iter()
+                .find(|x| x.scenario == id && x.client == c && x.server == s)
+            {
+                let (text, class) = match cell.outcome {
+                    CellStatus::Unsupported => ("unsupported", Class::Unsupported),
+                    CellStatus::Failed => ("FAILED", Class::Failed),
+                };
+                row.push(Cell::with(text, class, Some(cell.reason.clone())));
+                while row.len() < header.len() {
+                    row.push(Cell::with("", class, None));
+                }
+            } else {
+                for &m in &metrics {
+                    match find(c, s, m) {
+                        Some(r) => {
+                            row.push(Cell::figure(r));
+                            row.push(
+                                find(baseline, baseline, m)
+                                    .map_or(Cell::plain("-"), |b| Cell::factor(r, b)),
+                            );
+                        }
+                        None => row.extend([Cell::plain("-"), Cell::plain("-")]),
+                    }
+                }
+            }
+            rows.push(row);
+        }
+        out.push(Table {
+            caption: id,
+            header,
+            rows,
+            label_cols: 2,
+        });
+    }
+    out
+}

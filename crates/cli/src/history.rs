@@ -1,0 +1,114 @@
+//! `tlsmatrix history`, `show` and `import`: the runs the database holds.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::rundata::{self, RunData};
+use crate::store::RunKind;
+use crate::store::Store;
+use crate::summary;
+use crate::table::Table;
+
+pub fn history(db: &Path) -> Result<()> {
+    let store = Store::open_existing(db)?;
+    let runs = store.runs()?;
+    if runs.is_empty() {
+        println!("{} holds no runs yet", db.display());
+        return Ok(());
+    }
+    let mut t = Table::new(
+        &[
+            "run",
+            "started",
+            "status",
+            "measure",
+            "records",
+            "not measured",
+            "git",
+            "command",
+        ],
+        8,
+    );
+    for r in runs {
+        t.row(vec![
+            r.run_id,
+            r.started,
+            if r.finished.is_some() {
+                "complete"
+            } else {
+                "incomplete"
+            }
+            .into(),
+            r.measure,
+            r.records.to_string(),
+            r.not_measured.to_string(),
+            r.git_revision.chars().take(10).collect(),
+            r.command,
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+/// The environment of a run, as `key: value` lines.
+pub fn environment(run: &RunData) -> Vec<(String, String)> {
+    let e = &run.env;
+    let mut out = vec![
+        (
+            "run".to_string(),
+            format!("{} ({})", run.run_id, run.status),
+        ),
+        ("started".into(), e.timestamp.clone()),
+        ("command".into(), e.command.clone()),
+        ("git revision".into(), e.git_revision.clone()),
+        ("cpu".into(), format!("{} ({} cores)", e.cpu_model, e.cores)),
+        ("kernel".into(), e.kernel.clone()),
+    ];
+    for (tool, v) in &e.compilers {
+        out.push((tool.clone(), v.clone()));
+    }
+    for (name, v) in run.versions() {
+        out.push((name, v));
+    }
+    out
+}
+
+pub fn show(spec: &str, db: &Path) -> Result<()> {
+    let run = rundata::resolve(spec, db, RunKind::Any)?;
+    for (k, v) in environment(&run) {
+        println!("{k:>14}: {v}");
+    }
+    print!(
+        "{}",
+        summary::render(&run.records, &run.cells, &run.impls())
+    );
+    Ok(())
+}
+
+/// Stores every run of each file; a run already present is skipped.
+pub fn import(files: &[PathBuf], db: &Path) -> Result<()> {
+    let mut store = Store::open(db)?;
+    for f in files {
+        for run in rundata::read_jsonl(f)? {
+            let measure = if run.records.iter().any(|r| r.metric.is_count()) {
+                "instructions"
+            } else {
+                "time"
+            };
+            let added = store.import(&run, measure)?;
+            eprintln!(
+                "{}: run {} {} ({} records)",
+                f.display(),
+                run.run_id,
+                if added {
+                    "imported"
+                } else {
+                    "already in the database"
+                },
+                run.records.len()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,650 @@
+//! From a run's records to the report's document: which areas it covers, each impl against
+//! the baseline with the peer held constant, the sentences of the executive summary, the
+//! charts, and the cells that were not measured.
+
+use std::collections::BTreeMap;
+
+use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_core::scenario::{Resumption, Scenario};
+use tlsmatrix_core::stats::Factor;
+
+use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
+use crate::figures::{self, advantage, shown};
+use crate::history::environment;
+use crate::rundata::RunData;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Area {
+    Handshake,
+    Resumption,
+    Bulk,
+    Memory,
+    Other,
+}
+
+impl Area {
+    fn title(self) -> &'static str {
+        match self {
+            Area::Handshake => "Full handshakes",
+            Area::Resumption => "Resumed handshakes",
+            Area::Bulk => "Bulk transfer",
+            Area::Memory => "Memory per session",
+            Area::Other => "Other scenarios",
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Area::Handshake => "handshake",
+            Area::Resumption => "resumption",
+            Area::Bulk => "bulk",
+            Area::Memory => "memory",
+            Area::Other => "other",
+        }
+    }
+}
+
+pub fn area(scenario: &str) -> Area {
+    match scenario.parse::<Scenario>() {
+        Ok(Scenario::Handshake(h)) if h.resumption == Resumption::Full => Area::Handshake,
+        Ok(Scenario::Handshake(_)) => Area::Resumption,
+        Ok(Scenario::Bulk(_)) => Area::Bulk,
+        Err(_) if scenario.starts_with("memory-") => Area::Memory,
+        Err(_) => Area::Other,
+    }
+}
+
+/// Which side a figure belongs to, and so which side is held at the baseline to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Client,
+    Server,
+    Pair,
+}
+
+fn role(m: Metric) -> Role {
+    match m {
+        Metric::ClientCpuNs
+        | Metric::SendMbPerS
+        | Metric::ClientInstructions
+        | Metric::SendInstrPerMib => Role::Client,
+        Metric::ServerCpuNs
+        | Metric::RecvMbPerS
+        | Metric::ServerInstructions
+        | Metric::RecvInstrPerMib => Role::Server,
+        _ => Role::Pair,
+    }
+}
+
+/// The (client, server) whose figure stands for `imp` when the other side is the baseline.
+fn pair_for(m: Metric, imp: &str, baseline: &str) -> (String, String) {
+    match role(m) {
+        Role::Client => (imp.into(), baseline.into()),
+        Role::Server => (baseline.into(), imp.into()),
+        Role::Pair => (imp.into(), imp.into()),
+    }
+}
+
+fn as_side(m: Metric) -> &'static str {
+    match role(m) {
+        Role::Client => " as a client",
+        Role::Server => " as a server",
+        Role::Pair => "",
+    }
+}
+
+/// (what the impl does, the word when better, the word when worse, the phrase when equal).
+fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'static str) {
+    let kind = if area == Area::Resumption {
+        "resumed"
+    } else {
+        "full"
+    };
+    match m {
+        Metric::ClientCpuNs | Metric::ServerCpuNs => (
+            format!("completes {kind} handshakes"),
+            "faster",
+            "slower",
+            "as fast",
+        ),
+        Metric::SendMbPerS => ("sends bulk data".into(), "faster", "slower", "as fast"),
+        Metric::RecvMbPerS => ("receives bulk data".into(), "faster", "slower", "as fast"),
+        Metric::ClientInstructions | Metric::ServerInstructions => (
+            format!("executes {kind} handshakes with"),
+            "fewer instructions",
+            "more instructions",
+            "as many instructions",
+        ),
+        Metric::SendInstrPerMib | Metric::RecvInstrPerMib => (
+            "moves bulk data with".into(),
+            "fewer instructions per MiB",
+            "more instructions per MiB",
+            "as many instructions per MiB",
+        ),
+        Metric::BytesPerOp | Metric::AllocsPerOp => ("allocates".into(), "less", "more", "as much"),
+        _ => ("runs".into(), "faster", "slower", "as fast"),
+    }
+}
+
+struct Index<'a> {
+    by_key: BTreeMap<(&'a str, &'a str, &'a str, Metric), &'a Record>,
+}
+
+impl<'a> Index<'a> {
+    fn new(records: &'a [Record]) -> Index<'a> {
+        Index {
+            by_key: records
+                .iter()
+                .map(|r| {
+                    (
+                        (
+                            r.scenario.as_str(),
+                            r.client.as_str(),
+                            r.server.as_str(),
+                            r.metric,
+                        ),
+                        r,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn get(&self, scenario: &str, client: &str, server: &str, m: Metric) -> Option<&'a Record> {
+        self.by_key.get(&(scenario, client, server, m)).copied()
+    }
+}
+
+/// One impl against the baseline on one figure of one scenario.
+struct Comparison<'a> {
+    scenario: &'a str,
+    metric: Metric,
+    imp: &'a str,
+    rec: &'a Record,
+    base: &'a Record,
+    factor: Factor,
+}
+
+fn comparisons<'a>(
+    run: &'a RunData,
+    idx: &Index<'a>,
+    area_scenarios: &[&'a str],
+    impls: &'a [String],
+) -> Vec<Comparison<'a>> {
+    let baseline = impls[0].as_str();
+    let mut out = Vec::new();
+    for &scenario in area_scenarios {
+        for m in metrics_of(run, scenario) {
+            let Some(base) = idx.get(scenario, baseline, baseline, m) else {
+                continue;
+            };
+            for imp in &impls[1..] {
+                let (c, s) = pair_for(m, imp, baseline);
+                let Some(rec) = idx.get(scenario, &c, &s, m) else {
+                    continue;
+                };
+                if let Some(factor) = advantage(rec, base) {
+                    out.push(Comparison {
+                        scenario,
+                        metric: m,
+                        imp,
+                        rec,
+                        base,
+                        factor,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn metrics_of(run: &RunData, scenario: &str) -> Vec<Metric> {
+    let mut ms: Vec<Metric> = run
+        .records
+        .iter()
+        .filter(|r| r.scenario == scenario && figures::in_tables(r.metric))
+        .map(|r| r.metric)
+        .collect();
+    ms.sort();
+    ms.dedup();
+    ms
+}
+
+fn times(f: f64) -> String {
+    format!("{f:.2}x")
+}
+
+/// One sentence per (figure, impl) of an area: a single scenario gets its interval, several
+/// get the geometric mean and the range.
+fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
+    let mut groups: BTreeMap<(Metric, &str), Vec<&Comparison>> = BTreeMap::new();
+    for c in cmps {
+        groups.entry((c.metric, c.imp)).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for ((m, imp), group) in groups {
+        let (does, better, worse, equal) = phrase(m, area);
+        let side = as_side(m);
+        if let [c] = group.as_slice() {
+            let f = &c.factor;
+            let how = if !f.significant {
+                format!("{equal} as")
+            } else if f.ratio >= 1.0 {
+                format!("{} {better} than", times(f.ratio))
+            } else {
+                format!("{} {worse} than", times(1.0 / f.ratio))
+            };
+            out.push(format!(
+                "{imp} {does} {how} {baseline}{side} in {} (factor {}, 95% CI {:.2}-{:.2}{}).",
+                c.scenario,
+                times(f.ratio),
+                f.ci_low,
+                f.ci_high,
+                if f.significant { "" } else { "; within noise" }
+            ));
+            continue;
+        }
+        let n = group.len();
+        let gmean = (group.iter().map(|c| c.factor.ratio.ln()).sum::<f64>() / n as f64).exp();
+        let lo = group
+            .iter()
+            .min_by(|a, b| a.factor.ratio.total_cmp(&b.factor.ratio))
+            .expect("a group is never empty");
+        let hi = group
+            .iter()
+            .max_by(|a, b| a.factor.ratio.total_cmp(&b.factor.ratio))
+            .expect("a group is never empty");
+        let significant = group.iter().filter(|c| c.factor.significant).count();
+        // The range reads in the sentence's direction: "from 2.9x to 5.6x slower".
+        let (how, from, to, word) = if gmean >= 1.0 {
+            (times(gmean), lo, hi, better)
+        } else {
+            (times(1.0 / gmean), hi, lo, worse)
+        };
+        let shown_factor = |c: &Comparison| {
+            times(if gmean >= 1.0 {
+                c.factor.ratio
+            } else {
+                1.0 / c.factor.ratio
+            })
+        };
+        out.push(format!(
+            "{imp} {does} {how} {word} than {baseline}{side} across {n} scenarios (geometric mean; from {} in {} to {} in {}; {significant} of {n} significant).",
+            shown_factor(from),
+            from.scenario,
+            shown_factor(to),
+            to.scenario
+        ));
+    }
+    out
+}
+
+fn factor_table(cmps: &[Comparison], baseline: &str) -> Table {
+    let rows = cmps
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::plain(c.scenario),
+                Cell::plain(shown(c.metric).title),
+                Cell::plain(c.imp),
+                Cell::plain(baseline),
+                Cell::figure(c.rec),
+                Cell::figure(c.base),
+                Cell::factor(c.rec, c.base),
+            ]
+        })
+        .collect();
+    Table {
+        caption: format!(
+            "Each impl (A) against {baseline} (B) with the other side held at {baseline}: client figures are A -> {baseline}, server figures {baseline} -> A. Factor = times better than B; ~ = the intervals overlap."
+        ),
+        header: [
+            "scenario", "figure", "impl A", "impl B", "A", "B", "factor A vs B",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+        label_cols: 4,
+    }
+}
+
+fn point(r: &Record) -> Point {
+    let s = figures::summary(r);
+    Point {
+        median: s.median,
+        low: s.ci_low,
+        high: s.ci_high,
+    }
+}
+
+fn direction(m: Metric) -> &'static str {
+    if shown(m).higher_is_better {
+        "higher is better"
+    } else {
+        "lower is better"
+    }
+}
+
+/// A bar chart per figure of an area: each impl with the other side held at the baseline.
+fn area_charts(run: &RunData, idx: &Index, scenarios: &[&str], impls: &[String]) -> Vec<Chart> {
+    let baseline = impls[0].as_str();
+    let mut metrics: Vec<Metric> = scenarios.iter().flat_map(|s| metrics_of(run, s)).collect();
+    metrics.sort();
+    metrics.dedup();
+    metrics
+        .into_iter()
+        .map(|m| Chart {
+            kind: ChartKind::Bars,
+            title: format!(
+                "{}{}",
+                shown(m).title,
+                match role(m) {
+                    Role::Client => format!(" (server: {baseline})"),
+                    Role::Server => format!(" (client: {baseline})"),
+                    Role::Pair => String::new(),
+                }
+            ),
+            unit: format!("{} ({}; median, 95% CI)", shown(m).unit, direction(m)),
+            categories: scenarios.iter().map(|s| s.to_string()).collect(),
+            series: impls
+                .iter()
+                .map(|imp| {
+                    let (c, s) = pair_for(m, imp, baseline);
+                    Series {
+                        name: imp.clone(),
+                        points: scenarios
+                            .iter()
+                            .map(|sc| idx.get(sc, &c, &s, m).map(point))
+                            .collect(),
+                    }
+                })
+                .filter(|s| s.points.iter().any(Option::is_some))
+                .collect(),
+        })
+        .filter(|c| !c.series.is_empty())
+        .collect()
+}
+
+/// Lines over runs for the figures every run shares: each impl's own pair.
+fn history_charts(history: &[RunData]) -> Vec<Chart> {
+    let Some(last) = history.last() else {
+        return Vec::new();
+    };
+    let impls = last.impls();
+    let mut keys: Vec<(String, Metric)> = Vec::new();
+    for r in &last.records {
+        let k = (r.scenario.clone(), r.metric);
+        if figures::in_tables(r.metric) && r.client == r.server && !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    // A few figures: the first of each area's scenarios and metric.
+    let mut seen_area: Vec<(Area, Metric)> = Vec::new();
+    keys.retain(|(s, m)| {
+        let a = (area(s), *m);
+        if seen_area.contains(&a) {
+            false
+        } else {
+            seen_area.push(a);
+            true
+        }
+    });
+    keys.into_iter()
+        .map(|(scenario, m)| Chart {
+            kind: ChartKind::Lines,
+            title: format!("{} in {scenario}, each impl's own pair", shown(m).title),
+            unit: format!("{} ({})", shown(m).unit, direction(m)),
+            categories: history.iter().map(|r| r.run_id.clone()).collect(),
+            series: impls
+                .iter()
+                .map(|imp| Series {
+                    name: imp.clone(),
+                    points: history
+                        .iter()
+                        .map(|run| {
+                            run.records
+                                .iter()
+                                .find(|r| {
+                                    r.scenario == scenario
+                                        && r.metric == m
+                                        && &r.client == imp
+                                        && &r.server == imp
+                                })
+                                .map(point)
+                        })
+                        .collect(),
+                })
+                .filter(|s| s.points.iter().filter(|p| p.is_some()).count() >= 2)
+                .collect(),
+        })
+        .filter(|c| !c.series.is_empty())
+        .collect()
+}
+
+fn not_measured_table(run: &RunData) -> Table {
+    Table {
+        caption: "Cells that produced no figures, and why.".into(),
+        header: ["scenario", "client", "server", "outcome", "reason"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows: run
+            .cells
+            .iter()
+            .map(|c| {
+                let class = match c.outcome {
+                    tlsmatrix_core::record::CellStatus::Unsupported => Class::Unsupported,
+                    tlsmatrix_core::record::CellStatus::Failed => Class::Failed,
+                };
+                vec![
+                    Cell::plain(&c.scenario),
+                    Cell::plain(&c.client),
+                    Cell::plain(&c.server),
+                    Cell::with(c.outcome.as_str(), class, Some(c.reason.clone())),
+                    Cell::plain(&c.reason),
+                ]
+            })
+            .collect(),
+        label_cols: 5,
+    }
+}
+
+fn noise_note(run: &RunData) -> String {
+    let shown_records: Vec<&Record> = run
+        .records
+        .iter()
+        .filter(|r| figures::in_tables(r.metric))
+        .collect();
+    let noisy = shown_records
+        .iter()
+        .filter(|r| figures::summary(r).is_noisy())
+        .count();
+    let runs = shown_records
+        .iter()
+        .map(|r| r.samples.len())
+        .max()
+        .unwrap_or(0);
+    format!(
+        "Every figure is the median of up to {runs} samples with a bootstrap 95% confidence interval of the median; {noisy} of {} figures are noisy (interval wider than ±5% of the median, marked *).",
+        shown_records.len()
+    )
+}
+
+pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Doc {
+    let impls = run.impls();
+    let baseline = impls.first().cloned().unwrap_or_default();
+    let idx = Index::new(&run.records);
+    let mut areas: BTreeMap<Area, Vec<&str>> = BTreeMap::new();
+    for r in &run.records {
+        let list = areas.entry(area(&r.scenario)).or_default();
+        if !list.contains(&r.scenario.as_str()) {
+            list.push(&r.scenario);
+        }
+    }
+
+    let mut summary = Vec::new();
+    let mut area_sections = Vec::new();
+    for (&a, scenarios) in &areas {
+        let cmps = if impls.len() > 1 {
+            comparisons(run, &idx, scenarios, &impls)
+        } else {
+            Vec::new()
+        };
+        summary.extend(sentences(&cmps, a, &baseline));
+        let mut blocks = Vec::new();
+        if cmps.is_empty() {
+            blocks.push(Block::Para(format!(
+                "Only {baseline} has figures here, so there is nothing to compare; the full results below list them."
+            )));
+        } else {
+            blocks.push(Block::Table(factor_table(&cmps, &baseline)));
+        }
+        blocks.extend(
+            area_charts(run, &idx, scenarios, &impls)
+                .into_iter()
+                .map(Block::Chart),
+        );
+        area_sections.push(Section {
+            id: a.id().into(),
+            title: a.title().into(),
+            blocks,
+        });
+    }
+
+    let mut sections = Vec::new();
+    let mut lead = vec![Block::Para(format!(
+        "Baseline: {baseline}. Factors are \"times better than the baseline\" whichever way a figure points (rates: higher; time, memory and instructions: lower), with the side not being compared held at {baseline}."
+    ))];
+    lead.push(Block::Para(noise_note(run)));
+    if summary.is_empty() {
+        summary.push("This run has a single impl, so it compares nothing; the tables below give its figures.".into());
+    }
+    lead.insert(0, Block::Bullets(summary));
+    if !run.cells.is_empty() {
+        lead.push(Block::Para(format!(
+            "{} cells produced no figures; the section \"Not measured\" says why.",
+            run.cells.len()
+        )));
+    }
+    sections.push(Section {
+        id: "summary".into(),
+        title: "Summary".into(),
+        blocks: lead,
+    });
+    sections.extend(area_sections);
+
+    if let Some(go) = libp2p {
+        let go_impls = go.impls();
+        let base = go_impls.first().cloned().unwrap_or_default();
+        let mut blocks = vec![Block::Para(format!(
+            "The Go libp2p TLS transport's benchmarks (`make bench-go`, run {}), each pair over loopback TCP; factor = times better than {base} -> {base}.",
+            go.run_id
+        ))];
+        blocks.extend(
+            doc::pair_tables(&go.records, &go.cells, &base)
+                .into_iter()
+                .map(Block::Table),
+        );
+        let go_idx = Index::new(&go.records);
+        let mut scenarios: Vec<&str> = Vec::new();
+        for r in &go.records {
+            if !scenarios.contains(&r.scenario.as_str()) {
+                scenarios.push(&r.scenario);
+            }
+        }
+        blocks.extend(
+            area_charts(go, &go_idx, &scenarios, &go_impls)
+                .into_iter()
+                .filter(|c| c.title.starts_with("ns/op"))
+                .map(Block::Chart),
+        );
+        sections.push(Section {
+            id: "libp2p".into(),
+            title: "libp2p TLS transport (Go)".into(),
+            blocks,
+        });
+    }
+
+    if history.len() > 1 {
+        let mut blocks = vec![Block::Para(format!(
+            "The last {} runs in the database, oldest first.",
+            history.len()
+        ))];
+        blocks.extend(history_charts(history).into_iter().map(Block::Chart));
+        sections.push(Section {
+            id: "history".into(),
+            title: "History".into(),
+            blocks,
+        });
+    }
+
+    let mut results = vec![Block::Para(format!(
+        "Every pair of run {}: median ±95% CI and the factor against {baseline} -> {baseline}.",
+        run.run_id
+    ))];
+    results.extend(
+        doc::pair_tables(&run.records, &run.cells, &baseline)
+            .into_iter()
+            .map(Block::Table),
+    );
+    sections.push(Section {
+        id: "results".into(),
+        title: "All results".into(),
+        blocks: results,
+    });
+
+    sections.push(Section {
+        id: "not-measured".into(),
+        title: "Not measured".into(),
+        blocks: vec![if run.cells.is_empty() {
+            Block::Para("Every cell of this run was measured.".into())
+        } else {
+            Block::Table(not_measured_table(run))
+        }],
+    });
+
+    sections.push(Section {
+        id: "environment".into(),
+        title: "Environment".into(),
+        blocks: vec![Block::Table(Table {
+            caption: "Where and with what this run was made.".into(),
+            header: vec!["".into(), "".into()],
+            rows: environment(run)
+                .into_iter()
+                .map(|(k, v)| vec![Cell::plain(k), Cell::plain(v)])
+                .collect(),
+            label_cols: 2,
+        })],
+    });
+
+    Doc {
+        title: "tlsmatrix report".into(),
+        subtitle: format!(
+            "run {} ({}), {}, {} impls: {}",
+            run.run_id,
+            run.status,
+            run.env.timestamp,
+            impls.len(),
+            impls.join(", ")
+        ),
+        sections,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_follow_the_scenario() {
+        assert_eq!(
+            area("handshake-tls13-ecdsa-p256-x25519-full"),
+            Area::Handshake
+        );
+        assert_eq!(area("bulk-tls13-aes-128-gcm-16k"), Area::Bulk);
+        assert_eq!(area("memory-tls13-ecdsa-p256-n100"), Area::Memory);
+        assert_eq!(area("libp2p-handshake"), Area::Other);
+    }
+}

@@ -1,0 +1,103 @@
+//! `tlsmatrix report`: a run as `index.html` (self-contained), `report.md` and `results.csv`.
+//! The folder is written under a temporary name beside the target and renamed into place
+//! only when every file is complete, so a reader never sees half a report.
+
+mod analysis;
+mod csv;
+mod html;
+mod md;
+mod svg;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::rundata::{self, RunData};
+use crate::store::{RunKind, Store};
+
+/// How many runs the history charts go back.
+const HISTORY_RUNS: usize = 20;
+
+pub fn write(spec: &str, out: &Path, db: &Path) -> Result<()> {
+    let run = rundata::resolve(spec, db, RunKind::Matrix)?;
+    let (history, libp2p) = if db.is_file() {
+        let store = Store::open_existing(db)?;
+        let mut history: Vec<RunData> = Vec::new();
+        for row in store.runs()?.iter().rev() {
+            if history.len() == HISTORY_RUNS {
+                break;
+            }
+            let r = store.load(&row.run_id)?;
+            if !r.records.is_empty() && analysis_is_matrix(&r) {
+                history.push(r);
+            }
+        }
+        history.reverse();
+        let libp2p = match store.latest_run(RunKind::Libp2p)? {
+            Some(id) if id != run.run_id => Some(store.load(&id)?),
+            _ => None,
+        };
+        (history, libp2p)
+    } else {
+        (Vec::new(), None)
+    };
+    let doc = analysis::build(&run, &history, libp2p.as_ref());
+    let impls = run.impls();
+    let files = [
+        ("index.html", html::render(&doc, &impls)),
+        ("report.md", md::render(&doc)),
+        ("results.csv", csv::render(&run.records)),
+    ];
+    publish(out, &files)?;
+    eprintln!(
+        "report of run {} written to {}/ (index.html, report.md, results.csv)",
+        run.run_id,
+        out.display()
+    );
+    Ok(())
+}
+
+fn analysis_is_matrix(r: &RunData) -> bool {
+    r.records.iter().any(|x| !x.scenario.starts_with("libp2p-"))
+}
+
+fn sibling(out: &Path, tag: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    out.with_file_name(format!(".{name}.{tag}-{}", std::process::id()))
+}
+
+/// Writes the files into a fresh folder, then swaps it in for `out`.
+fn publish(out: &Path, files: &[(&str, String)]) -> Result<()> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let partial = sibling(out, "partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir(&partial)
+        .with_context(|| format!("cannot write the report beside {}", out.display()))?;
+    let written = (|| -> Result<()> {
+        for (name, text) in files {
+            let path = partial.join(name);
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&partial);
+        return Err(e);
+    }
+    let old = sibling(out, "old");
+    if out.exists() {
+        std::fs::rename(out, &old)
+            .with_context(|| format!("cannot move the previous {} aside", out.display()))?;
+    }
+    std::fs::rename(&partial, out)
+        .with_context(|| format!("cannot move the report into {}", out.display()))?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! Hand-written SVG charts: horizontal grouped bars with error bars, and lines with interval
+//! whiskers. Plain elements with explicit sizes, so they draw the same in any browser and
+//! need nothing outside the page.
+
+use std::fmt::Write as _;
+
+use crate::doc::{Chart, ChartKind, Point};
+use crate::table::figure;
+
+/// Colour-blind-safe (Okabe-Ito); an impl keeps its colour across charts by its index.
+pub const PALETTE: &[&str] = &[
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+];
+
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Round axis ticks covering 0..max.
+fn ticks(max: f64) -> Vec<f64> {
+    if max <= 0.0 || !max.is_finite() {
+        return vec![0.0, 1.0];
+    }
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let n = (max / step).ceil() as usize;
+    (0..=n).map(|i| i as f64 * step).collect()
+}
+
+fn max_value(chart: &Chart) -> f64 {
+    chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().flatten())
+        .map(|p| p.high.max(p.median))
+        .fold(0.0, f64::max)
+}
+
+/// The chart as one `<svg class="chart">` element; `index_of` gives a series' colour index.
+pub fn render(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
+    match chart.kind {
+        ChartKind::Bars => bars(chart, index_of),
+        ChartKind::Lines => lines(chart, index_of),
+    }
+}
+
+fn legend(out: &mut String, chart: &Chart, index_of: &dyn Fn(&str) -> usize, x: f64, y: f64) {
+    let mut cx = x;
+    for s in &chart.series {
+        let colour = PALETTE[index_of(&s.name) % PALETTE.len()];
+        let _ = write!(
+            out,
+            r#"<rect class="legend" x="{cx:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"#,
+            y - 10.0,
+            cx + 16.0,
+            y,
+            escape(&s.name)
+        );
+        cx += 16.0 + 7.5 * s.name.len() as f64 + 18.0;
+    }
+}
+
+fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
+    let label_w = 8.0 + 6.6 * chart.categories.iter().map(|c| c.len()).max().unwrap_or(4) as f64;
+    let plot_w = 520.0;
+    let bar_h = 14.0;
+    let group_gap = 10.0;
+    let top = 44.0;
+    let n = chart.series.len().max(1) as f64;
+    let group_h = n * bar_h + group_gap;
+    let height = top + group_h * chart.categories.len() as f64 + 40.0;
+    let width = label_w + plot_w + 90.0;
+    let ticks = ticks(max_value(chart));
+    let scale_max = *ticks.last().unwrap_or(&1.0);
+    let x_of = |v: f64| label_w + v / scale_max * plot_w;
+
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{}">"#,
+        escape(&chart.title)
+    );
+    let _ = write!(
+        out,
+        r#"<text x="4" y="16" font-size="14" font-weight="bold">{}</text>"#,
+        escape(&chart.title)
+    );
+    legend(&mut out, chart, index_of, label_w, 34.0);
+    let axis_y = height - 34.0;
+    for t in &ticks {
+        let x = x_of(*t);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{axis_y:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+            axis_y + 14.0,
+            figure(*t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+        label_w + plot_w / 2.0,
+        axis_y + 29.0,
+        escape(&chart.unit)
+    );
+    for (ci, cat) in chart.categories.iter().enumerate() {
+        let gy = top + ci as f64 * group_h;
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"#,
+            label_w - 6.0,
+            gy + n * bar_h / 2.0 + 4.0,
+            escape(cat)
+        );
+        for (si, s) in chart.series.iter().enumerate() {
+            let Some(Some(p)) = s.points.get(ci) else {
+                continue;
+            };
+            let y = gy + si as f64 * bar_h;
+            let colour = PALETTE[index_of(&s.name) % PALETTE.len()];
+            let w = (x_of(p.median) - label_w).max(0.5);
+            let _ = write!(
+                out,
+                r#"<rect class="bar" x="{label_w:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{colour}"><title>{}: {} (95% CI {} to {})</title></rect>"#,
+                y + 1.0,
+                bar_h - 2.0,
+                escape(&format!("{} {}", s.name, cat)),
+                figure(p.median),
+                figure(p.low),
+                figure(p.high)
+            );
+            error_bar(&mut out, x_of(p.low), x_of(p.high), y + bar_h / 2.0, true);
+        }
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{label_w:.1}" y1="{top:.1}" x2="{label_w:.1}" y2="{axis_y:.1}" stroke="#333"/></svg>"##
+    );
+    out
+}
+
+/// A whisker from `a` to `b` across the bar (horizontal) or the point (vertical).
+fn error_bar(out: &mut String, a: f64, b: f64, at: f64, horizontal: bool) {
+    let cap = 4.0;
+    if horizontal {
+        let _ = write!(
+            out,
+            r##"<path class="errorbar" d="M{a:.1} {:.1}V{:.1}M{a:.1} {at:.1}H{b:.1}M{b:.1} {:.1}V{:.1}" stroke="#222" fill="none"/>"##,
+            at - cap,
+            at + cap,
+            at - cap,
+            at + cap
+        );
+    } else {
+        let _ = write!(
+            out,
+            r##"<path class="errorbar" d="M{:.1} {a:.1}H{:.1}M{at:.1} {a:.1}V{b:.1}M{:.1} {b:.1}H{:.1}" stroke-width="1" fill="none" stroke="#222"/>"##,
+            at - cap,
+            at + cap,
+            at - cap,
+            at + cap
+        );
+    }
+}
+
+fn lines(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
+    let (left, top, plot_w, plot_h) = (70.0, 44.0, 560.0, 220.0);
+    let width = left + plot_w + 40.0;
+    let height = top + plot_h + 80.0;
+    let ticks = ticks(max_value(chart));
+    let scale_max = *ticks.last().unwrap_or(&1.0);
+    let ncat = chart.categories.len().max(2) as f64;
+    let x_of = |i: usize| left + plot_w * i as f64 / (ncat - 1.0);
+    let y_of = |v: f64| top + plot_h - v / scale_max * plot_h;
+
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{}">"#,
+        escape(&chart.title)
+    );
+    let _ = write!(
+        out,
+        r#"<text x="4" y="16" font-size="14" font-weight="bold">{}</text>"#,
+        escape(&chart.title)
+    );
+    legend(&mut out, chart, index_of, left, 34.0);
+    for t in &ticks {
+        let y = y_of(*t);
+        let _ = write!(
+            out,
+            r##"<line x1="{left:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            left + plot_w,
+            left - 6.0,
+            y + 4.0,
+            figure(*t)
+        );
+    }
+    for (i, cat) in chart.categories.iter().enumerate() {
+        let x = x_of(i);
+        let _ = write!(
+            out,
+            r#"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="end" transform="rotate(-30 {x:.1} {:.1})">{}</text>"#,
+            top + plot_h + 14.0,
+            top + plot_h + 14.0,
+            escape(cat)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="12" y="{:.1}" font-size="11" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
+        top + plot_h / 2.0,
+        top + plot_h / 2.0,
+        escape(&chart.unit)
+    );
+    for s in &chart.series {
+        let colour = PALETTE[index_of(&s.name) % PALETTE.len()];
+        let pts: Vec<(usize, &Point)> = s
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (i, p)))
+            .collect();
+        let d: String = pts
+            .iter()
+            .enumerate()
+            .map(|(k, (i, p))| {
+                format!(
+                    "{}{:.1} {:.1}",
+                    if k == 0 { "M" } else { "L" },
+                    x_of(*i),
+                    y_of(p.median)
+                )
+            })
+            .collect();
+        let _ = write!(
+            out,
+            r#"<path class="line" d="{d}" stroke="{colour}" stroke-width="2" fill="none"/>"#
+        );
+        for (i, p) in pts {
+            let x = x_of(i);
+            error_bar(&mut out, y_of(p.low), y_of(p.high), x, false);
+            let _ = write!(
+                out,
+                r#"<circle class="point" cx="{x:.1}" cy="{:.1}" r="3.5" fill="{colour}"><title>{}: {} (95% CI {} to {})</title></circle>"#,
+                y_of(p.median),
+                escape(&s.name),
+                figure(p.median),
+                figure(p.low),
+                figure(p.high)
+            );
+        }
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::Series;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_maximum() {
+        assert_eq!(ticks(9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let t = ticks(4_321.0);
+        assert!(*t.last().unwrap() >= 4_321.0 && t.len() <= 7, "{t:?}");
+    }
+
+    #[test]
+    fn a_bar_chart_draws_a_bar_and_whisker_per_point_and_escapes_text() {
+        let chart = Chart {
+            kind: ChartKind::Bars,
+            title: "a <b>".into(),
+            unit: "u".into(),
+            categories: vec!["s1".into(), "s2".into()],
+            series: vec![Series {
+                name: "x".into(),
+                points: vec![
+                    Some(Point {
+                        median: 10.0,
+                        low: 9.0,
+                        high: 11.0,
+                    }),
+                    None,
+                ],
+            }],
+        };
+        let svg = render(&chart, &|_| 0);
+        assert_eq!(svg.matches("class=\"bar\"").count(), 1);
+        assert_eq!(svg.matches("class=\"errorbar\"").count(), 1);
+        assert!(svg.contains("a &lt;b&gt;") && !svg.contains("<b>"));
+    }
+}

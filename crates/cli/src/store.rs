@@ -1,0 +1,525 @@
+//! The history database (SQLite, bundled): every run with its environment, its records and
+//! the cells it could not measure. A run is written as it goes, one transaction per cell, so
+//! a run that is killed leaves a valid database holding every cell finished before the kill,
+//! and the run marked incomplete.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use tlsmatrix_core::record::{CellRecord, Env, Record, CELL_SCHEMA, SCHEMA};
+
+use crate::rundata::RunData;
+
+/// Bumped when a table changes; an older database is refused, not guessed at.
+const DB_VERSION: i64 = 1;
+
+const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    measure TEXT NOT NULL,
+    command TEXT NOT NULL,
+    git_revision TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    cores INTEGER NOT NULL,
+    kernel TEXT NOT NULL,
+    compilers TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    scenario TEXT NOT NULL,
+    client TEXT NOT NULL,
+    server TEXT NOT NULL,
+    client_version TEXT NOT NULL,
+    server_version TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    median REAL NOT NULL,
+    min REAL NOT NULL,
+    ci_low REAL NOT NULL,
+    ci_high REAL NOT NULL,
+    PRIMARY KEY (run_id, scenario, client, server, metric)
+);
+CREATE TABLE IF NOT EXISTS cells (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    scenario TEXT NOT NULL,
+    client TEXT NOT NULL,
+    server TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (run_id, scenario, client, server)
+);
+";
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Runs of `tlsmatrix run` (the matrix) and of the Go transport's benchmarks (`libp2p-*`
+/// scenarios, imported by `make bench-go`) are told apart by their scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    Any,
+    Matrix,
+    Libp2p,
+}
+
+/// A line of `tlsmatrix history`.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    pub run_id: String,
+    pub started: String,
+    pub finished: Option<String>,
+    pub measure: String,
+    pub git_revision: String,
+    pub command: String,
+    pub records: i64,
+    pub not_measured: i64,
+}
+
+impl Store {
+    /// Opens or creates the database (and its folder) for writing.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!("cannot create the folder of database {}", path.display())
+            })?;
+        }
+        Self::connect(path)
+    }
+
+    /// Opens a database that must already exist, for reading.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.is_file() {
+            bail!(
+                "no history database at {}; `tlsmatrix run` creates it, or point --db at one",
+                path.display()
+            );
+        }
+        Self::connect(path)
+    }
+
+    fn connect(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open database {}", path.display()))?;
+        // Another process (a report while a run writes) waits instead of failing.
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        conn.execute_batch(TABLES)
+            .with_context(|| format!("{} is not a tlsmatrix database", path.display()))?;
+        let version: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        match version {
+            None => {
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('version', ?1)",
+                    [DB_VERSION.to_string()],
+                )?;
+            }
+            Some(v) if v == DB_VERSION.to_string() => {}
+            Some(v) => bail!(
+                "{} is a version {v} tlsmatrix database; this tlsmatrix reads version {DB_VERSION}",
+                path.display()
+            ),
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records that a run started; it stays incomplete until [`Store::finish_run`].
+    pub fn begin_run(&mut self, run_id: &str, measure: &str, env: &Env) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        insert_run(&tx, run_id, measure, env)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// One cell's outcome, atomically: its records, or why it has none.
+    pub fn add_cell(
+        &mut self,
+        records: &[Record],
+        not_measured: Option<&CellRecord>,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        insert_records(&tx, records)?;
+        if let Some(c) = not_measured {
+            insert_cell(&tx, c)?;
+        }
+        tx.commit()
+            .with_context(|| format!("cannot write to database {}", self.path.display()))
+    }
+
+    pub fn finish_run(&mut self, run_id: &str, finished: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET finished = ?2 WHERE run_id = ?1",
+            params![run_id, finished],
+        )?;
+        Ok(())
+    }
+
+    /// Stores a whole run read from a file, in one transaction; false if the database already
+    /// holds a run with its id (importing twice changes nothing).
+    pub fn import(&mut self, run: &RunData, measure: &str) -> Result<bool> {
+        let tx = self.conn.transaction()?;
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = ?1)",
+            [&run.run_id],
+            |r| r.get(0),
+        )?;
+        if exists {
+            return Ok(false);
+        }
+        insert_run(&tx, &run.run_id, measure, &run.env)?;
+        insert_records(&tx, &run.records)?;
+        for c in &run.cells {
+            insert_cell(&tx, c)?;
+        }
+        tx.execute(
+            "UPDATE runs SET finished = started WHERE run_id = ?1",
+            [&run.run_id],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.run_id, r.started, r.finished, r.measure, r.git_revision, r.command,
+                    (SELECT COUNT(*) FROM records x WHERE x.run_id = r.run_id),
+                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id)
+             FROM runs r ORDER BY r.started, r.run_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(RunRow {
+                run_id: r.get(0)?,
+                started: r.get(1)?,
+                finished: r.get(2)?,
+                measure: r.get(3)?,
+                git_revision: r.get(4)?,
+                command: r.get(5)?,
+                records: r.get(6)?,
+                not_measured: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The newest run of a kind.
+    pub fn latest_run(&self, kind: RunKind) -> Result<Option<String>> {
+        let condition = match kind {
+            RunKind::Any => "1",
+            RunKind::Matrix => "x.scenario NOT LIKE 'libp2p-%'",
+            RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
+        };
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT r.run_id FROM runs r WHERE EXISTS
+                       (SELECT 1 FROM records x WHERE x.run_id = r.run_id AND {condition})
+                     ORDER BY r.started DESC, r.run_id DESC LIMIT 1"
+                ),
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn load(&self, run_id: &str) -> Result<RunData> {
+        let env_row = self
+            .conn
+            .query_row(
+                "SELECT started, finished, command, git_revision, cpu_model, cores, kernel, compilers
+                 FROM runs WHERE run_id = ?1",
+                [run_id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, String>(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((started, finished, command, git_revision, cpu_model, cores, kernel, compilers)) =
+            env_row
+        else {
+            bail!(
+                "no run '{run_id}' in {}; `tlsmatrix history` lists the runs",
+                self.path.display()
+            );
+        };
+        let env = Env {
+            cpu_model,
+            cores: cores as usize,
+            kernel,
+            compilers: serde_json::from_str(&compilers).unwrap_or_default(),
+            git_revision,
+            timestamp: started,
+            command,
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT scenario, client, server, client_version, server_version, metric, unit,
+                    samples, median, min, ci_low, ci_high
+             FROM records WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let records = stmt
+            .query_map([run_id], |r| {
+                Ok((
+                    [
+                        r.get::<_, String>(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ],
+                    [r.get::<_, f64>(8)?, r.get(9)?, r.get(10)?, r.get(11)?],
+                ))
+            })?
+            .map(|row| {
+                let ([scenario, client, server, cv, sv, metric, unit, samples], [med, min, lo, hi]) =
+                    row?;
+                Ok(Record {
+                    schema: SCHEMA.into(),
+                    run_id: run_id.into(),
+                    scenario,
+                    client,
+                    server,
+                    client_version: cv,
+                    server_version: sv,
+                    metric: metric
+                        .parse()
+                        .map_err(|e: String| anyhow::anyhow!("run {run_id}: {e}"))?,
+                    unit,
+                    samples: serde_json::from_str(&samples)
+                        .with_context(|| format!("run {run_id}: unreadable samples"))?,
+                    median: med,
+                    min,
+                    ci_low: lo,
+                    ci_high: hi,
+                    env: env.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT scenario, client, server, outcome, reason FROM cells WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let cells = stmt
+            .query_map([run_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .map(|row| {
+                let (scenario, client, server, outcome, reason) = row?;
+                Ok(CellRecord {
+                    schema: CELL_SCHEMA.into(),
+                    run_id: run_id.into(),
+                    scenario,
+                    client,
+                    server,
+                    outcome: serde_json::from_value(serde_json::Value::String(outcome))
+                        .with_context(|| format!("run {run_id}: unknown cell outcome"))?,
+                    reason,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RunData {
+            run_id: run_id.into(),
+            env,
+            status: if finished.is_some() {
+                "complete"
+            } else {
+                "incomplete"
+            }
+            .into(),
+            records,
+            cells,
+        })
+    }
+}
+
+fn insert_run(tx: &Transaction, run_id: &str, measure: &str, env: &Env) -> Result<()> {
+    tx.execute(
+        "INSERT INTO runs (run_id, started, measure, command, git_revision, cpu_model, cores,
+                           kernel, compilers)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            run_id,
+            env.timestamp,
+            measure,
+            env.command,
+            env.git_revision,
+            env.cpu_model,
+            env.cores as i64,
+            env.kernel,
+            serde_json::to_string(&env.compilers)?,
+        ],
+    )
+    .with_context(|| format!("cannot record run {run_id}"))?;
+    Ok(())
+}
+
+fn insert_records(tx: &Transaction, records: &[Record]) -> Result<()> {
+    let mut stmt = tx.prepare(
+        "INSERT OR REPLACE INTO records (run_id, scenario, client, server, client_version,
+             server_version, metric, unit, samples, median, min, ci_low, ci_high)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    for r in records {
+        stmt.execute(params![
+            r.run_id,
+            r.scenario,
+            r.client,
+            r.server,
+            r.client_version,
+            r.server_version,
+            r.metric.as_str(),
+            r.unit,
+            serde_json::to_string(&r.samples)?,
+            r.median,
+            r.min,
+            r.ci_low,
+            r.ci_high,
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_cell(tx: &Transaction, c: &CellRecord) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO cells (run_id, scenario, client, server, outcome, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            c.run_id,
+            c.scenario,
+            c.client,
+            c.server,
+            c.outcome.as_str(),
+            c.reason
+        ],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_core::record::{CellStatus, Metric};
+
+    fn record(run: &str, median: f64) -> Record {
+        Record {
+            schema: SCHEMA.into(),
+            run_id: run.into(),
+            scenario: "handshake-tls13-ecdsa-p256-x25519-full".into(),
+            client: "a".into(),
+            server: "a".into(),
+            client_version: "A 1".into(),
+            server_version: "A 1".into(),
+            metric: Metric::ClientCpuNs,
+            unit: "ns".into(),
+            samples: vec![median - 1.0, median, median + 1.0],
+            median,
+            min: median - 1.0,
+            ci_low: median - 1.0,
+            ci_high: median + 1.0,
+            env: Env {
+                timestamp: "2026-11-23T10:00:00Z".into(),
+                command: "tlsmatrix run".into(),
+                ..Env::default()
+            },
+        }
+    }
+
+    fn temp_db(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tlsmatrix-store-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn a_run_round_trips_and_an_unfinished_one_is_incomplete() {
+        let path = temp_db("rt.db");
+        let mut s = Store::open(&path).unwrap();
+        let r = record("r1", 100.0);
+        s.begin_run("r1", "time", &r.env).unwrap();
+        s.add_cell(std::slice::from_ref(&r), None).unwrap();
+        let cell = CellRecord {
+            schema: CELL_SCHEMA.into(),
+            run_id: "r1".into(),
+            scenario: "x".into(),
+            client: "a".into(),
+            server: "b".into(),
+            outcome: CellStatus::Unsupported,
+            reason: "different drivers".into(),
+        };
+        s.add_cell(&[], Some(&cell)).unwrap();
+        // Killed here: reopening finds everything written so far, marked incomplete.
+        drop(s);
+        let s = Store::open_existing(&path).unwrap();
+        let run = s.load("r1").unwrap();
+        assert_eq!(run.status, "incomplete");
+        assert_eq!(run.records, vec![r]);
+        assert_eq!(run.cells, vec![cell]);
+        let mut s = s;
+        s.finish_run("r1", "2026-11-23T10:05:00Z").unwrap();
+        assert_eq!(s.load("r1").unwrap().status, "complete");
+        assert_eq!(s.runs().unwrap()[0].records, 1);
+        assert_eq!(s.latest_run(RunKind::Any).unwrap().as_deref(), Some("r1"));
+        assert_eq!(
+            s.latest_run(RunKind::Matrix).unwrap().as_deref(),
+            Some("r1")
+        );
+        assert_eq!(s.latest_run(RunKind::Libp2p).unwrap(), None);
+    }
+
+    #[test]
+    fn import_is_idempotent_and_unknown_runs_are_named() {
+        let path = temp_db("import.db");
+        let mut s = Store::open(&path).unwrap();
+        let r = record("g1", 5.0);
+        let run = RunData {
+            run_id: "g1".into(),
+            env: r.env.clone(),
+            status: "file".into(),
+            records: vec![r],
+            cells: vec![],
+        };
+        assert!(s.import(&run, "time").unwrap());
+        assert!(!s.import(&run, "time").unwrap());
+        assert_eq!(s.runs().unwrap().len(), 1);
+        let e = s.load("nope").unwrap_err().to_string();
+        assert!(e.contains("no run 'nope'"), "{e}");
+        let e = Store::open_existing(&temp_db("missing.db")).err().unwrap();
+        assert!(e.to_string().contains("no history database"), "{e}");
+    }
+}
