@@ -3,8 +3,13 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 GO ?= go
-RUNS ?= 10
+RUNS ?= 30
 OUT ?= results/latest.jsonl
+DB ?= results/tlsmatrix.db
+REPORT ?= report
+# Instruction counts (callgrind) for a few scenarios, reported beside the timings.
+INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
+INSTR_RUNS ?= 3
 BIN := target/release
 
 .PHONY: all setup build report run test go-test lint bench bench-go clean
@@ -17,11 +22,21 @@ setup:
 build: setup
 	$(CARGO) build --release --locked --workspace
 
-# The main job: the default suite over every built impl, a fresh results/latest.jsonl, and
-# the summary table. RUNS=30 for tighter intervals.
+# The main job: the default suite over every built impl (RUNS samples per figure), then
+# instruction counts for INSTR_SCENARIOS, both stored in $(DB); the Go transport's benchmark
+# records if `make bench-go` made them; then $(REPORT)/ (index.html, report.md, results.csv)
+# and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT)
-	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT)
+	rm -f $(OUT) results/instructions.jsonl
+	@status=0; \
+	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) \
+	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB); fi; \
+	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
+	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
+	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
+	exit $$status
 
 # Every test, plus the formatting and lint gates CI enforces.
 test: build lint go-test
@@ -53,7 +68,7 @@ bench: build
 # factor table against std/std. About BENCH_RUNS x 12 x BENCHTIME.
 BENCH_RUNS ?= 5
 BENCHTIME ?= 5s
-bench-go: setup
+bench-go: build
 	mkdir -p results
 	@set -o pipefail; cd go && : > ../results/go-bench.txt && start=$$SECONDS && \
 	for i in $$(seq $(BENCH_RUNS)); do \
@@ -63,7 +78,8 @@ bench-go: setup
 	  $(GO) test ./bench -run '^$$' -bench . -benchtime=$(BENCHTIME) -cpu=1 -benchmem >> ../results/go-bench.txt || { echo "bench-go: run $$i failed; see results/go-bench.txt" >&2; exit 1; }; \
 	done
 	cd go && $(GO) run ./cmd/benchrecords --in ../results/go-bench.txt --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)"
+	$(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB)
 
 clean:
 	$(CARGO) clean
-	rm -rf results
+	rm -rf results $(REPORT)

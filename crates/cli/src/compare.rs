@@ -182,32 +182,23 @@ pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::record::{Env, SCHEMA};
-    use tlsmatrix_core::stats;
+    use tlsmatrix_core::record::Env;
 
     fn run(id: &str, metric: Metric, samples: Vec<f64>) -> RunData {
-        let s = stats::summarize(&samples).unwrap();
+        let r = Record::from_samples(
+            id,
+            "s",
+            ("a", "1"),
+            ("a", "1"),
+            metric,
+            samples,
+            Env::default(),
+        );
         RunData {
             run_id: id.into(),
             env: Env::default(),
             status: "file".into(),
-            records: vec![Record {
-                schema: SCHEMA.into(),
-                run_id: id.into(),
-                scenario: "s".into(),
-                client: "a".into(),
-                server: "a".into(),
-                client_version: "1".into(),
-                server_version: "1".into(),
-                metric,
-                unit: metric.unit().into(),
-                samples,
-                median: s.median,
-                min: s.min,
-                ci_low: s.ci_low,
-                ci_high: s.ci_high,
-                env: Env::default(),
-            }],
+            records: vec![r.unwrap()],
             cells: vec![],
         }
     }

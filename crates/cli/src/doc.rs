@@ -49,6 +49,14 @@ pub enum Class {
 }
 
 impl Class {
+    /// How an unmeasured cell shows, and its text.
+    pub fn of_status(status: CellStatus) -> (Class, &'static str) {
+        match status {
+            CellStatus::Unsupported => (Class::Unsupported, "unsupported"),
+            CellStatus::Failed => (Class::Failed, "FAILED"),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Plain => "plain",
@@ -205,10 +213,7 @@ pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> 
                 .iter()
                 .find(|x| x.scenario == id && x.client == c && x.server == s)
             {
-                let (text, class) = match cell.outcome {
-                    CellStatus::Unsupported => ("unsupported", Class::Unsupported),
-                    CellStatus::Failed => ("FAILED", Class::Failed),
-                };
+                let (class, text) = Class::of_status(cell.outcome);
                 row.push(Cell::with(text, class, Some(cell.reason.clone())));
                 while row.len() < header.len() {
                     row.push(Cell::with("", class, None));

@@ -10,9 +10,8 @@ use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use tlsmatrix_core::glob;
 use tlsmatrix_core::protocol::Measure;
-use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 use tlsmatrix_core::scenario::Scenario;
-use tlsmatrix_core::stats;
 
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::results_file::ResultsFile;
@@ -142,6 +141,16 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
+/// "3m05s" or "42s".
+fn eta(secs: f64) -> String {
+    let s = secs.round() as u64;
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
 /// Records for a measured cell, one per metric, after checking the driver ran the versions
 /// the registry promised.
 fn records_for(
@@ -184,25 +193,16 @@ fn records_for(
     }
     Ok(by_metric
         .into_iter()
-        .map(|(metric, samples)| {
-            let s = stats::summarize(&samples).expect("at least one sample");
-            Record {
-                schema: SCHEMA.into(),
-                run_id: run_id.into(),
-                scenario: cell.scenario.to_string(),
-                client: cell.client.clone(),
-                server: cell.server.clone(),
-                client_version: client_version.clone(),
-                server_version: server_version.clone(),
+        .filter_map(|(metric, samples)| {
+            Record::from_samples(
+                run_id,
+                &cell.scenario.to_string(),
+                (&cell.client, client_version),
+                (&cell.server, server_version),
                 metric,
-                unit: metric.unit().into(),
                 samples,
-                median: s.median,
-                min: s.min,
-                ci_low: s.ci_low,
-                ci_high: s.ci_high,
-                env: env.clone(),
-            }
+                env.clone(),
+            )
         })
         .collect())
 }
@@ -332,10 +332,13 @@ pub fn run(opts: RunOptions) -> Result<bool> {
                 bar.println(format!("{id} {client} -> {server}: {status}"));
             }
         } else {
+            // No bar without a terminal, so each line carries the estimate instead.
+            let done = i + 1;
+            let left = started.elapsed().as_secs_f64() / done as f64 * (plan.len() - done) as f64;
             eprintln!(
-                "[{}/{}] {id} {client} -> {server}: {status}",
-                i + 1,
-                plan.len()
+                "[{done}/{}, ~{} left] {id} {client} -> {server}: {status}",
+                plan.len(),
+                eta(left)
             );
         }
         cells.push(cell);

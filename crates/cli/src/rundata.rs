@@ -125,9 +125,13 @@ pub fn resolve(spec: &str, db: &Path, kind: RunKind) -> Result<RunData> {
     }
     let store = Store::open_existing(db)?;
     let id = if spec == "latest" {
-        store
-            .latest_run(kind)?
-            .with_context(|| format!("the database {} holds no runs", db.display()))?
+        store.latest_run(kind)?.with_context(|| {
+            format!(
+                "the database {} holds no {}run yet",
+                db.display(),
+                kind.describe()
+            )
+        })?
     } else {
         spec.to_string()
     };

@@ -60,13 +60,25 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// Runs of `tlsmatrix run` (the matrix) and of the Go transport's benchmarks (`libp2p-*`
-/// scenarios, imported by `make bench-go`) are told apart by their scenarios.
+/// Timed runs of `tlsmatrix run` (the matrix), its instruction-count runs, and the Go
+/// transport's benchmarks (`libp2p-*` scenarios, imported by `make bench-go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
     Any,
     Matrix,
+    Instructions,
     Libp2p,
+}
+
+impl RunKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            RunKind::Any => "",
+            RunKind::Matrix => "timed `tlsmatrix run` ",
+            RunKind::Instructions => "instruction-count ",
+            RunKind::Libp2p => "libp2p benchmark ",
+        }
+    }
 }
 
 /// A line of `tlsmatrix history`.
@@ -223,7 +235,8 @@ impl Store {
     pub fn latest_run(&self, kind: RunKind) -> Result<Option<String>> {
         let condition = match kind {
             RunKind::Any => "1",
-            RunKind::Matrix => "x.scenario NOT LIKE 'libp2p-%'",
+            RunKind::Matrix => "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%'",
+            RunKind::Instructions => "r.measure = 'instructions'",
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
         };
         Ok(self

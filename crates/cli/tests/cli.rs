@@ -210,7 +210,16 @@ fn list_names_every_impl_with_its_version() {
 
 #[test]
 fn every_command_explains_every_option() {
-    for cmd in [&["--help"][..], &["run", "--help"], &["list", "--help"]] {
+    for cmd in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["list", "--help"],
+        &["history", "--help"],
+        &["show", "--help"],
+        &["compare", "--help"],
+        &["import", "--help"],
+        &["report", "--help"],
+    ] {
         let r = tlsmatrix(cmd);
         assert!(r.status.success());
         let help = String::from_utf8_lossy(&r.stdout);
@@ -231,6 +240,8 @@ fn every_command_explains_every_option() {
         "--warmup-ms",
         "--sample-ms",
         "--cell-timeout",
+        "--measure",
+        "--db",
     ] {
         assert!(run_help.contains(opt), "{opt} missing from run --help");
     }
@@ -314,4 +325,130 @@ fn an_impl_running_the_wrong_library_version_is_refused() {
         );
         assert_eq!(r.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// Instruction counts under callgrind: deterministic enough to gate CI on. OpenSSL's RSA
+/// server refreshes its blinding every 32 signatures, which a sample must average over.
+#[test]
+fn instruction_counts_repeat_within_a_tenth_of_a_percent() {
+    let d = scratch("instr");
+    let out = d.join("r.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "instructions",
+        "--impl",
+        "openssl-3.0",
+        "--scenario",
+        "handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k",
+        "--runs",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records: Vec<Record> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let metrics: Vec<Metric> = records.iter().map(|r| r.metric).collect();
+    assert_eq!(
+        metrics,
+        [
+            Metric::ClientInstructions,
+            Metric::ServerInstructions,
+            Metric::SendInstrPerMib,
+            Metric::RecvInstrPerMib
+        ]
+    );
+    for rec in &records {
+        assert_eq!(rec.samples.len(), 3);
+        let (lo, hi) = rec
+            .samples
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        assert!(hi / lo - 1.0 < 0.001, "{}: {:?}", rec.metric, rec.samples);
+        // A TLS 1.3 RSA handshake side is millions of instructions; AES-GCM a few per byte.
+        assert!(
+            (1e5..1e9).contains(&rec.median),
+            "{}: {}",
+            rec.metric,
+            rec.median
+        );
+    }
+    // The run is in the database beside the results, marked as an instruction run.
+    let db = d.join("tlsmatrix.db");
+    let h = tlsmatrix(&["history", "--db", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert!(
+        text.contains("complete") && text.contains("instructions"),
+        "{text}"
+    );
+}
+
+/// A run lands in the database one cell at a time; `history`, `show` and `compare` read it.
+#[test]
+fn runs_are_stored_and_read_back() {
+    let d = scratch("history");
+    let out = d.join("r.jsonl");
+    let db = d.join("h.db");
+    let args = |runs: &'static str| {
+        vec![
+            "run".to_string(),
+            "--impl".into(),
+            "rustls-ring".into(),
+            "--scenario".into(),
+            "handshake-tls13-ed25519-x25519-full".into(),
+            "--runs".into(),
+            runs.into(),
+            "--warmup-ms".into(),
+            "10".into(),
+            "--sample-ms".into(),
+            "10".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--db".into(),
+            db.to_str().unwrap().into(),
+        ]
+    };
+    for runs in ["3", "4"] {
+        let a = args(runs);
+        let r = tlsmatrix(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(r.status.success(), "{}", stderr(&r));
+    }
+    let db_s = db.to_str().unwrap();
+    let h = tlsmatrix(&["history", "--db", db_s]);
+    let text = String::from_utf8_lossy(&h.stdout).to_string();
+    let ids: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{text}");
+    let s = tlsmatrix(&["show", ids[1], "--db", db_s]);
+    let shown = String::from_utf8_lossy(&s.stdout);
+    assert!(
+        s.status.success() && shown.contains("server hs/s"),
+        "{shown}"
+    );
+    assert!(shown.contains("rustls 0.23."), "{shown}");
+    // Two runs of the same thing: matched figure by figure. A generous threshold keeps
+    // machine noise from failing the test; the gate itself is tested in tests/report.rs.
+    let c = tlsmatrix(&[
+        "compare",
+        ids[0],
+        ids[1],
+        "--db",
+        db_s,
+        "--threshold",
+        "60%",
+    ]);
+    let ct = String::from_utf8_lossy(&c.stdout);
+    assert_eq!(c.status.code(), Some(0), "{ct}{}", stderr(&c));
+    assert!(ct.contains("2 figures:"), "{ct}");
+    // The same run from the database and from the file agree.
+    let f = tlsmatrix(&["compare", ids[1], out.to_str().unwrap(), "--db", db_s]);
+    let ft = String::from_utf8_lossy(&f.stdout);
+    assert!(ft.contains("2 same, 0 worse"), "{ft}");
 }

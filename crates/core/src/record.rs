@@ -207,6 +207,37 @@ impl CellRecord {
 }
 
 impl Record {
+    /// A record of `samples` with their statistics; `None` when there are none. `client` and
+    /// `server` are (impl name, version it reported).
+    pub fn from_samples(
+        run_id: &str,
+        scenario: &str,
+        client: (&str, &str),
+        server: (&str, &str),
+        metric: Metric,
+        samples: Vec<f64>,
+        env: Env,
+    ) -> Option<Record> {
+        let s = crate::stats::summarize(&samples)?;
+        Some(Record {
+            schema: SCHEMA.into(),
+            run_id: run_id.into(),
+            scenario: scenario.into(),
+            client: client.0.into(),
+            server: server.0.into(),
+            client_version: client.1.into(),
+            server_version: server.1.into(),
+            metric,
+            unit: metric.unit().into(),
+            samples,
+            median: s.median,
+            min: s.min,
+            ci_low: s.ci_low,
+            ci_high: s.ci_high,
+            env,
+        })
+    }
+
     /// The statistics as stored.
     pub fn summary(&self) -> crate::stats::Summary {
         crate::stats::Summary {

@@ -215,6 +215,23 @@ fn times(f: f64) -> String {
     format!("{f:.2}x")
 }
 
+/// Differences smaller than this are reported as "as fast", significant or not: a 0.5%
+/// difference in instruction counts is real but tells a reader nothing.
+const NEGLIGIBLE: f64 = 0.01;
+
+fn negligible(ratio: f64) -> bool {
+    ratio.ln().abs() < (1.0 + NEGLIGIBLE).ln()
+}
+
+/// "2.10x faster" or "1.30x slower", in the direction of the ratio.
+fn directed(ratio: f64, better: &str, worse: &str) -> String {
+    if ratio >= 1.0 {
+        format!("{} {better}", times(ratio))
+    } else {
+        format!("{} {worse}", times(1.0 / ratio))
+    }
+}
+
 /// One sentence per (figure, impl) of an area: a single scenario gets its interval, several
 /// get the geometric mean and the range.
 fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
@@ -228,12 +245,10 @@ fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
         let side = as_side(m);
         if let [c] = group.as_slice() {
             let f = &c.factor;
-            let how = if !f.significant {
+            let how = if !f.significant || negligible(f.ratio) {
                 format!("{equal} as")
-            } else if f.ratio >= 1.0 {
-                format!("{} {better} than", times(f.ratio))
             } else {
-                format!("{} {worse} than", times(1.0 / f.ratio))
+                format!("{} than", directed(f.ratio, better, worse))
             };
             out.push(format!(
                 "{imp} {does} {how} {baseline}{side} in {} (factor {}, 95% CI {:.2}-{:.2}{}).",
@@ -247,33 +262,29 @@ fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
         }
         let n = group.len();
         let gmean = (group.iter().map(|c| c.factor.ratio.ln()).sum::<f64>() / n as f64).exp();
+        let by_ratio =
+            |a: &&&Comparison, b: &&&Comparison| a.factor.ratio.total_cmp(&b.factor.ratio);
         let lo = group
             .iter()
-            .min_by(|a, b| a.factor.ratio.total_cmp(&b.factor.ratio))
+            .min_by(by_ratio)
             .expect("a group is never empty");
         let hi = group
             .iter()
-            .max_by(|a, b| a.factor.ratio.total_cmp(&b.factor.ratio))
+            .max_by(by_ratio)
             .expect("a group is never empty");
         let significant = group.iter().filter(|c| c.factor.significant).count();
-        // The range reads in the sentence's direction: "from 2.9x to 5.6x slower".
-        let (how, from, to, word) = if gmean >= 1.0 {
-            (times(gmean), lo, hi, better)
+        let how = if significant == 0 || negligible(gmean) {
+            format!("{equal} as")
         } else {
-            (times(1.0 / gmean), hi, lo, worse)
+            format!("{} than", directed(gmean, better, worse))
         };
-        let shown_factor = |c: &Comparison| {
-            times(if gmean >= 1.0 {
-                c.factor.ratio
-            } else {
-                1.0 / c.factor.ratio
-            })
-        };
+        // The range runs from the least to the most favourable end of the sentence's direction.
+        let (from, to) = if gmean >= 1.0 { (lo, hi) } else { (hi, lo) };
         out.push(format!(
-            "{imp} {does} {how} {word} than {baseline}{side} across {n} scenarios (geometric mean; from {} in {} to {} in {}; {significant} of {n} significant).",
-            shown_factor(from),
+            "{imp} {does} {how} {baseline}{side} across {n} scenarios (geometric mean of the factors; from {} in {} to {} in {}; {significant} of {n} significant).",
+            directed(from.factor.ratio, better, worse),
             from.scenario,
-            shown_factor(to),
+            directed(to.factor.ratio, better, worse),
             to.scenario
         ));
     }
@@ -367,6 +378,16 @@ fn area_charts(run: &RunData, idx: &Index, scenarios: &[&str], impls: &[String])
         .collect()
 }
 
+/// "2026-11-23 11:43" from the run's start: shorter than its id, and ordered.
+fn run_label(run: &RunData) -> String {
+    let t = &run.env.timestamp;
+    if t.len() >= 16 {
+        t[..16].replace('T', " ")
+    } else {
+        run.run_id.clone()
+    }
+}
+
 /// Lines over runs for the figures every run shares: each impl's own pair.
 fn history_charts(history: &[RunData]) -> Vec<Chart> {
     let Some(last) = history.last() else {
@@ -396,7 +417,7 @@ fn history_charts(history: &[RunData]) -> Vec<Chart> {
             kind: ChartKind::Lines,
             title: format!("{} in {scenario}, each impl's own pair", shown(m).title),
             unit: format!("{} ({})", shown(m).unit, direction(m)),
-            categories: history.iter().map(|r| r.run_id.clone()).collect(),
+            categories: history.iter().map(run_label).collect(),
             series: impls
                 .iter()
                 .map(|imp| Series {
@@ -434,15 +455,12 @@ fn not_measured_table(run: &RunData) -> Table {
             .cells
             .iter()
             .map(|c| {
-                let class = match c.outcome {
-                    tlsmatrix_core::record::CellStatus::Unsupported => Class::Unsupported,
-                    tlsmatrix_core::record::CellStatus::Failed => Class::Failed,
-                };
+                let (class, text) = Class::of_status(c.outcome);
                 vec![
                     Cell::plain(&c.scenario),
                     Cell::plain(&c.client),
                     Cell::plain(&c.server),
-                    Cell::with(c.outcome.as_str(), class, Some(c.reason.clone())),
+                    Cell::with(text, class, Some(c.reason.clone())),
                     Cell::plain(&c.reason),
                 ]
             })
@@ -472,7 +490,17 @@ fn noise_note(run: &RunData) -> String {
     )
 }
 
-pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Doc {
+/// Runs reported beside the main one: the newest instruction-count run and the newest run of
+/// the Go transport's benchmarks.
+#[derive(Default)]
+pub struct Companions {
+    pub instructions: Option<RunData>,
+    pub libp2p: Option<RunData>,
+}
+
+/// The summary sentences and a section per area of a run; `suffix` tells the sections of a
+/// companion run apart ("handshake" and "handshake-instructions").
+fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
     let idx = Index::new(&run.records);
@@ -483,9 +511,8 @@ pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Do
             list.push(&r.scenario);
         }
     }
-
     let mut summary = Vec::new();
-    let mut area_sections = Vec::new();
+    let mut sections = Vec::new();
     for (&a, scenarios) in &areas {
         let cmps = if impls.len() > 1 {
             comparisons(run, &idx, scenarios, &impls)
@@ -506,12 +533,38 @@ pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Do
                 .into_iter()
                 .map(Block::Chart),
         );
-        area_sections.push(Section {
-            id: a.id().into(),
-            title: a.title().into(),
-            blocks,
-        });
+        let (id, title) = if suffix.is_empty() {
+            (a.id().to_string(), a.title().to_string())
+        } else {
+            (
+                format!("{}-{suffix}", a.id()),
+                format!("{} ({suffix})", a.title()),
+            )
+        };
+        sections.push(Section { id, title, blocks });
     }
+    (summary, sections)
+}
+
+pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
+    let impls = run.impls();
+    let baseline = impls.first().cloned().unwrap_or_default();
+    let (mut summary, mut sections_by_area) = area_sections(run, "");
+    if let Some(ir) = &extra.instructions {
+        let (s, mut secs) = area_sections(ir, "instructions");
+        summary.extend(s);
+        if let Some(first) = secs.first_mut() {
+            first.blocks.insert(
+                0,
+                Block::Para(format!(
+                    "Instructions counted by callgrind in run {}, each side's calls only; repeated samples agree within 0.1%, so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
+                    ir.run_id
+                )),
+            );
+        }
+        sections_by_area.extend(secs);
+    }
+    let libp2p = extra.libp2p.as_ref();
 
     let mut sections = Vec::new();
     let mut lead = vec![Block::Para(format!(
@@ -523,9 +576,14 @@ pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Do
     }
     lead.insert(0, Block::Bullets(summary));
     if !run.cells.is_empty() {
+        let n = run.cells.len();
         lead.push(Block::Para(format!(
-            "{} cells produced no figures; the section \"Not measured\" says why.",
-            run.cells.len()
+            "{n} {} no figures; the section \"Not measured\" says why.",
+            if n == 1 {
+                "cell produced"
+            } else {
+                "cells produced"
+            }
         )));
     }
     sections.push(Section {
@@ -533,13 +591,13 @@ pub fn build(run: &RunData, history: &[RunData], libp2p: Option<&RunData>) -> Do
         title: "Summary".into(),
         blocks: lead,
     });
-    sections.extend(area_sections);
+    sections.extend(sections_by_area);
 
     if let Some(go) = libp2p {
         let go_impls = go.impls();
         let base = go_impls.first().cloned().unwrap_or_default();
         let mut blocks = vec![Block::Para(format!(
-            "The Go libp2p TLS transport's benchmarks (`make bench-go`, run {}), each pair over loopback TCP; factor = times better than {base} -> {base}.",
+            "The Go libp2p TLS transport's benchmarks (make bench-go, run {}), each pair over loopback TCP; factor = times better than {base} -> {base}.",
             go.run_id
         ))];
         blocks.extend(

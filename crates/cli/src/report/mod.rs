@@ -20,28 +20,37 @@ const HISTORY_RUNS: usize = 20;
 
 pub fn write(spec: &str, out: &Path, db: &Path) -> Result<()> {
     let run = rundata::resolve(spec, db, RunKind::Matrix)?;
-    let (history, libp2p) = if db.is_file() {
+    let (history, extra) = if db.is_file() {
         let store = Store::open_existing(db)?;
         let mut history: Vec<RunData> = Vec::new();
         for row in store.runs()?.iter().rev() {
             if history.len() == HISTORY_RUNS {
                 break;
             }
+            if row.measure != "time" {
+                continue;
+            }
             let r = store.load(&row.run_id)?;
-            if !r.records.is_empty() && analysis_is_matrix(&r) {
+            if analysis_is_matrix(&r) {
                 history.push(r);
             }
         }
         history.reverse();
-        let libp2p = match store.latest_run(RunKind::Libp2p)? {
-            Some(id) if id != run.run_id => Some(store.load(&id)?),
-            _ => None,
+        let companion = |kind| -> Result<Option<RunData>> {
+            match store.latest_run(kind)? {
+                Some(id) if id != run.run_id => Ok(Some(store.load(&id)?)),
+                _ => Ok(None),
+            }
         };
-        (history, libp2p)
+        let extra = analysis::Companions {
+            instructions: companion(RunKind::Instructions)?,
+            libp2p: companion(RunKind::Libp2p)?,
+        };
+        (history, extra)
     } else {
-        (Vec::new(), None)
+        (Vec::new(), analysis::Companions::default())
     };
-    let doc = analysis::build(&run, &history, libp2p.as_ref());
+    let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();
     let files = [
         ("index.html", html::render(&doc, &impls)),

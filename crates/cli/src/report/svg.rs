@@ -52,6 +52,14 @@ pub fn render(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     }
 }
 
+/// The `<svg>` start tag and the chart's title.
+fn open(chart: &Chart, width: f64, height: f64) -> String {
+    format!(
+        r#"<svg class="chart" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{t}"><text x="4" y="16" font-size="14" font-weight="bold">{t}</text>"#,
+        t = escape(&chart.title)
+    )
+}
+
 fn legend(out: &mut String, chart: &Chart, index_of: &dyn Fn(&str) -> usize, x: f64, y: f64) {
     let mut cx = x;
     for s in &chart.series {
@@ -82,17 +90,7 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let scale_max = *ticks.last().unwrap_or(&1.0);
     let x_of = |v: f64| label_w + v / scale_max * plot_w;
 
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg class="chart" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{}">"#,
-        escape(&chart.title)
-    );
-    let _ = write!(
-        out,
-        r#"<text x="4" y="16" font-size="14" font-weight="bold">{}</text>"#,
-        escape(&chart.title)
-    );
+    let mut out = open(chart, width, height);
     legend(&mut out, chart, index_of, label_w, 34.0);
     let axis_y = height - 34.0;
     for t in &ticks {
@@ -172,7 +170,7 @@ fn error_bar(out: &mut String, a: f64, b: f64, at: f64, horizontal: bool) {
 }
 
 fn lines(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
-    let (left, top, plot_w, plot_h) = (70.0, 44.0, 560.0, 220.0);
+    let (left, top, plot_w, plot_h) = (100.0, 44.0, 560.0, 220.0);
     let width = left + plot_w + 40.0;
     let height = top + plot_h + 80.0;
     let ticks = ticks(max_value(chart));
@@ -181,17 +179,7 @@ fn lines(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let x_of = |i: usize| left + plot_w * i as f64 / (ncat - 1.0);
     let y_of = |v: f64| top + plot_h - v / scale_max * plot_h;
 
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg class="chart" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{}">"#,
-        escape(&chart.title)
-    );
-    let _ = write!(
-        out,
-        r#"<text x="4" y="16" font-size="14" font-weight="bold">{}</text>"#,
-        escape(&chart.title)
-    );
+    let mut out = open(chart, width, height);
     legend(&mut out, chart, index_of, left, 34.0);
     for t in &ticks {
         let y = y_of(*t);

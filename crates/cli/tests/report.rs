@@ -1,0 +1,371 @@
+//! `tlsmatrix report` end to end: a database with two matrix runs and a libp2p run becomes a
+//! report whose every chart draws and every table has rows *in a real browser* (headless
+//! Chromium), that needs nothing from the network, and is never half-written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
+
+fn tlsmatrix(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tlsmatrix"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn record(run: &str, scenario: &str, pair: (&str, &str), metric: Metric, centre: f64) -> Record {
+    let samples: Vec<f64> = (0..10)
+        .map(|i| centre * (1.0 + 0.004 * f64::from(i % 5)))
+        .collect();
+    let env = Env {
+        cpu_model: "Test CPU".into(),
+        cores: 2,
+        kernel: "6.1".into(),
+        timestamp: format!("2026-11-2{}T10:00:00Z", &run[run.len() - 1..]),
+        command: "tlsmatrix run".into(),
+        git_revision: "abc".into(),
+        ..Env::default()
+    };
+    let (cv, sv) = (format!("{} 1.0", pair.0), format!("{} 1.0", pair.1));
+    Record::from_samples(
+        run,
+        scenario,
+        (pair.0, &cv),
+        (pair.1, &sv),
+        metric,
+        samples,
+        env,
+    )
+    .unwrap()
+}
+
+/// A matrix run: two impls, two handshake scenarios and a bulk one, and an unsupported cell.
+fn matrix_run(run: &str, slowdown: f64) -> String {
+    let impls = ["alpha", "beta"];
+    let mut lines = String::new();
+    for (scenario, metrics) in [
+        (
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            &[
+                (Metric::ClientCpuNs, 300_000.0),
+                (Metric::ServerCpuNs, 150_000.0),
+            ][..],
+        ),
+        (
+            "handshake-tls12-rsa-2048-p256-full",
+            &[
+                (Metric::ClientCpuNs, 400_000.0),
+                (Metric::ServerCpuNs, 900_000.0),
+            ],
+        ),
+        (
+            "bulk-tls13-aes-128-gcm-16k",
+            &[(Metric::SendMbPerS, 2_000.0), (Metric::RecvMbPerS, 1_800.0)],
+        ),
+    ] {
+        for c in impls {
+            for s in impls {
+                if scenario.starts_with("bulk") && c == "beta" && s == "alpha" {
+                    let cell = CellRecord {
+                        schema: CELL_SCHEMA.into(),
+                        run_id: run.into(),
+                        scenario: scenario.into(),
+                        client: c.into(),
+                        server: s.into(),
+                        outcome: CellStatus::Unsupported,
+                        reason: "beta cannot send to alpha <in this test>".into(),
+                    };
+                    lines.push_str(&cell.to_line());
+                    continue;
+                }
+                for &(m, v) in metrics {
+                    let factor = if c == "beta" || s == "beta" { 1.7 } else { 1.0 } * slowdown;
+                    let v = if m.higher_is_better() {
+                        v / factor
+                    } else {
+                        v * factor
+                    };
+                    lines.push_str(&record(run, scenario, (c, s), m, v).to_line());
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn libp2p_run() -> String {
+    let mut lines = String::new();
+    for (c, s, v) in [
+        ("go-crypto-tls", "go-crypto-tls", 1.46e6),
+        ("go-crypto-tls", "go-openssl", 2.2e6),
+        ("go-openssl", "go-openssl", 2.9e6),
+    ] {
+        lines.push_str(
+            &record(
+                "go-bench-1",
+                "libp2p-handshake-tls13-ecdsa-p256-x25519",
+                (c, s),
+                Metric::NsPerOp,
+                v,
+            )
+            .to_line(),
+        );
+    }
+    lines
+}
+
+/// The DOM facts the test needs, computed by the browser after layout.
+const CHECK_SCRIPT: &str = r#"<script>
+window.addEventListener('load', function () {
+  var drawn = function (e) { var b = e.getBoundingClientRect(); return b.width > 0 || b.height > 0; };
+  var charts = Array.prototype.map.call(document.querySelectorAll('svg.chart'), function (svg) {
+    var marks = svg.querySelectorAll('rect.bar, path.line, circle.point, path.errorbar');
+    return { title: svg.getAttribute('aria-label'), marks: Array.prototype.filter.call(marks, drawn).length,
+             width: svg.getBoundingClientRect().width };
+  });
+  var tables = Array.prototype.map.call(document.querySelectorAll('table'), function (t) {
+    return { caption: t.caption ? t.caption.textContent : '',
+             rows: t.tBodies.length ? Array.prototype.filter.call(t.tBodies[0].rows, drawn).length : 0 };
+  });
+  var pre = document.createElement('pre'); pre.id = 'render-check';
+  pre.textContent = JSON.stringify({ charts: charts, tables: tables });
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+fn chromium(args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/chromium-headless");
+    let o = Command::new(script).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "headless chromium failed (scripts/setup installs it): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn the_report_draws_every_chart_and_table_in_a_browser() {
+    let d = scratch("report-render");
+    let db = d.join("h.db");
+    let db_s = db.to_str().unwrap();
+    for (name, text) in [
+        ("run1.jsonl", matrix_run("r1", 1.0)),
+        ("run2.jsonl", matrix_run("r2", 1.1)),
+        ("go.jsonl", libp2p_run()),
+    ] {
+        let f = d.join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = tlsmatrix(&["import", f.to_str().unwrap(), "--db", db_s]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let out = d.join("report");
+    let o = tlsmatrix(&["report", "--db", db_s, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // Self-contained: nothing is fetched from anywhere.
+    for needle in ["http://", "https://", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(needle), "index.html contains {needle}");
+    }
+    assert!(html.contains("r2") && html.contains("beta"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
+    assert!(
+        md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    // Header, then 3 scenarios x 4 pairs x 2 figures but the unsupported cell.
+    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 2 - 2);
+
+    let probe = d.join("probe.html");
+    std::fs::write(
+        &probe,
+        html.replace("</body>", &format!("{CHECK_SCRIPT}</body>")),
+    )
+    .unwrap();
+    let url = format!("file://{}", probe.display());
+    let dom = chromium(&["--virtual-time-budget=5000", "--dump-dom", &url]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let json = dom
+        .split("<pre id=\"render-check\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the check script did not run: {dom}"))
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let facts: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let charts = facts["charts"].as_array().unwrap();
+    let tables = facts["tables"].as_array().unwrap();
+    // Handshake client + server, bulk send + recv, two history lines, the libp2p chart.
+    assert!(charts.len() >= 7, "{charts:#?}");
+    for c in charts {
+        assert!(c["marks"].as_u64().unwrap() > 0, "chart draws nothing: {c}");
+        assert!(
+            c["width"].as_f64().unwrap() > 100.0,
+            "chart has no size: {c}"
+        );
+    }
+    assert!(tables.len() >= 6, "{tables:#?}");
+    for t in tables {
+        assert!(t["rows"].as_u64().unwrap() > 0, "table without rows: {t}");
+    }
+    assert!(
+        tables
+            .iter()
+            .any(|t| t["caption"].as_str().unwrap().contains("no figures")),
+        "the unsupported cell is listed: {tables:#?}"
+    );
+
+    let shot = out.join("screenshot.png");
+    chromium(&[
+        &format!("--screenshot={}", shot.display()),
+        "--window-size=1200,3000",
+        &format!("file://{}", out.join("index.html").display()),
+    ]);
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
+        "{} bytes",
+        png.len()
+    );
+}
+
+#[test]
+fn bad_input_is_one_sentence_exit_2_and_no_report() {
+    let d = scratch("report-bad");
+    let out = d.join("report");
+    let db = d.join("h.db");
+    let good = d.join("good.jsonl");
+    std::fs::write(&good, matrix_run("r1", 1.0)).unwrap();
+    let foreign = d.join("foreign.jsonl");
+    std::fs::write(
+        &foreign,
+        "{\"schema\":\"tlsmatrix.result/0\",\"run_id\":\"x\"}\n",
+    )
+    .unwrap();
+    let torn = d.join("torn.jsonl");
+    let text = matrix_run("r1", 1.0);
+    std::fs::write(&torn, &text[..text.len() - 40]).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["report", "--run", foreign.to_str().unwrap()],
+            "which this tlsmatrix does not read",
+        ),
+        (
+            &["report", "--run", torn.to_str().unwrap()],
+            "ends in an incomplete line",
+        ),
+        (
+            &[
+                "report",
+                "--run",
+                "no-such-run",
+                "--db",
+                good.to_str().unwrap(),
+            ],
+            "is not a tlsmatrix database",
+        ),
+        (
+            &["show", "no-such-run", "--db", db.to_str().unwrap()],
+            "no history database",
+        ),
+        (
+            &["compare", good.to_str().unwrap(), foreign.to_str().unwrap()],
+            "does not read",
+        ),
+        (
+            &["compare", good.to_str().unwrap(), "x", "--threshold", "abc"],
+            "is not a percentage",
+        ),
+    ];
+    for (args, wants) in cases {
+        let mut args = args.to_vec();
+        let out_s = out.to_str().unwrap();
+        if args[0] == "report" {
+            args.extend(["--out", out_s]);
+        }
+        let o = tlsmatrix(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(wants), "{args:?}: wanted '{wants}' in: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists(), "{args:?} left a report behind");
+    }
+    // A run id the database does not hold.
+    let o = tlsmatrix(&[
+        "import",
+        good.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = tlsmatrix(&[
+        "report",
+        "--run",
+        "nope",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no run 'nope'"));
+    assert!(!out.exists());
+    // No stray temporary folders beside the target either.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".report"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn compare_gates_on_significant_regressions_only() {
+    let d = scratch("compare");
+    let base = d.join("base.jsonl");
+    let same = d.join("same.jsonl");
+    let slow = d.join("slow.jsonl");
+    std::fs::write(&base, matrix_run("r1", 1.0)).unwrap();
+    std::fs::write(&same, matrix_run("r2", 1.0)).unwrap();
+    std::fs::write(&slow, matrix_run("r3", 1.2)).unwrap();
+    let run = |b: &Path, c: &Path, t: &str| {
+        tlsmatrix(&[
+            "compare",
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--threshold",
+            t,
+        ])
+    };
+    let o = run(&base, &same, "5%");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&base, &slow, "5%");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("REGRESSION") && text.contains("0.833x"),
+        "{text}"
+    );
+    // 20% slower is within a 25% threshold.
+    assert_eq!(run(&base, &slow, "25%").status.code(), Some(0));
+    // Faster is never a regression.
+    assert_eq!(run(&slow, &base, "5%").status.code(), Some(0));
+}
