@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::certs::CertSet;
 use crate::memio::MemIo;
 use crate::negotiated::Negotiated;
-use crate::scenario::{Aead, Group, Resumption, Scenario, SigAlg, Version};
+use crate::scenario::{Aead, ConnParams, Group, Resumption, Scenario, SigAlg, Version};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -56,7 +56,11 @@ pub const SERVER_NAME: &str = "localhost";
 
 impl EndpointConfig {
     pub fn for_scenario(scenario: &Scenario, certs: Arc<CertSet>) -> Self {
-        let p = scenario.params();
+        Self::for_params(&scenario.params(), certs)
+    }
+
+    pub fn for_params(p: &ConnParams, certs: Arc<CertSet>) -> Self {
+        let p = *p;
         let mut groups = vec![p.group];
         // In TLS 1.2 `supported_groups` also says which curves an ECDSA certificate may use
         // (RFC 8422, 5.1), and OpenSSL enforces it; so the certificate's curve is listed
@@ -112,4 +116,13 @@ pub trait TlsEndpoint {
     fn recv(&mut self, buf: &mut [u8]) -> anyhow::Result<usize>;
     /// What this side believes was negotiated.
     fn negotiated(&self) -> Negotiated;
+    /// Sends close_notify. Over a socket the peer learns the stream ended where the sender
+    /// meant it to, not where an attacker cut it.
+    fn close(&mut self) -> anyhow::Result<()>;
 }
+
+/// What `recv` fails with once the peer's close_notify has arrived: the clean end of the
+/// stream, which callers tell apart from every other error with `is::<PeerClosed>()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the peer closed the connection with close_notify")]
+pub struct PeerClosed;

@@ -7,6 +7,7 @@ pub mod certs;
 pub mod codes;
 pub mod endpoint;
 pub mod glob;
+pub mod interop;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;
@@ -14,6 +15,7 @@ pub mod protocol;
 pub mod record;
 pub mod scenario;
 pub mod stats;
+pub mod wire;
 pub mod workload;
 
 pub use endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};

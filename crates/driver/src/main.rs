@@ -12,6 +12,8 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
+use tlsmatrix_core::interop;
+use tlsmatrix_core::wire;
 use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::scenario::Scenario;
@@ -33,6 +35,33 @@ enum Command {
     Info,
     /// Run one scenario for one pair and print JSON messages: hello, samples, done.
     Run(RunArgs),
+    /// One side of an interop case over TCP (`tlsmatrix peer` and `tlsmatrix interop` run it).
+    Peer(PeerArgs),
+}
+
+#[derive(clap::Args)]
+struct PeerArgs {
+    /// `server` or `client`.
+    #[arg(value_parser = ["server", "client"])]
+    role: String,
+    /// The impl to run, e.g. rustls-aws-lc.
+    #[arg(long = "impl")]
+    imp: String,
+    /// The interop case, e.g. tls13 (`tlsmatrix interop --list-cases` shows them).
+    #[arg(long, default_value = "tls13")]
+    case: String,
+    /// Server: the address to listen on (port 0: the OS picks; the line `listening ADDR` says which).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// Client: the server's address.
+    #[arg(long)]
+    connect: Option<String>,
+    /// Folder of cached test certificates (generated there if missing).
+    #[arg(long)]
+    certs: PathBuf,
+    /// Seconds the whole case may take before the peer gives up with "timed out".
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
 }
 
 #[derive(clap::Args)]
@@ -161,6 +190,42 @@ fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs one side of an interop case; prints `ok: ...` or `error: ...` last.
+fn peer(a: &PeerArgs) -> Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(a.timeout);
+    let case = interop::case(&a.case).map_err(|e| anyhow!(e))?;
+    let (side, offer) = match a.role.as_str() {
+        "server" => (Side::Server, case.server),
+        _ => (Side::Client, case.client),
+    };
+    let lib = find(&a.imp)?;
+    let certs = certs::load_or_generate(&a.certs, offer.sig)?;
+    let cfg = EndpointConfig::for_params(&offer.params(), certs.into());
+    lib.supports(&cfg).map_err(|r| anyhow!("unsupported: {r}"))?;
+    let factory = lib
+        .factory(side, &cfg)
+        .with_context(|| format!("{} cannot be configured as a {side}", lib.name()))?;
+    match side {
+        Side::Server => {
+            let listener = std::net::TcpListener::bind(&a.listen)
+                .with_context(|| format!("cannot listen on {}", a.listen))?;
+            println!("listening {}", listener.local_addr()?);
+            let _ = std::io::stdout().flush();
+            wire::server(factory.as_ref(), case, listener, deadline)
+        }
+        Side::Client => {
+            let addr = a
+                .connect
+                .as_deref()
+                .context("a client needs --connect ADDR")?;
+            let addr: std::net::SocketAddr = addr
+                .parse()
+                .with_context(|| format!("--connect {addr} is not an address like 127.0.0.1:4433"))?;
+            wire::client(factory.as_ref(), case, addr, deadline)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match args.command {
@@ -180,6 +245,16 @@ fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Command::Peer(p) => match peer(&p) {
+            Ok(summary) => {
+                println!("ok: {summary}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                println!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Run(r) => match run(&r) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -3,7 +3,7 @@
 
 use std::os::raw::{c_int, c_long, c_void};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use foreign_types::ForeignTypeRef;
 use openssl::pkey::PKey;
 use openssl::ssl::{
@@ -13,7 +13,7 @@ use openssl::ssl::{
 use openssl::x509::X509;
 use openssl_sys as ffi;
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::endpoint::{EndpointConfig, PeerClosed, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Group, SigAlg, Version};
 use tlsmatrix_core::Negotiated;
@@ -296,12 +296,24 @@ impl TlsEndpoint for OpensslEndpoint {
                 Ok(n) => got += n,
                 Err(e) if e.code() == ErrorCode::WANT_READ => break,
                 Err(e) if e.code() == ErrorCode::ZERO_RETURN => {
-                    bail!("the peer closed the connection")
+                    if got == 0 {
+                        return Err(PeerClosed.into());
+                    }
+                    break;
                 }
                 Err(e) => return Err(describe(e)),
             }
         }
         Ok(got)
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.stream.shutdown() {
+            Ok(_) => Ok(()),
+            // Our close_notify is written; the peer's has not arrived yet.
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
     }
 
     fn negotiated(&self) -> Negotiated {

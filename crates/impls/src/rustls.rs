@@ -16,7 +16,7 @@ use rustls::{
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
 };
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::endpoint::{PeerClosed, EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::Version;
 use tlsmatrix_core::Negotiated;
@@ -306,7 +306,9 @@ impl TlsEndpoint for RustlsEndpoint {
         let mut got = 0;
         loop {
             match self.conn.reader().read(&mut buf[got..]) {
-                Ok(0) => bail!("the peer closed the connection"),
+                // Ok(0) from the plaintext reader means close_notify arrived.
+                Ok(0) if got == 0 => return Err(PeerClosed.into()),
+                Ok(0) => return Ok(got),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e).context("reading plaintext"),
@@ -316,6 +318,11 @@ impl TlsEndpoint for RustlsEndpoint {
             }
             self.read_some()?;
         }
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.conn.send_close_notify();
+        self.flush()
     }
 
     fn negotiated(&self) -> Negotiated {

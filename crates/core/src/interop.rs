@@ -1,0 +1,243 @@
+//! Interop cases: what a client and a server offer, what travels between them, and how the
+//! case must end. Every peer, ours or a tool's, runs the same case by id, and the runner
+//! judges the outcome against `expect`.
+
+use crate::scenario::{Aead, ConnParams, Group, Resumption, SigAlg, Version};
+
+/// One side's offer: a single version, suite, group and certificate key, so that what is
+/// negotiated is known in advance and checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub version: Version,
+    pub aead: Aead,
+    pub sig: SigAlg,
+    pub group: Group,
+}
+
+impl Offer {
+    pub const fn tls13() -> Offer {
+        Offer {
+            version: Version::Tls13,
+            aead: Aead::Aes128Gcm,
+            sig: SigAlg::EcdsaP256,
+            group: Group::X25519,
+        }
+    }
+
+    pub const fn tls12() -> Offer {
+        Offer {
+            version: Version::Tls12,
+            ..Offer::tls13()
+        }
+    }
+
+    const fn aead(self, aead: Aead) -> Offer {
+        Offer { aead, ..self }
+    }
+
+    const fn sig(self, sig: SigAlg) -> Offer {
+        Offer { sig, ..self }
+    }
+
+    const fn group(self, group: Group) -> Offer {
+        Offer { group, ..self }
+    }
+
+    pub fn params(&self) -> ConnParams {
+        ConnParams {
+            version: self.version,
+            sig: self.sig,
+            group: self.group,
+            aead: self.aead,
+            resumption: Resumption::Full,
+        }
+    }
+}
+
+/// How a case must end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Handshake, the negotiated parameters as offered, the payload echoed intact, and
+    /// close_notify both ways.
+    Pass,
+    /// The handshake must fail, and some side must name this alert (e.g. `protocol_version`).
+    Alert(&'static str),
+    /// The server drops the connection without close_notify after the echo; the client must
+    /// notice the truncation and say so.
+    Truncation,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub id: &'static str,
+    pub about: &'static str,
+    pub client: Offer,
+    pub server: Offer,
+    /// Bytes the client sends and the server echoes.
+    pub bytes: usize,
+    /// The client's write size (one record each, up to 16 KiB).
+    pub write_size: usize,
+    pub expect: Expect,
+    /// In the `--quick` subset.
+    pub quick: bool,
+}
+
+const KIB: usize = 1024;
+
+const fn same(id: &'static str, about: &'static str, offer: Offer, quick: bool) -> Case {
+    Case {
+        id,
+        about,
+        client: offer,
+        server: offer,
+        bytes: 64 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Pass,
+        quick,
+    }
+}
+
+pub const CASES: &[Case] = &[
+    same(
+        "tls13",
+        "TLS 1.3, AES-128-GCM, X25519, ECDSA P-256",
+        Offer::tls13(),
+        true,
+    ),
+    same(
+        "tls12",
+        "TLS 1.2, ECDHE-ECDSA-AES128-GCM-SHA256, X25519",
+        Offer::tls12(),
+        true,
+    ),
+    Case {
+        id: "version-mismatch",
+        about: "a TLS 1.2-only client against a TLS 1.3-only server: must fail with protocol_version",
+        client: Offer::tls12(),
+        server: Offer::tls13(),
+        bytes: 0,
+        write_size: 1,
+        expect: Expect::Alert("protocol_version"),
+        quick: true,
+    },
+    same(
+        "tls13-aes-256-gcm",
+        "TLS_AES_256_GCM_SHA384",
+        Offer::tls13().aead(Aead::Aes256Gcm),
+        false,
+    ),
+    same(
+        "tls13-chacha20-poly1305",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        Offer::tls13().aead(Aead::Chacha20Poly1305),
+        false,
+    ),
+    same(
+        "tls12-ecdhe-ecdsa-aes-256-gcm",
+        "TLS 1.2 ECDHE-ECDSA-AES256-GCM-SHA384",
+        Offer::tls12().aead(Aead::Aes256Gcm),
+        false,
+    ),
+    same(
+        "tls12-ecdhe-ecdsa-chacha20-poly1305",
+        "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305",
+        Offer::tls12().aead(Aead::Chacha20Poly1305),
+        false,
+    ),
+    same(
+        "tls12-ecdhe-rsa-aes-128-gcm",
+        "TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256, RSA-2048 certificate",
+        Offer::tls12().sig(SigAlg::Rsa2048),
+        false,
+    ),
+    same(
+        "group-p256",
+        "TLS 1.3 key exchange on secp256r1",
+        Offer::tls13().group(Group::P256),
+        false,
+    ),
+    same(
+        "sig-rsa-pss",
+        "TLS 1.3 with an RSA-2048 certificate: rsa_pss_rsae_sha256",
+        Offer::tls13().sig(SigAlg::Rsa2048),
+        true,
+    ),
+    same(
+        "sig-ecdsa-p384",
+        "TLS 1.3 with an ECDSA P-384 certificate: ecdsa_secp384r1_sha384",
+        Offer::tls13().sig(SigAlg::EcdsaP384),
+        false,
+    ),
+    same(
+        "sig-ed25519",
+        "TLS 1.3 with an Ed25519 certificate",
+        Offer::tls13().sig(SigAlg::Ed25519),
+        false,
+    ),
+    Case {
+        id: "transfer-10mib",
+        about: "10 MiB each way in full 16 KiB records",
+        client: Offer::tls13(),
+        server: Offer::tls13(),
+        bytes: 10 * KIB * KIB,
+        write_size: 16 * KIB,
+        expect: Expect::Pass,
+        quick: false,
+    },
+    Case {
+        id: "no-close-notify",
+        about: "the server drops the connection without close_notify; the client must report the truncation",
+        client: Offer::tls13(),
+        server: Offer::tls13(),
+        bytes: 4 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Truncation,
+        quick: true,
+    },
+];
+
+pub fn case(id: &str) -> Result<&'static Case, String> {
+    CASES.iter().find(|c| c.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = CASES.iter().map(|c| c.id).collect();
+        format!("unknown case '{id}'; cases: {}", ids.join(", "))
+    })
+}
+
+/// The bytes a client sends: printable lines, so that line-oriented tools can carry them.
+pub fn payload(len: usize) -> Vec<u8> {
+    const LINE: usize = 64;
+    (0..len)
+        .map(|i| {
+            if i % LINE == LINE - 1 {
+                b'\n'
+            } else {
+                b'!' + ((i * 7 + i / LINE) % 90) as u8
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_found() {
+        for c in CASES {
+            assert_eq!(case(c.id).unwrap().id, c.id);
+            assert!(c.write_size > 0 && c.write_size <= 16 * KIB);
+        }
+        assert!(case("nope").unwrap_err().contains("tls13"));
+        let mut ids: Vec<_> = CASES.iter().map(|c| c.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), CASES.len());
+    }
+
+    #[test]
+    fn payload_is_printable_lines() {
+        let p = payload(1000);
+        assert!(p.iter().all(|&b| b == b'\n' || (b'!'..=b'~').contains(&b)));
+        assert_eq!(p[63], b'\n');
+    }
+}

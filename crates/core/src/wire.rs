@@ -1,0 +1,257 @@
+//! A TLS endpoint over a real TCP socket, and the two roles of an interop case. The endpoint
+//! still talks to its `MemIo`; the wire moves bytes between the other end of that `MemIo` and
+//! the socket, so every adapter works over TCP unchanged. Every wait is bounded by the case's
+//! deadline, so a silent or vanished peer costs bounded time and a clear sentence.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::endpoint::{EndpointFactory, PeerClosed, Side, TlsEndpoint};
+use crate::interop::{payload, Case, Expect};
+use crate::memio::MemIo;
+use crate::negotiated;
+use crate::pair::Checksum;
+
+pub struct Wire {
+    tcp: TcpStream,
+    /// The far end of the endpoint's `MemIo`: what the endpoint wrote, and where its input goes.
+    far: MemIo,
+    deadline: Instant,
+}
+
+/// What arrived when the endpoint was asked for data.
+enum Received {
+    Data(usize),
+    /// close_notify.
+    Closed,
+    /// The TCP stream ended without close_notify.
+    Eof,
+}
+
+impl Wire {
+    /// Sends whatever the endpoint has written.
+    fn flush(&mut self) -> Result<()> {
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match self.far.read(&mut buf) {
+                Ok(n) => self
+                    .tcp
+                    .write_all(&buf[..n])
+                    .context("the peer stopped accepting data")?,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Waits for bytes from the peer and hands them to the endpoint; false at end of stream.
+    fn fill(&mut self) -> Result<bool> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("timed out waiting for the peer");
+        }
+        self.tcp.set_read_timeout(Some(left))?;
+        let mut buf = [0u8; 64 * 1024];
+        match self.tcp.read(&mut buf) {
+            Ok(0) => Ok(false),
+            Ok(n) => {
+                self.far.write_all(&buf[..n])?;
+                Ok(true)
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                bail!("timed out waiting for the peer")
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                bail!("the peer reset the connection")
+            }
+            Err(e) => Err(anyhow!(e).context("reading from the peer")),
+        }
+    }
+
+    fn handshake(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+        loop {
+            let step = ep.handshake_step();
+            // An alert the endpoint queued while failing still goes out.
+            let _ = self.flush();
+            step?;
+            if ep.is_handshake_complete() {
+                return Ok(());
+            }
+            if !self.fill()? {
+                // Whatever arrived last (an alert) is read before blaming the peer.
+                ep.handshake_step()?;
+                bail!("the peer closed the connection during the handshake");
+            }
+        }
+    }
+
+    fn send(&mut self, ep: &mut dyn TlsEndpoint, data: &[u8]) -> Result<()> {
+        let r = ep.send(data);
+        self.flush()?;
+        r
+    }
+
+    fn recv(&mut self, ep: &mut dyn TlsEndpoint, buf: &mut [u8]) -> Result<Received> {
+        loop {
+            match ep.recv(buf) {
+                Ok(0) => {}
+                Ok(n) => return Ok(Received::Data(n)),
+                Err(e) if e.is::<PeerClosed>() => return Ok(Received::Closed),
+                Err(e) => {
+                    let _ = self.flush();
+                    return Err(e);
+                }
+            }
+            if !self.fill()? {
+                return Ok(Received::Eof);
+            }
+        }
+    }
+}
+
+fn connect(
+    factory: &dyn EndpointFactory,
+    tcp: TcpStream,
+    deadline: Instant,
+) -> Result<(Wire, Box<dyn TlsEndpoint>)> {
+    tcp.set_nodelay(true)?;
+    let (near, far) = MemIo::pair();
+    let ep = factory.endpoint(near)?;
+    Ok((Wire { tcp, far, deadline }, ep))
+}
+
+/// The client's half: handshake, check, send the payload and read each write's echo back,
+/// then close_notify and wait for the server's. Returns a one-line summary.
+pub fn client(
+    factory: &dyn EndpointFactory,
+    case: &Case,
+    addr: SocketAddr,
+    deadline: Instant,
+) -> Result<String> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let tcp = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)))
+        .with_context(|| format!("cannot connect to {addr}"))?;
+    let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
+    wire.handshake(ep.as_mut())?;
+    negotiated::check_one(&case.client.params(), Side::Client, &ep.negotiated())?;
+    let data = payload(case.bytes);
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut sent, mut echoed) = (0, 0);
+    let mut sum = Checksum::default();
+    while sent < data.len() {
+        let n = case.write_size.min(data.len() - sent);
+        wire.send(ep.as_mut(), &data[sent..sent + n])?;
+        sent += n;
+        // Lockstep per write: neither side can fill the other's socket buffer and stall.
+        while echoed < sent {
+            match wire.recv(ep.as_mut(), &mut buf)? {
+                Received::Data(k) => {
+                    if echoed + k > sent || buf[..k] != data[echoed..echoed + k] {
+                        bail!("the echo differs from what was sent at byte {echoed}");
+                    }
+                    sum.update(&buf[..k]);
+                    echoed += k;
+                }
+                Received::Closed => {
+                    bail!("the server sent close_notify after {echoed} of {sent} echoed bytes")
+                }
+                Received::Eof => bail!(
+                    "the server closed the connection without close_notify after {echoed} of {sent} echoed bytes (truncation)"
+                ),
+            }
+        }
+    }
+    if case.expect == Expect::Truncation {
+        return match wire.recv(ep.as_mut(), &mut buf)? {
+            Received::Eof => bail!(
+                "the server closed the connection without close_notify (truncation detected)"
+            ),
+            Received::Closed => Ok("the server sent close_notify where the case drops it".into()),
+            Received::Data(_) => bail!("the server sent data after the echo"),
+        };
+    }
+    wire.send_close(ep.as_mut())?;
+    match wire.recv(ep.as_mut(), &mut buf)? {
+        Received::Closed => {}
+        Received::Eof => bail!("the server closed the connection without close_notify"),
+        Received::Data(_) => bail!("the server sent data after the echo"),
+    }
+    Ok(summary(ep.as_ref(), case.bytes, sum))
+}
+
+/// The server's half: accept one connection, handshake, check, echo until close_notify, then
+/// answer it (or, when the case says so, drop the connection without it).
+pub fn server(
+    factory: &dyn EndpointFactory,
+    case: &Case,
+    listener: TcpListener,
+    deadline: Instant,
+) -> Result<String> {
+    let tcp = accept(&listener, deadline)?;
+    let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
+    wire.handshake(ep.as_mut())?;
+    negotiated::check_one(&case.server.params(), Side::Server, &ep.negotiated())?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut sum = Checksum::default();
+    let mut echoed = 0;
+    loop {
+        if case.expect == Expect::Truncation && echoed >= case.bytes {
+            // Dropping the socket sends a FIN and nothing else.
+            return Ok("dropped the connection without close_notify, as the case asks".into());
+        }
+        match wire.recv(ep.as_mut(), &mut buf)? {
+            Received::Data(k) => {
+                sum.update(&buf[..k]);
+                wire.send(ep.as_mut(), &buf[..k])?;
+                echoed += k;
+            }
+            Received::Closed => break,
+            Received::Eof => bail!("the client closed the connection without close_notify"),
+        }
+    }
+    wire.send_close(ep.as_mut())?;
+    Ok(summary(ep.as_ref(), echoed, sum))
+}
+
+impl Wire {
+    fn send_close(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+        let r = ep.close();
+        self.flush()?;
+        r
+    }
+}
+
+fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
+    listener.set_nonblocking(true)?;
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    bail!("timed out: no client connected");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(anyhow!(e).context("accepting a connection")),
+        }
+    }
+}
+
+fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
+    let n = ep.negotiated();
+    let show = |v: Option<u16>, f: fn(u16) -> String| v.map_or("?".into(), f);
+    format!(
+        "{} {} {} {}; {bytes} bytes echoed, checksum {:016x}",
+        show(n.version, crate::codes::version_name),
+        show(n.cipher_suite, crate::codes::suite_name),
+        show(n.group, crate::codes::group_name),
+        show(n.signature_scheme, crate::codes::scheme_name),
+        sum.0
+    )
+}
