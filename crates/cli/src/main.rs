@@ -6,6 +6,7 @@ mod drivers;
 mod env;
 mod figures;
 mod history;
+mod interop;
 mod list;
 mod report;
 mod results_file;
@@ -89,6 +90,56 @@ enum Command {
         files: Vec<PathBuf>,
         #[command(flatten)]
         db: DbArg,
+    },
+    /// Run every client against every server over TCP for each interop case, in parallel.
+    ///
+    /// Peers are the built impls and the `openssl` tool (s_server/s_client). A cell is
+    /// `pass`, `expected-failure` (failed exactly as the case requires, e.g. with the right
+    /// alert), `fail` (with both sides' last words) or `unsupported` (with the reason).
+    /// Exit 1 when any cell fails.
+    Interop {
+        /// Peers to include, comma-separated (default: all found).
+        #[arg(long = "peer", value_name = "A,B,...")]
+        peers: Vec<String>,
+        /// Case ids or patterns (`*`, `?`), comma-separated (default: all, or the quick subset).
+        #[arg(long = "case", value_name = "PATTERN")]
+        cases: Vec<String>,
+        /// Only the core cases (a couple of minutes for every pair).
+        #[arg(long)]
+        quick: bool,
+        /// Cells run at once (default: the number of cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: Option<u64>,
+        /// Hard limit per cell in seconds; a peer still running then is killed and the cell fails.
+        #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+        timeout: u64,
+        /// Output format of the matrices: `text` or `md`.
+        #[arg(long, default_value = "text", value_parser = ["text", "md"])]
+        format: String,
+        /// JSON-lines file the cells are appended to (schema tlsmatrix.interop/1); test
+        /// certificates are kept in a `certs` folder beside it.
+        #[arg(long, default_value = "results/interop.jsonl", value_name = "FILE")]
+        out: PathBuf,
+        /// List the cases and exit.
+        #[arg(long)]
+        list_cases: bool,
+    },
+    /// One side of an interop case over TCP, for trying a peer by hand.
+    ///
+    /// A server prints `listening ADDR` and echoes; a client sends a payload, checks the echo
+    /// and closes with close_notify. Both end with `ok: ...` and exit 0, or `error: ...` and
+    /// exit 1.
+    Peer {
+        /// `server` or `client`.
+        #[arg(value_parser = ["server", "client"])]
+        role: String,
+        /// The impl, e.g. rustls-aws-lc.
+        #[arg(long = "impl")]
+        imp: String,
+        /// The driver's options: --case CASE, --listen ADDR, --connect ADDR, --timeout S,
+        /// --certs DIR (see `tlsmatrix-driver peer --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
     },
     /// Write the report: index.html (self-contained), report.md and results.csv.
     Report {
@@ -177,6 +228,35 @@ fn main() -> ExitCode {
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Report { run, out, db } => report::write(&run, &out, &db.db).map(|()| true),
+        Command::Interop {
+            list_cases: true, ..
+        } => {
+            interop::list_cases();
+            Ok(true)
+        }
+        Command::Interop {
+            peers,
+            cases,
+            quick,
+            jobs,
+            timeout,
+            format,
+            out,
+            list_cases: false,
+        } => interop::run(interop::Options {
+            peers,
+            cases,
+            quick,
+            jobs: jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            ),
+            timeout: Duration::from_secs(timeout),
+            markdown: format == "md",
+            out,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        }),
+        Command::Peer { role, imp, rest } => interop::peer(&role, &imp, &rest),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -46,6 +46,11 @@ impl ResultsFile {
         if let Some(c) = not_measured {
             text.push_str(&c.to_line());
         }
+        self.append_text(&text)
+    }
+
+    /// Appends whole lines of text in one write and syncs them.
+    pub fn append_text(&mut self, text: &str) -> Result<()> {
         self.file
             .write_all(text.as_bytes())
             .and_then(|_| self.file.sync_data())

@@ -452,3 +452,141 @@ fn runs_are_stored_and_read_back() {
     let ft = String::from_utf8_lossy(&f.stdout);
     assert!(ft.contains("2 same, 0 worse"), "{ft}");
 }
+
+/// The quick interop matrix over real sockets: every peer against itself must end as the case
+/// requires; a peer that cannot play a role says why.
+#[test]
+fn quick_interop_matrix_every_same_impl_cell_passes() {
+    let d = scratch("interop");
+    let out = d.join("i.jsonl");
+    let started = std::time::Instant::now();
+    let r = tlsmatrix(&["interop", "--quick", "--out", out.to_str().unwrap()]);
+    let secs = started.elapsed().as_secs();
+    assert!(secs < 120, "the quick matrix took {secs} s");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 5 * 9, "{} cells", lines.len());
+    for l in &lines {
+        assert_eq!(l["schema"], "tlsmatrix.interop/1");
+        let outcome = l["outcome"].as_str().unwrap();
+        let expected = if l["case"] == "version-mismatch" || l["case"] == "no-close-notify" {
+            "expected-failure"
+        } else {
+            "pass"
+        };
+        if l["client"] == l["server"] && outcome != "unsupported" {
+            assert_eq!(outcome, expected, "{l}");
+        }
+        if outcome == "unsupported" {
+            assert!(!l["reason"].as_str().unwrap().is_empty(), "{l}");
+        }
+    }
+    // Our own peers interoperate in every direction.
+    let ours = ["rustls-aws-lc", "rustls-ring", "openssl-3.0"];
+    for l in lines.iter().filter(|l| {
+        ours.contains(&l["client"].as_str().unwrap())
+            && ours.contains(&l["server"].as_str().unwrap())
+    }) {
+        assert_ne!(l["outcome"], "fail", "{l}");
+    }
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.contains("client \\ server"), "{text}");
+}
+
+/// Peers that send garbage or never speak cost one cell each, within the limit, with the
+/// right reason; the run goes on and leaves no process behind.
+#[test]
+fn broken_peers_fail_their_cells_in_time() {
+    let d = scratch("broken");
+    let real = bin().parent().unwrap().join("tlsmatrix-driver");
+    std::os::unix::fs::symlink(&real, d.join("tlsmatrix-driver")).unwrap();
+    let fake = d.join("tlsmatrix-driver-broken");
+    std::fs::write(
+        &fake,
+        r#"#!/usr/bin/env python3
+import json, socket, sys, time
+a = sys.argv[1:]
+if a[0] == "info":
+    print(json.dumps({"impls": [{"name": "garbage", "version": "garbage 1"}, {"name": "silent", "version": "silent 1"}]}))
+    sys.exit(0)
+role, imp = a[1], a[a.index("--impl") + 1]
+if role == "server":
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+    print("listening 127.0.0.1:%d" % s.getsockname()[1], flush=True)
+    c, _ = s.accept()
+else:
+    host, port = a[a.index("--connect") + 1].rsplit(":", 1)
+    c = socket.create_connection((host, int(port)))
+if imp == "garbage":
+    c.sendall(b"\x16\x03\x01\x00\x05garbage, not a TLS record" * 4)
+time.sleep(60)
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = d.join("i.jsonl");
+    let started = std::time::Instant::now();
+    let r = tlsmatrix_with(
+        &d,
+        &[
+            "interop",
+            "--peer",
+            "rustls-aws-lc,garbage,silent",
+            "--case",
+            "tls13",
+            "--timeout",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let secs = started.elapsed().as_secs();
+    // 9 cells, 2 at a time, none longer than 3 s (plus start-up).
+    assert!(secs < 25, "took {secs} s");
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 9);
+    let cell = |c: &str, s: &str| {
+        lines
+            .iter()
+            .find(|l| l["client"] == c && l["server"] == s)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(cell("rustls-aws-lc", "rustls-aws-lc")["outcome"], "pass");
+    for (c, s) in [("rustls-aws-lc", "garbage"), ("garbage", "rustls-aws-lc")] {
+        let l = cell(c, s);
+        assert_eq!(l["outcome"], "fail", "{l}");
+        let why = l["reason"].as_str().unwrap().to_lowercase();
+        assert!(
+            why.contains("corrupt") || why.contains("invalid") || why.contains("decode"),
+            "{l}"
+        );
+        assert!(l["seconds"].as_f64().unwrap() < 3.5, "{l}");
+    }
+    for (c, s) in [("rustls-aws-lc", "silent"), ("silent", "rustls-aws-lc")] {
+        let l = cell(c, s);
+        assert_eq!(l["outcome"], "fail", "{l}");
+        assert!(l["reason"].as_str().unwrap().contains("timed out"), "{l}");
+        assert!(l["seconds"].as_f64().unwrap() < 4.0, "{l}");
+    }
+    // Every peer process was killed with its cell.
+    let ps = Command::new("pgrep")
+        .args(["-f", fake.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}

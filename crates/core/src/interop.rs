@@ -203,6 +203,43 @@ pub fn case(id: &str) -> Result<&'static Case, String> {
     })
 }
 
+/// What a server sends back: the bytes themselves, or (`openssl s_server -rev`, the only
+/// echo that tool has) each line reversed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Echo {
+    #[default]
+    Same,
+    ReversedLines,
+}
+
+impl Echo {
+    pub fn parse(s: &str) -> Result<Echo, String> {
+        match s {
+            "same" => Ok(Echo::Same),
+            "reversed-lines" => Ok(Echo::ReversedLines),
+            _ => Err(format!("unknown echo '{s}' (same, reversed-lines)")),
+        }
+    }
+
+    /// What the client must read back for `sent` (whole lines).
+    pub fn expected(self, sent: &[u8]) -> Vec<u8> {
+        match self {
+            Echo::Same => sent.to_vec(),
+            Echo::ReversedLines => sent
+                .split_inclusive(|&b| b == b'\n')
+                .flat_map(|line| {
+                    let body = line.strip_suffix(b"\n").unwrap_or(line);
+                    body.iter()
+                        .rev()
+                        .copied()
+                        .chain(line.ends_with(b"\n").then_some(b'\n'))
+                        .collect::<Vec<u8>>()
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The bytes a client sends: printable lines, so that line-oriented tools can carry them.
 pub fn payload(len: usize) -> Vec<u8> {
     const LINE: usize = 64;
@@ -232,6 +269,12 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), CASES.len());
+    }
+
+    #[test]
+    fn reversed_lines_keep_their_newlines() {
+        assert_eq!(Echo::ReversedLines.expected(b"abc\nxy\n"), b"cba\nyx\n");
+        assert_eq!(Echo::Same.expected(b"abc\n"), b"abc\n");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::endpoint::{EndpointFactory, PeerClosed, Side, TlsEndpoint};
-use crate::interop::{payload, Case, Expect};
+use crate::interop::{payload, Case, Echo, Expect};
 use crate::memio::MemIo;
 use crate::negotiated;
 use crate::pair::Checksum;
@@ -128,6 +128,7 @@ fn connect(
 pub fn client(
     factory: &dyn EndpointFactory,
     case: &Case,
+    echo: Echo,
     addr: SocketAddr,
     deadline: Instant,
 ) -> Result<String> {
@@ -138,6 +139,7 @@ pub fn client(
     wire.handshake(ep.as_mut())?;
     negotiated::check_one(&case.client.params(), Side::Client, &ep.negotiated())?;
     let data = payload(case.bytes);
+    let back = echo.expected(&data);
     let mut buf = vec![0u8; 64 * 1024];
     let (mut sent, mut echoed) = (0, 0);
     let mut sum = Checksum::default();
@@ -149,7 +151,7 @@ pub fn client(
         while echoed < sent {
             match wire.recv(ep.as_mut(), &mut buf)? {
                 Received::Data(k) => {
-                    if echoed + k > sent || buf[..k] != data[echoed..echoed + k] {
+                    if echoed + k > sent || buf[..k] != back[echoed..echoed + k] {
                         bail!("the echo differs from what was sent at byte {echoed}");
                     }
                     sum.update(&buf[..k]);
@@ -166,9 +168,9 @@ pub fn client(
     }
     if case.expect == Expect::Truncation {
         return match wire.recv(ep.as_mut(), &mut buf)? {
-            Received::Eof => bail!(
-                "the server closed the connection without close_notify (truncation detected)"
-            ),
+            Received::Eof => {
+                bail!("the server closed the connection without close_notify (truncation detected)")
+            }
             Received::Closed => Ok("the server sent close_notify where the case drops it".into()),
             Received::Data(_) => bail!("the server sent data after the echo"),
         };

@@ -12,11 +12,11 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
-use tlsmatrix_core::interop;
-use tlsmatrix_core::wire;
 use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
+use tlsmatrix_core::interop;
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::wire;
 use tlsmatrix_core::workload::{self, Budget};
 
 #[derive(Parser)]
@@ -59,6 +59,9 @@ struct PeerArgs {
     /// Folder of cached test certificates (generated there if missing).
     #[arg(long)]
     certs: PathBuf,
+    /// Client: what the server echoes, `same` or `reversed-lines` (openssl s_server -rev).
+    #[arg(long, default_value = "same", value_parser = interop::Echo::parse)]
+    echo: interop::Echo,
     /// Seconds the whole case may take before the peer gives up with "timed out".
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -201,7 +204,8 @@ fn peer(a: &PeerArgs) -> Result<String> {
     let lib = find(&a.imp)?;
     let certs = certs::load_or_generate(&a.certs, offer.sig)?;
     let cfg = EndpointConfig::for_params(&offer.params(), certs.into());
-    lib.supports(&cfg).map_err(|r| anyhow!("unsupported: {r}"))?;
+    lib.supports(&cfg)
+        .map_err(|r| anyhow!("unsupported: {r}"))?;
     let factory = lib
         .factory(side, &cfg)
         .with_context(|| format!("{} cannot be configured as a {side}", lib.name()))?;
@@ -218,10 +222,10 @@ fn peer(a: &PeerArgs) -> Result<String> {
                 .connect
                 .as_deref()
                 .context("a client needs --connect ADDR")?;
-            let addr: std::net::SocketAddr = addr
-                .parse()
-                .with_context(|| format!("--connect {addr} is not an address like 127.0.0.1:4433"))?;
-            wire::client(factory.as_ref(), case, addr, deadline)
+            let addr: std::net::SocketAddr = addr.parse().with_context(|| {
+                format!("--connect {addr} is not an address like 127.0.0.1:4433")
+            })?;
+            wire::client(factory.as_ref(), case, a.echo, addr, deadline)
         }
     }
 }

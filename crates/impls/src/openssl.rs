@@ -13,7 +13,9 @@ use openssl::ssl::{
 use openssl::x509::X509;
 use openssl_sys as ffi;
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{EndpointConfig, PeerClosed, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::endpoint::{
+    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+};
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Group, SigAlg, Version};
 use tlsmatrix_core::Negotiated;

@@ -16,7 +16,9 @@ use rustls::{
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
 };
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{PeerClosed, EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+use tlsmatrix_core::endpoint::{
+    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+};
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::Version;
 use tlsmatrix_core::Negotiated;

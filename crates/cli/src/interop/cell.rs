@@ -1,0 +1,396 @@
+//! One interop cell: start the server, learn its address, start the client, feed it when it
+//! is a tool, wait for both under one deadline, kill whatever is left, and judge the outcome
+//! against the case.
+
+use std::io::{BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tlsmatrix_core::endpoint::Side;
+use tlsmatrix_core::interop::{payload, Case, Echo, Expect};
+
+use super::peers::Peer;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Pass,
+    ExpectedFailure,
+    Fail,
+    Unsupported,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::ExpectedFailure => "expected-failure",
+            Outcome::Fail => "fail",
+            Outcome::Unsupported => "unsupported",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub reason: String,
+    pub seconds: f64,
+}
+
+/// A started process with its output collected as it comes.
+struct Running {
+    child: Child,
+    /// stdout and stderr, as text for the verdict.
+    output: Arc<Mutex<String>>,
+    /// stdout alone, as bytes: what a tool client printed back.
+    stdout: Arc<Mutex<Vec<u8>>>,
+    lines: mpsc::Receiver<String>,
+}
+
+fn start(mut cmd: std::process::Command, stdin: bool) -> std::io::Result<Running> {
+    cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a kill takes whatever it started too.
+        .process_group(0);
+    let mut child = cmd.spawn()?;
+    let output = Arc::new(Mutex::new(String::new()));
+    let (tx, lines) = mpsc::channel();
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    let (o, raw) = (output.clone(), stdout.clone());
+    std::thread::spawn(move || {
+        let mut out = out;
+        let mut buf = [0u8; 64 * 1024];
+        let mut partial = Vec::new();
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            raw.lock().unwrap().extend_from_slice(&buf[..n]);
+            partial.extend_from_slice(&buf[..n]);
+            while let Some(i) = partial.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = partial.drain(..=i).collect();
+                let line = String::from_utf8_lossy(&line).trim_end().to_string();
+                o.lock().unwrap().push_str(&format!("{line}\n"));
+                // Nobody may listen for lines any more; the text is kept regardless.
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let o = output.clone();
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = BufReader::new(err).read_to_string(&mut s);
+        o.lock().unwrap().push_str(&s);
+    });
+    Ok(Running {
+        child,
+        output,
+        stdout,
+        lines,
+    })
+}
+
+impl Running {
+    fn kill(&mut self) {
+        // SAFETY: kill(2) on the process group this child leads.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+
+    fn text(&self) -> String {
+        // Let the readers catch up with the last bytes of a process that just exited.
+        std::thread::sleep(Duration::from_millis(20));
+        self.output.lock().unwrap().clone()
+    }
+}
+
+/// The sentence a side's output ends with: a peer's `error:` line, else its last line.
+fn sentence(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("error: ") || l.contains(":error:") || l.contains("alert"))
+        .or(lines.last())
+        .map(|l| l.trim_start_matches("error: ").to_string())
+        .unwrap_or_else(|| "no output".into())
+}
+
+/// "protocol_version" is found in "tlsv1 alert protocol version" and "ProtocolVersion".
+fn mentions(output: &str, what: &str) -> bool {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    squash(output).contains(&squash(what))
+}
+
+pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Duration) -> Verdict {
+    let started = Instant::now();
+    let verdict = |outcome, reason: String| Verdict {
+        outcome,
+        reason,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    for (peer, side) in [(client, Side::Client), (server, Side::Server)] {
+        if let Err(why) = peer.supports(case, side) {
+            return verdict(
+                Outcome::Unsupported,
+                format!("{} as {side}: {why}", peer.name),
+            );
+        }
+    }
+    let deadline = started + timeout;
+    let secs = timeout.as_secs().max(1);
+    let plan = server.server(case, certs, secs);
+    let mut srv = match start(plan.cmd, false) {
+        Ok(r) => r,
+        Err(e) => return verdict(Outcome::Fail, format!("cannot start the server: {e}")),
+    };
+    let addr = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match srv.lines.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(a) = line.strip_prefix(plan.ready_prefix) {
+                    break a.trim().to_string();
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                srv.kill();
+                return verdict(
+                    Outcome::Fail,
+                    format!("timed out: the server did not start listening within {secs} s"),
+                );
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let text = srv.text();
+                srv.kill();
+                return judge_failure(
+                    case,
+                    started,
+                    "",
+                    &text,
+                    "the server exited before listening",
+                );
+            }
+        }
+    };
+    let cplan = client.client(case, certs, &addr, plan.echo, secs);
+    let mut cli = match start(cplan.cmd, cplan.fed) {
+        Ok(r) => r,
+        Err(e) => {
+            srv.kill();
+            return verdict(Outcome::Fail, format!("cannot start the client: {e}"));
+        }
+    };
+    let client_done = Arc::new(AtomicBool::new(false));
+    let feed = cplan
+        .fed
+        .then(|| feed(&mut cli, case, plan.echo, deadline, client_done.clone()));
+    let (client_ok, server_ok) = wait_both(&mut cli, &mut srv, deadline, &client_done);
+    let (ctext, stext) = (cli.text(), srv.text());
+    cli.kill();
+    srv.kill();
+    client_done.store(true, Ordering::Relaxed);
+    let fed_ok = match feed.map(|h| h.join().unwrap_or_else(|_| Err("feeder panicked".into()))) {
+        Some(Err(why)) => Some(why),
+        _ => None,
+    };
+    match (client_ok, server_ok) {
+        // One side failed and the other is still waiting: the failure is the story.
+        (Some(false), None) | (None, Some(false)) => {
+            judge_failure(case, started, &ctext, &stext, &fed_ok.unwrap_or_default())
+        }
+        (None, _) | (_, None) => {
+            let who = if client_ok.is_none() {
+                "client"
+            } else {
+                "server"
+            };
+            verdict(
+                Outcome::Fail,
+                format!(
+                    "timed out: the {who} was still running after {secs} s (client: {}; server: {})",
+                    sentence(&ctext),
+                    sentence(&stext)
+                ),
+            )
+        }
+        (Some(true), Some(true)) if fed_ok.is_none() => match case.expect {
+            Expect::Pass => verdict(Outcome::Pass, pass_summary(&ctext, &stext, case)),
+            Expect::Alert(a) => verdict(
+                Outcome::Fail,
+                format!("the handshake completed, but the case must fail with {a}"),
+            ),
+            Expect::Truncation => verdict(
+                Outcome::Fail,
+                format!(
+                    "the client did not notice the missing close_notify: {}",
+                    sentence(&ctext)
+                ),
+            ),
+        },
+        _ => {
+            let why = fed_ok.unwrap_or_default();
+            judge_failure(case, started, &ctext, &stext, &why)
+        }
+    }
+}
+
+/// Waits until both have exited, or one has failed and the other had a second to follow,
+/// or the deadline passed. `None` for a side still running.
+fn wait_both(
+    cli: &mut Running,
+    srv: &mut Running,
+    deadline: Instant,
+    client_done: &AtomicBool,
+) -> (Option<bool>, Option<bool>) {
+    let (mut c, mut s) = (None, None);
+    let mut grace: Option<Instant> = None;
+    loop {
+        if c.is_none() {
+            c = cli.child.try_wait().ok().flatten().map(|st| st.success());
+            if c.is_some() {
+                client_done.store(true, Ordering::Relaxed);
+            }
+        }
+        if s.is_none() {
+            s = srv.child.try_wait().ok().flatten().map(|st| st.success());
+        }
+        if c.is_some() && s.is_some() {
+            break;
+        }
+        if grace.is_none() && (c == Some(false) || s == Some(false) || c == Some(true)) {
+            grace = Some(Instant::now() + Duration::from_secs(1));
+        }
+        let now = Instant::now();
+        if now >= deadline || grace.is_some_and(|g| now >= g) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (c, s)
+}
+
+/// A peer of ours says what it negotiated in its `ok:` line; a tool client only shows that
+/// the echo arrived, which the feeder checked.
+fn pass_summary(ctext: &str, stext: &str, case: &Case) -> String {
+    [ctext, stext]
+        .iter()
+        .flat_map(|t| t.lines())
+        .find_map(|l| l.strip_prefix("ok: "))
+        .map_or_else(
+            || format!("{} bytes echoed intact", case.bytes),
+            str::to_string,
+        )
+}
+
+fn judge_failure(case: &Case, started: Instant, ctext: &str, stext: &str, extra: &str) -> Verdict {
+    let both = format!(
+        "client: {}; server: {}{}",
+        sentence(ctext),
+        sentence(stext),
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!("; {extra}")
+        }
+    );
+    let outcome = match case.expect {
+        Expect::Alert(a) if mentions(ctext, a) || mentions(stext, a) => Outcome::ExpectedFailure,
+        Expect::Truncation
+            if ["without close_notify", "unexpected eof"]
+                .iter()
+                .any(|m| mentions(ctext, m)) =>
+        {
+            Outcome::ExpectedFailure
+        }
+        _ => Outcome::Fail,
+    };
+    Verdict {
+        outcome,
+        reason: both,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// Writes the payload into a tool client and checks what it prints back, then closes its
+/// stdin so it ends the connection; when the server is to drop the connection instead, stdin
+/// stays open until the client has noticed by itself.
+fn feed(
+    cli: &mut Running,
+    case: &Case,
+    echo: Echo,
+    deadline: Instant,
+    client_done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<(), String>> {
+    let mut stdin = cli.child.stdin.take().expect("piped");
+    let output = cli.stdout.clone();
+    let data = payload(case.bytes);
+    let want = echo.expected(&data);
+    let expect = case.expect;
+    std::thread::spawn(move || {
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+            stdin
+        });
+        let stdin = writer.join().map_err(|_| "writer panicked".to_string())?;
+        let waiting = |until_echo: bool| {
+            while !client_done.load(Ordering::Relaxed) && Instant::now() < deadline {
+                if until_echo && output.lock().unwrap().starts_with(&want) {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            !until_echo || output.lock().unwrap().starts_with(&want)
+        };
+        if !matches!(expect, Expect::Alert(_)) && !waiting(true) {
+            let got = output.lock().unwrap().len();
+            return Err(format!(
+                "the echo did not arrive: {got} of {} bytes",
+                want.len()
+            ));
+        }
+        if expect == Expect::Truncation {
+            waiting(false);
+        }
+        drop(stdin);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alerts_are_found_however_a_library_spells_them() {
+        assert!(mentions(
+            "SSL routines::tlsv1 alert protocol version",
+            "protocol_version"
+        ));
+        assert!(mentions(
+            "received fatal alert: ProtocolVersion",
+            "protocol_version"
+        ));
+        assert!(!mentions("handshake failure", "protocol_version"));
+        assert_eq!(sentence("x\nerror: it broke\n\n"), "it broke");
+    }
+}

@@ -1,0 +1,247 @@
+//! Who can take part in an interop cell and how each is started: the impls inside driver
+//! binaries (`tlsmatrix-driver peer`), and the `openssl s_server`/`s_client` tools from the
+//! system. A peer says which cases it cannot run, with the reason, instead of failing them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tlsmatrix_core::endpoint::Side;
+use tlsmatrix_core::interop::{Case, Echo, Expect, Offer};
+use tlsmatrix_core::scenario::{Aead, Group, SigAlg, Version};
+
+use crate::drivers::Registry;
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// An impl in a tlsmatrix driver binary.
+    Driver(PathBuf),
+    /// The `openssl` command-line tool.
+    OpensslTool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub name: String,
+    pub version: String,
+    pub kind: Kind,
+}
+
+pub const OPENSSL_TOOL: &str = "openssl-tool";
+
+/// How a started server tells where it listens: the first stdout line that starts with
+/// `prefix` is followed by the address.
+pub struct ServerPlan {
+    pub cmd: Command,
+    pub ready_prefix: &'static str,
+    /// What this server sends back for the client's bytes.
+    pub echo: Echo,
+}
+
+pub struct ClientPlan {
+    pub cmd: Command,
+    /// A tool client carries stdin to the server and prints what comes back: the harness
+    /// then writes the payload and checks the echo itself.
+    pub fed: bool,
+}
+
+/// Every peer this machine has: the built impls, then the tools found on PATH.
+pub fn discover(reg: &Registry) -> Vec<Peer> {
+    let mut peers: Vec<Peer> = reg
+        .impls
+        .iter()
+        .map(|e| Peer {
+            name: e.name.clone(),
+            version: e.version.clone(),
+            kind: Kind::Driver(e.driver.clone()),
+        })
+        .collect();
+    if let Ok(out) = Command::new("openssl").arg("version").output() {
+        if out.status.success() {
+            peers.push(Peer {
+                name: OPENSSL_TOOL.into(),
+                version: format!(
+                    "{} (s_server/s_client)",
+                    String::from_utf8_lossy(&out.stdout).trim()
+                ),
+                kind: Kind::OpensslTool,
+            });
+        }
+    }
+    peers
+}
+
+fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
+    certs.join(sig.as_str())
+}
+
+impl Peer {
+    /// `Err(reason)` when this peer cannot play `side` of `case`.
+    pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        match (&self.kind, side, case.expect) {
+            (Kind::OpensslTool, Side::Server, Expect::Truncation) => Err(
+                "openssl s_server always answers close_notify; it cannot drop a connection without it"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn server(&self, case: &Case, certs: &Path, timeout_s: u64) -> ServerPlan {
+        match &self.kind {
+            Kind::Driver(driver) => {
+                let mut cmd = Command::new(driver);
+                cmd.args(["peer", "server", "--impl", &self.name, "--case", case.id])
+                    .args([
+                        "--listen",
+                        "127.0.0.1:0",
+                        "--timeout",
+                        &timeout_s.to_string(),
+                    ])
+                    .arg("--certs")
+                    .arg(certs);
+                ServerPlan {
+                    cmd,
+                    ready_prefix: "listening ",
+                    echo: Echo::Same,
+                }
+            }
+            Kind::OpensslTool => {
+                let o = &case.server;
+                let dir = cert_dir(certs, o.sig);
+                let mut cmd = Command::new("openssl");
+                cmd.args([
+                    "s_server",
+                    "-accept",
+                    "127.0.0.1:0",
+                    "-naccept",
+                    "1",
+                    "-rev",
+                ])
+                .arg("-cert")
+                .arg(dir.join("chain.pem"))
+                .arg("-key")
+                .arg(dir.join("key.pem"))
+                .args(openssl_offer(o));
+                ServerPlan {
+                    cmd,
+                    ready_prefix: "ACCEPT ",
+                    echo: Echo::ReversedLines,
+                }
+            }
+        }
+    }
+
+    pub fn client(
+        &self,
+        case: &Case,
+        certs: &Path,
+        addr: &str,
+        echo: Echo,
+        timeout_s: u64,
+    ) -> ClientPlan {
+        match &self.kind {
+            Kind::Driver(driver) => {
+                let mut cmd = Command::new(driver);
+                cmd.args(["peer", "client", "--impl", &self.name, "--case", case.id])
+                    .args(["--connect", addr, "--timeout", &timeout_s.to_string()])
+                    .args([
+                        "--echo",
+                        match echo {
+                            Echo::Same => "same",
+                            Echo::ReversedLines => "reversed-lines",
+                        },
+                    ])
+                    .arg("--certs")
+                    .arg(certs);
+                ClientPlan { cmd, fed: false }
+            }
+            Kind::OpensslTool => {
+                let o = &case.client;
+                let mut cmd = Command::new("openssl");
+                // -quiet prints only application data; -no_ign_eof makes the end of stdin
+                // end the connection with close_notify.
+                cmd.args([
+                    "s_client",
+                    "-connect",
+                    addr,
+                    "-quiet",
+                    "-no_ign_eof",
+                    "-nocommands",
+                ])
+                .args(["-servername", "localhost", "-verify_hostname", "localhost"])
+                .args(["-verify_return_error", "-CAfile"])
+                .arg(cert_dir(certs, o.sig).join("ca.pem"))
+                .args(openssl_offer(o));
+                ClientPlan { cmd, fed: true }
+            }
+        }
+    }
+}
+
+/// The openssl tool's flags for exactly this offer.
+fn openssl_offer(o: &Offer) -> Vec<String> {
+    let group = match o.group {
+        Group::X25519 => "X25519",
+        Group::P256 => "P-256",
+        Group::P384 => "P-384",
+    };
+    let mut args = vec!["-groups".to_string(), group.to_string()];
+    match o.version {
+        Version::Tls13 => {
+            let suite = match o.aead {
+                Aead::Aes128Gcm => "TLS_AES_128_GCM_SHA256",
+                Aead::Aes256Gcm => "TLS_AES_256_GCM_SHA384",
+                Aead::Chacha20Poly1305 => "TLS_CHACHA20_POLY1305_SHA256",
+            };
+            args.extend(["-tls1_3".into(), "-ciphersuites".into(), suite.into()]);
+        }
+        Version::Tls12 => {
+            let kx = if o.sig.is_rsa() {
+                "ECDHE-RSA"
+            } else {
+                "ECDHE-ECDSA"
+            };
+            let aead = match o.aead {
+                Aead::Aes128Gcm => "AES128-GCM-SHA256",
+                Aead::Aes256Gcm => "AES256-GCM-SHA384",
+                Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
+            };
+            args.extend(["-tls1_2".into(), "-cipher".into(), format!("{kx}-{aead}")]);
+            // In TLS 1.2 the groups list also names the certificate curves accepted.
+            if let Some(curve) = o.sig.ecdsa_curve().filter(|c| *c != o.group) {
+                args[1] = format!(
+                    "{group}:{}",
+                    if curve == Group::P256 {
+                        "P-256"
+                    } else {
+                        "P-384"
+                    }
+                );
+            }
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_core::interop::case;
+
+    #[test]
+    fn openssl_flags_pin_the_offer() {
+        let a = openssl_offer(&case("tls12").unwrap().client);
+        assert_eq!(
+            a,
+            [
+                "-groups",
+                "X25519:P-256",
+                "-tls1_2",
+                "-cipher",
+                "ECDHE-ECDSA-AES128-GCM-SHA256"
+            ]
+        );
+        let b = openssl_offer(&case("tls13-chacha20-poly1305").unwrap().server);
+        assert!(b.contains(&"TLS_CHACHA20_POLY1305_SHA256".to_string()));
+    }
+}
