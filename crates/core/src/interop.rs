@@ -60,7 +60,8 @@ pub enum Expect {
     /// Handshake, the negotiated parameters as offered, the payload echoed intact, and
     /// close_notify both ways.
     Pass,
-    /// The handshake must fail, and some side must name this alert (e.g. `protocol_version`).
+    /// The handshake must fail with the server refusing: the client must report receiving
+    /// this alert (e.g. `protocol_version`), not just any failure.
     Alert(&'static str),
     /// The server drops the connection without close_notify after the echo; the client must
     /// notice the truncation and say so.

@@ -17,6 +17,8 @@ pub enum Kind {
     Driver(PathBuf),
     /// The `openssl` command-line tool.
     OpensslTool,
+    /// GnuTLS's `gnutls-serv` and `gnutls-cli`.
+    GnutlsTool,
 }
 
 #[derive(Debug, Clone)]
@@ -27,14 +29,26 @@ pub struct Peer {
 }
 
 pub const OPENSSL_TOOL: &str = "openssl-tool";
+pub const GNUTLS_TOOL: &str = "gnutls-tool";
+/// The most a gnutls-cli client is asked to carry (see `supports`).
+const GNUTLS_CLI_MAX_BYTES: usize = 1 << 20;
 
-/// How a started server tells where it listens: the first stdout line that starts with
-/// `prefix` is followed by the address.
+/// How the harness learns that a started server is ready, and where.
+pub enum Ready {
+    /// The first stdout line starting with this prefix; the address follows it.
+    Line(&'static str),
+    /// A connection to this address succeeds (for a tool whose output is buffered).
+    Connectable(String),
+}
+
 pub struct ServerPlan {
     pub cmd: Command,
-    pub ready_prefix: &'static str,
+    pub ready: Ready,
     /// What this server sends back for the client's bytes.
     pub echo: Echo,
+    /// Serves on after the connection (a tool without a one-connection mode); the client
+    /// alone then says when the cell is over.
+    pub persistent: bool,
 }
 
 pub struct ClientPlan {
@@ -67,7 +81,28 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
             });
         }
     }
+    if let Ok(out) = Command::new("gnutls-cli").arg("--version").output() {
+        if out.status.success() {
+            let text = String::from_utf8_lossy(&out.stdout);
+            peers.push(Peer {
+                name: GNUTLS_TOOL.into(),
+                version: format!(
+                    "GnuTLS {} (gnutls-serv/gnutls-cli)",
+                    text.split_whitespace().nth(1).unwrap_or("?")
+                ),
+                kind: Kind::GnutlsTool,
+            });
+        }
+    }
     peers
+}
+
+/// A port the OS has just handed out, for a tool that cannot be told to pick one itself. It
+/// is free again when this returns; the tiny window before the tool binds it is the price.
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
@@ -82,12 +117,20 @@ impl Peer {
                 "openssl s_server always answers close_notify; it cannot drop a connection without it"
                     .into(),
             ),
+            (Kind::GnutlsTool, Side::Client, _) if case.bytes > GNUTLS_CLI_MAX_BYTES => Err(format!(
+                "gnutls-cli forwards stdin at about 1.3 MB/s (1 MiB took 0.76 s here), so {} MiB does not fit a cell's time limit; gnutls-serv takes this case as the server",
+                case.bytes >> 20
+            )),
+            (Kind::GnutlsTool, Side::Server, Expect::Truncation) => Err(
+                "gnutls-serv always answers close_notify; it cannot drop a connection without it"
+                    .into(),
+            ),
             _ => Ok(()),
         }
     }
 
-    pub fn server(&self, case: &Case, certs: &Path, timeout_s: u64) -> ServerPlan {
-        match &self.kind {
+    pub fn server(&self, case: &Case, certs: &Path, timeout_s: u64) -> std::io::Result<ServerPlan> {
+        Ok(match &self.kind {
             Kind::Driver(driver) => {
                 let mut cmd = Command::new(driver);
                 cmd.args(["peer", "server", "--impl", &self.name, "--case", case.id])
@@ -101,8 +144,9 @@ impl Peer {
                     .arg(certs);
                 ServerPlan {
                     cmd,
-                    ready_prefix: "listening ",
+                    ready: Ready::Line("listening "),
                     echo: Echo::Same,
+                    persistent: false,
                 }
             }
             Kind::OpensslTool => {
@@ -124,11 +168,31 @@ impl Peer {
                 .args(openssl_offer(o));
                 ServerPlan {
                     cmd,
-                    ready_prefix: "ACCEPT ",
+                    ready: Ready::Line("ACCEPT "),
                     echo: Echo::ReversedLines,
+                    persistent: false,
                 }
             }
-        }
+            Kind::GnutlsTool => {
+                let o = &case.server;
+                let dir = cert_dir(certs, o.sig);
+                let port = free_port()?;
+                let mut cmd = Command::new("gnutls-serv");
+                cmd.args(["--echo", "-p", &port.to_string()])
+                    .arg(format!(
+                        "--x509certfile={}",
+                        dir.join("chain.pem").display()
+                    ))
+                    .arg(format!("--x509keyfile={}", dir.join("key.pem").display()))
+                    .arg(format!("--priority={}", gnutls_priority(o)));
+                ServerPlan {
+                    cmd,
+                    ready: Ready::Connectable(format!("127.0.0.1:{port}")),
+                    echo: Echo::Same,
+                    persistent: true,
+                }
+            }
+        })
     }
 
     pub fn client(
@@ -174,8 +238,55 @@ impl Peer {
                 .args(openssl_offer(o));
                 ClientPlan { cmd, fed: true }
             }
+            Kind::GnutlsTool => {
+                let o = &case.client;
+                let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "443"));
+                let mut cmd = Command::new("gnutls-cli");
+                // Status goes to stderr, so stdout carries only the echoed data.
+                cmd.args(["--logfile=/dev/stderr", "--port", port, host])
+                    .args(["--verify-hostname", "localhost"])
+                    .arg(format!(
+                        "--x509cafile={}",
+                        cert_dir(certs, o.sig).join("ca.pem").display()
+                    ))
+                    .arg(format!("--priority={}", gnutls_priority(o)));
+                ClientPlan { cmd, fed: true }
+            }
         }
     }
+}
+
+/// A GnuTLS priority string allowing exactly this offer.
+fn gnutls_priority(o: &Offer) -> String {
+    let group = |g: Group| match g {
+        Group::X25519 => "GROUP-X25519",
+        Group::P256 => "GROUP-SECP256R1",
+        Group::P384 => "GROUP-SECP384R1",
+    };
+    let cipher = match o.aead {
+        Aead::Aes128Gcm => "AES-128-GCM",
+        Aead::Aes256Gcm => "AES-256-GCM",
+        Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
+    };
+    let mut p = format!(
+        "NORMAL:-VERS-ALL:+VERS-{}:-CIPHER-ALL:+{cipher}:-GROUP-ALL:+{}",
+        match o.version {
+            Version::Tls13 => "TLS1.3",
+            Version::Tls12 => "TLS1.2",
+        },
+        group(o.group)
+    );
+    if o.version == Version::Tls12 {
+        if let Some(curve) = o.sig.ecdsa_curve().filter(|c| *c != o.group) {
+            p.push_str(&format!(":+{}", group(curve)));
+        }
+        p.push_str(if o.sig.is_rsa() {
+            ":-KX-ALL:+ECDHE-RSA"
+        } else {
+            ":-KX-ALL:+ECDHE-ECDSA"
+        });
+    }
+    p
 }
 
 /// The openssl tool's flags for exactly this offer.
