@@ -23,15 +23,18 @@ build: setup
 	$(CARGO) build --release --locked --workspace
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
-# instruction counts for INSTR_SCENARIOS, both stored in $(DB); the Go transport's benchmark
+# instruction counts for INSTR_SCENARIOS, both stored in $(DB); the interop matrix over TCP
+# (results/interop.jsonl and .md); the Go transport's benchmark
 # records if `make bench-go` made them; then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/instructions.jsonl
+	rm -f $(OUT) results/instructions.jsonl results/interop.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
+	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB); fi; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \

@@ -46,6 +46,8 @@ pub enum Class {
     Noisy,
     Unsupported,
     Failed,
+    /// Failed exactly as the case requires.
+    Expected,
 }
 
 impl Class {
@@ -66,6 +68,7 @@ impl Class {
             Class::Noisy => "noisy",
             Class::Unsupported => "unsupported",
             Class::Failed => "failed",
+            Class::Expected => "expected",
         }
     }
 }

@@ -149,6 +149,9 @@ enum Command {
         /// Output folder; written beside it first and renamed into place when complete.
         #[arg(long, default_value = "report", value_name = "DIR")]
         out: PathBuf,
+        /// Interop results whose newest run becomes the report's matrix (skipped if absent).
+        #[arg(long, default_value = "results/interop.jsonl", value_name = "FILE")]
+        interop: PathBuf,
         #[command(flatten)]
         db: DbArg,
     },
@@ -227,7 +230,12 @@ fn main() -> ExitCode {
             db,
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
-        Command::Report { run, out, db } => report::write(&run, &out, &db.db).map(|()| true),
+        Command::Report {
+            run,
+            out,
+            db,
+            interop,
+        } => report::write(&run, &out, &db.db, &interop).map(|()| true),
         Command::Interop {
             list_cases: true, ..
         } => {

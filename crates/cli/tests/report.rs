@@ -167,8 +167,29 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         let o = tlsmatrix(&["import", f.to_str().unwrap(), "--db", db_s]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
+    let interop = d.join("interop.jsonl");
+    let mut cells = String::new();
+    for (case, c, s, outcome) in [
+        ("tls13", "alpha", "alpha", "pass"),
+        ("tls13", "alpha", "tool", "fail"),
+        ("tls13", "tool", "alpha", "unsupported"),
+        ("version-mismatch", "alpha", "tool", "expected-failure"),
+    ] {
+        cells.push_str(&format!(
+            "{{\"schema\":\"tlsmatrix.interop/1\",\"run_id\":\"i1\",\"case\":\"{case}\",\"client\":\"{c}\",\"server\":\"{s}\",\"client_version\":\"{c} 1\",\"server_version\":\"{s} 1\",\"outcome\":\"{outcome}\",\"reason\":\"why {outcome}\",\"seconds\":0.1,\"command\":\"x\"}}\n"
+        ));
+    }
+    std::fs::write(&interop, cells).unwrap();
     let out = d.join("report");
-    let o = tlsmatrix(&["report", "--db", db_s, "--out", out.to_str().unwrap()]);
+    let o = tlsmatrix(&[
+        "report",
+        "--db",
+        db_s,
+        "--out",
+        out.to_str().unwrap(),
+        "--interop",
+        interop.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
@@ -177,6 +198,12 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         assert!(!html.contains(needle), "index.html contains {needle}");
     }
     assert!(html.contains("r2") && html.contains("beta"));
+    // The interop matrix: colour and text both say the outcome, the title why.
+    assert!(
+        html.contains("<td class=\"num failed\" title=\"why fail\">fail</td>"),
+        "{html}"
+    );
+    assert!(html.contains("interop case version-mismatch"));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
     assert!(

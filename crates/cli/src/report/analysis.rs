@@ -496,6 +496,91 @@ fn noise_note(run: &RunData) -> String {
 pub struct Companions {
     pub instructions: Option<RunData>,
     pub libp2p: Option<RunData>,
+    /// The newest `tlsmatrix interop` run.
+    pub interop: Option<Vec<crate::interop::CellLine>>,
+}
+
+/// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
+/// reason.
+fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
+    let mut peers: Vec<&str> = Vec::new();
+    let mut cases: Vec<&str> = Vec::new();
+    for c in cells {
+        for p in [c.client.as_str(), c.server.as_str()] {
+            if !peers.contains(&p) {
+                peers.push(p);
+            }
+        }
+        if !cases.contains(&c.case.as_str()) {
+            cases.push(&c.case);
+        }
+    }
+    let count = |o: &str| cells.iter().filter(|c| c.outcome == o).count();
+    let mut blocks = vec![Block::Para(format!(
+        "Run {}: {} cells over TCP, each peer in its own process with a hard time limit: {} pass, {} failed exactly as the case requires, {} fail, {} unsupported. Rows are clients, columns servers.",
+        cells[0].run_id,
+        cells.len(),
+        count("pass"),
+        count("expected-failure"),
+        count("fail"),
+        count("unsupported")
+    ))];
+    let mut versions = Vec::new();
+    for p in &peers {
+        let version = cells
+            .iter()
+            .find_map(|c| (c.client == *p).then_some(&c.client_version))
+            .or_else(|| {
+                cells
+                    .iter()
+                    .find_map(|c| (c.server == *p).then_some(&c.server_version))
+            });
+        if let Some(v) = version {
+            versions.push(format!("{p}: {v}"));
+        }
+    }
+    blocks.push(Block::Bullets(versions));
+    for case in cases {
+        let mut header = vec!["client \\ server".to_string()];
+        header.extend(peers.iter().map(|p| p.to_string()));
+        let rows = peers
+            .iter()
+            .map(|client| {
+                let mut row = vec![Cell::plain(*client)];
+                for server in &peers {
+                    row.push(
+                        match cells
+                            .iter()
+                            .find(|c| c.case == case && c.client == *client && c.server == *server)
+                        {
+                            Some(c) => {
+                                let class = match c.outcome.as_str() {
+                                    "pass" => Class::Good,
+                                    "expected-failure" => Class::Expected,
+                                    "unsupported" => Class::Unsupported,
+                                    _ => Class::Failed,
+                                };
+                                Cell::with(c.outcome.clone(), class, Some(c.reason.clone()))
+                            }
+                            None => Cell::plain("-"),
+                        },
+                    );
+                }
+                row
+            })
+            .collect();
+        blocks.push(Block::Table(Table {
+            caption: format!("interop case {case}"),
+            header,
+            rows,
+            label_cols: 1,
+        }));
+    }
+    Section {
+        id: "interop".into(),
+        title: "Interoperability".into(),
+        blocks,
+    }
 }
 
 /// The summary sentences and a section per area of a run; `suffix` tells the sections of a
@@ -647,6 +732,9 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             .into_iter()
             .map(Block::Table),
     );
+    if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
+        sections.push(interop_section(cells));
+    }
     sections.push(Section {
         id: "results".into(),
         title: "All results".into(),

@@ -18,7 +18,7 @@ use crate::store::{RunKind, Store};
 /// How many runs the history charts go back.
 const HISTORY_RUNS: usize = 20;
 
-pub fn write(spec: &str, out: &Path, db: &Path) -> Result<()> {
+pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     let run = rundata::resolve(spec, db, RunKind::Matrix)?;
     let (history, extra) = if db.is_file() {
         let store = Store::open_existing(db)?;
@@ -45,11 +45,14 @@ pub fn write(spec: &str, out: &Path, db: &Path) -> Result<()> {
         let extra = analysis::Companions {
             instructions: companion(RunKind::Instructions)?,
             libp2p: companion(RunKind::Libp2p)?,
+            interop: None,
         };
         (history, extra)
     } else {
         (Vec::new(), analysis::Companions::default())
     };
+    let mut extra = extra;
+    extra.interop = crate::interop::read_latest(interop)?;
     let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();
     let files = [
