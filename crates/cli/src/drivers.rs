@@ -30,7 +30,7 @@ pub struct Registry {
 
 pub const DRIVER_PREFIX: &str = "tlsmatrix-driver";
 
-fn driver_dir() -> Result<PathBuf> {
+pub fn driver_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("TLSMATRIX_DRIVER_DIR") {
         return Ok(PathBuf::from(dir));
     }

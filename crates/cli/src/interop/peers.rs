@@ -19,6 +19,8 @@ pub enum Kind {
     OpensslTool,
     /// GnuTLS's `gnutls-serv` and `gnutls-cli`.
     GnutlsTool,
+    /// Go's crypto/tls (`go/cmd/tls-peer`, built beside the drivers as `tlsmatrix-go-peer`).
+    GoCryptoTls(PathBuf),
 }
 
 #[derive(Debug, Clone)]
@@ -30,6 +32,8 @@ pub struct Peer {
 
 pub const OPENSSL_TOOL: &str = "openssl-tool";
 pub const GNUTLS_TOOL: &str = "gnutls-tool";
+pub const GO_CRYPTO_TLS: &str = "go-crypto-tls";
+const GO_PEER_BINARY: &str = "tlsmatrix-go-peer";
 /// The most a gnutls-cli client is asked to carry (see `supports`).
 const GNUTLS_CLI_MAX_BYTES: usize = 1 << 20;
 
@@ -81,6 +85,18 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
             });
         }
     }
+    if let Ok(dir) = crate::drivers::driver_dir() {
+        let bin = dir.join(GO_PEER_BINARY);
+        if let Ok(out) = Command::new(&bin).arg("version").output() {
+            if out.status.success() {
+                peers.push(Peer {
+                    name: GO_CRYPTO_TLS.into(),
+                    version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+                    kind: Kind::GoCryptoTls(bin),
+                });
+            }
+        }
+    }
     if let Ok(out) = Command::new("gnutls-cli").arg("--version").output() {
         if out.status.success() {
             let text = String::from_utf8_lossy(&out.stdout);
@@ -121,6 +137,11 @@ impl Peer {
                 "gnutls-cli forwards stdin at about 1.3 MB/s (1 MiB took 0.76 s here), so {} MiB does not fit a cell's time limit; gnutls-serv takes this case as the server",
                 case.bytes >> 20
             )),
+            (Kind::GoCryptoTls(_), Side::Server, _)
+                if case.server.version == Version::Tls13 && case.server.aead != Aead::Aes128Gcm =>
+            {
+                Err("a crypto/tls server chooses the TLS 1.3 suite itself (AES-128-GCM first on AES hardware); an application cannot pin it".into())
+            }
             (Kind::GnutlsTool, Side::Server, Expect::Truncation) => Err(
                 "gnutls-serv always answers close_notify; it cannot drop a connection without it"
                     .into(),
@@ -170,6 +191,20 @@ impl Peer {
                     cmd,
                     ready: Ready::Line("ACCEPT "),
                     echo: Echo::ReversedLines,
+                    persistent: false,
+                }
+            }
+            Kind::GoCryptoTls(bin) => {
+                let mut cmd = Command::new(bin);
+                cmd.args(["server", "-listen", "127.0.0.1:0"])
+                    .args(go_offer(&case.server, certs, case.bytes, timeout_s));
+                if case.expect == Expect::Truncation {
+                    cmd.arg("-drop");
+                }
+                ServerPlan {
+                    cmd,
+                    ready: Ready::Line("listening "),
+                    echo: Echo::Same,
                     persistent: false,
                 }
             }
@@ -238,6 +273,23 @@ impl Peer {
                 .args(openssl_offer(o));
                 ClientPlan { cmd, fed: true }
             }
+            Kind::GoCryptoTls(bin) => {
+                let mut cmd = Command::new(bin);
+                cmd.args(["client", "-connect", addr])
+                    .args(go_offer(&case.client, certs, case.bytes, timeout_s))
+                    .args(["-write-size", &case.write_size.to_string()])
+                    .args([
+                        "-echo",
+                        match echo {
+                            Echo::Same => "same",
+                            Echo::ReversedLines => "reversed-lines",
+                        },
+                    ]);
+                if case.expect == Expect::Truncation {
+                    cmd.arg("-expect-truncation");
+                }
+                ClientPlan { cmd, fed: false }
+            }
             Kind::GnutlsTool => {
                 let o = &case.client;
                 let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "443"));
@@ -254,6 +306,22 @@ impl Peer {
             }
         }
     }
+}
+
+/// The Go peer's flags for an offer and the case's size.
+fn go_offer(o: &Offer, certs: &Path, bytes: usize, timeout_s: u64) -> Vec<String> {
+    [
+        ("-version", o.version.as_str().to_string()),
+        ("-cipher", o.aead.as_str().to_string()),
+        ("-group", o.group.as_str().to_string()),
+        ("-sig", o.sig.as_str().to_string()),
+        ("-certs", certs.display().to_string()),
+        ("-bytes", bytes.to_string()),
+        ("-timeout", timeout_s.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
 }
 
 /// A GnuTLS priority string allowing exactly this offer.

@@ -1,0 +1,321 @@
+// Command tls-peer is Go's crypto/tls as a tlsmatrix interop peer. It speaks the harness's
+// protocol: a server prints "listening ADDR" and echoes until close_notify; a client sends
+// the payload write by write, checks each echo, and closes with close_notify. Both end with
+// one line, "ok: ..." (exit 0) or "error: ..." (exit 1). The harness passes the case's offer
+// as flags, so the cases are defined once, in tlsmatrix.
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+type offer struct {
+	version uint16
+	suite   uint16
+	group   tls.CurveID
+	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
+	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
+	certCurve tls.CurveID
+}
+
+func parseOffer(version, cipher, group, sig string) (offer, error) {
+	var o offer
+	switch version {
+	case "tls12":
+		o.version = tls.VersionTLS12
+	case "tls13":
+		o.version = tls.VersionTLS13
+	default:
+		return o, fmt.Errorf("unknown --version %q", version)
+	}
+	switch group {
+	case "x25519":
+		o.group = tls.X25519
+	case "p256":
+		o.group = tls.CurveP256
+	case "p384":
+		o.group = tls.CurveP384
+	default:
+		return o, fmt.Errorf("unknown --group %q", group)
+	}
+	if o.version == tls.VersionTLS12 {
+		curves := map[string]tls.CurveID{"ecdsa-p256": tls.CurveP256, "ecdsa-p384": tls.CurveP384}
+		if c, ok := curves[sig]; ok && c != o.group {
+			o.certCurve = c
+		}
+		rsa := sig == "rsa-2048" || sig == "rsa-3072"
+		suites := map[string][2]uint16{
+			"aes-128-gcm":       {tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256},
+			"aes-256-gcm":       {tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384},
+			"chacha20-poly1305": {tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256},
+		}
+		s, ok := suites[cipher]
+		if !ok {
+			return o, fmt.Errorf("unknown --cipher %q", cipher)
+		}
+		o.suite = s[0]
+		if rsa {
+			o.suite = s[1]
+		}
+	} else {
+		tls13 := map[string]uint16{
+			"aes-128-gcm":       tls.TLS_AES_128_GCM_SHA256,
+			"aes-256-gcm":       tls.TLS_AES_256_GCM_SHA384,
+			"chacha20-poly1305": tls.TLS_CHACHA20_POLY1305_SHA256,
+		}
+		s, ok := tls13[cipher]
+		if !ok {
+			return o, fmt.Errorf("unknown --cipher %q", cipher)
+		}
+		o.suite = s
+	}
+	return o, nil
+}
+
+// config pins version and group (and the TLS 1.2 suite); the TLS 1.3 suite is checked after
+// the handshake instead, since crypto/tls chooses it itself.
+func (o offer) config() *tls.Config {
+	c := &tls.Config{
+		MinVersion:       o.version,
+		MaxVersion:       o.version,
+		CurvePreferences: []tls.CurveID{o.group},
+	}
+	if o.version == tls.VersionTLS12 {
+		c.CipherSuites = []uint16{o.suite}
+		if o.certCurve != 0 {
+			c.CurvePreferences = append(c.CurvePreferences, o.certCurve)
+		}
+	}
+	return c
+}
+
+func (o offer) check(st tls.ConnectionState) error {
+	if st.Version != o.version {
+		return fmt.Errorf("negotiated %s, but the case asks for %s", tls.VersionName(st.Version), tls.VersionName(o.version))
+	}
+	if st.CipherSuite != o.suite {
+		return fmt.Errorf("negotiated %s, but the case asks for %s", tls.CipherSuiteName(st.CipherSuite), tls.CipherSuiteName(o.suite))
+	}
+	if st.CurveID != 0 && st.CurveID != o.group {
+		return fmt.Errorf("negotiated group %s, but the case asks for %s", st.CurveID, o.group)
+	}
+	return nil
+}
+
+// payload is the harness's: printable 64-byte lines.
+func payload(n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		if i%64 == 63 {
+			p[i] = '\n'
+		} else {
+			p[i] = byte('!' + (i*7+i/64)%90)
+		}
+	}
+	return p
+}
+
+func reversedLines(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		for i := len(body) - 1; i >= 0; i-- {
+			out = append(out, body[i])
+		}
+		if len(body) < len(line) {
+			out = append(out, '\n')
+		}
+	}
+	return out
+}
+
+func summary(st tls.ConnectionState, n int, sum uint64) string {
+	return fmt.Sprintf("%s %s %s; %d bytes echoed, checksum %016x",
+		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, n, sum)
+}
+
+func loadCert(dir string) (tls.Certificate, error) {
+	return tls.LoadX509KeyPair(filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem"))
+}
+
+func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
+	cert, err := loadCert(certDir)
+	if err != nil {
+		return "", err
+	}
+	cfg := o.config()
+	cfg.Certificates = []tls.Certificate{cert}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", err
+	}
+	fmt.Printf("listening %s\n", ln.Addr())
+	ln.(*net.TCPListener).SetDeadline(deadline)
+	raw, err := ln.Accept()
+	if err != nil {
+		return "", fmt.Errorf("timed out: no client connected (%v)", err)
+	}
+	raw.SetDeadline(deadline)
+	conn := tls.Server(raw, cfg)
+	if err := conn.Handshake(); err != nil {
+		return "", err
+	}
+	st := conn.ConnectionState()
+	if err := o.check(st); err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	buf := make([]byte, 64<<10)
+	echoed := 0
+	for {
+		if drop && echoed >= bytesToEcho {
+			raw.Close()
+			return "dropped the connection without close_notify, as the case asks", nil
+		}
+		n, err := conn.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			if _, werr := conn.Write(buf[:n]); werr != nil {
+				return "", werr
+			}
+			echoed += n
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if err := conn.Close(); err != nil {
+		return "", err
+	}
+	return summary(st, echoed, h.Sum64()), nil
+}
+
+func client(addr string, o offer, certDir, echo string, n, writeSize int, truncation bool, deadline time.Time) (string, error) {
+	pem, err := os.ReadFile(filepath.Join(certDir, "ca.pem"))
+	if err != nil {
+		return "", err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	cfg := o.config()
+	cfg.RootCAs = roots
+	cfg.ServerName = "localhost"
+	raw, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+	if err != nil {
+		return "", err
+	}
+	raw.SetDeadline(deadline)
+	conn := tls.Client(raw, cfg)
+	if err := conn.Handshake(); err != nil {
+		return "", err
+	}
+	st := conn.ConnectionState()
+	if err := o.check(st); err != nil {
+		return "", err
+	}
+	data := payload(n)
+	want := data
+	if echo == "reversed-lines" {
+		want = reversedLines(data)
+	}
+	h := fnv.New64a()
+	buf := make([]byte, 64<<10)
+	for sent := 0; sent < len(data); {
+		end := min(sent+writeSize, len(data))
+		if _, err := conn.Write(data[sent:end]); err != nil {
+			return "", err
+		}
+		for got := sent; got < end; {
+			k, err := conn.Read(buf[:min(len(buf), end-got)])
+			if k > 0 {
+				if !bytes.Equal(buf[:k], want[got:got+k]) {
+					return "", fmt.Errorf("the echo differs from what was sent at byte %d", got)
+				}
+				h.Write(buf[:k])
+				got += k
+			}
+			if err != nil {
+				return "", fmt.Errorf("after %d of %d echoed bytes: %w", got, end, err)
+			}
+		}
+		sent = end
+	}
+	if truncation {
+		_, err := conn.Read(buf)
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return "", errors.New("the server closed the connection without close_notify (truncation detected)")
+		case errors.Is(err, io.EOF):
+			// crypto/tls deliberately reports EOF at a record boundary as a clean end.
+			return "crypto/tls reported a clean end of stream (it accepts EOF at a record boundary without close_notify)", nil
+		default:
+			return "", err
+		}
+	}
+	if err := conn.CloseWrite(); err != nil {
+		return "", err
+	}
+	if _, err := conn.Read(buf); !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("waiting for the server's close_notify: %v", err)
+	}
+	return summary(st, n, h.Sum64()), nil
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		fmt.Printf("Go %s crypto/tls\n", runtime.Version())
+		return
+	}
+	if len(os.Args) < 2 || (os.Args[1] != "server" && os.Args[1] != "client") {
+		fmt.Fprintln(os.Stderr, "usage: tls-peer server|client [flags]; -h for the flags")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "server: address to listen on")
+	connect := fs.String("connect", "", "client: the server's address")
+	version := fs.String("version", "tls13", "tls12 or tls13")
+	cipher := fs.String("cipher", "aes-128-gcm", "aes-128-gcm, aes-256-gcm or chacha20-poly1305")
+	group := fs.String("group", "x25519", "x25519, p256 or p384")
+	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
+	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
+	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
+	writeSize := fs.Int("write-size", 4<<10, "client: bytes per write")
+	echo := fs.String("echo", "same", "client: what the server sends back, same or reversed-lines")
+	drop := fs.Bool("drop", false, "server: drop the connection without close_notify after the echo")
+	truncation := fs.Bool("expect-truncation", false, "client: the server will drop the connection")
+	timeout := fs.Int("timeout", 10, "seconds the whole case may take")
+	fs.Parse(os.Args[2:])
+	o, err := parseOffer(*version, *cipher, *group, *sig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
+	certDir := filepath.Join(*certs, *sig)
+	var out string
+	if os.Args[1] == "server" {
+		out, err = server(*listen, o, certDir, *drop, *n, deadline)
+	} else {
+		out, err = client(*connect, o, certDir, *echo, *n, *writeSize, *truncation, deadline)
+	}
+	if err != nil {
+		fmt.Printf("error: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("ok: %s\n", out)
+}
