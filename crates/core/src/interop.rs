@@ -12,6 +12,9 @@ pub struct Offer {
     pub aead: Aead,
     pub sig: SigAlg,
     pub group: Group,
+    /// A group offered before `group`, with the only key share the client sends, that the
+    /// server does not accept: the server must answer with a HelloRetryRequest for `group`.
+    pub first: Option<Group>,
 }
 
 impl Offer {
@@ -21,6 +24,7 @@ impl Offer {
             aead: Aead::Aes128Gcm,
             sig: SigAlg::EcdsaP256,
             group: Group::X25519,
+            first: None,
         }
     }
 
@@ -41,6 +45,18 @@ impl Offer {
 
     const fn group(self, group: Group) -> Offer {
         Offer { group, ..self }
+    }
+
+    const fn first(self, first: Group) -> Offer {
+        Offer {
+            first: Some(first),
+            ..self
+        }
+    }
+
+    /// The groups in the order offered.
+    pub fn groups(&self) -> Vec<Group> {
+        self.first.into_iter().chain([self.group]).collect()
     }
 
     pub fn params(&self) -> ConnParams {
@@ -157,6 +173,16 @@ pub const CASES: &[Case] = &[
         Offer::tls13().group(Group::P256),
         false,
     ),
+    Case {
+        id: "hrr",
+        about: "HelloRetryRequest: the client's one key share is X25519, the server takes only P-256",
+        client: Offer::tls13().group(Group::P256).first(Group::X25519),
+        server: Offer::tls13().group(Group::P256),
+        bytes: 64 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Pass,
+        quick: true,
+    },
     same(
         "sig-rsa-pss",
         "TLS 1.3 with an RSA-2048 certificate: rsa_pss_rsae_sha256",

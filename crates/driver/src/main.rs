@@ -203,7 +203,10 @@ fn peer(a: &PeerArgs) -> Result<String> {
     };
     let lib = find(&a.imp)?;
     let certs = certs::load_or_generate(&a.certs, offer.sig)?;
-    let cfg = EndpointConfig::for_params(&offer.params(), certs.into());
+    let mut cfg = EndpointConfig::for_params(&offer.params(), certs.into());
+    if let Some(first) = offer.first {
+        cfg.groups.insert(0, first);
+    }
     lib.supports(&cfg)
         .map_err(|r| anyhow!("unsupported: {r}"))?;
     let factory = lib

@@ -25,12 +25,27 @@ type offer struct {
 	version uint16
 	suite   uint16
 	group   tls.CurveID
+	// A group offered first, with the client's only key share, that the server does not
+	// accept (the HelloRetryRequest case).
+	prefer tls.CurveID
 	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
 	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
 	certCurve tls.CurveID
 }
 
-func parseOffer(version, cipher, group, sig string) (offer, error) {
+func parseGroup(name string) (tls.CurveID, error) {
+	switch name {
+	case "x25519":
+		return tls.X25519, nil
+	case "p256":
+		return tls.CurveP256, nil
+	case "p384":
+		return tls.CurveP384, nil
+	}
+	return 0, fmt.Errorf("unknown group %q", name)
+}
+
+func parseOffer(version, cipher, group, prefer, sig string) (offer, error) {
 	var o offer
 	switch version {
 	case "tls12":
@@ -40,15 +55,14 @@ func parseOffer(version, cipher, group, sig string) (offer, error) {
 	default:
 		return o, fmt.Errorf("unknown --version %q", version)
 	}
-	switch group {
-	case "x25519":
-		o.group = tls.X25519
-	case "p256":
-		o.group = tls.CurveP256
-	case "p384":
-		o.group = tls.CurveP384
-	default:
-		return o, fmt.Errorf("unknown --group %q", group)
+	var err error
+	if o.group, err = parseGroup(group); err != nil {
+		return o, err
+	}
+	if prefer != "" {
+		if o.prefer, err = parseGroup(prefer); err != nil {
+			return o, err
+		}
 	}
 	if o.version == tls.VersionTLS12 {
 		curves := map[string]tls.CurveID{"ecdsa-p256": tls.CurveP256, "ecdsa-p384": tls.CurveP384}
@@ -91,6 +105,9 @@ func (o offer) config() *tls.Config {
 		MinVersion:       o.version,
 		MaxVersion:       o.version,
 		CurvePreferences: []tls.CurveID{o.group},
+	}
+	if o.prefer != 0 {
+		c.CurvePreferences = []tls.CurveID{o.prefer, o.group}
 	}
 	if o.version == tls.VersionTLS12 {
 		c.CipherSuites = []uint16{o.suite}
@@ -291,6 +308,7 @@ func main() {
 	version := fs.String("version", "tls13", "tls12 or tls13")
 	cipher := fs.String("cipher", "aes-128-gcm", "aes-128-gcm, aes-256-gcm or chacha20-poly1305")
 	group := fs.String("group", "x25519", "x25519, p256 or p384")
+	prefer := fs.String("prefer", "", "client: a group to offer first, with the only key share")
 	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
 	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
 	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
@@ -300,7 +318,7 @@ func main() {
 	truncation := fs.Bool("expect-truncation", false, "client: the server will drop the connection")
 	timeout := fs.Int("timeout", 10, "seconds the whole case may take")
 	fs.Parse(os.Args[2:])
-	o, err := parseOffer(*version, *cipher, *group, *sig)
+	o, err := parseOffer(*version, *cipher, *group, *prefer, *sig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

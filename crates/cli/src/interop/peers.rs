@@ -310,7 +310,11 @@ impl Peer {
 
 /// The Go peer's flags for an offer and the case's size.
 fn go_offer(o: &Offer, certs: &Path, bytes: usize, timeout_s: u64) -> Vec<String> {
-    [
+    let mut args: Vec<String> = o
+        .first
+        .map(|g| vec!["-prefer".to_string(), g.as_str().to_string()])
+        .unwrap_or_default();
+    args.extend([
         ("-version", o.version.as_str().to_string()),
         ("-cipher", o.aead.as_str().to_string()),
         ("-group", o.group.as_str().to_string()),
@@ -320,8 +324,8 @@ fn go_offer(o: &Offer, certs: &Path, bytes: usize, timeout_s: u64) -> Vec<String
         ("-timeout", timeout_s.to_string()),
     ]
     .into_iter()
-    .flat_map(|(k, v)| [k.to_string(), v])
-    .collect()
+    .flat_map(|(k, v)| [k.to_string(), v]));
+    args
 }
 
 /// A GnuTLS priority string allowing exactly this offer.
@@ -336,13 +340,14 @@ fn gnutls_priority(o: &Offer) -> String {
         Aead::Aes256Gcm => "AES-256-GCM",
         Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
     };
+    let groups: Vec<String> = o.groups().into_iter().map(|g| format!("+{}", group(g))).collect();
     let mut p = format!(
-        "NORMAL:-VERS-ALL:+VERS-{}:-CIPHER-ALL:+{cipher}:-GROUP-ALL:+{}",
+        "NORMAL:-VERS-ALL:+VERS-{}:-CIPHER-ALL:+{cipher}:-GROUP-ALL:{}",
         match o.version {
             Version::Tls13 => "TLS1.3",
             Version::Tls12 => "TLS1.2",
         },
-        group(o.group)
+        groups.join(":")
     );
     if o.version == Version::Tls12 {
         if let Some(curve) = o.sig.ecdsa_curve().filter(|c| *c != o.group) {
@@ -359,12 +364,13 @@ fn gnutls_priority(o: &Offer) -> String {
 
 /// The openssl tool's flags for exactly this offer.
 fn openssl_offer(o: &Offer) -> Vec<String> {
-    let group = match o.group {
+    let name = |g: Group| match g {
         Group::X25519 => "X25519",
         Group::P256 => "P-256",
         Group::P384 => "P-384",
     };
-    let mut args = vec!["-groups".to_string(), group.to_string()];
+    let group = o.groups().into_iter().map(name).collect::<Vec<_>>().join(":");
+    let mut args = vec!["-groups".to_string(), group.clone()];
     match o.version {
         Version::Tls13 => {
             let suite = match o.aead {
