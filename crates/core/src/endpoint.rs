@@ -50,6 +50,9 @@ pub struct EndpointConfig {
     pub certs: Arc<CertSet>,
     /// Sent as SNI and checked against the server certificate.
     pub server_name: String,
+    /// ALPN protocols offered (client) or accepted (server), most preferred first; empty for
+    /// none. A server with no protocol in common must refuse with no_application_protocol.
+    pub alpn: Vec<String>,
 }
 
 pub const SERVER_NAME: &str = "localhost";
@@ -81,6 +84,7 @@ impl EndpointConfig {
             resumption: p.resumption,
             certs,
             server_name: SERVER_NAME.to_string(),
+            alpn: Vec::new(),
         }
     }
 }
@@ -116,6 +120,8 @@ pub trait TlsEndpoint {
     fn recv(&mut self, buf: &mut [u8]) -> anyhow::Result<usize>;
     /// What this side believes was negotiated.
     fn negotiated(&self) -> Negotiated;
+    /// The ALPN protocol agreed on, if any.
+    fn alpn(&self) -> Option<Vec<u8>>;
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender
     /// meant it to, not where an attacker cut it.
     fn close(&mut self) -> anyhow::Result<()>;

@@ -15,6 +15,8 @@ pub struct Offer {
     /// A group offered before `group`, with the only key share the client sends, that the
     /// server does not accept: the server must answer with a HelloRetryRequest for `group`.
     pub first: Option<Group>,
+    /// ALPN protocols offered or accepted, most preferred first.
+    pub alpn: &'static [&'static str],
 }
 
 impl Offer {
@@ -25,6 +27,7 @@ impl Offer {
             sig: SigAlg::EcdsaP256,
             group: Group::X25519,
             first: None,
+            alpn: &[],
         }
     }
 
@@ -52,6 +55,10 @@ impl Offer {
             first: Some(first),
             ..self
         }
+    }
+
+    const fn alpn(self, alpn: &'static [&'static str]) -> Offer {
+        Offer { alpn, ..self }
     }
 
     /// The groups in the order offered.
@@ -95,6 +102,8 @@ pub struct Case {
     /// The client's write size (one record each, up to 16 KiB).
     pub write_size: usize,
     pub expect: Expect,
+    /// The ALPN protocol both sides must report, when the case offers ALPN.
+    pub alpn: Option<&'static str>,
     /// In the `--quick` subset.
     pub quick: bool,
 }
@@ -110,6 +119,7 @@ const fn same(id: &'static str, about: &'static str, offer: Offer, quick: bool) 
         bytes: 64 * KIB,
         write_size: 4 * KIB,
         expect: Expect::Pass,
+        alpn: None,
         quick,
     }
 }
@@ -135,6 +145,7 @@ pub const CASES: &[Case] = &[
         bytes: 0,
         write_size: 1,
         expect: Expect::Alert("protocol_version"),
+        alpn: None,
         quick: true,
     },
     same(
@@ -181,7 +192,30 @@ pub const CASES: &[Case] = &[
         bytes: 64 * KIB,
         write_size: 4 * KIB,
         expect: Expect::Pass,
+        alpn: None,
         quick: true,
+    },
+    Case {
+        id: "alpn",
+        about: "ALPN: the client offers h2 then http/1.1, the server accepts http/1.1",
+        client: Offer::tls13().alpn(&["h2", "http/1.1"]),
+        server: Offer::tls13().alpn(&["http/1.1"]),
+        bytes: 4 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Pass,
+        alpn: Some("http/1.1"),
+        quick: true,
+    },
+    Case {
+        id: "alpn-mismatch",
+        about: "ALPN with nothing in common: the server must refuse with no_application_protocol",
+        client: Offer::tls13().alpn(&["h2"]),
+        server: Offer::tls13().alpn(&["http/1.1"]),
+        bytes: 0,
+        write_size: 1,
+        expect: Expect::Alert("no_application_protocol"),
+        alpn: None,
+        quick: false,
     },
     same(
         "sig-rsa-pss",
@@ -209,6 +243,7 @@ pub const CASES: &[Case] = &[
         bytes: 10 * KIB * KIB,
         write_size: 16 * KIB,
         expect: Expect::Pass,
+        alpn: None,
         quick: false,
     },
     Case {
@@ -219,6 +254,7 @@ pub const CASES: &[Case] = &[
         bytes: 4 * KIB,
         write_size: 4 * KIB,
         expect: Expect::Truncation,
+        alpn: None,
         quick: true,
     },
 ];

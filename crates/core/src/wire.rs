@@ -138,6 +138,7 @@ pub fn client(
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
     negotiated::check_one(&case.client.params(), Side::Client, &ep.negotiated())?;
+    check_alpn(case, ep.as_ref())?;
     let data = payload(case.bytes);
     let back = echo.expected(&data);
     let mut buf = vec![0u8; 64 * 1024];
@@ -196,6 +197,7 @@ pub fn server(
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
     negotiated::check_one(&case.server.params(), Side::Server, &ep.negotiated())?;
+    check_alpn(case, ep.as_ref())?;
     let mut buf = vec![0u8; 64 * 1024];
     let mut sum = Checksum::default();
     let mut echoed = 0;
@@ -223,6 +225,20 @@ impl Wire {
         let r = ep.close();
         self.flush()?;
         r
+    }
+}
+
+fn check_alpn(case: &Case, ep: &dyn TlsEndpoint) -> Result<()> {
+    let Some(want) = case.alpn else {
+        return Ok(());
+    };
+    match ep.alpn() {
+        Some(got) if got == want.as_bytes() => Ok(()),
+        Some(got) => bail!(
+            "ALPN agreed on {}, but the case asks for {want}",
+            String::from_utf8_lossy(&got)
+        ),
+        None => bail!("no ALPN protocol was agreed on, but the case asks for {want}"),
     }
 }
 

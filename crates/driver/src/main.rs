@@ -207,6 +207,7 @@ fn peer(a: &PeerArgs) -> Result<String> {
     if let Some(first) = offer.first {
         cfg.groups.insert(0, first);
     }
+    cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
     lib.supports(&cfg)
         .map_err(|r| anyhow!("unsupported: {r}"))?;
     let factory = lib

@@ -158,6 +158,9 @@ impl TlsLibrary for OpensslLibrary {
                 }
                 b.set_verify(SslVerifyMode::PEER);
                 b.verify_param_mut().set_host(&cfg.server_name)?;
+                if !cfg.alpn.is_empty() {
+                    b.set_alpn_protos(&alpn_wire(&cfg.alpn))?;
+                }
             }
             Side::Server => {
                 let mut chain = X509::stack_from_pem(cfg.certs.chain_pem.as_bytes())?.into_iter();
@@ -172,6 +175,13 @@ impl TlsLibrary for OpensslLibrary {
                 b.set_private_key(&key)?;
                 b.check_private_key()
                     .context("the server key does not match its certificate")?;
+                if !cfg.alpn.is_empty() {
+                    let ours = alpn_wire(&cfg.alpn);
+                    // No protocol in common is fatal (RFC 7301, 3.2), as rustls does it.
+                    b.set_alpn_select_callback(move |_, theirs| {
+                        alpn_pick(&ours, theirs).ok_or(openssl::ssl::AlpnError::ALERT_FATAL)
+                    });
+                }
             }
         }
         Ok(Box::new(OpensslFactory {
@@ -180,6 +190,36 @@ impl TlsLibrary for OpensslLibrary {
             server_name: cfg.server_name.clone(),
         }))
     }
+}
+
+/// ALPN's wire form: each protocol prefixed by its length.
+fn alpn_wire(protocols: &[String]) -> Vec<u8> {
+    protocols
+        .iter()
+        .flat_map(|p| std::iter::once(p.len() as u8).chain(p.bytes()))
+        .collect()
+}
+
+/// The server's most preferred protocol that the client offered, as a slice of the
+/// client's list (which is what OpenSSL's callback must return).
+fn alpn_pick<'c>(ours: &[u8], theirs: &'c [u8]) -> Option<&'c [u8]> {
+    let offered = alpn_split(theirs);
+    alpn_split(ours)
+        .into_iter()
+        .find_map(|p| offered.iter().find(|o| **o == p).copied())
+}
+
+fn alpn_split(mut wire: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    while let Some((&n, rest)) = wire.split_first() {
+        let n = usize::from(n);
+        if rest.len() < n {
+            break;
+        }
+        out.push(&rest[..n]);
+        wire = &rest[n..];
+    }
+    out
 }
 
 struct OpensslFactory {
@@ -307,6 +347,13 @@ impl TlsEndpoint for OpensslEndpoint {
             }
         }
         Ok(got)
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        self.stream
+            .ssl()
+            .selected_alpn_protocol()
+            .map(<[u8]>::to_vec)
     }
 
     fn close(&mut self) -> Result<()> {

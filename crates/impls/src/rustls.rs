@@ -133,6 +133,7 @@ impl TlsLibrary for RustlsLibrary {
                     .with_custom_certificate_verifier(verifier.clone())
                     .with_no_client_auth();
                 config.resumption = Resumption::disabled();
+                config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ClientFactory {
                     config: Arc::new(config),
                     server_name: ServerName::try_from(cfg.server_name.clone())?,
@@ -153,6 +154,7 @@ impl TlsLibrary for RustlsLibrary {
                 // A full handshake issues no session: tickets and the cache cost server time.
                 config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
                 config.send_tls13_tickets = 0;
+                config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ServerFactory {
                     config: Arc::new(config),
                 }))
@@ -320,6 +322,10 @@ impl TlsEndpoint for RustlsEndpoint {
             }
             self.read_some()?;
         }
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        self.conn.alpn_protocol().map(<[u8]>::to_vec)
     }
 
     fn close(&mut self) -> Result<()> {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -27,7 +28,9 @@ type offer struct {
 	group   tls.CurveID
 	// A group offered first, with the client's only key share, that the server does not
 	// accept (the HelloRetryRequest case).
-	prefer tls.CurveID
+	prefer     tls.CurveID
+	alpn       []string
+	expectALPN string
 	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
 	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
 	certCurve tls.CurveID
@@ -109,6 +112,7 @@ func (o offer) config() *tls.Config {
 	if o.prefer != 0 {
 		c.CurvePreferences = []tls.CurveID{o.prefer, o.group}
 	}
+	c.NextProtos = o.alpn
 	if o.version == tls.VersionTLS12 {
 		c.CipherSuites = []uint16{o.suite}
 		if o.certCurve != 0 {
@@ -127,6 +131,9 @@ func (o offer) check(st tls.ConnectionState) error {
 	}
 	if st.CurveID != 0 && st.CurveID != o.group {
 		return fmt.Errorf("negotiated group %s, but the case asks for %s", st.CurveID, o.group)
+	}
+	if o.expectALPN != "" && st.NegotiatedProtocol != o.expectALPN {
+		return fmt.Errorf("ALPN agreed on %q, but the case asks for %s", st.NegotiatedProtocol, o.expectALPN)
 	}
 	return nil
 }
@@ -309,6 +316,8 @@ func main() {
 	cipher := fs.String("cipher", "aes-128-gcm", "aes-128-gcm, aes-256-gcm or chacha20-poly1305")
 	group := fs.String("group", "x25519", "x25519, p256 or p384")
 	prefer := fs.String("prefer", "", "client: a group to offer first, with the only key share")
+	alpn := fs.String("alpn", "", "ALPN protocols offered or accepted, comma-separated")
+	expectALPN := fs.String("expect-alpn", "", "the ALPN protocol that must be agreed on")
 	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
 	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
 	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
@@ -323,6 +332,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if *alpn != "" {
+		o.alpn = strings.Split(*alpn, ",")
+	}
+	o.expectALPN = *expectALPN
 	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
 	certDir := filepath.Join(*certs, *sig)
 	var out string

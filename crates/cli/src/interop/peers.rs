@@ -197,7 +197,7 @@ impl Peer {
             Kind::GoCryptoTls(bin) => {
                 let mut cmd = Command::new(bin);
                 cmd.args(["server", "-listen", "127.0.0.1:0"])
-                    .args(go_offer(&case.server, certs, case.bytes, timeout_s));
+                    .args(go_offer(case, &case.server, certs, timeout_s));
                 if case.expect == Expect::Truncation {
                     cmd.arg("-drop");
                 }
@@ -219,7 +219,8 @@ impl Peer {
                         dir.join("chain.pem").display()
                     ))
                     .arg(format!("--x509keyfile={}", dir.join("key.pem").display()))
-                    .arg(format!("--priority={}", gnutls_priority(o)));
+                    .arg(format!("--priority={}", gnutls_priority(o)))
+                    .args(gnutls_alpn(o, Side::Server));
                 ServerPlan {
                     cmd,
                     ready: Ready::Connectable(format!("127.0.0.1:{port}")),
@@ -276,7 +277,7 @@ impl Peer {
             Kind::GoCryptoTls(bin) => {
                 let mut cmd = Command::new(bin);
                 cmd.args(["client", "-connect", addr])
-                    .args(go_offer(&case.client, certs, case.bytes, timeout_s))
+                    .args(go_offer(case, &case.client, certs, timeout_s))
                     .args(["-write-size", &case.write_size.to_string()])
                     .args([
                         "-echo",
@@ -301,7 +302,8 @@ impl Peer {
                         "--x509cafile={}",
                         cert_dir(certs, o.sig).join("ca.pem").display()
                     ))
-                    .arg(format!("--priority={}", gnutls_priority(o)));
+                    .arg(format!("--priority={}", gnutls_priority(o)))
+                    .args(gnutls_alpn(o, Side::Client));
                 ClientPlan { cmd, fed: true }
             }
         }
@@ -309,22 +311,31 @@ impl Peer {
 }
 
 /// The Go peer's flags for an offer and the case's size.
-fn go_offer(o: &Offer, certs: &Path, bytes: usize, timeout_s: u64) -> Vec<String> {
+fn go_offer(case: &Case, o: &Offer, certs: &Path, timeout_s: u64) -> Vec<String> {
+    let bytes = case.bytes;
     let mut args: Vec<String> = o
         .first
         .map(|g| vec!["-prefer".to_string(), g.as_str().to_string()])
         .unwrap_or_default();
-    args.extend([
-        ("-version", o.version.as_str().to_string()),
-        ("-cipher", o.aead.as_str().to_string()),
-        ("-group", o.group.as_str().to_string()),
-        ("-sig", o.sig.as_str().to_string()),
-        ("-certs", certs.display().to_string()),
-        ("-bytes", bytes.to_string()),
-        ("-timeout", timeout_s.to_string()),
-    ]
-    .into_iter()
-    .flat_map(|(k, v)| [k.to_string(), v]));
+    if !o.alpn.is_empty() {
+        args.extend(["-alpn".to_string(), o.alpn.join(",")]);
+    }
+    if let Some(want) = case.alpn {
+        args.extend(["-expect-alpn".to_string(), want.to_string()]);
+    }
+    args.extend(
+        [
+            ("-version", o.version.as_str().to_string()),
+            ("-cipher", o.aead.as_str().to_string()),
+            ("-group", o.group.as_str().to_string()),
+            ("-sig", o.sig.as_str().to_string()),
+            ("-certs", certs.display().to_string()),
+            ("-bytes", bytes.to_string()),
+            ("-timeout", timeout_s.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v]),
+    );
     args
 }
 
@@ -340,7 +351,11 @@ fn gnutls_priority(o: &Offer) -> String {
         Aead::Aes256Gcm => "AES-256-GCM",
         Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
     };
-    let groups: Vec<String> = o.groups().into_iter().map(|g| format!("+{}", group(g))).collect();
+    let groups: Vec<String> = o
+        .groups()
+        .into_iter()
+        .map(|g| format!("+{}", group(g)))
+        .collect();
     let mut p = format!(
         "NORMAL:-VERS-ALL:+VERS-{}:-CIPHER-ALL:+{cipher}:-GROUP-ALL:{}",
         match o.version {
@@ -369,7 +384,12 @@ fn openssl_offer(o: &Offer) -> Vec<String> {
         Group::P256 => "P-256",
         Group::P384 => "P-384",
     };
-    let group = o.groups().into_iter().map(name).collect::<Vec<_>>().join(":");
+    let group = o
+        .groups()
+        .into_iter()
+        .map(name)
+        .collect::<Vec<_>>()
+        .join(":");
     let mut args = vec!["-groups".to_string(), group.clone()];
     match o.version {
         Version::Tls13 => {
@@ -404,6 +424,18 @@ fn openssl_offer(o: &Offer) -> Vec<String> {
                 );
             }
         }
+    }
+    if !o.alpn.is_empty() {
+        args.extend(["-alpn".to_string(), o.alpn.join(",")]);
+    }
+    args
+}
+
+/// gnutls-serv/gnutls-cli flags for the offer's ALPN; a server refuses a mismatch.
+fn gnutls_alpn(o: &Offer, side: Side) -> Vec<String> {
+    let mut args: Vec<String> = o.alpn.iter().map(|p| format!("--alpn={p}")).collect();
+    if side == Side::Server && !o.alpn.is_empty() {
+        args.push("--alpn-fatal".into());
     }
     args
 }
