@@ -104,6 +104,8 @@ pub struct Case {
     pub expect: Expect,
     /// The ALPN protocol both sides must report, when the case offers ALPN.
     pub alpn: Option<&'static str>,
+    /// The server must report receiving this host name as SNI.
+    pub sni: Option<&'static str>,
     /// In the `--quick` subset.
     pub quick: bool,
 }
@@ -120,6 +122,7 @@ const fn same(id: &'static str, about: &'static str, offer: Offer, quick: bool) 
         write_size: 4 * KIB,
         expect: Expect::Pass,
         alpn: None,
+        sni: None,
         quick,
     }
 }
@@ -146,6 +149,7 @@ pub const CASES: &[Case] = &[
         write_size: 1,
         expect: Expect::Alert("protocol_version"),
         alpn: None,
+        sni: None,
         quick: true,
     },
     same(
@@ -193,6 +197,7 @@ pub const CASES: &[Case] = &[
         write_size: 4 * KIB,
         expect: Expect::Pass,
         alpn: None,
+        sni: None,
         quick: true,
     },
     Case {
@@ -204,6 +209,7 @@ pub const CASES: &[Case] = &[
         write_size: 4 * KIB,
         expect: Expect::Pass,
         alpn: Some("http/1.1"),
+        sni: None,
         quick: true,
     },
     Case {
@@ -215,6 +221,19 @@ pub const CASES: &[Case] = &[
         write_size: 1,
         expect: Expect::Alert("no_application_protocol"),
         alpn: None,
+        sni: None,
+        quick: false,
+    },
+    Case {
+        id: "sni",
+        about: "SNI: the client sends localhost and the server must see it",
+        client: Offer::tls13(),
+        server: Offer::tls13(),
+        bytes: 4 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Pass,
+        alpn: None,
+        sni: Some(crate::endpoint::SERVER_NAME),
         quick: false,
     },
     same(
@@ -244,6 +263,7 @@ pub const CASES: &[Case] = &[
         write_size: 16 * KIB,
         expect: Expect::Pass,
         alpn: None,
+        sni: None,
         quick: false,
     },
     Case {
@@ -255,6 +275,7 @@ pub const CASES: &[Case] = &[
         write_size: 4 * KIB,
         expect: Expect::Truncation,
         alpn: None,
+        sni: None,
         quick: true,
     },
 ];

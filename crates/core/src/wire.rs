@@ -198,6 +198,12 @@ pub fn server(
     wire.handshake(ep.as_mut())?;
     negotiated::check_one(&case.server.params(), Side::Server, &ep.negotiated())?;
     check_alpn(case, ep.as_ref())?;
+    if let Some(want) = case.sni {
+        match ep.sni() {
+            Some(got) if got == want => {}
+            got => bail!("the server received SNI {got:?}, but the case asks for {want}"),
+        }
+    }
     let mut buf = vec![0u8; 64 * 1024];
     let mut sum = Checksum::default();
     let mut echoed = 0;

@@ -349,6 +349,13 @@ impl TlsEndpoint for OpensslEndpoint {
         Ok(got)
     }
 
+    fn sni(&self) -> Option<String> {
+        self.stream
+            .ssl()
+            .servername(openssl::ssl::NameType::HOST_NAME)
+            .map(str::to_string)
+    }
+
     fn alpn(&self) -> Option<Vec<u8>> {
         self.stream
             .ssl()

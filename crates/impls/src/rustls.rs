@@ -324,6 +324,13 @@ impl TlsEndpoint for RustlsEndpoint {
         }
     }
 
+    fn sni(&self) -> Option<String> {
+        match &self.conn {
+            Connection::Server(s) => s.server_name().map(str::to_string),
+            Connection::Client(_) => None,
+        }
+    }
+
     fn alpn(&self) -> Option<Vec<u8>> {
         self.conn.alpn_protocol().map(<[u8]>::to_vec)
     }

@@ -31,6 +31,7 @@ type offer struct {
 	prefer     tls.CurveID
 	alpn       []string
 	expectALPN string
+	expectSNI  string
 	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
 	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
 	certCurve tls.CurveID
@@ -131,6 +132,9 @@ func (o offer) check(st tls.ConnectionState) error {
 	}
 	if st.CurveID != 0 && st.CurveID != o.group {
 		return fmt.Errorf("negotiated group %s, but the case asks for %s", st.CurveID, o.group)
+	}
+	if o.expectSNI != "" && st.ServerName != o.expectSNI {
+		return fmt.Errorf("the server received SNI %q, but the case asks for %s", st.ServerName, o.expectSNI)
 	}
 	if o.expectALPN != "" && st.NegotiatedProtocol != o.expectALPN {
 		return fmt.Errorf("ALPN agreed on %q, but the case asks for %s", st.NegotiatedProtocol, o.expectALPN)
@@ -318,6 +322,7 @@ func main() {
 	prefer := fs.String("prefer", "", "client: a group to offer first, with the only key share")
 	alpn := fs.String("alpn", "", "ALPN protocols offered or accepted, comma-separated")
 	expectALPN := fs.String("expect-alpn", "", "the ALPN protocol that must be agreed on")
+	expectSNI := fs.String("expect-sni", "", "server: the SNI host name the client must send")
 	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
 	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
 	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
@@ -336,6 +341,7 @@ func main() {
 		o.alpn = strings.Split(*alpn, ",")
 	}
 	o.expectALPN = *expectALPN
+	o.expectSNI = *expectSNI
 	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
 	certDir := filepath.Join(*certs, *sig)
 	var out string

@@ -128,6 +128,12 @@ fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
 impl Peer {
     /// `Err(reason)` when this peer cannot play `side` of `case`.
     pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        if side == Side::Server
+            && case.sni.is_some()
+            && matches!(self.kind, Kind::OpensslTool | Kind::GnutlsTool)
+        {
+            return Err("the tool's server does not report which SNI it received, so the case cannot be checked".into());
+        }
         match (&self.kind, side, case.expect) {
             (Kind::OpensslTool, Side::Server, Expect::Truncation) => Err(
                 "openssl s_server always answers close_notify; it cannot drop a connection without it"
@@ -297,6 +303,8 @@ impl Peer {
                 let mut cmd = Command::new("gnutls-cli");
                 // Status goes to stderr, so stdout carries only the echoed data.
                 cmd.args(["--logfile=/dev/stderr", "--port", port, host])
+                    // The host is an address, which is never sent as SNI; send the name.
+                    .args(["--sni-hostname", "localhost"])
                     .args(["--verify-hostname", "localhost"])
                     .arg(format!(
                         "--x509cafile={}",
@@ -322,6 +330,9 @@ fn go_offer(case: &Case, o: &Offer, certs: &Path, timeout_s: u64) -> Vec<String>
     }
     if let Some(want) = case.alpn {
         args.extend(["-expect-alpn".to_string(), want.to_string()]);
+    }
+    if let Some(want) = case.sni {
+        args.extend(["-expect-sni".to_string(), want.to_string()]);
     }
     args.extend(
         [
