@@ -122,6 +122,8 @@ pub trait TlsEndpoint {
     fn negotiated(&self) -> Negotiated;
     /// The ALPN protocol agreed on, if any.
     fn alpn(&self) -> Option<Vec<u8>>;
+    /// Sends a TLS 1.3 KeyUpdate; the data written after it uses the new keys.
+    fn key_update(&mut self) -> anyhow::Result<()>;
     /// Server side: the host name the client sent as SNI, if any.
     fn sni(&self) -> Option<String>;
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender

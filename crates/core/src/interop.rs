@@ -106,6 +106,8 @@ pub struct Case {
     pub alpn: Option<&'static str>,
     /// The server must report receiving this host name as SNI.
     pub sni: Option<&'static str>,
+    /// The client sends a KeyUpdate halfway through the payload.
+    pub key_update: bool,
     /// In the `--quick` subset.
     pub quick: bool,
 }
@@ -123,6 +125,7 @@ const fn same(id: &'static str, about: &'static str, offer: Offer, quick: bool) 
         expect: Expect::Pass,
         alpn: None,
         sni: None,
+        key_update: false,
         quick,
     }
 }
@@ -150,6 +153,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Alert("protocol_version"),
         alpn: None,
         sni: None,
+        key_update: false,
         quick: true,
     },
     same(
@@ -198,6 +202,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Pass,
         alpn: None,
         sni: None,
+        key_update: false,
         quick: true,
     },
     Case {
@@ -210,6 +215,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Pass,
         alpn: Some("http/1.1"),
         sni: None,
+        key_update: false,
         quick: true,
     },
     Case {
@@ -222,6 +228,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Alert("no_application_protocol"),
         alpn: None,
         sni: None,
+        key_update: false,
         quick: false,
     },
     Case {
@@ -234,6 +241,20 @@ pub const CASES: &[Case] = &[
         expect: Expect::Pass,
         alpn: None,
         sni: Some(crate::endpoint::SERVER_NAME),
+        key_update: false,
+        quick: false,
+    },
+    Case {
+        id: "key-update",
+        about: "TLS 1.3 KeyUpdate from the client halfway through the payload",
+        client: Offer::tls13(),
+        server: Offer::tls13(),
+        bytes: 64 * KIB,
+        write_size: 4 * KIB,
+        expect: Expect::Pass,
+        alpn: None,
+        sni: None,
+        key_update: true,
         quick: false,
     },
     same(
@@ -264,6 +285,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Pass,
         alpn: None,
         sni: None,
+        key_update: false,
         quick: false,
     },
     Case {
@@ -276,6 +298,7 @@ pub const CASES: &[Case] = &[
         expect: Expect::Truncation,
         alpn: None,
         sni: None,
+        key_update: false,
         quick: true,
     },
 ];

@@ -146,6 +146,9 @@ pub fn client(
     let mut sum = Checksum::default();
     while sent < data.len() {
         let n = case.write_size.min(data.len() - sent);
+        if case.key_update && sent == data.len() / 2 {
+            wire.key_update(ep.as_mut())?;
+        }
         wire.send(ep.as_mut(), &data[sent..sent + n])?;
         sent += n;
         // Lockstep per write: neither side can fill the other's socket buffer and stall.
@@ -227,6 +230,12 @@ pub fn server(
 }
 
 impl Wire {
+    fn key_update(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+        let r = ep.key_update();
+        self.flush()?;
+        r
+    }
+
     fn send_close(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
         let r = ep.close();
         self.flush()?;

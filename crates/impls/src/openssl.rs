@@ -24,6 +24,7 @@ use tlsmatrix_core::Negotiated;
 extern "C" {
     fn SSL_get_peer_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
     fn SSL_get_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+    fn SSL_key_update(s: *mut ffi::SSL, updatetype: c_int) -> c_int;
 }
 
 // SSL_ctrl commands behind macros in ssl.h.
@@ -259,6 +260,11 @@ fn describe(e: openssl::ssl::Error) -> anyhow::Error {
     }
 }
 
+/// OpenSSL's error queue after a call that reports failure without an `ssl::Error`.
+fn describe_stack(what: &str) -> anyhow::Error {
+    anyhow!("OpenSSL: {what}: {}", openssl::error::ErrorStack::get())
+}
+
 impl OpensslEndpoint {
     fn ssl_ptr(&self) -> *mut ffi::SSL {
         self.stream.ssl().as_ptr()
@@ -347,6 +353,20 @@ impl TlsEndpoint for OpensslEndpoint {
             }
         }
         Ok(got)
+    }
+
+    fn key_update(&mut self) -> Result<()> {
+        const SSL_KEY_UPDATE_REQUESTED: c_int = 1;
+        // SAFETY: valid SSL pointer; the call only schedules the message.
+        if unsafe { SSL_key_update(self.ssl_ptr(), SSL_KEY_UPDATE_REQUESTED) } != 1 {
+            return Err(describe_stack("scheduling a KeyUpdate"));
+        }
+        // Scheduled messages go out on the next write or handshake call.
+        match self.stream.do_handshake() {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
     }
 
     fn sni(&self) -> Option<String> {

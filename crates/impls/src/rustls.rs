@@ -324,6 +324,13 @@ impl TlsEndpoint for RustlsEndpoint {
         }
     }
 
+    fn key_update(&mut self) -> Result<()> {
+        self.conn
+            .refresh_traffic_keys()
+            .map_err(|e| anyhow!("rustls: {e}"))?;
+        self.flush()
+    }
+
     fn sni(&self) -> Option<String> {
         match &self.conn {
             Connection::Server(s) => s.server_name().map(str::to_string),

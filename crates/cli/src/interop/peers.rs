@@ -128,6 +128,14 @@ fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
 impl Peer {
     /// `Err(reason)` when this peer cannot play `side` of `case`.
     pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        if side == Side::Client && case.key_update {
+            match self.kind {
+                Kind::Driver(_) => {}
+                Kind::OpensslTool => return Err("s_client sends a KeyUpdate only on its interactive 'K' command, which is off so that payload lines are not read as commands".into()),
+                Kind::GnutlsTool => return Err("gnutls-cli has no way to send a KeyUpdate on request".into()),
+                Kind::GoCryptoTls(_) => return Err("crypto/tls has no API to send a KeyUpdate; it only answers the peer's".into()),
+            }
+        }
         if side == Side::Server
             && case.sni.is_some()
             && matches!(self.kind, Kind::OpensslTool | Kind::GnutlsTool)
