@@ -114,192 +114,173 @@ pub struct Case {
 
 const KIB: usize = 1024;
 
-const fn same(id: &'static str, about: &'static str, offer: Offer, quick: bool) -> Case {
-    Case {
-        id,
-        about,
-        client: offer,
-        server: offer,
-        bytes: 64 * KIB,
-        write_size: 4 * KIB,
-        expect: Expect::Pass,
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick,
+impl Case {
+    /// A case that passes, echoing 64 KiB in 4 KiB writes.
+    const fn new(id: &'static str, about: &'static str, client: Offer, server: Offer) -> Case {
+        Case {
+            id,
+            about,
+            client,
+            server,
+            bytes: 64 * KIB,
+            write_size: 4 * KIB,
+            expect: Expect::Pass,
+            alpn: None,
+            sni: None,
+            key_update: false,
+            quick: false,
+        }
+    }
+
+    const fn same(id: &'static str, about: &'static str, offer: Offer) -> Case {
+        Case::new(id, about, offer, offer)
+    }
+
+    const fn quick(self) -> Case {
+        Case {
+            quick: true,
+            ..self
+        }
+    }
+
+    const fn sized(self, bytes: usize, write_size: usize) -> Case {
+        Case {
+            bytes,
+            write_size,
+            ..self
+        }
+    }
+
+    /// A case that must fail: nothing to echo.
+    const fn failing(self, expect: Expect) -> Case {
+        Case {
+            expect,
+            bytes: 0,
+            write_size: 1,
+            ..self
+        }
     }
 }
 
 pub const CASES: &[Case] = &[
-    same(
-        "tls13",
-        "TLS 1.3, AES-128-GCM, X25519, ECDSA P-256",
-        Offer::tls13(),
-        true,
-    ),
-    same(
+    Case::same("tls13", "TLS 1.3, AES-128-GCM, X25519, ECDSA P-256", Offer::tls13()).quick(),
+    Case::same(
         "tls12",
         "TLS 1.2, ECDHE-ECDSA-AES128-GCM-SHA256, X25519",
         Offer::tls12(),
-        true,
-    ),
-    Case {
-        id: "version-mismatch",
-        about: "a TLS 1.2-only client against a TLS 1.3-only server: must fail with protocol_version",
-        client: Offer::tls12(),
-        server: Offer::tls13(),
-        bytes: 0,
-        write_size: 1,
-        expect: Expect::Alert("protocol_version"),
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick: true,
-    },
-    same(
+    )
+    .quick(),
+    Case::new(
+        "version-mismatch",
+        "a TLS 1.2-only client against a TLS 1.3-only server: must fail with protocol_version",
+        Offer::tls12(),
+        Offer::tls13(),
+    )
+    .failing(Expect::Alert("protocol_version"))
+    .quick(),
+    Case::same(
         "tls13-aes-256-gcm",
         "TLS_AES_256_GCM_SHA384",
         Offer::tls13().aead(Aead::Aes256Gcm),
-        false,
     ),
-    same(
+    Case::same(
         "tls13-chacha20-poly1305",
         "TLS_CHACHA20_POLY1305_SHA256",
         Offer::tls13().aead(Aead::Chacha20Poly1305),
-        false,
     ),
-    same(
+    Case::same(
         "tls12-ecdhe-ecdsa-aes-256-gcm",
         "TLS 1.2 ECDHE-ECDSA-AES256-GCM-SHA384",
         Offer::tls12().aead(Aead::Aes256Gcm),
-        false,
     ),
-    same(
+    Case::same(
         "tls12-ecdhe-ecdsa-chacha20-poly1305",
         "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305",
         Offer::tls12().aead(Aead::Chacha20Poly1305),
-        false,
     ),
-    same(
+    Case::same(
         "tls12-ecdhe-rsa-aes-128-gcm",
         "TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256, RSA-2048 certificate",
         Offer::tls12().sig(SigAlg::Rsa2048),
-        false,
     ),
-    same(
+    Case::same(
         "group-p256",
         "TLS 1.3 key exchange on secp256r1",
         Offer::tls13().group(Group::P256),
-        false,
     ),
+    Case::new(
+        "hrr",
+        "HelloRetryRequest: the client's one key share is X25519, the server takes only P-256",
+        Offer::tls13().group(Group::P256).first(Group::X25519),
+        Offer::tls13().group(Group::P256),
+    )
+    .quick(),
     Case {
-        id: "hrr",
-        about: "HelloRetryRequest: the client's one key share is X25519, the server takes only P-256",
-        client: Offer::tls13().group(Group::P256).first(Group::X25519),
-        server: Offer::tls13().group(Group::P256),
-        bytes: 64 * KIB,
-        write_size: 4 * KIB,
-        expect: Expect::Pass,
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick: true,
-    },
-    Case {
-        id: "alpn",
-        about: "ALPN: the client offers h2 then http/1.1, the server accepts http/1.1",
-        client: Offer::tls13().alpn(&["h2", "http/1.1"]),
-        server: Offer::tls13().alpn(&["http/1.1"]),
-        bytes: 4 * KIB,
-        write_size: 4 * KIB,
-        expect: Expect::Pass,
         alpn: Some("http/1.1"),
-        sni: None,
-        key_update: false,
-        quick: true,
+        ..Case::new(
+            "alpn",
+            "ALPN: the client offers h2 then http/1.1, the server accepts http/1.1",
+            Offer::tls13().alpn(&["h2", "http/1.1"]),
+            Offer::tls13().alpn(&["http/1.1"]),
+        )
+        .sized(4 * KIB, 4 * KIB)
+        .quick()
     },
+    Case::new(
+        "alpn-mismatch",
+        "ALPN with nothing in common: the server must refuse with no_application_protocol",
+        Offer::tls13().alpn(&["h2"]),
+        Offer::tls13().alpn(&["http/1.1"]),
+    )
+    .failing(Expect::Alert("no_application_protocol")),
     Case {
-        id: "alpn-mismatch",
-        about: "ALPN with nothing in common: the server must refuse with no_application_protocol",
-        client: Offer::tls13().alpn(&["h2"]),
-        server: Offer::tls13().alpn(&["http/1.1"]),
-        bytes: 0,
-        write_size: 1,
-        expect: Expect::Alert("no_application_protocol"),
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick: false,
-    },
-    Case {
-        id: "sni",
-        about: "SNI: the client sends localhost and the server must see it",
-        client: Offer::tls13(),
-        server: Offer::tls13(),
-        bytes: 4 * KIB,
-        write_size: 4 * KIB,
-        expect: Expect::Pass,
-        alpn: None,
         sni: Some(crate::endpoint::SERVER_NAME),
-        key_update: false,
-        quick: false,
+        ..Case::same(
+            "sni",
+            "SNI: the client sends localhost and the server must see it",
+            Offer::tls13(),
+        )
+        .sized(4 * KIB, 4 * KIB)
     },
     Case {
-        id: "key-update",
-        about: "TLS 1.3 KeyUpdate from the client halfway through the payload",
-        client: Offer::tls13(),
-        server: Offer::tls13(),
-        bytes: 64 * KIB,
-        write_size: 4 * KIB,
-        expect: Expect::Pass,
-        alpn: None,
-        sni: None,
         key_update: true,
-        quick: false,
+        ..Case::same(
+            "key-update",
+            "TLS 1.3 KeyUpdate from the client halfway through the payload",
+            Offer::tls13(),
+        )
     },
-    same(
+    Case::same(
         "sig-rsa-pss",
         "TLS 1.3 with an RSA-2048 certificate: rsa_pss_rsae_sha256",
         Offer::tls13().sig(SigAlg::Rsa2048),
-        true,
-    ),
-    same(
+    )
+    .quick(),
+    Case::same(
         "sig-ecdsa-p384",
         "TLS 1.3 with an ECDSA P-384 certificate: ecdsa_secp384r1_sha384",
         Offer::tls13().sig(SigAlg::EcdsaP384),
-        false,
     ),
-    same(
+    Case::same(
         "sig-ed25519",
         "TLS 1.3 with an Ed25519 certificate",
         Offer::tls13().sig(SigAlg::Ed25519),
-        false,
     ),
+    Case::same(
+        "transfer-10mib",
+        "10 MiB each way in full 16 KiB records",
+        Offer::tls13(),
+    )
+    .sized(10 * KIB * KIB, 16 * KIB),
     Case {
-        id: "transfer-10mib",
-        about: "10 MiB each way in full 16 KiB records",
-        client: Offer::tls13(),
-        server: Offer::tls13(),
-        bytes: 10 * KIB * KIB,
-        write_size: 16 * KIB,
-        expect: Expect::Pass,
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick: false,
-    },
-    Case {
-        id: "no-close-notify",
-        about: "the server drops the connection without close_notify; the client must report the truncation",
-        client: Offer::tls13(),
-        server: Offer::tls13(),
-        bytes: 4 * KIB,
-        write_size: 4 * KIB,
         expect: Expect::Truncation,
-        alpn: None,
-        sni: None,
-        key_update: false,
-        quick: true,
+        ..Case::same(
+            "no-close-notify",
+            "the server drops the connection without close_notify; the client must report the truncation",
+            Offer::tls13(),
+        )
+        .sized(4 * KIB, 4 * KIB)
+        .quick()
     },
 ];
 
