@@ -23,25 +23,35 @@ pub struct CertSet {
     pub chain_pem: String,
     /// The leaf's private key, PKCS#8.
     pub key_pem: String,
+    /// A client certificate from the same CA, for mutual TLS, and its key.
+    pub client_chain_pem: String,
+    pub client_key_pem: String,
 }
 
 const CA_FILE: &str = "ca.pem";
 const CHAIN_FILE: &str = "chain.pem";
 const KEY_FILE: &str = "key.pem";
+const CLIENT_CHAIN_FILE: &str = "client.pem";
+/// Written last, so its presence means the set is whole (older sets lack it).
+const CLIENT_KEY_FILE: &str = "client-key.pem";
 
 /// Loads the set for `sig` from `dir/<sig>/`, generating it first if it is not there.
 pub fn load_or_generate(dir: &Path, sig: SigAlg) -> Result<CertSet> {
     let folder = dir.join(sig.as_str());
-    if !folder.join(KEY_FILE).exists() {
+    if !folder.join(CLIENT_KEY_FILE).exists() {
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the certificate folder {}", dir.display()))?;
         let tmp = dir.join(format!(".{}.tmp-{}", sig, std::process::id()));
         let set = generate(sig)?;
         write_set(&tmp, &set)?;
+        // A set from before client certificates existed is replaced whole.
+        if folder.exists() && !folder.join(CLIENT_KEY_FILE).exists() {
+            let _ = fs::remove_dir_all(&folder);
+        }
         // Another process may have won the race; its set is as good as ours.
         if let Err(e) = fs::rename(&tmp, &folder) {
             let _ = fs::remove_dir_all(&tmp);
-            if !folder.join(KEY_FILE).exists() {
+            if !folder.join(CLIENT_KEY_FILE).exists() {
                 return Err(e)
                     .with_context(|| format!("cannot store certificates in {}", folder.display()));
             }
@@ -56,6 +66,8 @@ fn write_set(folder: &PathBuf, set: &CertSet) -> Result<()> {
         (CA_FILE, &set.ca_pem),
         (CHAIN_FILE, &set.chain_pem),
         (KEY_FILE, &set.key_pem),
+        (CLIENT_CHAIN_FILE, &set.client_chain_pem),
+        (CLIENT_KEY_FILE, &set.client_key_pem),
     ] {
         fs::write(folder.join(name), text)
             .with_context(|| format!("cannot write {}", folder.join(name).display()))?;
@@ -79,6 +91,8 @@ fn load(folder: &Path, sig: SigAlg) -> Result<CertSet> {
         ca_pem: read(CA_FILE)?,
         chain_pem: read(CHAIN_FILE)?,
         key_pem: read(KEY_FILE)?,
+        client_chain_pem: read(CLIENT_CHAIN_FILE)?,
+        client_key_pem: read(CLIENT_KEY_FILE)?,
     })
 }
 
@@ -120,11 +134,22 @@ pub fn generate(sig: SigAlg) -> Result<CertSet> {
     leaf_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
     let leaf = leaf_params.signed_by(&leaf_key, &issuer)?;
 
+    let (client_key, _) = key_pair(sig)?;
+    let mut client_params = CertificateParams::new(Vec::new())?;
+    client_params
+        .distinguished_name
+        .push(DnType::CommonName, format!("tlsmatrix test client ({sig})"));
+    client_params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let client = client_params.signed_by(&client_key, &issuer)?;
+
     Ok(CertSet {
         sig,
         ca_pem: ca_cert.pem(),
         chain_pem: leaf.pem(),
         key_pem: portable_key_pem(sig, &leaf_key)?,
+        client_chain_pem: client.pem(),
+        client_key_pem: portable_key_pem(sig, &client_key)?,
     })
 }
 

@@ -53,6 +53,10 @@ pub struct EndpointConfig {
     /// ALPN protocols offered (client) or accepted (server), most preferred first; empty for
     /// none. A server with no protocol in common must refuse with no_application_protocol.
     pub alpn: Vec<String>,
+    /// Mutual TLS: the server requires a client certificate from the test CA; the client
+    /// presents one when `client_cert` is set.
+    pub require_client_cert: bool,
+    pub client_cert: bool,
 }
 
 pub const SERVER_NAME: &str = "localhost";
@@ -85,6 +89,8 @@ impl EndpointConfig {
             certs,
             server_name: SERVER_NAME.to_string(),
             alpn: Vec::new(),
+            require_client_cert: false,
+            client_cert: false,
         }
     }
 }

@@ -108,6 +108,10 @@ pub struct Case {
     pub sni: Option<&'static str>,
     /// The client sends a KeyUpdate halfway through the payload.
     pub key_update: bool,
+    /// Mutual TLS: the server requires a client certificate; the client presents one unless
+    /// the case is about its absence.
+    pub require_client_cert: bool,
+    pub client_cert: bool,
     /// In the `--quick` subset.
     pub quick: bool,
 }
@@ -128,6 +132,8 @@ impl Case {
             alpn: None,
             sni: None,
             key_update: false,
+            require_client_cert: false,
+            client_cert: false,
             quick: false,
         }
     }
@@ -241,6 +247,25 @@ pub const CASES: &[Case] = &[
             Offer::tls13(),
         )
         .sized(4 * KIB, 4 * KIB)
+    },
+    Case {
+        require_client_cert: true,
+        client_cert: true,
+        ..Case::same(
+            "mtls",
+            "mutual TLS: the server requires a client certificate from its CA; the client sends one",
+            Offer::tls13(),
+        )
+        .quick()
+    },
+    Case {
+        require_client_cert: true,
+        ..Case::same(
+            "mtls-missing",
+            "the server requires a client certificate and gets none: must fail with certificate_required",
+            Offer::tls13(),
+        )
+        .failing(Expect::Alert("certificate_required"))
     },
     Case {
         key_update: true,

@@ -208,6 +208,8 @@ fn peer(a: &PeerArgs) -> Result<String> {
         cfg.groups.insert(0, first);
     }
     cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
+    cfg.require_client_cert = case.require_client_cert;
+    cfg.client_cert = case.client_cert;
     lib.supports(&cfg)
         .map_err(|r| anyhow!("unsupported: {r}"))?;
     let factory = lib

@@ -162,20 +162,22 @@ impl TlsLibrary for OpensslLibrary {
                 if !cfg.alpn.is_empty() {
                     b.set_alpn_protos(&alpn_wire(&cfg.alpn))?;
                 }
+                if cfg.client_cert {
+                    use_pem_pair(
+                        &mut b,
+                        &cfg.certs.client_chain_pem,
+                        &cfg.certs.client_key_pem,
+                    )?;
+                }
             }
             Side::Server => {
-                let mut chain = X509::stack_from_pem(cfg.certs.chain_pem.as_bytes())?.into_iter();
-                let leaf = chain
-                    .next()
-                    .context("the server certificate chain is empty")?;
-                b.set_certificate(&leaf)?;
-                for extra in chain {
-                    b.add_extra_chain_cert(extra)?;
+                use_pem_pair(&mut b, &cfg.certs.chain_pem, &cfg.certs.key_pem)?;
+                if cfg.require_client_cert {
+                    for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
+                        b.cert_store_mut().add_cert(ca)?;
+                    }
+                    b.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
                 }
-                let key = PKey::private_key_from_pem(cfg.certs.key_pem.as_bytes())?;
-                b.set_private_key(&key)?;
-                b.check_private_key()
-                    .context("the server key does not match its certificate")?;
                 if !cfg.alpn.is_empty() {
                     let ours = alpn_wire(&cfg.alpn);
                     // No protocol in common is fatal (RFC 7301, 3.2), as rustls does it.
@@ -191,6 +193,20 @@ impl TlsLibrary for OpensslLibrary {
             server_name: cfg.server_name.clone(),
         }))
     }
+}
+
+/// Sets a certificate chain (leaf first) and its key, and checks they belong together.
+fn use_pem_pair(b: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<()> {
+    let mut chain = X509::stack_from_pem(chain_pem.as_bytes())?.into_iter();
+    let leaf = chain.next().context("the certificate chain is empty")?;
+    b.set_certificate(&leaf)?;
+    for extra in chain {
+        b.add_extra_chain_cert(extra)?;
+    }
+    let key = PKey::private_key_from_pem(key_pem.as_bytes())?;
+    b.set_private_key(&key)?;
+    b.check_private_key()
+        .context("the key does not match its certificate")
 }
 
 /// ALPN's wire form: each protocol prefixed by its length.

@@ -11,6 +11,7 @@ use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::WebPkiClientVerifier;
 use rustls::{
     ClientConfig, ClientConnection, Connection, DigitallySignedStruct, RootCertStore, ServerConfig,
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
@@ -115,23 +116,25 @@ impl TlsLibrary for RustlsLibrary {
         let versions = protocol_versions(cfg.version);
         match side {
             Side::Client => {
-                let mut roots = RootCertStore::empty();
-                for ca in CertificateDer::pem_slice_iter(cfg.certs.ca_pem.as_bytes()) {
-                    roots.add(ca.context("unreadable CA certificate")?)?;
-                }
                 let webpki =
-                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    WebPkiServerVerifier::builder_with_provider(roots(cfg)?, provider.clone())
                         .build()?;
                 let verifier = Arc::new(RecordingVerifier {
                     inner: webpki,
                     offered: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
                     last_scheme: AtomicU16::new(0),
                 });
-                let mut config = ClientConfig::builder_with_provider(provider)
+                let builder = ClientConfig::builder_with_provider(provider)
                     .with_protocol_versions(versions)?
                     .dangerous()
-                    .with_custom_certificate_verifier(verifier.clone())
-                    .with_no_client_auth();
+                    .with_custom_certificate_verifier(verifier.clone());
+                let mut config = if cfg.client_cert {
+                    let (chain, key) =
+                        pem_pair(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
+                    builder.with_client_auth_cert(chain, key)?
+                } else {
+                    builder.with_no_client_auth()
+                };
                 config.resumption = Resumption::disabled();
                 config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ClientFactory {
@@ -141,16 +144,18 @@ impl TlsLibrary for RustlsLibrary {
                 }))
             }
             Side::Server => {
-                let chain: Vec<CertificateDer<'static>> =
-                    CertificateDer::pem_slice_iter(cfg.certs.chain_pem.as_bytes())
-                        .collect::<Result<_, _>>()
-                        .context("unreadable server certificate chain")?;
-                let key = PrivateKeyDer::from_pem_slice(cfg.certs.key_pem.as_bytes())
-                    .context("unreadable server private key")?;
-                let mut config = ServerConfig::builder_with_provider(provider)
-                    .with_protocol_versions(versions)?
-                    .with_no_client_auth()
-                    .with_single_cert(chain, key)?;
+                let (chain, key) = pem_pair(&cfg.certs.chain_pem, &cfg.certs.key_pem)?;
+                let builder = ServerConfig::builder_with_provider(provider.clone())
+                    .with_protocol_versions(versions)?;
+                let builder = if cfg.require_client_cert {
+                    builder.with_client_cert_verifier(
+                        WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider)
+                            .build()?,
+                    )
+                } else {
+                    builder.with_no_client_auth()
+                };
+                let mut config = builder.with_single_cert(chain, key)?;
                 // A full handshake issues no session: tickets and the cache cost server time.
                 config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
                 config.send_tls13_tickets = 0;
@@ -211,6 +216,28 @@ impl ServerCertVerifier for RecordingVerifier {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         vec![self.offered]
     }
+}
+
+/// The test CA as a root store.
+fn roots(cfg: &EndpointConfig) -> Result<Arc<RootCertStore>> {
+    let mut roots = RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(cfg.certs.ca_pem.as_bytes()) {
+        roots.add(ca.context("unreadable CA certificate")?)?;
+    }
+    Ok(Arc::new(roots))
+}
+
+/// A certificate chain and its key from PEM.
+fn pem_pair(
+    chain_pem: &str,
+    key_pem: &str,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = CertificateDer::pem_slice_iter(chain_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .context("unreadable certificate chain")?;
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).context("unreadable private key")?;
+    Ok((chain, key))
 }
 
 struct ClientFactory {

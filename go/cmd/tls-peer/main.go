@@ -32,6 +32,9 @@ type offer struct {
 	alpn       []string
 	expectALPN string
 	expectSNI  string
+	// Mutual TLS.
+	requireClientCert bool
+	clientCert        bool
 	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
 	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
 	certCurve tls.CurveID
@@ -174,6 +177,16 @@ func summary(st tls.ConnectionState, n int, sum uint64) string {
 		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, n, sum)
 }
 
+func loadRoots(dir string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	return roots, nil
+}
+
 func loadCert(dir string) (tls.Certificate, error) {
 	return tls.LoadX509KeyPair(filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem"))
 }
@@ -185,6 +198,14 @@ func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, 
 	}
 	cfg := o.config()
 	cfg.Certificates = []tls.Certificate{cert}
+	if o.requireClientCert {
+		roots, err := loadRoots(certDir)
+		if err != nil {
+			return "", err
+		}
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		cfg.ClientCAs = roots
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return "", err
@@ -234,14 +255,19 @@ func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, 
 }
 
 func client(addr string, o offer, certDir, echo string, n, writeSize int, truncation bool, deadline time.Time) (string, error) {
-	pem, err := os.ReadFile(filepath.Join(certDir, "ca.pem"))
+	roots, err := loadRoots(certDir)
 	if err != nil {
 		return "", err
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
 	cfg := o.config()
 	cfg.RootCAs = roots
+	if o.clientCert {
+		c, err := tls.LoadX509KeyPair(filepath.Join(certDir, "client.pem"), filepath.Join(certDir, "client-key.pem"))
+		if err != nil {
+			return "", err
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
 	cfg.ServerName = "localhost"
 	raw, err := net.DialTimeout("tcp", addr, time.Until(deadline))
 	if err != nil {
@@ -255,6 +281,13 @@ func client(addr string, o offer, certDir, echo string, n, writeSize int, trunca
 	st := conn.ConnectionState()
 	if err := o.check(st); err != nil {
 		return "", err
+	}
+	if n == 0 {
+		// Nothing to send: hear the server out first. In TLS 1.3 a server refuses a client
+		// certificate only after the client has finished its handshake.
+		if _, err := conn.Read(make([]byte, 1024)); err != nil && !errors.Is(err, io.EOF) {
+			return "", err
+		}
 	}
 	data := payload(n)
 	want := data
@@ -323,6 +356,8 @@ func main() {
 	alpn := fs.String("alpn", "", "ALPN protocols offered or accepted, comma-separated")
 	expectALPN := fs.String("expect-alpn", "", "the ALPN protocol that must be agreed on")
 	expectSNI := fs.String("expect-sni", "", "server: the SNI host name the client must send")
+	requireClientCert := fs.Bool("require-client-cert", false, "server: require a client certificate from the test CA")
+	clientCert := fs.Bool("client-cert", false, "client: present the test client certificate")
 	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
 	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
 	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
@@ -342,6 +377,8 @@ func main() {
 	}
 	o.expectALPN = *expectALPN
 	o.expectSNI = *expectSNI
+	o.requireClientCert = *requireClientCert
+	o.clientCert = *clientCert
 	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
 	certDir := filepath.Join(*certs, *sig)
 	var out string

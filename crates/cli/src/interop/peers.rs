@@ -201,6 +201,11 @@ impl Peer {
                 .arg("-key")
                 .arg(dir.join("key.pem"))
                 .args(openssl_offer(o));
+                if case.require_client_cert {
+                    // -Verify (capital): a client certificate is required, not just asked for.
+                    cmd.args(["-Verify", "1", "-CAfile"])
+                        .arg(dir.join("ca.pem"));
+                }
                 ServerPlan {
                     cmd,
                     ready: Ready::Line("ACCEPT "),
@@ -235,6 +240,10 @@ impl Peer {
                     .arg(format!("--x509keyfile={}", dir.join("key.pem").display()))
                     .arg(format!("--priority={}", gnutls_priority(o)))
                     .args(gnutls_alpn(o, Side::Server));
+                if case.require_client_cert {
+                    cmd.args(["--require-client-cert", "--verify-client-cert"])
+                        .arg(format!("--x509cafile={}", dir.join("ca.pem").display()));
+                }
                 ServerPlan {
                     cmd,
                     ready: Ready::Connectable(format!("127.0.0.1:{port}")),
@@ -286,6 +295,13 @@ impl Peer {
                 .args(["-verify_return_error", "-CAfile"])
                 .arg(cert_dir(certs, o.sig).join("ca.pem"))
                 .args(openssl_offer(o));
+                if case.client_cert {
+                    let dir = cert_dir(certs, o.sig);
+                    cmd.arg("-cert")
+                        .arg(dir.join("client.pem"))
+                        .arg("-key")
+                        .arg(dir.join("client-key.pem"));
+                }
                 ClientPlan { cmd, fed: true }
             }
             Kind::GoCryptoTls(bin) => {
@@ -320,6 +336,17 @@ impl Peer {
                     ))
                     .arg(format!("--priority={}", gnutls_priority(o)))
                     .args(gnutls_alpn(o, Side::Client));
+                if case.client_cert {
+                    let dir = cert_dir(certs, o.sig);
+                    cmd.arg(format!(
+                        "--x509certfile={}",
+                        dir.join("client.pem").display()
+                    ))
+                    .arg(format!(
+                        "--x509keyfile={}",
+                        dir.join("client-key.pem").display()
+                    ));
+                }
                 ClientPlan { cmd, fed: true }
             }
         }
@@ -341,6 +368,12 @@ fn go_offer(case: &Case, o: &Offer, certs: &Path, timeout_s: u64) -> Vec<String>
     }
     if let Some(want) = case.sni {
         args.extend(["-expect-sni".to_string(), want.to_string()]);
+    }
+    if case.require_client_cert {
+        args.push("-require-client-cert".into());
+    }
+    if case.client_cert {
+        args.push("-client-cert".into());
     }
     args.extend(
         [
