@@ -69,7 +69,7 @@ fn bad_input_ends_in_one_clear_sentence() {
                 "--out",
                 o,
             ],
-            "expected a group (x25519, p256, p384) but found 'x448'",
+            "expected a group (x25519, p256, p384, x25519mlkem768) but found 'x448'",
         ),
         (
             &["run", "--scenario", "warp-*", "--out", o],

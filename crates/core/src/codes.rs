@@ -15,6 +15,7 @@ pub fn group_code(g: Group) -> u16 {
         Group::X25519 => 0x001d,
         Group::P256 => 0x0017,
         Group::P384 => 0x0018,
+        Group::X25519Mlkem768 => 0x11ec,
     }
 }
 
@@ -95,4 +96,19 @@ pub fn scheme_name(code: u16) -> String {
         c => return format!("scheme 0x{c:04x}"),
     };
     name.into()
+}
+/// Whether the first dotted version number in `text` ("OpenSSL 3.0.19 ...", "GnuTLS 3.7.9")
+/// is at least `min`.
+pub fn version_at_least(text: &str, min: &[u32]) -> bool {
+    let Some(start) = text.find(|c: char| c.is_ascii_digit()) else {
+        return false;
+    };
+    let got: Vec<u32> = text[start..]
+        .split(|c: char| c != '.' && !c.is_ascii_digit())
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    got.as_slice() >= min
 }

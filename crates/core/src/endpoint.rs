@@ -95,6 +95,16 @@ impl EndpointConfig {
     }
 }
 
+impl EndpointConfig {
+    /// Combinations no TLS version allows, whatever the library: `Err(reason)`.
+    pub fn protocol_limits(&self) -> Result<(), String> {
+        if self.version == Version::Tls12 && self.groups.contains(&Group::X25519Mlkem768) {
+            return Err("X25519MLKEM768 is defined for TLS 1.3 only".into());
+        }
+        Ok(())
+    }
+}
+
 /// A TLS stack build, e.g. rustls with the aws-lc-rs provider, or the system OpenSSL.
 pub trait TlsLibrary: Send + Sync {
     /// The impl name used on the command line and in records, e.g. `openssl-3.0`.

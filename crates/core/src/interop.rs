@@ -214,6 +214,11 @@ pub const CASES: &[Case] = &[
         "TLS 1.3 key exchange on secp256r1",
         Offer::tls13().group(Group::P256),
     ),
+    Case::same(
+        "group-x25519mlkem768",
+        "TLS 1.3 hybrid post-quantum key exchange X25519MLKEM768",
+        Offer::tls13().group(Group::X25519Mlkem768),
+    ),
     Case::new(
         "hrr",
         "HelloRetryRequest: the client's one key share is X25519, the server takes only P-256",

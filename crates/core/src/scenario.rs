@@ -68,7 +68,12 @@ axis!(
 );
 axis!(
     /// The key-exchange group; each scenario pins exactly one on both sides.
-    Group, "group" { X25519 = "x25519", P256 = "p256", P384 = "p384" }
+    Group, "group" {
+        X25519 = "x25519",
+        P256 = "p256",
+        P384 = "p384",
+        X25519Mlkem768 = "x25519mlkem768",
+    }
 );
 axis!(Resumption, "resumption" { Full = "full" });
 axis!(
@@ -381,7 +386,7 @@ mod tests {
         let cases = [
             ("handshake-tls14-ecdsa-p256-x25519-full", "expected a version (tls12, tls13) but found 'tls14'"),
             ("handshake-tls13-dsa-x25519-full", "expected a signature (ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, ed25519) but found 'dsa'"),
-            ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384) but found 'x448'"),
+            ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384, x25519mlkem768) but found 'x448'"),
             ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full) but found nothing"),
             ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
             ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),

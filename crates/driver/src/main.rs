@@ -133,7 +133,7 @@ fn run(args: &RunArgs) -> Result<()> {
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
 
     for lib in [&client, &server] {
-        if let Err(reason) = lib.supports(&cfg) {
+        if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(&cfg)) {
             emit(&DriverMessage::Unsupported { reason });
             return Ok(());
         }
@@ -193,6 +193,11 @@ fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// This impl cannot play its side of the case, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("unsupported: {0}")]
+struct Unsupported(String);
+
 /// Runs one side of an interop case; prints `ok: ...` or `error: ...` last.
 fn peer(a: &PeerArgs) -> Result<String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(a.timeout);
@@ -210,8 +215,9 @@ fn peer(a: &PeerArgs) -> Result<String> {
     cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
     cfg.require_client_cert = case.require_client_cert;
     cfg.client_cert = case.client_cert;
-    lib.supports(&cfg)
-        .map_err(|r| anyhow!("unsupported: {r}"))?;
+    cfg.protocol_limits()
+        .and_then(|()| lib.supports(&cfg))
+        .map_err(|r| anyhow!(Unsupported(r)))?;
     let factory = lib
         .factory(side, &cfg)
         .with_context(|| format!("{} cannot be configured as a {side}", lib.name()))?;
@@ -260,10 +266,17 @@ fn main() -> ExitCode {
                 println!("ok: {summary}");
                 ExitCode::SUCCESS
             }
-            Err(e) => {
-                println!("error: {e:#}");
-                ExitCode::FAILURE
-            }
+            Err(e) => match e.downcast_ref::<Unsupported>() {
+                // Its own line and exit code: the harness reports the cell as unsupported.
+                Some(Unsupported(why)) => {
+                    println!("unsupported: {why}");
+                    ExitCode::from(3)
+                }
+                None => {
+                    println!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            },
         },
         Command::Run(r) => match run(&r) {
             Ok(()) => ExitCode::SUCCESS,

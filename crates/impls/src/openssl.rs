@@ -76,6 +76,7 @@ fn group_name(g: Group) -> &'static str {
         Group::X25519 => "X25519",
         Group::P256 => "P-256",
         Group::P384 => "P-384",
+        Group::X25519Mlkem768 => "X25519MLKEM768",
     }
 }
 
@@ -86,6 +87,11 @@ fn sigalg_name(s: SigAlg) -> &'static str {
         SigAlg::Rsa2048 | SigAlg::Rsa3072 => "rsa_pss_rsae_sha256",
         SigAlg::Ed25519 => "ed25519",
     }
+}
+
+/// "OpenSSL 3.5.0 ..." and later have X25519MLKEM768.
+fn has_mlkem(version: &str) -> bool {
+    codes::version_at_least(version, &[3, 5])
 }
 
 fn group_code_of_nid(nid: c_int) -> Option<u16> {
@@ -127,6 +133,16 @@ impl TlsLibrary for OpensslLibrary {
     /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time.
     fn version(&self) -> String {
         openssl::version::version().to_string()
+    }
+
+    fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        if cfg.groups.contains(&Group::X25519Mlkem768) && !has_mlkem(&self.version()) {
+            return Err(format!(
+                "{} has no ML-KEM (OpenSSL added it in 3.5)",
+                self.version()
+            ));
+        }
+        Ok(())
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {

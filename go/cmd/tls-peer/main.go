@@ -48,6 +48,8 @@ func parseGroup(name string) (tls.CurveID, error) {
 		return tls.CurveP256, nil
 	case "p384":
 		return tls.CurveP384, nil
+	case "x25519mlkem768":
+		return tls.X25519MLKEM768, nil
 	}
 	return 0, fmt.Errorf("unknown group %q", name)
 }

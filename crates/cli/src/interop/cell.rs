@@ -179,6 +179,9 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
         Err(Some(())) => {
             let text = srv.text();
             srv.kill();
+            if let Some(why) = unsupported_line(&text) {
+                return verdict(Outcome::Unsupported, why);
+            }
             return judge_failure(
                 case,
                 started,
@@ -210,6 +213,10 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
         Some(Err(why)) => Some(why),
         _ => None,
     };
+    // A peer of ours that cannot play its side says so on a line of its own.
+    if let Some(why) = unsupported_line(&ctext).or(unsupported_line(&stext)) {
+        return verdict(Outcome::Unsupported, why);
+    }
     match (client_ok, server_ok) {
         // One side failed and the other is still waiting: the failure is the story.
         (Some(false), None) | (None, Some(false)) => {
@@ -281,6 +288,13 @@ fn wait_ready(srv: &mut Running, ready: &Ready, deadline: Instant) -> Result<Str
             }
         }
     }
+}
+
+fn unsupported_line(output: &str) -> Option<String> {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix("unsupported: "))
+        .map(str::to_string)
 }
 
 /// Waits until both have exited, or one has failed and the other had a second to follow,

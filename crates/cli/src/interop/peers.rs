@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::Side;
 use tlsmatrix_core::interop::{Case, Echo, Expect, Offer};
 use tlsmatrix_core::scenario::{Aead, Group, SigAlg, Version};
@@ -128,6 +129,20 @@ fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
 impl Peer {
     /// `Err(reason)` when this peer cannot play `side` of `case`.
     pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        let offer = match side {
+            Side::Client => &case.client,
+            Side::Server => &case.server,
+        };
+        if offer.groups().contains(&Group::X25519Mlkem768) {
+            let has = match self.kind {
+                Kind::OpensslTool => codes::version_at_least(&self.version, &[3, 5]),
+                Kind::GnutlsTool => codes::version_at_least(&self.version, &[3, 8, 9]),
+                Kind::Driver(_) | Kind::GoCryptoTls(_) => true,
+            };
+            if !has {
+                return Err(format!("{} has no X25519MLKEM768", self.version));
+            }
+        }
         if side == Side::Client && case.key_update {
             match self.kind {
                 Kind::Driver(_) => {}
@@ -397,6 +412,7 @@ fn gnutls_priority(o: &Offer) -> String {
         Group::X25519 => "GROUP-X25519",
         Group::P256 => "GROUP-SECP256R1",
         Group::P384 => "GROUP-SECP384R1",
+        Group::X25519Mlkem768 => "GROUP-X25519-MLKEM768",
     };
     let cipher = match o.aead {
         Aead::Aes128Gcm => "AES-128-GCM",
@@ -435,6 +451,7 @@ fn openssl_offer(o: &Offer) -> Vec<String> {
         Group::X25519 => "X25519",
         Group::P256 => "P-256",
         Group::P384 => "P-384",
+        Group::X25519Mlkem768 => "X25519MLKEM768",
     };
     let group = o
         .groups()
