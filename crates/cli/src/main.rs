@@ -93,7 +93,8 @@ enum Command {
     },
     /// Run every client against every server over TCP for each interop case, in parallel.
     ///
-    /// Peers are the built impls and the `openssl` tool (s_server/s_client). A cell is
+    /// Peers are the built impls, Go's crypto/tls (tlsmatrix-go-peer, built by `make build`),
+    /// and the `openssl` (s_server/s_client) and GnuTLS (gnutls-serv/gnutls-cli) tools. A cell is
     /// `pass`, `expected-failure` (failed exactly as the case requires, e.g. with the right
     /// alert), `fail` (with both sides' last words) or `unsupported` (with the reason).
     /// Exit 1 when any cell fails.
@@ -104,7 +105,7 @@ enum Command {
         /// Case ids or patterns (`*`, `?`), comma-separated (default: all, or the quick subset).
         #[arg(long = "case", value_name = "PATTERN")]
         cases: Vec<String>,
-        /// Only the core cases (a couple of minutes for every pair).
+        /// Only the core cases (`--list-cases` marks them): seconds for every pair.
         #[arg(long)]
         quick: bool,
         /// Cells run at once (default: the number of cores).

@@ -219,6 +219,8 @@ fn every_command_explains_every_option() {
         &["compare", "--help"],
         &["import", "--help"],
         &["report", "--help"],
+        &["interop", "--help"],
+        &["peer", "--help"],
     ] {
         let r = tlsmatrix(cmd);
         assert!(r.status.success());
