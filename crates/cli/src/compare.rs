@@ -214,30 +214,23 @@ mod tests {
             judge(&rb, &rc, t).0[0].verdict
         };
         // Time per handshake is shown as a rate: 10% more nanoseconds is a slower client.
-        assert_eq!(
-            verdict(Metric::ClientCpuNs, 100.0, 110.0, 0.05),
-            Verdict::Regression
-        );
-        assert_eq!(
-            verdict(Metric::ClientCpuNs, 100.0, 103.0, 0.05),
-            Verdict::Worse
-        );
-        assert_eq!(
-            verdict(Metric::ClientCpuNs, 100.0, 90.0, 0.05),
-            Verdict::Better
-        );
-        assert_eq!(
-            verdict(Metric::SendMbPerS, 100.0, 90.0, 0.05),
-            Verdict::Regression
-        );
-        assert_eq!(
-            verdict(Metric::ServerInstructions, 1e6, 1.01e6, 0.005),
-            Verdict::Regression
-        );
-        assert_eq!(
-            verdict(Metric::SendMbPerS, 100.0, 100.0, 0.05),
-            Verdict::Same
-        );
+        let cases = [
+            (Metric::ClientCpuNs, 100.0, 110.0, 0.05, Verdict::Regression),
+            (Metric::ClientCpuNs, 100.0, 103.0, 0.05, Verdict::Worse),
+            (Metric::ClientCpuNs, 100.0, 90.0, 0.05, Verdict::Better),
+            (Metric::SendMbPerS, 100.0, 90.0, 0.05, Verdict::Regression),
+            (
+                Metric::ServerInstructions,
+                1e6,
+                1.01e6,
+                0.005,
+                Verdict::Regression,
+            ),
+            (Metric::SendMbPerS, 100.0, 100.0, 0.05, Verdict::Same),
+        ];
+        for (m, b, c, t, want) in cases {
+            assert_eq!(verdict(m, b, c, t), want, "{m} {b} -> {c} at {t}");
+        }
         // Wide, overlapping intervals: never a regression, however far apart the medians.
         let noisy = |v: f64| vec![v * 0.5, v, v * 1.5, v * 0.7, v * 1.3];
         let (rb, rc) = (
