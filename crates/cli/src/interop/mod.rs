@@ -17,6 +17,7 @@ use tlsmatrix_core::certs;
 use tlsmatrix_core::glob;
 use tlsmatrix_core::interop::{Case, CASES};
 
+use crate::doc;
 use crate::drivers::Registry;
 use crate::table::Table;
 use cell::{Outcome, Verdict};
@@ -154,15 +155,6 @@ fn select_peers(all: Vec<Peer>, args: &[String]) -> Result<Vec<Peer>> {
         .collect()
 }
 
-fn short(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Pass => "pass",
-        Outcome::ExpectedFailure => "xfail",
-        Outcome::Fail => "FAIL",
-        Outcome::Unsupported => "unsup",
-    }
-}
-
 struct Done {
     case: &'static Case,
     client: usize,
@@ -170,58 +162,90 @@ struct Done {
     verdict: Verdict,
 }
 
-/// Per case a client-by-server matrix, then every cell that failed or was unsupported, with why.
-fn render(done: &[Done], peers: &[Peer], markdown: bool) -> String {
+/// The terminal's short words for outcomes, so a matrix of six peers fits a line.
+fn short(outcome: &str) -> &str {
+    match outcome {
+        "expected-failure" => "xfail",
+        "fail" => "FAIL",
+        "unsupported" => "unsup",
+        other => other,
+    }
+}
+
+/// Per case a client-by-server matrix, peers and cases in the order the cells name them; the
+/// cell shows `text(outcome)`, its class the outcome, its hover the reason. The terminal and
+/// the report both draw these.
+pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Table> {
+    let mut peers: Vec<&str> = Vec::new();
+    let mut cases: Vec<&str> = Vec::new();
+    for c in cells {
+        for p in [c.client.as_str(), c.server.as_str()] {
+            if !peers.contains(&p) {
+                peers.push(p);
+            }
+        }
+        if !cases.contains(&c.case.as_str()) {
+            cases.push(&c.case);
+        }
+    }
+    cases
+        .into_iter()
+        .map(|case| {
+            let mut header = vec!["client \\ server".to_string()];
+            header.extend(peers.iter().map(|p| p.to_string()));
+            let rows = peers
+                .iter()
+                .map(|client| {
+                    let mut row = vec![doc::Cell::plain(*client)];
+                    row.extend(peers.iter().map(|server| {
+                        match cells
+                            .iter()
+                            .find(|c| c.case == case && c.client == *client && c.server == *server)
+                        {
+                            Some(c) => {
+                                let class = match c.outcome.as_str() {
+                                    "pass" => doc::Class::Good,
+                                    "expected-failure" => doc::Class::Expected,
+                                    "unsupported" => doc::Class::Unsupported,
+                                    _ => doc::Class::Failed,
+                                };
+                                doc::Cell::with(text(&c.outcome), class, Some(c.reason.clone()))
+                            }
+                            None => doc::Cell::plain("-"),
+                        }
+                    }));
+                    row
+                })
+                .collect();
+            let about = CASES.iter().find(|c| c.id == case).map_or("", |c| c.about);
+            doc::Table {
+                caption: format!("interop case {case}: {about}"),
+                header,
+                rows,
+                label_cols: 1,
+            }
+        })
+        .collect()
+}
+
+/// The matrices, then every cell that failed or was unsupported, with why.
+fn render(cells: &[CellLine], markdown: bool) -> String {
     let mut out = String::new();
-    let mut cases: Vec<&Case> = Vec::new();
-    for d in done {
-        if !cases.iter().any(|c| c.id == d.case.id) {
-            cases.push(d.case);
-        }
-    }
-    for case in cases {
-        let mut header = vec!["client \\ server"];
-        header.extend(peers.iter().map(|p| p.name.as_str()));
-        let mut t = Table::new(&header, 1);
-        for (ci, cp) in peers.iter().enumerate() {
-            let mut row = vec![cp.name.clone()];
-            for si in 0..peers.len() {
-                row.push(
-                    done.iter()
-                        .find(|d| d.case.id == case.id && d.client == ci && d.server == si)
-                        .map_or("-".into(), |d| short(d.verdict.outcome).to_string()),
-                );
-            }
-            t.row(row);
-        }
+    for t in matrix_tables(cells, short) {
         if markdown {
-            out.push_str(&format!("\n### {}\n\n{}\n\n", case.id, case.about));
-            let rendered = t.render();
-            let mut lines = rendered.lines();
-            if let Some(h) = lines.next() {
-                let cells: Vec<&str> = h.split("  ").filter(|c| !c.trim().is_empty()).collect();
-                out.push_str(&format!(
-                    "| {} |\n|{}|\n",
-                    cells
-                        .iter()
-                        .map(|c| c.trim())
-                        .collect::<Vec<_>>()
-                        .join(" | "),
-                    vec!["---"; cells.len()].join("|")
-                ));
-            }
-            for l in lines {
-                let cells: Vec<&str> = l.split_whitespace().collect();
-                out.push_str(&format!("| {} |\n", cells.join(" | ")));
-            }
+            out.push('\n');
+            out.push_str(&crate::report::markdown_table(&t));
         } else {
-            out.push_str(&format!("\n{}: {}\n", case.id, case.about));
-            out.push_str(&t.render());
+            out.push_str(&format!(
+                "\n{}\n{}",
+                t.caption,
+                Table::from_doc(&t).render()
+            ));
         }
     }
-    let notes: Vec<&Done> = done
+    let notes: Vec<&CellLine> = cells
         .iter()
-        .filter(|d| matches!(d.verdict.outcome, Outcome::Fail | Outcome::Unsupported))
+        .filter(|c| c.outcome == "fail" || c.outcome == "unsupported")
         .collect();
     if !notes.is_empty() {
         out.push_str(if markdown {
@@ -229,15 +253,15 @@ fn render(done: &[Done], peers: &[Peer], markdown: bool) -> String {
         } else {
             "\nnot passing:\n"
         });
-        for d in notes {
+        for c in notes {
             out.push_str(&format!(
                 "{}{} {} -> {}: {}: {}\n",
                 if markdown { "- " } else { "  " },
-                d.case.id,
-                peers[d.client].name,
-                peers[d.server].name,
-                d.verdict.outcome.as_str(),
-                d.verdict.reason
+                c.case,
+                c.client,
+                c.server,
+                c.outcome,
+                c.reason
             ));
         }
     }
@@ -367,7 +391,20 @@ pub fn run(opts: Options) -> Result<bool> {
             d.server,
         )
     });
-    print!("{}", render(&done, &peers, opts.markdown));
+    let lines: Vec<CellLine> = done
+        .iter()
+        .map(|d| CellLine {
+            run_id: run_id.clone(),
+            case: d.case.id.to_string(),
+            client: peers[d.client].name.clone(),
+            server: peers[d.server].name.clone(),
+            client_version: peers[d.client].version.clone(),
+            server_version: peers[d.server].version.clone(),
+            outcome: d.verdict.outcome.as_str().to_string(),
+            reason: d.verdict.reason.clone(),
+        })
+        .collect();
+    print!("{}", render(&lines, opts.markdown));
     let count = |o: Outcome| done.iter().filter(|d| d.verdict.outcome == o).count();
     eprintln!(
         "interop {run_id} finished in {:.0} s: {} pass, {} expected-failure, {} fail, {} unsupported; records in {}",

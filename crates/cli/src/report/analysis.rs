@@ -504,15 +504,11 @@ pub struct Companions {
 /// reason.
 fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
     let mut peers: Vec<&str> = Vec::new();
-    let mut cases: Vec<&str> = Vec::new();
     for c in cells {
         for p in [c.client.as_str(), c.server.as_str()] {
             if !peers.contains(&p) {
                 peers.push(p);
             }
-        }
-        if !cases.contains(&c.case.as_str()) {
-            cases.push(&c.case);
         }
     }
     let count = |o: &str| cells.iter().filter(|c| c.outcome == o).count();
@@ -540,42 +536,11 @@ fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
         }
     }
     blocks.push(Block::Bullets(versions));
-    for case in cases {
-        let mut header = vec!["client \\ server".to_string()];
-        header.extend(peers.iter().map(|p| p.to_string()));
-        let rows = peers
-            .iter()
-            .map(|client| {
-                let mut row = vec![Cell::plain(*client)];
-                for server in &peers {
-                    row.push(
-                        match cells
-                            .iter()
-                            .find(|c| c.case == case && c.client == *client && c.server == *server)
-                        {
-                            Some(c) => {
-                                let class = match c.outcome.as_str() {
-                                    "pass" => Class::Good,
-                                    "expected-failure" => Class::Expected,
-                                    "unsupported" => Class::Unsupported,
-                                    _ => Class::Failed,
-                                };
-                                Cell::with(c.outcome.clone(), class, Some(c.reason.clone()))
-                            }
-                            None => Cell::plain("-"),
-                        },
-                    );
-                }
-                row
-            })
-            .collect();
-        blocks.push(Block::Table(Table {
-            caption: format!("interop case {case}"),
-            header,
-            rows,
-            label_cols: 1,
-        }));
-    }
+    blocks.extend(
+        crate::interop::matrix_tables(cells, |o| o)
+            .into_iter()
+            .map(Block::Table),
+    );
     Section {
         id: "interop".into(),
         title: "Interoperability".into(),

@@ -7,7 +7,7 @@ fn cell_text(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn table(out: &mut String, t: &Table) {
+pub fn table(out: &mut String, t: &Table) {
     out.push_str(&format!("*{}*\n\n", cell_text(&t.caption)));
     let header: Vec<String> = t.header.iter().map(|h| cell_text(h)).collect();
     out.push_str(&format!("| {} |\n", header.join(" | ")));

@@ -15,6 +15,13 @@ use anyhow::{Context, Result};
 use crate::rundata::{self, RunData};
 use crate::store::{RunKind, Store};
 
+/// A document table as Markdown, as `report.md` writes it.
+pub fn markdown_table(t: &crate::doc::Table) -> String {
+    let mut out = String::new();
+    md::table(&mut out, t);
+    out
+}
+
 /// How many runs the history charts go back.
 const HISTORY_RUNS: usize = 20;
 
