@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::callgrind::Counter;
 use crate::endpoint::{EndpointFactory, Side};
-use crate::pair::{self, Pair, PairError};
+use crate::pair::{self, Clock, Meter, Pair, PairError};
 use crate::record::Metric;
 use crate::scenario::ConnParams;
 
@@ -82,39 +82,67 @@ pub fn bulk(
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
 ) -> Result<(), PairError> {
-    let mut p: Pair = pair::handshake(client, server, params)?;
-    let payload = vec![0x5au8; write_size];
-    let mut sink = vec![0u8; write_size.clamp(1, 64 * 1024)];
-
+    let mut stream = BulkStream::open(client, server, params, write_size)?;
     let warm_bytes = (budget.bulk_bytes / 8).max(write_size);
     let start = Instant::now();
     while start.elapsed() < budget.warmup {
-        p.transfer(
-            Side::Client,
-            warm_bytes,
-            write_size,
-            &payload,
-            &mut sink,
-            |_| {},
-        )?;
+        stream.send(&mut Clock::default(), warm_bytes)?;
     }
     for _ in 0..budget.runs {
-        let t = p.transfer(
-            Side::Client,
-            budget.bulk_bytes,
-            write_size,
-            &payload,
-            &mut sink,
-            |_| {},
-        )?;
+        let mut clock = Clock::default();
+        stream.send(&mut clock, budget.bulk_bytes)?;
         // bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
         let bytes = budget.bulk_bytes as f64;
         on_sample(vec![
-            (Metric::SendMbPerS, bytes * 1e3 / t.send_ns.max(1) as f64),
-            (Metric::RecvMbPerS, bytes * 1e3 / t.recv_ns.max(1) as f64),
+            (
+                Metric::SendMbPerS,
+                bytes * 1e3 / clock.client_ns.max(1) as f64,
+            ),
+            (
+                Metric::RecvMbPerS,
+                bytes * 1e3 / clock.server_ns.max(1) as f64,
+            ),
         ]);
     }
     Ok(())
+}
+
+/// One connection carrying bulk data client to server in writes of a fixed size, the
+/// receiver reading each write before the next.
+struct BulkStream {
+    pair: Pair,
+    payload: Vec<u8>,
+    sink: Vec<u8>,
+    write_size: usize,
+}
+
+impl BulkStream {
+    fn open(
+        client: &dyn EndpointFactory,
+        server: &dyn EndpointFactory,
+        params: &ConnParams,
+        write_size: usize,
+    ) -> Result<BulkStream, PairError> {
+        Ok(BulkStream {
+            pair: pair::handshake(client, server, params)?,
+            payload: vec![0x5au8; write_size],
+            sink: vec![0u8; write_size.clamp(1, 64 * 1024)],
+            write_size,
+        })
+    }
+
+    /// Sends `bytes`, each side's calls made through `meter`.
+    fn send(&mut self, meter: &mut impl Meter, bytes: usize) -> Result<(), PairError> {
+        self.pair.transfer_metered(
+            meter,
+            Side::Client,
+            bytes,
+            self.write_size,
+            &self.payload,
+            &mut self.sink,
+            |_| {},
+        )
+    }
 }
 
 /// Handshakes counted per side under callgrind: each sample is `per_sample` handshakes with
@@ -162,31 +190,14 @@ pub fn bulk_instructions(
     counter: &mut Counter,
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
-    let mut p: Pair = pair::handshake(client, server, params)?;
-    let payload = vec![0x5au8; write_size];
-    let mut sink = vec![0u8; write_size.clamp(1, 64 * 1024)];
-    p.transfer(
-        Side::Client,
-        write_size * 4,
-        write_size,
-        &payload,
-        &mut sink,
-        |_| {},
-    )?;
+    let mut stream = BulkStream::open(client, server, params, write_size)?;
+    stream.send(&mut Clock::default(), write_size * 4)?;
     let mib = budget.bulk_bytes as f64 / f64::from(1u32 << 20);
     for _ in 0..budget.runs {
         let mut per_side = [0.0; 2];
         for (slot, side) in per_side.iter_mut().zip([Side::Client, Side::Server]) {
             counter.zero();
-            p.transfer_metered(
-                &mut counter.side(side),
-                Side::Client,
-                budget.bulk_bytes,
-                write_size,
-                &payload,
-                &mut sink,
-                |_| {},
-            )?;
+            stream.send(&mut counter.side(side), budget.bulk_bytes)?;
             *slot = counter.take(&format!("{side} bulk"))? as f64 / mib;
         }
         on_sample(vec![
