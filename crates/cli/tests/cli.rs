@@ -203,7 +203,7 @@ fn list_names_every_impl_with_its_version() {
     assert!(impls
         .iter()
         .all(|i| !i["version"].as_str().unwrap().is_empty()));
-    assert_eq!(v["default_suite"].as_array().unwrap().len(), 10);
+    assert_eq!(v["default_suite"].as_array().unwrap().len(), 13);
     let text = tlsmatrix(&["list"]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("OpenSSL 3.0."));
 }

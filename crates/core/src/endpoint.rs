@@ -101,6 +101,9 @@ impl EndpointConfig {
         if self.version == Version::Tls12 && self.groups.contains(&Group::X25519Mlkem768) {
             return Err("X25519MLKEM768 is defined for TLS 1.3 only".into());
         }
+        if self.version == Version::Tls13 && self.resumption == Resumption::SessionId {
+            return Err("TLS 1.3 has no session-id resumption; it resumes with tickets".into());
+        }
         Ok(())
     }
 }

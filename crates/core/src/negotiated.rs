@@ -4,7 +4,7 @@
 
 use crate::codes;
 use crate::endpoint::Side;
-use crate::scenario::ConnParams;
+use crate::scenario::{ConnParams, Version};
 
 /// IANA code points; `None` where this side's library cannot tell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -13,6 +13,8 @@ pub struct Negotiated {
     pub cipher_suite: Option<u16>,
     pub group: Option<u16>,
     pub signature_scheme: Option<u16>,
+    /// Whether the handshake resumed an earlier session.
+    pub resumed: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,8 +37,11 @@ struct Field {
     show: fn(u16) -> String,
 }
 
-fn fields(params: &ConnParams) -> [Field; 4] {
-    [
+/// The fields a handshake of `params` must agree on. A resumed handshake signs nothing, and
+/// a resumed TLS 1.2 handshake exchanges no key, so those fields are not checked there.
+fn fields(params: &ConnParams) -> Vec<Field> {
+    let resumed = params.resumption.is_resumed();
+    let mut fields = vec![
         Field {
             name: "version",
             expected: codes::version_code(params.version),
@@ -61,7 +66,19 @@ fn fields(params: &ConnParams) -> [Field; 4] {
             get: |n| n.signature_scheme,
             show: codes::scheme_name,
         },
-    ]
+        Field {
+            name: "resumption",
+            expected: u16::from(resumed),
+            get: |n| n.resumed.map(u16::from),
+            show: |r| (if r == 1 { "resumed" } else { "full" }).to_string(),
+        },
+    ];
+    fields.retain(|f| match f.name {
+        "signature scheme" => !resumed,
+        "group" => !(resumed && params.version == Version::Tls12),
+        _ => true,
+    });
+    fields
 }
 
 fn check_field(f: &Field, side: Side, view: &Negotiated) -> Result<(), CheckError> {
@@ -117,6 +134,7 @@ mod tests {
             cipher_suite: Some(suite),
             group: Some(group),
             signature_scheme: Some(scheme),
+            resumed: Some(false),
         }
     }
 
@@ -167,5 +185,33 @@ mod tests {
                 field: "signature scheme"
             })
         );
+    }
+
+    #[test]
+    fn a_resumption_scenario_needs_a_resumed_handshake_and_skips_the_signature() {
+        let p = params("handshake-tls13-ecdsa-p256-x25519-ticket");
+        let resumed = Negotiated {
+            signature_scheme: None,
+            resumed: Some(true),
+            ..full(0x0304, 0x1301, 0x001d, 0)
+        };
+        assert_eq!(check(&p, &resumed, &resumed), Ok(()));
+        let full_hs = full(0x0304, 0x1301, 0x001d, 0x0403);
+        assert_eq!(
+            check(&p, &full_hs, &resumed).unwrap_err().to_string(),
+            "client negotiated resumption full, but the scenario asks for resumed"
+        );
+        // A resumed TLS 1.2 handshake exchanges no key: the group is not checked.
+        let p12 = params("handshake-tls12-ecdsa-p256-x25519-session-id");
+        let r12 = Negotiated {
+            group: None,
+            ..full(0x0303, 0xc02b, 0, 0)
+        };
+        let r12 = Negotiated {
+            signature_scheme: None,
+            resumed: Some(true),
+            ..r12
+        };
+        assert_eq!(check(&p12, &r12, &r12), Ok(()));
     }
 }

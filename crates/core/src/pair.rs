@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::endpoint::{EndpointFactory, Side, TlsEndpoint};
 use crate::memio::MemIo;
 use crate::negotiated::{self, CheckError};
-use crate::scenario::ConnParams;
+use crate::scenario::{ConnParams, Resumption};
 
 /// Rounds of (client step, server step) after which a handshake that has not finished is
 /// declared stuck. TLS 1.2 needs three, TLS 1.3 two; the margin covers HelloRetryRequest.
@@ -118,11 +118,40 @@ pub fn handshake(
 type Endpoints = (Box<dyn TlsEndpoint>, Box<dyn TlsEndpoint>);
 
 /// [`handshake`] with every call on a side made through `meter`; the checks are outside it.
+/// In a resumption scenario the client also reads what the server sent after the handshake
+/// (TLS 1.3 tickets), so the next connection can resume: that is part of its cost.
 pub fn handshake_metered(
     meter: &mut impl Meter,
     client: &dyn EndpointFactory,
     server: &dyn EndpointFactory,
     params: &ConnParams,
+) -> Result<Endpoints, PairError> {
+    connect(meter, client, server, params, params.resumption.is_resumed())
+}
+
+/// For a resumption scenario: one full handshake, unmeasured, that leaves the client a
+/// session to resume. Nothing to do for full-handshake scenarios.
+pub fn prime(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+) -> Result<(), PairError> {
+    if params.resumption.is_resumed() {
+        let full = ConnParams {
+            resumption: Resumption::Full,
+            ..*params
+        };
+        connect(&mut Clock::default(), client, server, &full, true)?;
+    }
+    Ok(())
+}
+
+fn connect(
+    meter: &mut impl Meter,
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    keep_session: bool,
 ) -> Result<Endpoints, PairError> {
     let (client_io, server_io) = MemIo::pair();
     let mut c = meter
@@ -159,6 +188,14 @@ pub fn handshake_metered(
         }
         if c.is_handshake_complete() && s.is_handshake_complete() {
             negotiated::check(params, &c.negotiated(), &s.negotiated())?;
+            if keep_session {
+                meter
+                    .on(Side::Client, || read_post_handshake(c.as_mut()))
+                    .map_err(|source| PairError::Recv {
+                        side: Side::Client,
+                        source,
+                    })?;
+            }
             return Ok((c, s));
         }
     }
@@ -166,6 +203,16 @@ pub fn handshake_metered(
         client_done: c.is_handshake_complete(),
         server_done: s.is_handshake_complete(),
     })
+}
+
+/// Processes the records that arrived after the handshake (session tickets); none of them
+/// may be application data.
+fn read_post_handshake(ep: &mut dyn TlsEndpoint) -> anyhow::Result<()> {
+    let mut byte = [0u8; 1];
+    match ep.recv(&mut byte)? {
+        0 => Ok(()),
+        _ => anyhow::bail!("the peer sent application data right after the handshake"),
+    }
 }
 
 impl Pair {

@@ -75,7 +75,21 @@ axis!(
         X25519Mlkem768 = "x25519mlkem768",
     }
 );
-axis!(Resumption, "resumption" { Full = "full" });
+axis!(
+    /// How the client starts its connection: a full handshake, or resuming an earlier session
+    /// by the id the server cached (TLS 1.2 only) or by a ticket the server issued.
+    Resumption, "resumption" {
+        Full = "full",
+        SessionId = "session-id",
+        Ticket = "ticket",
+    }
+);
+
+impl Resumption {
+    pub fn is_resumed(self) -> bool {
+        self != Resumption::Full
+    }
+}
 axis!(
     /// The AEAD of the cipher suite; TLS 1.2 suites pair it with ECDHE and the certificate's key type.
     Aead, "cipher" {
@@ -185,6 +199,10 @@ impl Scenario {
             for &sig in SigAlg::ALL {
                 for &group in Group::ALL {
                     for &resumption in Resumption::ALL {
+                        // TLS 1.3 resumes with tickets (PSK) only.
+                        if version == Version::Tls13 && resumption == Resumption::SessionId {
+                            continue;
+                        }
                         out.push(Scenario::Handshake(HandshakeScenario {
                             version,
                             sig,
@@ -209,17 +227,18 @@ impl Scenario {
         out
     }
 
-    /// The suite `make report` and a bare `tlsmatrix run` measure: the common handshakes and
-    /// the 16 KiB AES-128-GCM transfer, each in TLS 1.2 and 1.3.
+    /// The suite `make report` and a bare `tlsmatrix run` measure: the common full handshakes,
+    /// every kind of resumption, and the 16 KiB AES-128-GCM transfer, in TLS 1.2 and 1.3.
     pub fn default_suite() -> Vec<Scenario> {
         Scenario::catalogue()
             .into_iter()
             .filter(|s| match s {
-                Scenario::Handshake(h) => {
+                Scenario::Handshake(h) if h.resumption == Resumption::Full => {
                     matches!(h.sig, SigAlg::EcdsaP256 | SigAlg::Rsa2048)
                         && matches!(h.group, Group::X25519 | Group::P256)
-                        && h.resumption == Resumption::Full
                 }
+                // A resumed handshake verifies no certificate, so one key type shows it.
+                Scenario::Handshake(h) => h.sig == SigAlg::EcdsaP256 && h.group == Group::X25519,
                 Scenario::Bulk(b) => b.aead == Aead::Aes128Gcm && b.size == WriteSize::K16,
             })
             .collect()
@@ -387,7 +406,7 @@ mod tests {
             ("handshake-tls14-ecdsa-p256-x25519-full", "expected a version (tls12, tls13) but found 'tls14'"),
             ("handshake-tls13-dsa-x25519-full", "expected a signature (ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, ed25519) but found 'dsa'"),
             ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384, x25519mlkem768) but found 'x448'"),
-            ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full) but found nothing"),
+            ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full, session-id, ticket) but found nothing"),
             ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
             ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),
             ("throughput-tls13", "expected a kind (handshake, bulk) but found 'throughput'"),
@@ -409,13 +428,15 @@ mod tests {
     }
 
     #[test]
-    fn default_suite_is_the_ten_core_scenarios() {
+    fn default_suite_is_the_thirteen_core_scenarios() {
         let ids: Vec<String> = Scenario::default_suite()
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(ids.len(), 10);
+        assert_eq!(ids.len(), 13);
         assert!(ids.contains(&"handshake-tls12-rsa-2048-p256-full".to_string()));
+        assert!(ids.contains(&"handshake-tls12-ecdsa-p256-x25519-session-id".to_string()));
+        assert!(ids.contains(&"handshake-tls13-ecdsa-p256-x25519-ticket".to_string()));
         assert!(ids.contains(&"bulk-tls13-aes-128-gcm-16k".to_string()));
     }
 }

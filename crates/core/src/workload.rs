@@ -35,7 +35,8 @@ impl Default for Budget {
 /// One sample: a value per metric.
 pub type Sample = Vec<(Metric, f64)>;
 
-/// Handshake samples: each is the mean over a batch of full handshakes, per side.
+/// Handshake samples: each is the mean over a batch of handshakes (full or resumed, as the
+/// scenario says), per side.
 pub fn handshakes(
     client: &dyn EndpointFactory,
     server: &dyn EndpointFactory,
@@ -43,6 +44,7 @@ pub fn handshakes(
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
 ) -> Result<(), PairError> {
+    pair::prime(client, server, params)?;
     let start = Instant::now();
     let mut warm = 0u32;
     while warm < 2 || start.elapsed() < budget.warmup {
@@ -158,6 +160,7 @@ pub fn handshake_instructions(
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     // Lazy initialisation (CPU feature probes, provider caches) happens once, uncounted.
+    pair::prime(client, server, params)?;
     for _ in 0..2 {
         pair::handshake(client, server, params)?;
     }

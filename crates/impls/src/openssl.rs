@@ -2,12 +2,14 @@
 //! Each context pins exactly one version, suite, set of groups and signature algorithm.
 
 use std::os::raw::{c_int, c_long, c_void};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use foreign_types::ForeignTypeRef;
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode,
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSession,
+    SslSessionCacheMode,
     SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
@@ -17,7 +19,7 @@ use tlsmatrix_core::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::{Group, SigAlg, Version};
+use tlsmatrix_core::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_core::Negotiated;
 
 // Declared in tls1.h since 1.1.1 and 3.0; the `openssl-sys` crate does not bind them.
@@ -163,10 +165,7 @@ impl TlsLibrary for OpensslLibrary {
         b.set_groups_list(&groups.join(":"))
             .with_context(|| format!("OpenSSL rejects the group list {groups:?}"))?;
         b.set_sigalgs_list(sigalg_name(cfg.sig))?;
-        // A full handshake issues no session: tickets and the cache cost server time.
-        b.set_session_cache_mode(SslSessionCacheMode::OFF);
-        b.set_options(SslOptions::NO_TICKET);
-        b.set_num_tickets(0)?;
+        let session = resumption(&mut b, side, cfg.resumption)?;
 
         match side {
             Side::Client => {
@@ -207,7 +206,46 @@ impl TlsLibrary for OpensslLibrary {
             ctx: b.build(),
             side,
             server_name: cfg.server_name.clone(),
+            session,
         }))
+    }
+}
+
+/// The newest session a client received, which its next connection resumes.
+type SessionSlot = Arc<Mutex<Option<SslSession>>>;
+
+/// Sets up what each side keeps so that a later connection can resume; returns the client's
+/// session slot. A full-handshake scenario issues nothing: tickets and the cache cost time.
+fn resumption(
+    b: &mut SslContextBuilder,
+    side: Side,
+    mode: Resumption,
+) -> Result<Option<SessionSlot>> {
+    b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    b.set_options(SslOptions::NO_TICKET);
+    b.set_num_tickets(0)?;
+    if mode == Resumption::Full {
+        return Ok(None);
+    }
+    if mode == Resumption::Ticket {
+        b.clear_options(SslOptions::NO_TICKET);
+        // One ticket per connection: a client uses one per resumption.
+        b.set_num_tickets(1)?;
+    }
+    match side {
+        Side::Server => {
+            if mode == Resumption::SessionId {
+                b.set_session_cache_mode(SslSessionCacheMode::SERVER);
+            }
+            b.set_session_id_context(b"tlsmatrix")?;
+            Ok(None)
+        }
+        Side::Client => {
+            // With the client cache mode set, a ticket arriving after a TLS 1.3 handshake
+            // becomes the connection's session, which the endpoint keeps when it ends.
+            b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
+            Ok(Some(SessionSlot::default()))
+        }
     }
 }
 
@@ -259,6 +297,7 @@ struct OpensslFactory {
     ctx: SslContext,
     side: Side,
     server_name: String,
+    session: Option<SessionSlot>,
 }
 
 impl EndpointFactory for OpensslFactory {
@@ -267,6 +306,15 @@ impl EndpointFactory for OpensslFactory {
         match self.side {
             Side::Client => {
                 ssl.set_hostname(&self.server_name)?; // SNI, as rustls sends it
+                let kept = self.session.as_ref().and_then(|slot| {
+                    slot.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone()
+                });
+                if let Some(session) = kept {
+                    // SAFETY: the session comes from a connection of this same context.
+                    unsafe { ssl.set_session(&session)? };
+                }
                 ssl.set_connect_state();
             }
             Side::Server => ssl.set_accept_state(),
@@ -275,6 +323,7 @@ impl EndpointFactory for OpensslFactory {
             stream: SslStream::new(ssl, io)?,
             side: self.side,
             done: false,
+            session: self.session.clone(),
         }))
     }
 }
@@ -283,6 +332,8 @@ struct OpensslEndpoint {
     stream: SslStream<MemIo>,
     side: Side,
     done: bool,
+    /// Client side, when resuming: where the session is kept for the next connection.
+    session: Option<SessionSlot>,
 }
 
 fn describe(e: openssl::ssl::Error) -> anyhow::Error {
@@ -342,6 +393,23 @@ impl OpensslEndpoint {
             return None;
         }
         scheme_of_nids(sig_type, hash.unwrap_or(0))
+    }
+}
+
+impl Drop for OpensslEndpoint {
+    /// OpenSSL treats a connection freed without SSL_shutdown as failed and makes its session
+    /// unresumable. The harness drops finished connections without closing them (no library
+    /// pays for close_notify in a handshake figure), so a completed one is marked as shut.
+    fn drop(&mut self) {
+        if self.done {
+            self.stream.set_shutdown(ShutdownState::SENT);
+            // The client keeps its newest session for the next connection. A resumed TLS 1.2
+            // connection that got a fresh ticket holds a new session object, and OpenSSL
+            // retires the old one, so the session is read here rather than when first issued.
+            if let (Some(slot), Some(session)) = (&self.session, self.stream.ssl().session()) {
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
+            }
+        }
     }
 }
 
@@ -439,6 +507,7 @@ impl TlsEndpoint for OpensslEndpoint {
                 .map(|c| u16::from_be_bytes(c.protocol_id())),
             group,
             signature_scheme: self.signature_scheme(),
+            resumed: Some(self.stream.ssl().session_reused()),
         }
     }
 }

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{Resumption, WebPkiServerVerifier};
+use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::server::WebPkiClientVerifier;
+use rustls::server::{
+    NoServerSessionStorage, ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier,
+};
 use rustls::{
     ClientConfig, ClientConnection, Connection, DigitallySignedStruct, RootCertStore, ServerConfig,
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
@@ -21,12 +23,16 @@ use tlsmatrix_core::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::Version;
+use tlsmatrix_core::scenario::{Resumption as ResumptionMode, Version};
 use tlsmatrix_core::Negotiated;
+
+type Ticketer = fn() -> Result<Arc<dyn ProducesTickets>, rustls::Error>;
 
 pub struct RustlsLibrary {
     name: &'static str,
     provider: fn() -> CryptoProvider,
+    /// The provider's stateless ticket encrypter, for ticket resumption.
+    ticketer: Ticketer,
     provider_version: String,
 }
 
@@ -36,6 +42,7 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-aws-lc",
             provider: rustls::crypto::aws_lc_rs::default_provider,
+            ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
             provider_version: format!(
                 "aws-lc-rs {} (aws-lc-sys {})",
                 env!("TLSMATRIX_VERSION_AWS_LC_RS"),
@@ -49,6 +56,7 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-ring",
             provider: rustls::crypto::ring::default_provider,
+            ticketer: rustls::crypto::ring::Ticketer::new,
             provider_version: format!("ring {}", env!("TLSMATRIX_VERSION_RING")),
         }
     }
@@ -81,6 +89,40 @@ impl RustlsLibrary {
             kx_groups,
             ..base
         })
+    }
+}
+
+impl RustlsLibrary {
+    /// What the server keeps or issues so that clients can resume. A full-handshake scenario
+    /// issues nothing: tickets and the cache cost server time.
+    fn server_resumption(&self, config: &mut ServerConfig, mode: ResumptionMode) -> Result<()> {
+        config.session_storage = Arc::new(NoServerSessionStorage {});
+        config.send_tls13_tickets = 0;
+        match mode {
+            ResumptionMode::Full => {}
+            ResumptionMode::SessionId => {
+                config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE);
+            }
+            ResumptionMode::Ticket => {
+                config.ticketer = (self.ticketer)()?;
+                // One ticket per connection: a client uses one per resumption.
+                config.send_tls13_tickets = 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sessions a server or client cache holds; a benchmark only ever resumes one.
+const SESSION_CACHE_SIZE: usize = 256;
+
+fn client_resumption(mode: ResumptionMode) -> Resumption {
+    match mode {
+        ResumptionMode::Full => Resumption::disabled(),
+        ResumptionMode::SessionId => Resumption::in_memory_sessions(SESSION_CACHE_SIZE)
+            .tls12_resumption(Tls12Resumption::SessionIdOnly),
+        ResumptionMode::Ticket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE)
+            .tls12_resumption(Tls12Resumption::SessionIdOrTickets),
     }
 }
 
@@ -135,7 +177,7 @@ impl TlsLibrary for RustlsLibrary {
                 } else {
                     builder.with_no_client_auth()
                 };
-                config.resumption = Resumption::disabled();
+                config.resumption = client_resumption(cfg.resumption);
                 config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ClientFactory {
                     config: Arc::new(config),
@@ -156,9 +198,7 @@ impl TlsLibrary for RustlsLibrary {
                     builder.with_no_client_auth()
                 };
                 let mut config = builder.with_single_cert(chain, key)?;
-                // A full handshake issues no session: tickets and the cache cost server time.
-                config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-                config.send_tls13_tickets = 0;
+                self.server_resumption(&mut config, cfg.resumption)?;
                 config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ServerFactory {
                     config: Arc::new(config),
@@ -391,6 +431,10 @@ impl TlsEndpoint for RustlsEndpoint {
                 .negotiated_key_exchange_group()
                 .map(|g| g.name().into()),
             signature_scheme: scheme,
+            resumed: self
+                .conn
+                .handshake_kind()
+                .map(|k| k == rustls::HandshakeKind::Resumed),
         }
     }
 }
