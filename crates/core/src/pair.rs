@@ -126,7 +126,13 @@ pub fn handshake_metered(
     server: &dyn EndpointFactory,
     params: &ConnParams,
 ) -> Result<Endpoints, PairError> {
-    connect(meter, client, server, params, params.resumption.is_resumed())
+    connect(
+        meter,
+        client,
+        server,
+        params,
+        params.resumption.is_resumed(),
+    )
 }
 
 /// For a resumption scenario: one full handshake, unmeasured, that leaves the client a

@@ -8,9 +8,8 @@ use anyhow::{anyhow, Context, Result};
 use foreign_types::ForeignTypeRef;
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSession,
-    SslSessionCacheMode,
-    SslStream, SslVerifyMode, SslVersion,
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions,
+    SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
 use openssl_sys as ffi;
@@ -306,11 +305,10 @@ impl EndpointFactory for OpensslFactory {
         match self.side {
             Side::Client => {
                 ssl.set_hostname(&self.server_name)?; // SNI, as rustls sends it
-                let kept = self.session.as_ref().and_then(|slot| {
-                    slot.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clone()
-                });
+                let kept = self
+                    .session
+                    .as_ref()
+                    .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).clone());
                 if let Some(session) = kept {
                     // SAFETY: the session comes from a connection of this same context.
                     unsafe { ssl.set_session(&session)? };
