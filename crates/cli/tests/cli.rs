@@ -514,6 +514,10 @@ fn quick_interop_matrix_every_same_impl_cell_passes() {
             && ours.contains(&l["server"].as_str().unwrap())
     }) {
         assert_ne!(l["outcome"], "fail", "{l}");
+        // A resumption case passes only when its second connection says it resumed.
+        if l["case"].as_str().unwrap().starts_with("resume-") {
+            assert!(l["reason"].as_str().unwrap().contains(" resumed;"), "{l}");
+        }
     }
     // Exit 1: the GnuTLS cells above fail.
     let text = String::from_utf8_lossy(&r.stdout);

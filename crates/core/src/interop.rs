@@ -17,6 +17,9 @@ pub struct Offer {
     pub first: Option<Group>,
     /// ALPN protocols offered or accepted, most preferred first.
     pub alpn: &'static [&'static str],
+    /// With anything but `Full`, the client connects twice and the second connection must
+    /// resume the first one's session this way.
+    pub resumption: Resumption,
 }
 
 impl Offer {
@@ -28,6 +31,7 @@ impl Offer {
             group: Group::X25519,
             first: None,
             alpn: &[],
+            resumption: Resumption::Full,
         }
     }
 
@@ -61,6 +65,10 @@ impl Offer {
         Offer { alpn, ..self }
     }
 
+    const fn resume(self, resumption: Resumption) -> Offer {
+        Offer { resumption, ..self }
+    }
+
     /// The groups in the order offered.
     pub fn groups(&self) -> Vec<Group> {
         self.first.into_iter().chain([self.group]).collect()
@@ -72,8 +80,18 @@ impl Offer {
             sig: self.sig,
             group: self.group,
             aead: self.aead,
-            resumption: Resumption::Full,
+            resumption: self.resumption,
         }
+    }
+
+    /// What connection `n` (from 0) of a case must negotiate: the first is always a full
+    /// handshake, the one after it resumes when the offer says so.
+    pub fn params_of_connection(&self, n: usize) -> ConnParams {
+        let mut p = self.params();
+        if n == 0 {
+            p.resumption = Resumption::Full;
+        }
+        p
     }
 }
 
@@ -119,6 +137,15 @@ pub struct Case {
 const KIB: usize = 1024;
 
 impl Case {
+    /// Connections the client makes: two when the second must resume the first.
+    pub fn connections(&self) -> usize {
+        if self.client.resumption.is_resumed() {
+            2
+        } else {
+            1
+        }
+    }
+
     /// A case that passes, echoing 64 KiB in 4 KiB writes.
     const fn new(id: &'static str, about: &'static str, client: Offer, server: Offer) -> Case {
         Case {
@@ -296,6 +323,26 @@ pub const CASES: &[Case] = &[
         "TLS 1.3 with an Ed25519 certificate",
         Offer::tls13().sig(SigAlg::Ed25519),
     ),
+    Case::same(
+        "resume-session-id",
+        "TLS 1.2 resumption by session id: the second connection must resume the first",
+        Offer::tls12().resume(Resumption::SessionId),
+    )
+    .sized(4 * KIB, 4 * KIB)
+    .quick(),
+    Case::same(
+        "resume-ticket-tls12",
+        "TLS 1.2 resumption by session ticket (RFC 5077)",
+        Offer::tls12().resume(Resumption::Ticket),
+    )
+    .sized(4 * KIB, 4 * KIB),
+    Case::same(
+        "resume-ticket-tls13",
+        "TLS 1.3 resumption by ticket (PSK with a fresh key exchange)",
+        Offer::tls13().resume(Resumption::Ticket),
+    )
+    .sized(4 * KIB, 4 * KIB)
+    .quick(),
     Case::same(
         "transfer-10mib",
         "10 MiB each way in full 16 KiB records",

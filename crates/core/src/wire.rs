@@ -123,11 +123,39 @@ fn connect(
     Ok((Wire { tcp, far, deadline }, ep))
 }
 
-/// The client's half: handshake, check, send the payload and read each write's echo back,
-/// then close_notify and wait for the server's. Returns a one-line summary.
+/// The client's half: for each of the case's connections, handshake, check, send the payload
+/// and read each write's echo back, then close_notify and wait for the server's. The factory
+/// is kept across connections, so the second one can resume the first's session. Returns a
+/// one-line summary.
 pub fn client(
     factory: &dyn EndpointFactory,
     case: &Case,
+    echo: Echo,
+    addr: SocketAddr,
+    deadline: Instant,
+) -> Result<String> {
+    let mut summaries = Vec::new();
+    for n in 0..case.connections() {
+        let s = client_connection(factory, case, n, echo, addr, deadline)
+            .with_context(|| connection_name(case, n))?;
+        summaries.push(s);
+    }
+    Ok(summaries.join("; then "))
+}
+
+/// How a failure on connection `n` is introduced when a case makes more than one.
+fn connection_name(case: &Case, n: usize) -> String {
+    match (case.connections(), n) {
+        (1, _) => "the connection".into(),
+        (_, 0) => "the first (full) connection".into(),
+        _ => format!("the resuming connection ({})", case.client.resumption),
+    }
+}
+
+fn client_connection(
+    factory: &dyn EndpointFactory,
+    case: &Case,
+    n: usize,
     echo: Echo,
     addr: SocketAddr,
     deadline: Instant,
@@ -137,7 +165,11 @@ pub fn client(
         .with_context(|| format!("cannot connect to {addr}"))?;
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
-    negotiated::check_one(&case.client.params(), Side::Client, &ep.negotiated())?;
+    negotiated::check_one(
+        &case.client.params_of_connection(n),
+        Side::Client,
+        &ep.negotiated(),
+    )?;
     check_alpn(case, ep.as_ref())?;
     if case.bytes == 0 {
         // Nothing to send: wait for the server's word first. In TLS 1.3 a server refuses a
@@ -197,18 +229,39 @@ pub fn client(
     Ok(summary(ep.as_ref(), case.bytes, sum))
 }
 
-/// The server's half: accept one connection, handshake, check, echo until close_notify, then
-/// answer it (or, when the case says so, drop the connection without it).
+/// The server's half: for each of the case's connections, accept, handshake, check, echo
+/// until close_notify, then answer it (or, when the case says so, drop the connection
+/// without it).
 pub fn server(
     factory: &dyn EndpointFactory,
     case: &Case,
     listener: TcpListener,
     deadline: Instant,
 ) -> Result<String> {
-    let tcp = accept(&listener, deadline)?;
+    let mut summaries = Vec::new();
+    for n in 0..case.connections() {
+        let s = server_connection(factory, case, n, &listener, deadline)
+            .with_context(|| connection_name(case, n))?;
+        summaries.push(s);
+    }
+    Ok(summaries.join("; then "))
+}
+
+fn server_connection(
+    factory: &dyn EndpointFactory,
+    case: &Case,
+    n: usize,
+    listener: &TcpListener,
+    deadline: Instant,
+) -> Result<String> {
+    let tcp = accept(listener, deadline)?;
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
-    negotiated::check_one(&case.server.params(), Side::Server, &ep.negotiated())?;
+    negotiated::check_one(
+        &case.server.params_of_connection(n),
+        Side::Server,
+        &ep.negotiated(),
+    )?;
     check_alpn(case, ep.as_ref())?;
     if let Some(want) = case.sni {
         match ep.sni() {
@@ -289,11 +342,16 @@ fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
     let n = ep.negotiated();
     let show = |v: Option<u16>, f: fn(u16) -> String| v.map_or("?".into(), f);
     format!(
-        "{} {} {} {}; {bytes} bytes echoed, checksum {:016x}",
+        "{} {} {} {}{}; {bytes} bytes echoed, checksum {:016x}",
         show(n.version, crate::codes::version_name),
         show(n.cipher_suite, crate::codes::suite_name),
         show(n.group, crate::codes::group_name),
         show(n.signature_scheme, crate::codes::scheme_name),
+        if n.resumed == Some(true) {
+            " resumed"
+        } else {
+            ""
+        },
         sum.0
     )
 }

@@ -35,6 +35,9 @@ type offer struct {
 	// Mutual TLS.
 	requireClientCert bool
 	clientCert        bool
+	// Ticket resumption: the client connects twice and the second connection must resume.
+	// crypto/tls resumes with tickets only; it has no session-id cache.
+	resume bool
 	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
 	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
 	certCurve tls.CurveID
@@ -128,7 +131,19 @@ func (o offer) config() *tls.Config {
 	return c
 }
 
-func (o offer) check(st tls.ConnectionState) error {
+// connections is how many connections the case makes: two when the second must resume.
+func (o offer) connections() int {
+	if o.resume {
+		return 2
+	}
+	return 1
+}
+
+// check holds connection i (from 0) to the offer; only a second connection resumes.
+func (o offer) check(st tls.ConnectionState, i int) error {
+	if want := i > 0; st.DidResume != want {
+		return fmt.Errorf("connection %d resumed: %v, but the case asks for %v", i+1, st.DidResume, want)
+	}
 	if st.Version != o.version {
 		return fmt.Errorf("negotiated %s, but the case asks for %s", tls.VersionName(st.Version), tls.VersionName(o.version))
 	}
@@ -175,8 +190,28 @@ func reversedLines(b []byte) []byte {
 }
 
 func summary(st tls.ConnectionState, n int, sum uint64) string {
-	return fmt.Sprintf("%s %s %s; %d bytes echoed, checksum %016x",
-		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, n, sum)
+	resumed := ""
+	if st.DidResume {
+		resumed = " resumed"
+	}
+	return fmt.Sprintf("%s %s %s%s; %d bytes echoed, checksum %016x",
+		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, resumed, n, sum)
+}
+
+// each runs one() for every connection of the offer and joins their summaries.
+func each(o offer, one func(i int) (string, error)) (string, error) {
+	var out []string
+	for i := range o.connections() {
+		s, err := one(i)
+		if err != nil {
+			if o.connections() > 1 {
+				err = fmt.Errorf("connection %d of %d: %w", i+1, o.connections(), err)
+			}
+			return "", err
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; then "), nil
 }
 
 func loadRoots(dir string) (*x509.CertPool, error) {
@@ -214,6 +249,12 @@ func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, 
 	}
 	fmt.Printf("listening %s\n", ln.Addr())
 	ln.(*net.TCPListener).SetDeadline(deadline)
+	return each(o, func(i int) (string, error) {
+		return serveOne(ln, cfg, o, i, drop, bytesToEcho, deadline)
+	})
+}
+
+func serveOne(ln net.Listener, cfg *tls.Config, o offer, i int, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
 	raw, err := ln.Accept()
 	if err != nil {
 		return "", fmt.Errorf("timed out: no client connected (%v)", err)
@@ -224,7 +265,7 @@ func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, 
 		return "", err
 	}
 	st := conn.ConnectionState()
-	if err := o.check(st); err != nil {
+	if err := o.check(st, i); err != nil {
 		return "", err
 	}
 	h := fnv.New64a()
@@ -271,6 +312,15 @@ func client(addr string, o offer, certDir, echo string, n, writeSize int, trunca
 		cfg.Certificates = []tls.Certificate{c}
 	}
 	cfg.ServerName = "localhost"
+	if o.resume {
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	}
+	return each(o, func(i int) (string, error) {
+		return connectOne(addr, cfg, o, i, echo, n, writeSize, truncation, deadline)
+	})
+}
+
+func connectOne(addr string, cfg *tls.Config, o offer, i int, echo string, n, writeSize int, truncation bool, deadline time.Time) (string, error) {
 	raw, err := net.DialTimeout("tcp", addr, time.Until(deadline))
 	if err != nil {
 		return "", err
@@ -281,7 +331,7 @@ func client(addr string, o offer, certDir, echo string, n, writeSize int, trunca
 		return "", err
 	}
 	st := conn.ConnectionState()
-	if err := o.check(st); err != nil {
+	if err := o.check(st, i); err != nil {
 		return "", err
 	}
 	if n == 0 {
@@ -360,6 +410,7 @@ func main() {
 	expectSNI := fs.String("expect-sni", "", "server: the SNI host name the client must send")
 	requireClientCert := fs.Bool("require-client-cert", false, "server: require a client certificate from the test CA")
 	clientCert := fs.Bool("client-cert", false, "client: present the test client certificate")
+	resume := fs.Bool("resume", false, "two connections; the second must resume the first by ticket")
 	sig := fs.String("sig", "ecdsa-p256", "certificate key: the folder under --certs")
 	certs := fs.String("certs", "", "folder of tlsmatrix test certificates")
 	n := fs.Int("bytes", 64<<10, "client: bytes to send; server: bytes to echo before --drop")
@@ -381,6 +432,7 @@ func main() {
 	o.expectSNI = *expectSNI
 	o.requireClientCert = *requireClientCert
 	o.clientCert = *clientCert
+	o.resume = *resume
 	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
 	certDir := filepath.Join(*certs, *sig)
 	var out string

@@ -192,6 +192,7 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
         }
     };
     let cplan = client.client(case, certs, &addr, plan.echo, secs);
+    let cplan_must_print = cplan.must_print;
     let mut cli = match start(cplan.cmd, cplan.fed) {
         Ok(r) => r,
         Err(e) => {
@@ -238,7 +239,16 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
             )
         }
         (Some(true), Some(true)) if fed_ok.is_none() => match case.expect {
-            Expect::Pass => verdict(Outcome::Pass, pass_summary(&ctext, &stext, case)),
+            Expect::Pass => match cplan_must_print.filter(|m| !ctext.contains(m)) {
+                Some(missing) => verdict(
+                    Outcome::Fail,
+                    format!(
+                        "the client never printed \"{missing}\": {}",
+                        sentence(&ctext)
+                    ),
+                ),
+                None => verdict(Outcome::Pass, pass_summary(&ctext, &stext, case)),
+            },
             Expect::Alert(a) => verdict(
                 Outcome::Fail,
                 format!("the handshake completed, but the case must fail with {a}"),

@@ -8,7 +8,7 @@ use std::process::Command;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::Side;
 use tlsmatrix_core::interop::{Case, Echo, Expect, Offer};
-use tlsmatrix_core::scenario::{Aead, Group, SigAlg, Version};
+use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
 
 use crate::drivers::Registry;
 
@@ -61,6 +61,19 @@ pub struct ClientPlan {
     /// A tool client carries stdin to the server and prints what comes back: the harness
     /// then writes the payload and checks the echo itself.
     pub fed: bool,
+    /// Text a tool client must print for the cell to pass, for what only it can see (that it
+    /// resumed).
+    pub must_print: Option<&'static str>,
+}
+
+impl ClientPlan {
+    fn checked_by_itself(cmd: Command) -> ClientPlan {
+        ClientPlan {
+            cmd,
+            fed: false,
+            must_print: None,
+        }
+    }
 }
 
 /// Every peer this machine has: the built impls, then the tools found on PATH.
@@ -151,6 +164,17 @@ impl Peer {
                 Kind::GoCryptoTls(_) => return Err("crypto/tls has no API to send a KeyUpdate; it only answers the peer's".into()),
             }
         }
+        if offer.resumption == Resumption::SessionId && matches!(self.kind, Kind::GoCryptoTls(_)) {
+            return Err(
+                "crypto/tls resumes with tickets only; it keeps no session-id cache".into(),
+            );
+        }
+        if side == Side::Client
+            && offer.resumption.is_resumed()
+            && matches!(self.kind, Kind::OpensslTool)
+        {
+            return Err("s_client resumes only across two processes (-sess_out, then -sess_in) or with -reconnect, whose status lines mix into the echoed data; the harness runs one client process per cell".into());
+        }
         if side == Side::Server
             && case.sni.is_some()
             && matches!(self.kind, Kind::OpensslTool | Kind::GnutlsTool)
@@ -203,19 +227,17 @@ impl Peer {
                 let o = &case.server;
                 let dir = cert_dir(certs, o.sig);
                 let mut cmd = Command::new("openssl");
-                cmd.args([
-                    "s_server",
-                    "-accept",
-                    "127.0.0.1:0",
-                    "-naccept",
-                    "1",
-                    "-rev",
-                ])
-                .arg("-cert")
-                .arg(dir.join("chain.pem"))
-                .arg("-key")
-                .arg(dir.join("key.pem"))
-                .args(openssl_offer(o));
+                cmd.args(["s_server", "-accept", "127.0.0.1:0", "-rev"])
+                    .args(["-naccept", &case.connections().to_string()])
+                    .arg("-cert")
+                    .arg(dir.join("chain.pem"))
+                    .arg("-key")
+                    .arg(dir.join("key.pem"))
+                    .args(openssl_offer(o));
+                if o.resumption == Resumption::SessionId {
+                    // Tickets off, so the session cache serves the resumption.
+                    cmd.arg("-no_ticket");
+                }
                 if case.require_client_cert {
                     // -Verify (capital): a client certificate is required, not just asked for.
                     cmd.args(["-Verify", "1", "-CAfile"])
@@ -255,6 +277,9 @@ impl Peer {
                     .arg(format!("--x509keyfile={}", dir.join("key.pem").display()))
                     .arg(format!("--priority={}", gnutls_priority(o)))
                     .args(gnutls_alpn(o, Side::Server));
+                if o.resumption == Resumption::SessionId {
+                    cmd.arg("--noticket");
+                }
                 if case.require_client_cert {
                     cmd.args(["--require-client-cert", "--verify-client-cert"])
                         .arg(format!("--x509cafile={}", dir.join("ca.pem").display()));
@@ -291,7 +316,7 @@ impl Peer {
                     ])
                     .arg("--certs")
                     .arg(certs);
-                ClientPlan { cmd, fed: false }
+                ClientPlan::checked_by_itself(cmd)
             }
             Kind::OpensslTool => {
                 let o = &case.client;
@@ -317,7 +342,11 @@ impl Peer {
                         .arg("-key")
                         .arg(dir.join("client-key.pem"));
                 }
-                ClientPlan { cmd, fed: true }
+                ClientPlan {
+                    cmd,
+                    fed: true,
+                    must_print: None,
+                }
             }
             Kind::GoCryptoTls(bin) => {
                 let mut cmd = Command::new(bin);
@@ -334,7 +363,7 @@ impl Peer {
                 if case.expect == Expect::Truncation {
                     cmd.arg("-expect-truncation");
                 }
-                ClientPlan { cmd, fed: false }
+                ClientPlan::checked_by_itself(cmd)
             }
             Kind::GnutlsTool => {
                 let o = &case.client;
@@ -362,7 +391,21 @@ impl Peer {
                         dir.join("client-key.pem").display()
                     ));
                 }
-                ClientPlan { cmd, fed: true }
+                let mut must_print = None;
+                if o.resumption.is_resumed() {
+                    // Connects, disconnects, resumes, then carries the data.
+                    cmd.arg("--resume");
+                    if o.version == Version::Tls13 {
+                        // The ticket arrives after the handshake; wait for it.
+                        cmd.arg("--waitresumption");
+                    }
+                    must_print = Some("This is a resumed session");
+                }
+                ClientPlan {
+                    cmd,
+                    fed: true,
+                    must_print,
+                }
             }
         }
     }
@@ -389,6 +432,9 @@ fn go_offer(case: &Case, o: &Offer, certs: &Path, timeout_s: u64) -> Vec<String>
     }
     if case.client_cert {
         args.push("-client-cert".into());
+    }
+    if o.resumption == Resumption::Ticket {
+        args.push("-resume".into());
     }
     args.extend(
         [
