@@ -21,7 +21,8 @@ setup:
 
 build: setup
 	$(CARGO) build --release --locked --workspace
-	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer
+	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer && \
+	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS, both stored in $(DB); the interop matrix over TCP

@@ -94,7 +94,9 @@ enum Command {
     /// Run every client against every server over TCP for each interop case, in parallel.
     ///
     /// Peers are the built impls, Go's crypto/tls (tlsmatrix-go-peer, built by `make build`),
-    /// and the `openssl` (s_server/s_client) and GnuTLS (gnutls-serv/gnutls-cli) tools. A cell is
+    /// and the `openssl` (s_server/s_client) and GnuTLS (gnutls-serv/gnutls-cli) tools. The
+    /// libp2p cases run the libp2p peers instead: the Go transport with each backend
+    /// (go-libp2p-std, go-libp2p-openssl) and rust-libp2p's libp2p-tls (rust-libp2p-tls). A cell is
     /// `pass`, `expected-failure` (failed exactly as the case requires, e.g. with the right
     /// alert), `fail` (with both sides' last words) or `unsupported` (with the reason).
     /// Exit 1 when any cell fails.

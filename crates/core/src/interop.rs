@@ -107,6 +107,17 @@ pub enum Expect {
     /// The server drops the connection without close_notify after the echo; the client must
     /// notice the truncation and say so.
     Truncation,
+    /// The client must refuse the server (e.g. not the peer it dialled) and the server must
+    /// be told with an alert.
+    ClientRefuses,
+}
+
+/// Which protocol a case speaks, and so which peers can take part: plain TLS peers, or
+/// libp2p TLS security peers (certificates carry peer ids; no CA, no SNI, ALPN "libp2p").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Tls,
+    Libp2p,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -132,9 +143,15 @@ pub struct Case {
     pub client_cert: bool,
     /// In the `--quick` subset.
     pub quick: bool,
+    pub family: Family,
+    /// libp2p: the client dials a peer id other than the server's.
+    pub wrong_peer_id: bool,
 }
 
 const KIB: usize = 1024;
+
+/// What a libp2p client sends and expects echoed.
+pub const LIBP2P_MESSAGE: &str = "tlsmatrix libp2p interop";
 
 impl Case {
     /// Connections the client makes: two when the second must resume the first.
@@ -162,6 +179,17 @@ impl Case {
             require_client_cert: false,
             client_cert: false,
             quick: false,
+            family: Family::Tls,
+            wrong_peer_id: false,
+        }
+    }
+
+    /// A libp2p case: the offers are the libp2p TLS profile (TLS 1.3, each peer's own
+    /// certificate), which the peers fix themselves; a short message is echoed.
+    const fn libp2p(id: &'static str, about: &'static str) -> Case {
+        Case {
+            family: Family::Libp2p,
+            ..Case::same(id, about, Offer::tls13()).sized(LIBP2P_MESSAGE.len(), 64)
         }
     }
 
@@ -357,6 +385,20 @@ pub const CASES: &[Case] = &[
             Offer::tls13(),
         )
         .sized(4 * KIB, 4 * KIB)
+        .quick()
+    },
+    Case::libp2p(
+        "libp2p",
+        "libp2p TLS handshake: each side proves its peer id in its certificate and checks the other's; then an echo",
+    )
+    .quick(),
+    Case {
+        wrong_peer_id: true,
+        ..Case::libp2p(
+            "libp2p-wrong-peer-id",
+            "libp2p: the client dials another peer id than the server's; it must refuse, and the server must get an alert",
+        )
+        .failing(Expect::ClientRefuses)
         .quick()
     },
 ];

@@ -136,19 +136,22 @@ pub fn client(
 ) -> Result<String> {
     let mut summaries = Vec::new();
     for n in 0..case.connections() {
-        let s = client_connection(factory, case, n, echo, addr, deadline)
-            .with_context(|| connection_name(case, n))?;
+        let s = within(
+            case,
+            n,
+            client_connection(factory, case, n, echo, addr, deadline),
+        )?;
         summaries.push(s);
     }
     Ok(summaries.join("; then "))
 }
 
-/// How a failure on connection `n` is introduced when a case makes more than one.
-fn connection_name(case: &Case, n: usize) -> String {
+/// Names the connection a failure happened on, when a case makes more than one.
+fn within(case: &Case, n: usize, r: Result<String>) -> Result<String> {
     match (case.connections(), n) {
-        (1, _) => "the connection".into(),
-        (_, 0) => "the first (full) connection".into(),
-        _ => format!("the resuming connection ({})", case.client.resumption),
+        (1, _) => r,
+        (_, 0) => r.context("the first (full) connection"),
+        _ => r.with_context(|| format!("the resuming connection ({})", case.client.resumption)),
     }
 }
 
@@ -240,8 +243,11 @@ pub fn server(
 ) -> Result<String> {
     let mut summaries = Vec::new();
     for n in 0..case.connections() {
-        let s = server_connection(factory, case, n, &listener, deadline)
-            .with_context(|| connection_name(case, n))?;
+        let s = within(
+            case,
+            n,
+            server_connection(factory, case, n, &listener, deadline),
+        )?;
         summaries.push(s);
     }
     Ok(summaries.join("; then "))

@@ -13,12 +13,14 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 const usage = `usage:
   libp2p-tls-peer server --backend std|openssl --listen ADDR [--once] [--timeout D]
   libp2p-tls-peer client --backend std|openssl --connect ADDR [--peer ID] [--message TEXT] [--timeout D]
+  libp2p-tls-peer version --backend std|openssl
 
 Run "libp2p-tls-peer server -h" or "client -h" for the options.
 `
@@ -47,6 +50,8 @@ func main() {
 		err = runServer(os.Args[2:])
 	case "client":
 		err = runClient(os.Args[2:])
+	case "version":
+		err = runVersion(os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
@@ -122,6 +127,31 @@ func describe(err error) string {
 	return err.Error()
 }
 
+// runVersion names what a backend runs: Go's crypto/tls or the libssl it loaded.
+func runVersion(args []string) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	var c common
+	if err := parse(fs, args, &c); err != nil {
+		return err
+	}
+	lib := "crypto/tls"
+	if c.backend == libp2ptls.BackendOpenSSL {
+		lib = libp2ptls.OpenSSLVersion()
+	}
+	fmt.Printf("tlsmatrix libp2ptls (%s backend: %s), Go %s\n", c.backend, lib, runtime.Version())
+	return nil
+}
+
+// details says what a secured connection negotiated, for the final "ok:" line.
+func details(conn sec.SecureConn) string {
+	d, ok := conn.(interface{ Details() libp2ptls.Details })
+	if !ok {
+		return "?"
+	}
+	v := d.Details()
+	return fmt.Sprintf("%s %s %s", tls.VersionName(v.Version), tls.CipherSuiteName(v.CipherSuite), v.Group)
+}
+
 func runServer(args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	var c common
@@ -173,6 +203,7 @@ func serve(t *libp2ptls.Transport, raw net.Conn, timeout time.Duration) error {
 	fmt.Printf("secured remote %s\n", conn.RemotePeer())
 	// Echo until the client closes.
 	buf := make([]byte, 32<<10)
+	echoed := 0
 	for {
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 		n, err := conn.Read(buf)
@@ -180,8 +211,10 @@ func serve(t *libp2ptls.Transport, raw net.Conn, timeout time.Duration) error {
 			if _, werr := conn.Write(buf[:n]); werr != nil {
 				return werr
 			}
+			echoed += n
 		}
 		if err == io.EOF {
+			fmt.Printf("ok: remote %s verified; %s; echoed %d bytes\n", conn.RemotePeer(), details(conn), echoed)
 			return nil
 		}
 		if err != nil {
@@ -251,6 +284,6 @@ func runClient(args []string) error {
 	if string(echo) != string(data) {
 		return errors.New("the echo differs from what was sent")
 	}
-	fmt.Printf("echo %d bytes ok\n", len(echo))
+	fmt.Printf("ok: remote %s verified; %s; echo %d bytes\n", conn.RemotePeer(), details(conn), len(echo))
 	return nil
 }

@@ -191,7 +191,11 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
             );
         }
     };
-    let cplan = client.client(case, certs, &addr, plan.echo, secs);
+    // "ADDR" or, from a libp2p peer, "ADDR peer ID backend B".
+    let mut words = addr.split_whitespace();
+    let addr = words.next().unwrap_or_default().to_string();
+    let server_id = words.skip_while(|w| *w != "peer").nth(1);
+    let cplan = client.client(case, certs, &addr, server_id, plan.echo, secs);
     let cplan_must_print = cplan.must_print;
     let mut cli = match start(cplan.cmd, cplan.fed) {
         Ok(r) => r,
@@ -257,6 +261,13 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
                 Outcome::Fail,
                 format!(
                     "the client did not notice the missing close_notify: {}",
+                    sentence(&ctext)
+                ),
+            ),
+            Expect::ClientRefuses => verdict(
+                Outcome::Fail,
+                format!(
+                    "the client accepted a server it must refuse: {}",
                     sentence(&ctext)
                 ),
             ),
@@ -391,6 +402,12 @@ fn judge_failure(case: &Case, started: Instant, ctext: &str, stext: &str, extra:
     );
     let outcome = match case.expect {
         Expect::Alert(a) if mentions_alert(ctext, a) => Outcome::ExpectedFailure,
+        // The client refused, and the server heard about it in an alert, not a dropped socket.
+        Expect::ClientRefuses
+            if mentions(stext, "alert") && !ctext.lines().any(|l| l.starts_with("ok: ")) =>
+        {
+            Outcome::ExpectedFailure
+        }
         Expect::Truncation
             if [
                 "without close_notify",

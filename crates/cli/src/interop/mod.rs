@@ -176,14 +176,8 @@ fn short(outcome: &str) -> &str {
 /// cell shows `text(outcome)`, its class the outcome, its hover the reason. The terminal and
 /// the report both draw these.
 pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Table> {
-    let mut peers: Vec<&str> = Vec::new();
     let mut cases: Vec<&str> = Vec::new();
     for c in cells {
-        for p in [c.client.as_str(), c.server.as_str()] {
-            if !peers.contains(&p) {
-                peers.push(p);
-            }
-        }
         if !cases.contains(&c.case.as_str()) {
             cases.push(&c.case);
         }
@@ -191,6 +185,15 @@ pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Tab
     cases
         .into_iter()
         .map(|case| {
+            // The peers that took part in this case: its family's.
+            let mut peers: Vec<&str> = Vec::new();
+            for c in cells.iter().filter(|c| c.case == case) {
+                for p in [c.client.as_str(), c.server.as_str()] {
+                    if !peers.contains(&p) {
+                        peers.push(p);
+                    }
+                }
+            }
             let mut header = vec!["client \\ server".to_string()];
             header.extend(peers.iter().map(|p| p.to_string()));
             let rows = peers
@@ -292,16 +295,23 @@ pub fn run(opts: Options) -> Result<bool> {
         crate::env::compact(SystemTime::now()),
         std::process::id() & 0xffff
     );
+    // Each case pairs the peers of its family: TLS peers, or libp2p peers.
     let mut plan: Vec<(&'static Case, usize, usize)> = Vec::new();
     for &c in &cases {
-        for ci in 0..peers.len() {
-            for si in 0..peers.len() {
+        let family: Vec<usize> = (0..peers.len())
+            .filter(|&i| peers[i].family() == c.family)
+            .collect();
+        for &ci in &family {
+            for &si in &family {
                 plan.push((c, ci, si));
             }
         }
     }
+    if plan.is_empty() {
+        bail!("no peer on this machine takes part in the chosen cases");
+    }
     eprintln!(
-        "interop {run_id}: {} cases x {} peers^2 = {} cells, {} at a time, {} s limit each -> {}",
+        "interop {run_id}: {} cases, {} peers, {} cells, {} at a time, {} s limit each -> {}",
         cases.len(),
         peers.len(),
         plan.len(),

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::Side;
-use tlsmatrix_core::interop::{Case, Echo, Expect, Offer};
+use tlsmatrix_core::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
 use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
 
 use crate::drivers::Registry;
@@ -22,6 +22,13 @@ pub enum Kind {
     GnutlsTool,
     /// Go's crypto/tls (`go/cmd/tls-peer`, built beside the drivers as `tlsmatrix-go-peer`).
     GoCryptoTls(PathBuf),
+    /// A libp2p TLS security peer: our Go transport with one backend
+    /// (`go/cmd/libp2p-tls-peer`), or rust-libp2p's `libp2p-tls` (`crates/libp2p-peer`). Both
+    /// take the same command line.
+    Libp2p {
+        bin: PathBuf,
+        backend: Option<&'static str>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -35,6 +42,18 @@ pub const OPENSSL_TOOL: &str = "openssl-tool";
 pub const GNUTLS_TOOL: &str = "gnutls-tool";
 pub const GO_CRYPTO_TLS: &str = "go-crypto-tls";
 const GO_PEER_BINARY: &str = "tlsmatrix-go-peer";
+/// The libp2p peers: name, binary beside the drivers, `--backend` value.
+const LIBP2P_PEERS: &[(&str, &str, Option<&str>)] = &[
+    ("go-libp2p-std", "tlsmatrix-go-libp2p-peer", Some("std")),
+    (
+        "go-libp2p-openssl",
+        "tlsmatrix-go-libp2p-peer",
+        Some("openssl"),
+    ),
+    ("rust-libp2p-tls", "tlsmatrix-libp2p-peer", None),
+];
+/// A well-formed Ed25519 peer id that no peer in a run has (keys are fresh each run).
+const STRANGER_PEER_ID: &str = "12D3KooWMvBk98HVq6EQyhKG6dy3ZBa4Lb5xHfuE5bnX6uiSaqTB";
 /// The most a gnutls-cli client is asked to carry (see `supports`).
 const GNUTLS_CLI_MAX_BYTES: usize = 1 << 20;
 
@@ -111,6 +130,23 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
             }
         }
     }
+    if let Ok(dir) = crate::drivers::driver_dir() {
+        for &(name, binary, backend) in LIBP2P_PEERS {
+            let bin = dir.join(binary);
+            let mut cmd = Command::new(&bin);
+            cmd.arg("version")
+                .args(backend.map(|b| ["--backend", b]).iter().flatten());
+            if let Ok(out) = cmd.output() {
+                if out.status.success() {
+                    peers.push(Peer {
+                        name: name.into(),
+                        version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+                        kind: Kind::Libp2p { bin, backend },
+                    });
+                }
+            }
+        }
+    }
     if let Ok(out) = Command::new("gnutls-cli").arg("--version").output() {
         if out.status.success() {
             let text = String::from_utf8_lossy(&out.stdout);
@@ -140,8 +176,34 @@ fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
 }
 
 impl Peer {
+    /// The cases this peer takes part in at all.
+    pub fn family(&self) -> Family {
+        match self.kind {
+            Kind::Libp2p { .. } => Family::Libp2p,
+            _ => Family::Tls,
+        }
+    }
+
+    /// `--backend B` for a libp2p peer that has backends.
+    fn libp2p_args(&self, role: &str, secs: u64) -> Option<Command> {
+        let Kind::Libp2p { bin, backend } = &self.kind else {
+            return None;
+        };
+        let mut cmd = Command::new(bin);
+        cmd.arg(role)
+            .args(backend.map(|b| ["--backend", b]).iter().flatten())
+            .args(["--timeout", &format!("{secs}s")]);
+        Some(cmd)
+    }
+
     /// `Err(reason)` when this peer cannot play `side` of `case`.
     pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        if self.family() != case.family {
+            return Err(match case.family {
+                Family::Libp2p => "not a libp2p peer".into(),
+                Family::Tls => "a libp2p peer runs only the libp2p cases".into(),
+            });
+        }
         let offer = match side {
             Side::Client => &case.client,
             Side::Server => &case.server,
@@ -150,7 +212,7 @@ impl Peer {
             let has = match self.kind {
                 Kind::OpensslTool => codes::version_at_least(&self.version, &[3, 5]),
                 Kind::GnutlsTool => codes::version_at_least(&self.version, &[3, 8, 9]),
-                Kind::Driver(_) | Kind::GoCryptoTls(_) => true,
+                Kind::Driver(_) | Kind::GoCryptoTls(_) | Kind::Libp2p { .. } => true,
             };
             if !has {
                 return Err(format!("{} has no X25519MLKEM768", self.version));
@@ -162,6 +224,7 @@ impl Peer {
                 Kind::OpensslTool => return Err("s_client sends a KeyUpdate only on its interactive 'K' command, which is off so that payload lines are not read as commands".into()),
                 Kind::GnutlsTool => return Err("gnutls-cli has no way to send a KeyUpdate on request".into()),
                 Kind::GoCryptoTls(_) => return Err("crypto/tls has no API to send a KeyUpdate; it only answers the peer's".into()),
+                Kind::Libp2p { .. } => unreachable!("checked by family above"),
             }
         }
         if offer.resumption == Resumption::SessionId && matches!(self.kind, Kind::GoCryptoTls(_)) {
@@ -264,6 +327,18 @@ impl Peer {
                     persistent: false,
                 }
             }
+            Kind::Libp2p { .. } => {
+                let mut cmd = self
+                    .libp2p_args("server", timeout_s)
+                    .expect("a libp2p peer");
+                cmd.args(["--listen", "127.0.0.1:0", "--once"]);
+                ServerPlan {
+                    cmd,
+                    ready: Ready::Line("listening "),
+                    echo: Echo::Same,
+                    persistent: false,
+                }
+            }
             Kind::GnutlsTool => {
                 let o = &case.server;
                 let dir = cert_dir(certs, o.sig);
@@ -294,15 +369,32 @@ impl Peer {
         })
     }
 
+    /// `server_id` is the peer id a libp2p server announced.
     pub fn client(
         &self,
         case: &Case,
         certs: &Path,
         addr: &str,
+        server_id: Option<&str>,
         echo: Echo,
         timeout_s: u64,
     ) -> ClientPlan {
         match &self.kind {
+            Kind::Libp2p { .. } => {
+                let mut cmd = self
+                    .libp2p_args("client", timeout_s)
+                    .expect("a libp2p peer");
+                cmd.args(["--connect", addr, "--message", LIBP2P_MESSAGE]);
+                let dial = if case.wrong_peer_id {
+                    Some(STRANGER_PEER_ID)
+                } else {
+                    server_id
+                };
+                if let Some(id) = dial {
+                    cmd.args(["--peer", id]);
+                }
+                ClientPlan::checked_by_itself(cmd)
+            }
             Kind::Driver(driver) => {
                 let mut cmd = Command::new(driver);
                 cmd.args(["peer", "client", "--impl", &self.name, "--case", case.id])

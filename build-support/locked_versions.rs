@@ -1,0 +1,27 @@
+// Shared by the build scripts that stamp a binary with the locked versions of the crates it
+// compiles (`include!`d, since build scripts cannot share a library without a crate for it).
+
+/// Sets `TLSMATRIX_VERSION_<CRATE>` (upper case, `-` as `_`) for each crate, read from the
+/// workspace's Cargo.lock; "unknown" when a crate is not locked.
+fn stamp_locked_versions(crates: &[&str]) {
+    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(&lock).unwrap_or_default();
+    for krate in crates {
+        let version = locked_version(&text, krate).unwrap_or_else(|| "unknown".into());
+        let var = krate.to_uppercase().replace('-', "_");
+        println!("cargo:rustc-env=TLSMATRIX_VERSION_{var}={version}");
+    }
+}
+
+/// The version in the `[[package]]` entry named `krate`; the first one if several are locked.
+fn locked_version(lock: &str, krate: &str) -> Option<String> {
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{krate}\"") {
+            let v = lines.next()?.trim().strip_prefix("version = \"")?;
+            return Some(v.trim_end_matches('"').to_string());
+        }
+    }
+    None
+}
