@@ -10,6 +10,9 @@ REPORT ?= report
 # Instruction counts (callgrind) for a few scenarios, reported beside the timings.
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
 INSTR_RUNS ?= 3
+# Heap per connection (mallinfo2), with 100 to 10,000 connections alive.
+MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n10000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
+MEMORY_RUNS ?= 2
 BIN := target/release
 
 .PHONY: all setup build report run test go-test lint bench bench-go clean
@@ -25,16 +28,19 @@ build: setup
 	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
-# instruction counts for INSTR_SCENARIOS, both stored in $(DB); the interop matrix over TCP
+# instruction counts for INSTR_SCENARIOS and heap per connection for MEMORY_SCENARIOS, all
+# stored in $(DB); the interop matrix over TCP
 # (results/interop.jsonl and .md); the Go transport's benchmark
 # records if `make bench-go` made them; then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/instructions.jsonl results/interop.jsonl
+	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/interop.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) \
+	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB); fi; \

@@ -22,6 +22,10 @@ fn same(v: f64) -> f64 {
     v
 }
 
+fn kib(bytes: f64) -> f64 {
+    bytes / 1024.0
+}
+
 pub fn shown(m: Metric) -> Shown {
     let (title, unit, value): (&str, &str, fn(f64) -> f64) = match m {
         Metric::ClientCpuNs => ("client hs/s", "handshakes/s", per_second),
@@ -36,6 +40,10 @@ pub fn shown(m: Metric) -> Shown {
         Metric::ServerInstructions => ("server instr/hs", "instructions", same),
         Metric::SendInstrPerMib => ("send instr/MiB", "instructions/MiB", same),
         Metric::RecvInstrPerMib => ("recv instr/MiB", "instructions/MiB", same),
+        Metric::ClientHeapBytes => ("client KiB/conn", "KiB", kib),
+        Metric::ServerHeapBytes => ("server KiB/conn", "KiB", kib),
+        Metric::ClientHeapBytesAfterIo => ("client KiB after I/O", "KiB", kib),
+        Metric::ServerHeapBytesAfterIo => ("server KiB after I/O", "KiB", kib),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);

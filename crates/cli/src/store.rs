@@ -60,13 +60,15 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// Timed runs of `tlsmatrix run` (the matrix), its instruction-count runs, and the Go
-/// transport's benchmarks (`libp2p-*` scenarios, imported by `make bench-go`).
+/// Timed runs of `tlsmatrix run` (the matrix), its instruction-count runs, its heap runs
+/// (`memory-*` scenarios), and the Go transport's benchmarks (`libp2p-*` scenarios, imported
+/// by `make bench-go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
     Any,
     Matrix,
     Instructions,
+    Memory,
     Libp2p,
 }
 
@@ -76,6 +78,7 @@ impl RunKind {
             RunKind::Any => "",
             RunKind::Matrix => "timed `tlsmatrix run` ",
             RunKind::Instructions => "instruction-count ",
+            RunKind::Memory => "memory ",
             RunKind::Libp2p => "libp2p benchmark ",
         }
     }
@@ -235,8 +238,11 @@ impl Store {
     pub fn latest_run(&self, kind: RunKind) -> Result<Option<String>> {
         let condition = match kind {
             RunKind::Any => "1",
-            RunKind::Matrix => "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%'",
+            RunKind::Matrix => {
+                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%'"
+            }
             RunKind::Instructions => "r.measure = 'instructions'",
+            RunKind::Memory => "x.scenario LIKE 'memory-%'",
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
         };
         Ok(self

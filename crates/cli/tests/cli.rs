@@ -192,6 +192,61 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
     );
 }
 
+/// Heap per connection with 100 connections alive, every impl as client and server: each
+/// side is charged a positive amount under 1 MiB, and a side's figure does not depend on
+/// its peer (the meter charges each call to the side that made it).
+#[test]
+fn memory_per_session_is_positive_below_a_mebibyte_and_per_side() {
+    let d = scratch("memory");
+    let out = d.join("m.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--scenario",
+        "memory-tls13-ecdsa-p256-n100",
+        "--runs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records: Vec<Record> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let impls = ["rustls-aws-lc", "rustls-ring", "openssl-3.0"];
+    assert_eq!(records.len(), impls.len() * impls.len() * 4);
+    for rec in &records {
+        for &v in &rec.samples {
+            assert!(v > 0.0 && v < 1024.0 * 1024.0, "{rec:?}");
+        }
+    }
+    let figure = |c: &str, s: &str, m: Metric| {
+        records
+            .iter()
+            .find(|r| r.client == c && r.server == s && r.metric == m)
+            .map(|r| r.median)
+            .unwrap()
+    };
+    for imp in impls {
+        let as_client: Vec<f64> = impls
+            .iter()
+            .map(|s| figure(imp, s, Metric::ClientHeapBytes))
+            .collect();
+        let as_server: Vec<f64> = impls
+            .iter()
+            .map(|c| figure(c, imp, Metric::ServerHeapBytes))
+            .collect();
+        // Within 5% whoever the peer is (a peer's certificate or key share differs in size
+        // only by a few bytes).
+        for side in [&as_client, &as_server] {
+            for v in side.iter() {
+                assert!((v / side[0] - 1.0).abs() < 0.05, "{imp}: {side:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn list_names_every_impl_with_its_version() {
     let r = tlsmatrix(&["list", "--json"]);

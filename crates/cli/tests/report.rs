@@ -101,6 +101,26 @@ fn matrix_run(run: &str, slowdown: f64) -> String {
     lines
 }
 
+/// A memory run: heap per connection, beta keeping twice alpha's as a client.
+fn memory_run() -> String {
+    let mut lines = String::new();
+    for (c, s) in [
+        ("alpha", "alpha"),
+        ("alpha", "beta"),
+        ("beta", "alpha"),
+        ("beta", "beta"),
+    ] {
+        let client = if c == "beta" { 16384.0 } else { 8192.0 };
+        for (m, v) in [
+            (Metric::ClientHeapBytes, client),
+            (Metric::ServerHeapBytes, 7000.0),
+        ] {
+            lines.push_str(&record("m1", "memory-tls13-ecdsa-p256-n100", (c, s), m, v).to_line());
+        }
+    }
+    lines
+}
+
 fn libp2p_run() -> String {
     let mut lines = String::new();
     for (c, s, v) in [
@@ -161,6 +181,7 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         ("run1.jsonl", matrix_run("r1", 1.0)),
         ("run2.jsonl", matrix_run("r2", 1.1)),
         ("go.jsonl", libp2p_run()),
+        ("memory.jsonl", memory_run()),
     ] {
         let f = d.join(name);
         std::fs::write(&f, text).unwrap();
@@ -208,6 +229,14 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
     assert!(
         md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
+        "{md}"
+    );
+    // The memory run is the newest but not a matrix run: it joins the report as its section.
+    assert!(md.contains("## Memory per session"), "{md}");
+    assert!(
+        md.contains(
+            "beta keeps a connection after its handshake in 2.00x more heap than alpha as a client"
+        ),
         "{md}"
     );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();

@@ -7,6 +7,7 @@ pub mod certs;
 pub mod codes;
 pub mod endpoint;
 pub mod glob;
+pub mod heap;
 pub mod interop;
 pub mod memio;
 pub mod negotiated;

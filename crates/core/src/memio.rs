@@ -57,8 +57,19 @@ pub struct MemIo {
 impl MemIo {
     /// A connected pair: what the first writes, the second reads, and the reverse.
     pub fn pair() -> (MemIo, MemIo) {
-        let a: Queue = Rc::default();
-        let b: Queue = Rc::default();
+        MemIo::pair_reserved(0)
+    }
+
+    /// A pair whose two queues hold `bytes` each before they need to grow, so that a memory
+    /// measurement can allocate the harness's buffers before it starts counting.
+    pub fn pair_reserved(bytes: usize) -> (MemIo, MemIo) {
+        let queue = || {
+            Rc::new(RefCell::new(ByteQueue {
+                buf: Vec::with_capacity(bytes),
+                pos: 0,
+            }))
+        };
+        let (a, b): (Queue, Queue) = (queue(), queue());
         (
             MemIo {
                 inbound: a.clone(),
@@ -71,12 +82,32 @@ impl MemIo {
         )
     }
 
+    /// A handle that reports how much the two queues have allocated, after the `MemIo`
+    /// itself has been handed to an endpoint.
+    pub fn probe(&self) -> Probe {
+        Probe {
+            queues: [self.inbound.clone(), self.outbound.clone()],
+        }
+    }
+
     pub fn has_input(&self) -> bool {
         !self.inbound.borrow().is_empty()
     }
 
     pub fn pending_input(&self) -> usize {
         self.inbound.borrow().len()
+    }
+}
+
+/// See [`MemIo::probe`].
+pub struct Probe {
+    queues: [Queue; 2],
+}
+
+impl Probe {
+    /// The harness's own heap for this connection: what both queues have allocated.
+    pub fn capacity(&self) -> usize {
+        self.queues.iter().map(|q| q.borrow().buf.capacity()).sum()
     }
 }
 

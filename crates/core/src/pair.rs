@@ -115,7 +115,7 @@ pub fn handshake(
     })
 }
 
-type Endpoints = (Box<dyn TlsEndpoint>, Box<dyn TlsEndpoint>);
+pub type Endpoints = (Box<dyn TlsEndpoint>, Box<dyn TlsEndpoint>);
 
 /// [`handshake`] with every call on a side made through `meter`; the checks are outside it.
 /// In a resumption scenario the client also reads what the server sent after the handshake
@@ -132,7 +132,19 @@ pub fn handshake_metered(
         server,
         params,
         params.resumption.is_resumed(),
+        MemIo::pair(),
     )
+}
+
+/// [`handshake_metered`] over a transport the caller made, e.g. with its buffers reserved.
+pub fn handshake_over(
+    meter: &mut impl Meter,
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    io: (MemIo, MemIo),
+) -> Result<Endpoints, PairError> {
+    connect(meter, client, server, params, false, io)
 }
 
 /// For a resumption scenario: one full handshake, unmeasured, that leaves the client a
@@ -147,7 +159,14 @@ pub fn prime(
             resumption: Resumption::Full,
             ..*params
         };
-        connect(&mut Clock::default(), client, server, &full, true)?;
+        connect(
+            &mut Clock::default(),
+            client,
+            server,
+            &full,
+            true,
+            MemIo::pair(),
+        )?;
     }
     Ok(())
 }
@@ -158,8 +177,8 @@ fn connect(
     server: &dyn EndpointFactory,
     params: &ConnParams,
     keep_session: bool,
+    (client_io, server_io): (MemIo, MemIo),
 ) -> Result<Endpoints, PairError> {
-    let (client_io, server_io) = MemIo::pair();
     let mut c = meter
         .on(Side::Client, || client.endpoint(client_io))
         .map_err(|source| PairError::Create {

@@ -27,6 +27,11 @@ pub enum Metric {
     /// Instructions per MiB of application data, sending and receiving.
     SendInstrPerMib,
     RecvInstrPerMib,
+    /// Heap each side keeps per connection after the handshake, and after 1 KiB each way.
+    ClientHeapBytes,
+    ServerHeapBytes,
+    ClientHeapBytesAfterIo,
+    ServerHeapBytesAfterIo,
 }
 
 impl Metric {
@@ -43,6 +48,10 @@ impl Metric {
         Metric::ServerInstructions,
         Metric::SendInstrPerMib,
         Metric::RecvInstrPerMib,
+        Metric::ClientHeapBytes,
+        Metric::ServerHeapBytes,
+        Metric::ClientHeapBytesAfterIo,
+        Metric::ServerHeapBytesAfterIo,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +68,10 @@ impl Metric {
             Metric::ServerInstructions => "server_instructions",
             Metric::SendInstrPerMib => "send_instructions_per_mib",
             Metric::RecvInstrPerMib => "recv_instructions_per_mib",
+            Metric::ClientHeapBytes => "client_heap_bytes",
+            Metric::ServerHeapBytes => "server_heap_bytes",
+            Metric::ClientHeapBytesAfterIo => "client_heap_bytes_after_io",
+            Metric::ServerHeapBytesAfterIo => "server_heap_bytes_after_io",
         }
     }
 
@@ -72,6 +85,10 @@ impl Metric {
             Metric::AllocsPerOp => "allocs",
             Metric::ClientInstructions | Metric::ServerInstructions => "instructions",
             Metric::SendInstrPerMib | Metric::RecvInstrPerMib => "instructions/MiB",
+            Metric::ClientHeapBytes
+            | Metric::ServerHeapBytes
+            | Metric::ClientHeapBytesAfterIo
+            | Metric::ServerHeapBytesAfterIo => "B",
         }
     }
 

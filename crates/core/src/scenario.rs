@@ -54,7 +54,7 @@ pub trait Axis: Copy + 'static {
     }
 }
 
-axis!(Kind, "kind" { Handshake = "handshake", Bulk = "bulk" });
+axis!(Kind, "kind" { Handshake = "handshake", Bulk = "bulk", Memory = "memory" });
 axis!(Version, "version" { Tls12 = "tls12", Tls13 = "tls13" });
 axis!(
     /// The server certificate's key, which fixes the signature scheme offered and verified.
@@ -103,6 +103,27 @@ axis!(
     WriteSize, "write size" { K1 = "1k", K16 = "16k", M1 = "1m" }
 );
 
+axis!(
+    /// How many client+server connection pairs a memory scenario keeps alive at once.
+    Sessions, "session count" {
+        N100 = "n100",
+        N1000 = "n1000",
+        N5000 = "n5000",
+        N10000 = "n10000",
+    }
+);
+
+impl Sessions {
+    pub fn count(self) -> usize {
+        match self {
+            Sessions::N100 => 100,
+            Sessions::N1000 => 1000,
+            Sessions::N5000 => 5000,
+            Sessions::N10000 => 10000,
+        }
+    }
+}
+
 impl WriteSize {
     pub fn bytes(self) -> usize {
         match self {
@@ -149,10 +170,20 @@ pub struct BulkScenario {
     pub size: WriteSize,
 }
 
+/// Heap per connection with many connections alive: after a full handshake, and after 1 KiB
+/// each way. The group and suite are the handshake defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemoryScenario {
+    pub version: Version,
+    pub sig: SigAlg,
+    pub sessions: Sessions,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scenario {
     Handshake(HandshakeScenario),
     Bulk(BulkScenario),
+    Memory(MemoryScenario),
 }
 
 /// The connection parameters a scenario pins, whatever its kind.
@@ -170,6 +201,7 @@ impl Scenario {
         match self {
             Scenario::Handshake(_) => Kind::Handshake,
             Scenario::Bulk(_) => Kind::Bulk,
+            Scenario::Memory(_) => Kind::Memory,
         }
     }
 
@@ -187,6 +219,13 @@ impl Scenario {
                 sig: BULK_SIG,
                 group: BULK_GROUP,
                 aead: b.aead,
+                resumption: Resumption::Full,
+            },
+            Scenario::Memory(m) => ConnParams {
+                version: m.version,
+                sig: m.sig,
+                group: BULK_GROUP,
+                aead: HANDSHAKE_AEAD,
                 resumption: Resumption::Full,
             },
         }
@@ -224,6 +263,17 @@ impl Scenario {
                 }
             }
         }
+        for &version in Version::ALL {
+            for &sig in SigAlg::ALL {
+                for &sessions in Sessions::ALL {
+                    out.push(Scenario::Memory(MemoryScenario {
+                        version,
+                        sig,
+                        sessions,
+                    }));
+                }
+            }
+        }
         out
     }
 
@@ -240,6 +290,8 @@ impl Scenario {
                 // A resumed handshake verifies no certificate, so one key type shows it.
                 Scenario::Handshake(h) => h.sig == SigAlg::EcdsaP256 && h.group == Group::X25519,
                 Scenario::Bulk(b) => b.aead == Aead::Aes128Gcm && b.size == WriteSize::K16,
+                // Measured by `make report` in a run of their own, with fewer repetitions.
+                Scenario::Memory(_) => false,
             })
             .collect()
     }
@@ -254,6 +306,7 @@ impl fmt::Display for Scenario {
                 h.version, h.sig, h.group, h.resumption
             ),
             Scenario::Bulk(b) => write!(f, "bulk-{}-{}-{}", b.version, b.aead, b.size),
+            Scenario::Memory(m) => write!(f, "memory-{}-{}-{}", m.version, m.sig, m.sessions),
         }
     }
 }
@@ -335,6 +388,11 @@ impl FromStr for Scenario {
                 aead: c.take()?,
                 size: c.take()?,
             }),
+            Kind::Memory => Scenario::Memory(MemoryScenario {
+                version: c.take()?,
+                sig: c.take()?,
+                sessions: c.take()?,
+            }),
         };
         c.finish()?;
         Ok(scenario)
@@ -359,6 +417,14 @@ pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
                 (Version::LABEL, Version::valid_values()),
                 (Aead::LABEL, Aead::valid_values()),
                 (WriteSize::LABEL, WriteSize::valid_values()),
+            ],
+        ),
+        (
+            "memory-<version>-<signature>-<session count>".to_string(),
+            vec![
+                (Version::LABEL, Version::valid_values()),
+                (SigAlg::LABEL, SigAlg::valid_values()),
+                (Sessions::LABEL, Sessions::valid_values()),
             ],
         ),
     ]
@@ -409,8 +475,8 @@ mod tests {
             ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full, session-id, ticket) but found nothing"),
             ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
             ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),
-            ("throughput-tls13", "expected a kind (handshake, bulk) but found 'throughput'"),
-            ("", "expected a kind (handshake, bulk) but found nothing"),
+            ("throughput-tls13", "expected a kind (handshake, bulk, memory) but found 'throughput'"),
+            ("", "expected a kind (handshake, bulk, memory) but found nothing"),
         ];
         for (id, want) in cases {
             let err = id.parse::<Scenario>().unwrap_err();

@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use crate::callgrind::Counter;
 use crate::endpoint::{EndpointFactory, Side};
+use crate::heap::{self, HeapMeter};
+use crate::memio::{MemIo, Probe};
 use crate::pair::{self, Clock, Meter, Pair, PairError};
 use crate::record::Metric;
 use crate::scenario::ConnParams;
@@ -206,6 +208,75 @@ pub fn bulk_instructions(
         on_sample(vec![
             (Metric::SendInstrPerMib, per_side[0]),
             (Metric::RecvInstrPerMib, per_side[1]),
+        ]);
+    }
+    Ok(())
+}
+
+/// What a memory sample's transport reserves per queue before counting starts: a full TLS
+/// record with room to spare, more than any handshake flight of the test certificates.
+const MEMORY_QUEUE_BYTES: usize = 20 * 1024;
+/// What each side sends after the handshake, as the published memory comparisons do.
+const MEMORY_IO_BYTES: usize = 1024;
+
+/// Heap per connection, one sample per run: `sessions` client+server pairs are handshaken
+/// in turn and all kept alive, then each sends 1 KiB each way. A side is charged with the net
+/// heap its own calls left allocated (a [`HeapMeter`] around each call), so a cross-library
+/// pair says which side costs what. The harness's queues are allocated before counting and
+/// must not grow; the process must run with glibc's per-thread cache off (see `heap`).
+pub fn memory(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    sessions: usize,
+    runs: usize,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        heap::cache_is_off(),
+        "heap is measured with glibc's per-thread cache off (GLIBC_TUNABLES={})",
+        heap::CACHE_OFF
+    );
+    // Lazy initialisation (tables, provider caches) is the library's, not a session's.
+    pair::handshake(client, server, params)?;
+    let payload = vec![0x5au8; MEMORY_IO_BYTES];
+    let mut sink = vec![0u8; MEMORY_IO_BYTES];
+    for _ in 0..runs {
+        let mut pairs: Vec<Pair> = Vec::with_capacity(sessions);
+        let transports: Vec<(MemIo, MemIo)> = (0..sessions)
+            .map(|_| MemIo::pair_reserved(MEMORY_QUEUE_BYTES))
+            .collect();
+        let probes: Vec<Probe> = transports.iter().map(|(c, _)| c.probe()).collect();
+        let queue_bytes = || probes.iter().map(Probe::capacity).sum::<usize>();
+        let reserved = queue_bytes();
+        let mut meter = HeapMeter::default();
+        for io in transports {
+            let (c, s) = pair::handshake_over(&mut meter, client, server, params, io)?;
+            pairs.push(Pair {
+                client: c,
+                server: s,
+                client_ns: 0,
+                server_ns: 0,
+            });
+        }
+        let handshaken = meter;
+        for p in &mut pairs {
+            for from in [Side::Client, Side::Server] {
+                let n = MEMORY_IO_BYTES;
+                p.transfer_metered(&mut meter, from, n, n, &payload, &mut sink, |_| {})?;
+            }
+        }
+        let grown = queue_bytes() - reserved;
+        anyhow::ensure!(
+            grown == 0,
+            "the harness's queues grew by {grown} bytes during the measurement"
+        );
+        let per = |bytes: i64| bytes as f64 / sessions as f64;
+        on_sample(vec![
+            (Metric::ClientHeapBytes, per(handshaken.client_bytes)),
+            (Metric::ServerHeapBytes, per(handshaken.server_bytes)),
+            (Metric::ClientHeapBytesAfterIo, per(meter.client_bytes)),
+            (Metric::ServerHeapBytesAfterIo, per(meter.server_bytes)),
         ]);
     }
     Ok(())

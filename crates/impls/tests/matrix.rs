@@ -238,6 +238,7 @@ fn workloads_produce_positive_finite_samples() {
                     &budget,
                     |s| samples.push(s),
                 ),
+                Scenario::Memory(_) => unreachable!("not in this list"),
             };
             res.unwrap();
             assert_eq!(samples.len(), 3);
@@ -246,6 +247,25 @@ fn workloads_produce_positive_finite_samples() {
             }
         }
     }
+}
+
+/// Heap is only measured with glibc's per-thread cache off (the driver restarts itself so);
+/// without it, the workload refuses rather than report freed memory as in use.
+#[test]
+fn memory_refuses_to_measure_with_the_allocator_cache_on() {
+    if tlsmatrix_core::heap::cache_is_off() {
+        return; // this test process itself runs with it off: nothing to refuse
+    }
+    let scenario: Scenario = "memory-tls13-ecdsa-p256-n100".parse().unwrap();
+    let cfg = config(&scenario);
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    let (cf, sf) = (
+        lib.factory(Side::Client, &cfg).unwrap(),
+        lib.factory(Side::Server, &cfg).unwrap(),
+    );
+    let err =
+        workload::memory(cf.as_ref(), sf.as_ref(), &scenario.params(), 100, 1, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("GLIBC_TUNABLES"), "{err}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub fn area(scenario: &str) -> Area {
         Ok(Scenario::Handshake(h)) if h.resumption == Resumption::Full => Area::Handshake,
         Ok(Scenario::Handshake(_)) => Area::Resumption,
         Ok(Scenario::Bulk(_)) => Area::Bulk,
-        Err(_) if scenario.starts_with("memory-") => Area::Memory,
+        Ok(Scenario::Memory(_)) => Area::Memory,
         Err(_) => Area::Other,
     }
 }
@@ -67,11 +67,15 @@ fn role(m: Metric) -> Role {
         Metric::ClientCpuNs
         | Metric::SendMbPerS
         | Metric::ClientInstructions
-        | Metric::SendInstrPerMib => Role::Client,
+        | Metric::SendInstrPerMib
+        | Metric::ClientHeapBytes
+        | Metric::ClientHeapBytesAfterIo => Role::Client,
         Metric::ServerCpuNs
         | Metric::RecvMbPerS
         | Metric::ServerInstructions
-        | Metric::RecvInstrPerMib => Role::Server,
+        | Metric::RecvInstrPerMib
+        | Metric::ServerHeapBytes
+        | Metric::ServerHeapBytesAfterIo => Role::Server,
         _ => Role::Pair,
     }
 }
@@ -122,6 +126,18 @@ fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'stati
             "as many instructions per MiB",
         ),
         Metric::BytesPerOp | Metric::AllocsPerOp => ("allocates".into(), "less", "more", "as much"),
+        Metric::ClientHeapBytes | Metric::ServerHeapBytes => (
+            "keeps a connection after its handshake in".into(),
+            "less heap",
+            "more heap",
+            "as much heap",
+        ),
+        Metric::ClientHeapBytesAfterIo | Metric::ServerHeapBytesAfterIo => (
+            "keeps a connection that has moved data in".into(),
+            "less heap",
+            "more heap",
+            "as much heap",
+        ),
         _ => ("runs".into(), "faster", "slower", "as fast"),
     }
 }
@@ -495,6 +511,8 @@ fn noise_note(run: &RunData) -> String {
 #[derive(Default)]
 pub struct Companions {
     pub instructions: Option<RunData>,
+    /// The newest run of `memory-*` scenarios, when the main run has none.
+    pub memory: Option<RunData>,
     pub libp2p: Option<RunData>,
     /// The newest `tlsmatrix interop` run.
     pub interop: Option<Vec<crate::interop::CellLine>>,
@@ -596,6 +614,8 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
     (summary, sections)
 }
 
+const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connections alive (the scenario's nN), after the handshake and after 1 KiB each way. glibc's mallinfo2 is read around every call a side makes, so each side is charged with the net heap its own calls left allocated, whatever its peer; Rust and C allocations are counted alike. The harness's transport buffers are allocated before counting starts (and a run fails if they grow), and the drivers run with glibc's per-thread cache off so that freed memory is not counted as in use. The figure is bytes in use, not resident pages or peak.";
+
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
@@ -613,6 +633,18 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             );
         }
         sections_by_area.extend(secs);
+    }
+    let has_memory = |r: &RunData| r.records.iter().any(|x| area(&x.scenario) == Area::Memory);
+    if let Some(mr) = extra.memory.as_ref().filter(|_| !has_memory(run)) {
+        let (s, secs) = area_sections(mr, "");
+        summary.extend(s);
+        sections_by_area.extend(secs);
+    }
+    if let Some(first) = sections_by_area
+        .iter_mut()
+        .find(|s| s.id == Area::Memory.id())
+    {
+        first.blocks.insert(0, Block::Para(MEMORY_METHOD.into()));
     }
     let libp2p = extra.libp2p.as_ref();
 

@@ -51,6 +51,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
         };
         let extra = analysis::Companions {
             instructions: companion(RunKind::Instructions)?,
+            memory: companion(RunKind::Memory)?,
             libp2p: companion(RunKind::Libp2p)?,
             interop: None,
         };
@@ -77,7 +78,9 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 }
 
 fn analysis_is_matrix(r: &RunData) -> bool {
-    r.records.iter().any(|x| !x.scenario.starts_with("libp2p-"))
+    r.records
+        .iter()
+        .any(|x| !x.scenario.starts_with("libp2p-") && !x.scenario.starts_with("memory-"))
 }
 
 fn sibling(out: &Path, tag: &str) -> PathBuf {
