@@ -26,6 +26,16 @@ build: setup
 	$(CARGO) build --release --locked --workspace
 	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer && \
 	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer
+	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
+
+# OpenSSL releases beside the system's, each built from the openssl-src crate's sources
+# (a few minutes, once) and linked statically into a driver of its own.
+OPENSSL_RELEASES ?= 3.6 4.0
+driver-openssl-%:
+	CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $* target/openssl/$*
+	OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(CARGO) build --release --locked \
+	  --manifest-path drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
+	cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS and heap per connection for MEMORY_SCENARIOS, all

@@ -20,7 +20,19 @@ use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
 pub struct ImplEntry {
     pub name: String,
     pub version: String,
+    /// The first driver (by name) that holds it.
     pub driver: PathBuf,
+    /// Every driver that holds it at this same version, `driver` first: an impl that links
+    /// no libssl (rustls) sits beside each OpenSSL release so they can pair in memory.
+    pub drivers: Vec<PathBuf>,
+}
+
+/// A driver holding both impls, so that they can run as one in-memory pair.
+pub fn shared_driver<'a>(a: &'a ImplEntry, b: &ImplEntry) -> Option<&'a Path> {
+    a.drivers
+        .iter()
+        .find(|d| b.drivers.contains(d))
+        .map(PathBuf::as_path)
 }
 
 pub struct Registry {
@@ -61,12 +73,17 @@ impl Registry {
         let mut impls: Vec<ImplEntry> = Vec::new();
         for driver in drivers {
             for i in driver_info(&driver)?.impls {
-                if impls.iter().all(|e| e.name != i.name) {
-                    impls.push(ImplEntry {
+                match impls.iter_mut().find(|e| e.name == i.name) {
+                    // The same build of it; another version would be another impl, which
+                    // the first driver's claim on the name keeps out.
+                    Some(e) if e.version == i.version => e.drivers.push(driver.clone()),
+                    Some(_) => {}
+                    None => impls.push(ImplEntry {
                         name: i.name,
                         version: i.version,
                         driver: driver.clone(),
-                    });
+                        drivers: vec![driver.clone()],
+                    }),
                 }
             }
         }
@@ -90,8 +107,9 @@ impl Registry {
 fn is_driver(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    // Cargo writes a dependency file (`.d`) beside each binary; release names have dots.
     name.starts_with(DRIVER_PREFIX)
-        && !name.contains('.')
+        && !name.ends_with(".d")
         && p.metadata()
             .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
             .unwrap_or(false)

@@ -44,6 +44,8 @@ pub fn shown(m: Metric) -> Shown {
         Metric::ServerHeapBytes => ("server KiB/conn", "KiB", kib),
         Metric::ClientHeapBytesAfterIo => ("client KiB after I/O", "KiB", kib),
         Metric::ServerHeapBytesAfterIo => ("server KiB after I/O", "KiB", kib),
+        Metric::ThroughputPerS => ("hs/s all threads", "handshakes/s", same),
+        Metric::ServerCapacityPerS => ("server-only hs/s", "handshakes/s", same),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);

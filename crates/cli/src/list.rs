@@ -6,6 +6,32 @@ use tlsmatrix_core::scenario::{self, Scenario};
 
 use crate::drivers::{self, Registry};
 
+/// Every impl tlsmatrix knows, and what it takes to have the ones a build lacks.
+const KNOWN_IMPLS: &[(&str, &str)] = &[
+    ("rustls-aws-lc", "`make build` (the main driver)"),
+    ("rustls-ring", "`make build` (the main driver)"),
+    (
+        "openssl-3.0",
+        "`make build` with the system's libssl-dev (the main driver)",
+    ),
+    (
+        "openssl-3.6",
+        "`make build` (OpenSSL 3.6 from the openssl-src crate, linked into drivers/openssl)",
+    ),
+    (
+        "openssl-4.0",
+        "`make build` (OpenSSL 4.0 from the openssl-src crate, linked into drivers/openssl)",
+    ),
+    (
+        "boringssl",
+        "no adapter yet: not measured by this version of tlsmatrix",
+    ),
+    (
+        "s2n-tls",
+        "no adapter yet: not measured by this version of tlsmatrix",
+    ),
+];
+
 pub fn list(as_json: bool) -> Result<()> {
     let reg = Registry::discover()?;
     let defaults = format!(
@@ -18,8 +44,14 @@ pub fn list(as_json: bool) -> Result<()> {
         .iter()
         .map(|s| s.to_string())
         .collect();
+    let not_built: Vec<(&str, &str)> = KNOWN_IMPLS
+        .iter()
+        .filter(|(n, _)| reg.impls.iter().all(|e| e.name != *n))
+        .copied()
+        .collect();
     if as_json {
         let v = json!({
+            "not_built": not_built.iter().map(|(n, how)| json!({"name": n, "how": how})).collect::<Vec<_>>(),
             "impls": reg.impls.iter().map(|e| json!({
                 "name": e.name,
                 "version": e.version,
@@ -45,6 +77,9 @@ pub fn list(as_json: bool) -> Result<()> {
         for e in entries {
             println!("  {:<15} {}   [{name}]", e.name, e.version);
         }
+    }
+    for (name, how) in &not_built {
+        println!("  {name:<15} not built: {how}");
     }
     println!("\nscenarios (id forms and axis values):");
     for (form, axes) in scenario::grammar() {

@@ -278,8 +278,9 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         let id = scenario.to_string();
         bar.set_message(format!("{id} {client} -> {server}"));
         let before = bar.position();
+        let shared = drivers::shared_driver(client_entry, server_entry);
         let req = CellRequest {
-            driver: &client_entry.driver,
+            driver: shared.unwrap_or(&client_entry.driver),
             scenario: &id,
             client,
             server,
@@ -292,7 +293,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             scratch: &scratch.0,
         };
         // Cross-library pairs must live in one driver to run in memory.
-        let outcome = if client_entry.driver != server_entry.driver {
+        let outcome = if shared.is_none() {
             CellOutcome::Unsupported(format!(
                 "{client} and {server} are in different drivers, so they cannot share an in-memory pair"
             ))

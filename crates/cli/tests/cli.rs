@@ -199,8 +199,11 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
 fn memory_per_session_is_positive_below_a_mebibyte_and_per_side() {
     let d = scratch("memory");
     let out = d.join("m.jsonl");
+    // The main driver's impls: every pair of them shares a process.
     let r = tlsmatrix(&[
         "run",
+        "--impl",
+        "rustls-aws-lc,rustls-ring,openssl-3.0",
         "--scenario",
         "memory-tls13-ecdsa-p256-n100",
         "--runs",
@@ -247,6 +250,124 @@ fn memory_per_session_is_positive_below_a_mebibyte_and_per_side() {
     }
 }
 
+/// The impls this build has, from `tlsmatrix list --json`.
+fn built_impls() -> Vec<(String, String)> {
+    let o = tlsmatrix(&["list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["impls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().to_string(),
+                i["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every built impl, against itself, completes one scenario for each axis value (the driver
+/// checks the negotiated version, suite, group, signature and resumption of every
+/// handshake); the only cells it may decline are post-quantum ones it has no ML-KEM for.
+#[test]
+fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
+    let scenarios = [
+        "handshake-tls12-ecdsa-p256-x25519-full",
+        "handshake-tls13-ecdsa-p384-x25519-full",
+        "handshake-tls13-rsa-2048-x25519-full",
+        "handshake-tls13-rsa-3072-x25519-full",
+        "handshake-tls13-ed25519-x25519-full",
+        "handshake-tls13-ecdsa-p256-p256-full",
+        "handshake-tls13-ecdsa-p256-p384-full",
+        "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+        "handshake-tls12-ecdsa-p256-x25519-session-id",
+        "handshake-tls12-ecdsa-p256-x25519-ticket",
+        "handshake-tls13-ecdsa-p256-x25519-ticket",
+        "bulk-tls13-aes-256-gcm-16k",
+        "bulk-tls13-chacha20-poly1305-16k",
+        "bulk-tls12-aes-128-gcm-1k",
+        "bulk-tls12-chacha20-poly1305-1m",
+        "memory-tls13-ecdsa-p256-n100",
+        "throughput-tls13-ecdsa-p256-allcores",
+    ];
+    let d = scratch("axes");
+    for (imp, version) in built_impls() {
+        let out = d.join(format!("{imp}.jsonl"));
+        let r = tlsmatrix(&[
+            "run",
+            "--impl",
+            &imp,
+            "--scenario",
+            &scenarios.join(","),
+            "--runs",
+            "2",
+            "--warmup-ms",
+            "5",
+            "--sample-ms",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{imp}: {}", stderr(&r));
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for id in scenarios {
+            let of: Vec<&serde_json::Value> =
+                lines.iter().filter(|l| l["scenario"] == id).collect();
+            let records = of.iter().filter(|l| l["schema"] == SCHEMA).count();
+            let declined = of.iter().find(|l| l["schema"] != SCHEMA);
+            match declined {
+                None => assert!(records >= 2, "{imp} {id}: {of:?}"),
+                Some(cell) => {
+                    let why = cell["reason"].as_str().unwrap_or_default();
+                    let no_mlkem = id.contains("mlkem")
+                        && (imp == "rustls-ring" || version.starts_with("OpenSSL 3.0."));
+                    assert!(no_mlkem, "{imp} declined {id}: {cell}");
+                    assert!(
+                        why.contains("ML-KEM") || why.contains("x25519mlkem768"),
+                        "{why}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A driver built against a vendored OpenSSL release runs exactly that release: the version
+/// the library reports at run time is the one `crates/openssl-build` built.
+#[test]
+fn vendored_openssl_drivers_run_the_release_they_were_built_with() {
+    let target = bin().parent().unwrap().parent().unwrap().to_path_buf();
+    let impls = built_impls();
+    for release in ["3.6", "4.0"] {
+        let stamp = target
+            .join("openssl")
+            .join(release)
+            .join("tlsmatrix-openssl-release");
+        let Ok(built) = std::fs::read_to_string(&stamp) else {
+            panic!(
+                "{} is missing: `make build` builds OpenSSL {release}",
+                stamp.display()
+            );
+        };
+        // "300.6.1+3.6.3" -> "3.6.3".
+        let exact = built.trim().rsplit('+').next().unwrap().to_string();
+        let (_, version) = impls
+            .iter()
+            .find(|(n, _)| *n == format!("openssl-{release}"))
+            .unwrap_or_else(|| panic!("no openssl-{release} impl: {impls:?}"));
+        assert!(
+            version.starts_with(&format!("OpenSSL {exact} ")),
+            "openssl-{release} runs {version}, built {exact}"
+        );
+    }
+}
+
 #[test]
 fn list_names_every_impl_with_its_version() {
     let r = tlsmatrix(&["list", "--json"]);
@@ -254,7 +375,20 @@ fn list_names_every_impl_with_its_version() {
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let impls = v["impls"].as_array().unwrap();
     let names: Vec<&str> = impls.iter().map(|i| i["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["rustls-aws-lc", "rustls-ring", "openssl-3.0"]);
+    assert_eq!(
+        names,
+        [
+            "rustls-aws-lc",
+            "rustls-ring",
+            "openssl-3.0",
+            "openssl-3.6",
+            "openssl-4.0"
+        ]
+    );
+    // What is not built says how to get it.
+    for n in v["not_built"].as_array().unwrap() {
+        assert!(!n["how"].as_str().unwrap().is_empty(), "{n}");
+    }
     assert!(impls
         .iter()
         .all(|i| !i["version"].as_str().unwrap().is_empty()));
@@ -580,11 +714,12 @@ fn quick_interop_matrix_every_same_impl_cell_passes() {
             "{l}"
         );
     }
-    let ours = ["rustls-aws-lc", "rustls-ring", "openssl-3.0"];
-    for l in lines.iter().filter(|l| {
-        ours.contains(&l["client"].as_str().unwrap())
-            && ours.contains(&l["server"].as_str().unwrap())
-    }) {
+    let ours: Vec<String> = built_impls().into_iter().map(|(n, _)| n).collect();
+    let is_ours = |p: &serde_json::Value| ours.iter().any(|n| n == p.as_str().unwrap());
+    for l in lines
+        .iter()
+        .filter(|l| is_ours(&l["client"]) && is_ours(&l["server"]))
+    {
         assert_ne!(l["outcome"], "fail", "{l}");
         // A resumption case passes only when its second connection says it resumed.
         if l["case"].as_str().unwrap().starts_with("resume-") {

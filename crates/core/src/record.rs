@@ -32,6 +32,11 @@ pub enum Metric {
     ServerHeapBytes,
     ClientHeapBytesAfterIo,
     ServerHeapBytesAfterIo,
+    /// Full handshakes per second of wall time, all threads together, both sides in-process.
+    ThroughputPerS,
+    /// What the server side alone would sustain: per thread, handshakes over the time its
+    /// server calls took, summed over the threads.
+    ServerCapacityPerS,
 }
 
 impl Metric {
@@ -52,6 +57,8 @@ impl Metric {
         Metric::ServerHeapBytes,
         Metric::ClientHeapBytesAfterIo,
         Metric::ServerHeapBytesAfterIo,
+        Metric::ThroughputPerS,
+        Metric::ServerCapacityPerS,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +79,8 @@ impl Metric {
             Metric::ServerHeapBytes => "server_heap_bytes",
             Metric::ClientHeapBytesAfterIo => "client_heap_bytes_after_io",
             Metric::ServerHeapBytesAfterIo => "server_heap_bytes_after_io",
+            Metric::ThroughputPerS => "throughput_handshakes_per_s",
+            Metric::ServerCapacityPerS => "server_capacity_handshakes_per_s",
         }
     }
 
@@ -89,6 +98,7 @@ impl Metric {
             | Metric::ServerHeapBytes
             | Metric::ClientHeapBytesAfterIo
             | Metric::ServerHeapBytesAfterIo => "B",
+            Metric::ThroughputPerS | Metric::ServerCapacityPerS => "1/s",
         }
     }
 
@@ -106,7 +116,11 @@ impl Metric {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Metric::HandshakesPerS | Metric::SendMbPerS | Metric::RecvMbPerS
+            Metric::HandshakesPerS
+                | Metric::SendMbPerS
+                | Metric::RecvMbPerS
+                | Metric::ThroughputPerS
+                | Metric::ServerCapacityPerS
         )
     }
 }

@@ -54,7 +54,12 @@ pub trait Axis: Copy + 'static {
     }
 }
 
-axis!(Kind, "kind" { Handshake = "handshake", Bulk = "bulk", Memory = "memory" });
+axis!(Kind, "kind" {
+    Handshake = "handshake",
+    Bulk = "bulk",
+    Memory = "memory",
+    Throughput = "throughput",
+});
 axis!(Version, "version" { Tls12 = "tls12", Tls13 = "tls13" });
 axis!(
     /// The server certificate's key, which fixes the signature scheme offered and verified.
@@ -112,6 +117,21 @@ axis!(
         N10000 = "n10000",
     }
 );
+
+axis!(
+    /// Threads doing handshakes at once, one client+server pair each: one, or one per core.
+    Cores, "cores" { One = "1core", All = "allcores" }
+);
+
+impl Cores {
+    /// How many threads this means on this machine.
+    pub fn threads(self) -> usize {
+        match self {
+            Cores::One => 1,
+            Cores::All => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
 
 impl Sessions {
     pub fn count(self) -> usize {
@@ -179,11 +199,21 @@ pub struct MemoryScenario {
     pub sessions: Sessions,
 }
 
+/// Full handshakes per second of wall time with one or every core busy, each thread
+/// handshaking its own pairs; the group and suite are the handshake defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThroughputScenario {
+    pub version: Version,
+    pub sig: SigAlg,
+    pub cores: Cores,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scenario {
     Handshake(HandshakeScenario),
     Bulk(BulkScenario),
     Memory(MemoryScenario),
+    Throughput(ThroughputScenario),
 }
 
 /// The connection parameters a scenario pins, whatever its kind.
@@ -202,6 +232,7 @@ impl Scenario {
             Scenario::Handshake(_) => Kind::Handshake,
             Scenario::Bulk(_) => Kind::Bulk,
             Scenario::Memory(_) => Kind::Memory,
+            Scenario::Throughput(_) => Kind::Throughput,
         }
     }
 
@@ -224,6 +255,13 @@ impl Scenario {
             Scenario::Memory(m) => ConnParams {
                 version: m.version,
                 sig: m.sig,
+                group: BULK_GROUP,
+                aead: HANDSHAKE_AEAD,
+                resumption: Resumption::Full,
+            },
+            Scenario::Throughput(t) => ConnParams {
+                version: t.version,
+                sig: t.sig,
                 group: BULK_GROUP,
                 aead: HANDSHAKE_AEAD,
                 resumption: Resumption::Full,
@@ -272,6 +310,13 @@ impl Scenario {
                         sessions,
                     }));
                 }
+                for &cores in Cores::ALL {
+                    out.push(Scenario::Throughput(ThroughputScenario {
+                        version,
+                        sig,
+                        cores,
+                    }));
+                }
             }
         }
         out
@@ -290,8 +335,8 @@ impl Scenario {
                 // A resumed handshake verifies no certificate, so one key type shows it.
                 Scenario::Handshake(h) => h.sig == SigAlg::EcdsaP256 && h.group == Group::X25519,
                 Scenario::Bulk(b) => b.aead == Aead::Aes128Gcm && b.size == WriteSize::K16,
-                // Measured by `make report` in a run of their own, with fewer repetitions.
-                Scenario::Memory(_) => false,
+                // Measured by `make report` in runs of their own, with fewer repetitions.
+                Scenario::Memory(_) | Scenario::Throughput(_) => false,
             })
             .collect()
     }
@@ -307,6 +352,9 @@ impl fmt::Display for Scenario {
             ),
             Scenario::Bulk(b) => write!(f, "bulk-{}-{}-{}", b.version, b.aead, b.size),
             Scenario::Memory(m) => write!(f, "memory-{}-{}-{}", m.version, m.sig, m.sessions),
+            Scenario::Throughput(t) => {
+                write!(f, "throughput-{}-{}-{}", t.version, t.sig, t.cores)
+            }
         }
     }
 }
@@ -393,6 +441,11 @@ impl FromStr for Scenario {
                 sig: c.take()?,
                 sessions: c.take()?,
             }),
+            Kind::Throughput => Scenario::Throughput(ThroughputScenario {
+                version: c.take()?,
+                sig: c.take()?,
+                cores: c.take()?,
+            }),
         };
         c.finish()?;
         Ok(scenario)
@@ -425,6 +478,14 @@ pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
                 (Version::LABEL, Version::valid_values()),
                 (SigAlg::LABEL, SigAlg::valid_values()),
                 (Sessions::LABEL, Sessions::valid_values()),
+            ],
+        ),
+        (
+            "throughput-<version>-<signature>-<cores>".to_string(),
+            vec![
+                (Version::LABEL, Version::valid_values()),
+                (SigAlg::LABEL, SigAlg::valid_values()),
+                (Cores::LABEL, Cores::valid_values()),
             ],
         ),
     ]
@@ -475,8 +536,9 @@ mod tests {
             ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full, session-id, ticket) but found nothing"),
             ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
             ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),
-            ("throughput-tls13", "expected a kind (handshake, bulk, memory) but found 'throughput'"),
-            ("", "expected a kind (handshake, bulk, memory) but found nothing"),
+            ("throughput-tls14", "expected a version (tls12, tls13) but found 'tls14'"),
+            ("stream-tls13", "expected a kind (handshake, bulk, memory, throughput) but found 'stream'"),
+            ("", "expected a kind (handshake, bulk, memory, throughput) but found nothing"),
         ];
         for (id, want) in cases {
             let err = id.parse::<Scenario>().unwrap_err();

@@ -281,3 +281,90 @@ pub fn memory(
     }
     Ok(())
 }
+
+/// Builds one thread's client and server factories (endpoints are bound to their thread).
+pub type MakeFactories<'a> =
+    dyn Fn() -> anyhow::Result<(Box<dyn EndpointFactory>, Box<dyn EndpointFactory>)> + Sync + 'a;
+
+/// Handshake throughput with `threads` threads, each handshaking its own pairs one after
+/// another. Samples are windows of `budget.sample_target` wall time that every thread keeps
+/// to by the clock (no barrier, so a thread that fails cannot hang the others); a window's
+/// figures are the threads' rates summed: handshakes per second of wall time, and what the
+/// server side alone would sustain (handshakes over the time the server calls took).
+pub fn throughput(
+    make: &MakeFactories,
+    params: &ConnParams,
+    threads: usize,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let window = budget.sample_target;
+    // Room for every thread to build its factories before the warm-up ends.
+    let first = Instant::now() + budget.warmup + Duration::from_millis(100);
+    let per_thread: Vec<anyhow::Result<Vec<WindowTally>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| s.spawn(|| thread_windows(make, params, first, window, budget.runs)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
+            })
+            .collect()
+    });
+    let tallies: Vec<Vec<WindowTally>> = per_thread.into_iter().collect::<anyhow::Result<_>>()?;
+    for run in 0..budget.runs {
+        let (mut wall_rate, mut server_rate) = (0.0, 0.0);
+        for t in &tallies {
+            let w = &t[run];
+            wall_rate += w.handshakes as f64 * 1e9 / w.wall_ns.max(1) as f64;
+            server_rate += w.handshakes as f64 * 1e9 / w.server_ns.max(1) as f64;
+        }
+        on_sample(vec![
+            (Metric::ThroughputPerS, wall_rate),
+            (Metric::ServerCapacityPerS, server_rate),
+        ]);
+    }
+    Ok(())
+}
+
+struct WindowTally {
+    handshakes: u64,
+    wall_ns: u64,
+    server_ns: u64,
+}
+
+/// One thread's share: warm up until `first`, then handshake through `runs` windows.
+fn thread_windows(
+    make: &MakeFactories,
+    params: &ConnParams,
+    first: Instant,
+    window: Duration,
+    runs: usize,
+) -> anyhow::Result<Vec<WindowTally>> {
+    let (client, server) = make()?;
+    let (c, s) = (client.as_ref(), server.as_ref());
+    pair::prime(c, s, params)?;
+    while Instant::now() < first {
+        pair::handshake(c, s, params)?;
+    }
+    let mut out = Vec::with_capacity(runs);
+    for k in 0..runs {
+        let end = first + window * (k as u32 + 1);
+        let start = Instant::now().max(first + window * k as u32);
+        let mut tally = WindowTally {
+            handshakes: 0,
+            wall_ns: 0,
+            server_ns: 0,
+        };
+        while Instant::now() < end {
+            let p = pair::handshake(c, s, params)?;
+            tally.handshakes += 1;
+            tally.server_ns += p.server_ns;
+        }
+        tally.wall_ns = start.elapsed().as_nanos() as u64;
+        out.push(tally);
+    }
+    Ok(out)
+}

@@ -136,9 +136,16 @@ fn run(args: &RunArgs) -> Result<()> {
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
 
-    if args.measure == Measure::Instructions && matches!(scenario, Scenario::Memory(_)) {
+    let not_counted = match scenario {
+        Scenario::Memory(_) => Some("a memory scenario measures heap bytes, not instructions"),
+        Scenario::Throughput(_) => {
+            Some("a throughput scenario measures wall time across threads, not instructions")
+        }
+        _ => None,
+    };
+    if let Some(reason) = not_counted.filter(|_| args.measure == Measure::Instructions) {
         emit(&DriverMessage::Unsupported {
-            reason: "a memory scenario measures heap bytes, not instructions".into(),
+            reason: reason.into(),
         });
         return Ok(());
     }
@@ -201,7 +208,18 @@ fn run(args: &RunArgs) -> Result<()> {
         (Measure::Time, Scenario::Memory(m)) => {
             workload::memory(c, s, &params, m.sessions.count(), budget.runs, on_sample)?
         }
-        (Measure::Instructions, Scenario::Memory(_)) => unreachable!("refused above"),
+        (Measure::Time, Scenario::Throughput(t)) => {
+            let make = || -> Result<_> {
+                Ok((
+                    client.factory(Side::Client, &cfg)?,
+                    server.factory(Side::Server, &cfg)?,
+                ))
+            };
+            workload::throughput(&make, &params, t.cores.threads(), &budget, on_sample)?
+        }
+        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_)) => {
+            unreachable!("refused above")
+        }
     }
     emit(&DriverMessage::Done);
     Ok(())

@@ -4,7 +4,7 @@
 
 use tlsmatrix_core::TlsLibrary;
 
-#[cfg(feature = "openssl-system")]
+#[cfg(feature = "openssl")]
 pub mod openssl;
 #[cfg(any(feature = "rustls-aws-lc", feature = "rustls-ring"))]
 pub mod rustls;
@@ -17,8 +17,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(rustls::RustlsLibrary::aws_lc_rs()));
     #[cfg(feature = "rustls-ring")]
     libs.push(Box::new(rustls::RustlsLibrary::ring()));
-    #[cfg(feature = "openssl-system")]
-    libs.push(Box::new(openssl::OpensslLibrary::system()));
+    #[cfg(feature = "openssl")]
+    libs.push(Box::new(openssl::OpensslLibrary::linked()));
     libs
 }
 

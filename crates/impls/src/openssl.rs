@@ -49,11 +49,20 @@ pub struct OpensslLibrary {
 }
 
 impl OpensslLibrary {
-    /// The libssl the dynamic linker finds, i.e. the distribution's.
-    pub fn system() -> Self {
-        OpensslLibrary {
-            name: "openssl-3.0",
-        }
+    /// The libssl this build runs with (the distribution's, or a release a driver links
+    /// statically), named after its release line: `openssl-3.0`, `openssl-3.6`, ...
+    pub fn linked() -> Self {
+        static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let name = NAME.get_or_init(|| {
+            // "OpenSSL 3.6.3 1 Jul 2026" -> "openssl-3.6".
+            let release = openssl::version::version()
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("?");
+            let line: Vec<&str> = release.split('.').take(2).collect();
+            format!("openssl-{}", line.join("."))
+        });
+        OpensslLibrary { name }
     }
 }
 
@@ -95,7 +104,14 @@ fn has_mlkem(version: &str) -> bool {
     codes::version_at_least(version, &[3, 5])
 }
 
+/// OpenSSL's marker for a group without a NID (e.g. X25519MLKEM768 in 3.5+): the TLS
+/// group code is in the low 16 bits.
+const TLSEXT_NID_UNKNOWN: c_int = 0x0100_0000;
+
 fn group_code_of_nid(nid: c_int) -> Option<u16> {
+    if nid & TLSEXT_NID_UNKNOWN != 0 {
+        return u16::try_from(nid & 0xffff).ok();
+    }
     let g = match nid {
         NID_X25519 => Group::X25519,
         NID_X9_62_PRIME256V1 => Group::P256,

@@ -238,7 +238,7 @@ fn workloads_produce_positive_finite_samples() {
                     &budget,
                     |s| samples.push(s),
                 ),
-                Scenario::Memory(_) => unreachable!("not in this list"),
+                Scenario::Memory(_) | Scenario::Throughput(_) => unreachable!("not in this list"),
             };
             res.unwrap();
             assert_eq!(samples.len(), 3);

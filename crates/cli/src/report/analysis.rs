@@ -19,6 +19,7 @@ pub enum Area {
     Resumption,
     Bulk,
     Memory,
+    Throughput,
     Other,
 }
 
@@ -29,6 +30,7 @@ impl Area {
             Area::Resumption => "Resumed handshakes",
             Area::Bulk => "Bulk transfer",
             Area::Memory => "Memory per session",
+            Area::Throughput => "Handshake throughput on one and all cores",
             Area::Other => "Other scenarios",
         }
     }
@@ -39,6 +41,7 @@ impl Area {
             Area::Resumption => "resumption",
             Area::Bulk => "bulk",
             Area::Memory => "memory",
+            Area::Throughput => "throughput",
             Area::Other => "other",
         }
     }
@@ -50,6 +53,7 @@ pub fn area(scenario: &str) -> Area {
         Ok(Scenario::Handshake(_)) => Area::Resumption,
         Ok(Scenario::Bulk(_)) => Area::Bulk,
         Ok(Scenario::Memory(_)) => Area::Memory,
+        Ok(Scenario::Throughput(_)) => Area::Throughput,
         Err(_) => Area::Other,
     }
 }
@@ -75,7 +79,8 @@ fn role(m: Metric) -> Role {
         | Metric::ServerInstructions
         | Metric::RecvInstrPerMib
         | Metric::ServerHeapBytes
-        | Metric::ServerHeapBytesAfterIo => Role::Server,
+        | Metric::ServerHeapBytesAfterIo
+        | Metric::ServerCapacityPerS => Role::Server,
         _ => Role::Pair,
     }
 }
@@ -131,6 +136,18 @@ fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'stati
             "less heap",
             "more heap",
             "as much heap",
+        ),
+        Metric::ThroughputPerS => (
+            "completes full handshakes across its threads".into(),
+            "faster",
+            "slower",
+            "as fast",
+        ),
+        Metric::ServerCapacityPerS => (
+            "serves full handshakes across its threads".into(),
+            "faster",
+            "slower",
+            "as fast",
         ),
         Metric::ClientHeapBytesAfterIo | Metric::ServerHeapBytesAfterIo => (
             "keeps a connection that has moved data in".into(),
