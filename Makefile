@@ -11,11 +11,11 @@ REPORT ?= report
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
 INSTR_RUNS ?= 3
 # Heap per connection (mallinfo2), with 100 to 10,000 connections alive.
-MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n10000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
+MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
 MEMORY_RUNS ?= 2
 BIN := target/release
 
-.PHONY: all setup build report run test go-test lint bench bench-go clean
+.PHONY: all setup build report run test go-test lint bench bench-go clean driver-boringssl
 
 all: build
 
@@ -27,6 +27,7 @@ build: setup
 	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer && \
 	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
+	$(MAKE) --no-print-directory driver-boringssl
 
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
 # (a few minutes, once) and linked statically into a driver of its own.
@@ -36,6 +37,12 @@ driver-openssl-%:
 	OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(CARGO) build --release --locked \
 	  --manifest-path drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
 	cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
+
+# BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
+driver-boringssl:
+	$(CARGO) build --release --locked --manifest-path drivers/boringssl/Cargo.toml \
+	  --target-dir target/driver-boringssl
+	cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS and heap per connection for MEMORY_SCENARIOS, all
@@ -47,9 +54,9 @@ report: build
 	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/interop.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) \
+	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) \
+	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -77,6 +84,8 @@ go-test: setup
 lint: setup
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --locked --manifest-path drivers/boringssl/Cargo.toml \
+	  --target-dir target/driver-boringssl -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./...
 

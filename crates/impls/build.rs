@@ -11,5 +11,7 @@ fn main() {
         "ring",
         "openssl",
         "openssl-sys",
+        "boring",
+        "boring-sys",
     ]);
 }

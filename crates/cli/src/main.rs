@@ -191,6 +191,11 @@ struct RunArgs {
     /// repeated samples agree within 0.1%, so 3 runs are plenty.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_core::protocol::Measure,
+    /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
+    /// and against the baseline (the first impl) on the other side, which is every pair the
+    /// report's comparisons use (2n-1 pairs instead of n^2).
+    #[arg(long, default_value = "all", value_name = "WHICH", value_parser = ["all", "baseline"])]
+    pairs: String,
     /// SQLite history database the run is also stored in, one transaction per cell.
     /// Default: tlsmatrix.db beside --out (so results/tlsmatrix.db).
     #[arg(long, value_name = "FILE")]
@@ -223,6 +228,7 @@ fn main() -> ExitCode {
             cell_timeout: Duration::from_secs(a.cell_timeout),
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             measure: a.measure,
+            baseline_pairs_only: a.pairs == "baseline",
         }),
         Command::History { db } => history::history(&db.db).map(|()| true),
         Command::Show { run, db } => history::show(&run, &db.db).map(|()| true),

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub command_line: String,
     pub db: PathBuf,
     pub measure: Measure,
+    /// Only each impl with itself and against the baseline (`--pairs baseline`).
+    pub baseline_pairs_only: bool,
 }
 
 /// One (scenario, client, server) and what became of it.
@@ -248,10 +250,16 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     store.begin_run(&run_id, opts.measure.as_str(), &env)?;
     let scratch = Scratch::new(&run_id)?;
     let mut plan: Vec<(Scenario, &ImplEntry, &ImplEntry)> = Vec::new();
+    let baseline = impls[0].name.as_str();
+    let wanted = |c: &ImplEntry, v: &ImplEntry| {
+        !opts.baseline_pairs_only || c.name == v.name || c.name == baseline || v.name == baseline
+    };
     for s in &scenarios {
         for &c in &impls {
             for &v in &impls {
-                plan.push((*s, c, v));
+                if wanted(c, v) {
+                    plan.push((*s, c, v));
+                }
             }
         }
     }

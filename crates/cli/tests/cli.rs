@@ -327,15 +327,56 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
                     let why = cell["reason"].as_str().unwrap_or_default();
                     let no_mlkem = id.contains("mlkem")
                         && (imp == "rustls-ring" || version.starts_with("OpenSSL 3.0."));
-                    assert!(no_mlkem, "{imp} declined {id}: {cell}");
+                    let fixed_tls13_suites = imp == "boringssl"
+                        && id.starts_with("bulk-tls13-")
+                        && !id.contains("aes-128-gcm");
                     assert!(
-                        why.contains("ML-KEM") || why.contains("x25519mlkem768"),
+                        no_mlkem || fixed_tls13_suites,
+                        "{imp} declined {id}: {cell}"
+                    );
+                    assert!(
+                        why.contains("ML-KEM")
+                            || why.contains("x25519mlkem768")
+                            || why.contains("TLS 1.3 cipher suites"),
                         "{why}"
                     );
                 }
             }
         }
     }
+}
+
+/// The BoringSSL driver names the `boring` crates its own lock file built it from (BoringSSL
+/// itself has no release numbers).
+#[test]
+fn the_boringssl_driver_names_the_crates_it_was_built_from() {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../drivers/boringssl/Cargo.lock");
+    let lock = std::fs::read_to_string(lock).unwrap();
+    let locked = |krate: &str| -> String {
+        let at = lock
+            .find(&format!("name = \"{krate}\"\nversion = \""))
+            .unwrap_or_else(|| panic!("{krate} is not in the lock"));
+        lock[at..]
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let (_, version) = built_impls()
+        .into_iter()
+        .find(|(n, _)| n == "boringssl")
+        .expect("`make build` builds the boringssl driver");
+    assert_eq!(
+        version,
+        format!(
+            "BoringSSL (boring {}, boring-sys {})",
+            locked("boring"),
+            locked("boring-sys")
+        )
+    );
 }
 
 /// A driver built against a vendored OpenSSL release runs exactly that release: the version
@@ -368,6 +409,52 @@ fn vendored_openssl_drivers_run_the_release_they_were_built_with() {
     }
 }
 
+/// `--pairs baseline`: each impl with itself and against the baseline, nothing else.
+#[test]
+fn baseline_pairs_are_each_impl_with_itself_and_with_the_baseline() {
+    let d = scratch("pairs");
+    let out = d.join("p.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--impl",
+        "rustls-aws-lc,rustls-ring,openssl-3.0",
+        "--pairs",
+        "baseline",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "--runs",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--sample-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let mut pairs: Vec<(String, String)> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Record>(l).unwrap())
+        .map(|r| (r.client, r.server))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    let p = |c: &str, s: &str| (c.to_string(), s.to_string());
+    assert_eq!(
+        pairs,
+        [
+            p("openssl-3.0", "openssl-3.0"),
+            p("openssl-3.0", "rustls-aws-lc"),
+            p("rustls-aws-lc", "openssl-3.0"),
+            p("rustls-aws-lc", "rustls-aws-lc"),
+            p("rustls-aws-lc", "rustls-ring"),
+            p("rustls-ring", "rustls-aws-lc"),
+            p("rustls-ring", "rustls-ring"),
+        ]
+    );
+}
+
 #[test]
 fn list_names_every_impl_with_its_version() {
     let r = tlsmatrix(&["list", "--json"]);
@@ -381,6 +468,7 @@ fn list_names_every_impl_with_its_version() {
             "rustls-aws-lc",
             "rustls-ring",
             "openssl-3.0",
+            "boringssl",
             "openssl-3.6",
             "openssl-4.0"
         ]

@@ -4,7 +4,11 @@
 
 use tlsmatrix_core::TlsLibrary;
 
-#[cfg(feature = "openssl")]
+#[cfg(all(feature = "openssl", feature = "boringssl"))]
+compile_error!("OpenSSL and BoringSSL export the same symbols: build them into separate drivers");
+
+/// OpenSSL, or BoringSSL through the same code (see the module's note).
+#[cfg(any(feature = "openssl", feature = "boringssl"))]
 pub mod openssl;
 #[cfg(any(feature = "rustls-aws-lc", feature = "rustls-ring"))]
 pub mod rustls;
@@ -17,7 +21,7 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(rustls::RustlsLibrary::aws_lc_rs()));
     #[cfg(feature = "rustls-ring")]
     libs.push(Box::new(rustls::RustlsLibrary::ring()));
-    #[cfg(feature = "openssl")]
+    #[cfg(any(feature = "openssl", feature = "boringssl"))]
     libs.push(Box::new(openssl::OpensslLibrary::linked()));
     libs
 }

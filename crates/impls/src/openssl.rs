@@ -1,17 +1,29 @@
 //! OpenSSL through the `openssl` crate: the system libssl, or whichever libssl this build links.
 //! Each context pins exactly one version, suite, set of groups and signature algorithm.
+//!
+//! The BoringSSL build compiles this same module against the `boring` crate, a fork of the
+//! `openssl` crate with the same API, under the names used here. Where the two libraries
+//! differ (reading what was negotiated, TLS 1.3 suites, ticket counts) the code says so with
+//! `cfg(feature = "boringssl")`; the reading is in `probe_openssl.rs`/`probe_boringssl.rs`.
 
-use std::os::raw::{c_int, c_long, c_void};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
+#[cfg(feature = "boringssl")]
+use boring as openssl;
+#[cfg(feature = "boringssl")]
+use boring_sys as ffi;
+#[cfg(not(feature = "boringssl"))]
 use foreign_types::ForeignTypeRef;
+#[cfg(feature = "boringssl")]
+use foreign_types_boring::ForeignTypeRef;
 use openssl::pkey::PKey;
 use openssl::ssl::{
     ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions,
     SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
+#[cfg(not(feature = "boringssl"))]
 use openssl_sys as ffi;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::{
@@ -21,28 +33,9 @@ use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_core::Negotiated;
 
-// Declared in tls1.h since 1.1.1 and 3.0; the `openssl-sys` crate does not bind them.
-extern "C" {
-    fn SSL_get_peer_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
-    fn SSL_get_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
-    fn SSL_key_update(s: *mut ffi::SSL, updatetype: c_int) -> c_int;
-}
-
-// SSL_ctrl commands behind macros in ssl.h.
-const SSL_CTRL_GET_PEER_SIGNATURE_NID: c_int = 108;
-const SSL_CTRL_GET_SIGNATURE_NID: c_int = 132;
-const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
-
-// NIDs from obj_mac.h.
-const NID_RSA_ENCRYPTION: c_int = 6;
-const NID_EC_PUBLIC_KEY: c_int = 408;
-const NID_X9_62_PRIME256V1: c_int = 415;
-const NID_SHA256: c_int = 672;
-const NID_SHA384: c_int = 673;
-const NID_SECP384R1: c_int = 715;
-const NID_RSASSA_PSS: c_int = 912;
-const NID_X25519: c_int = 1034;
-const NID_ED25519: c_int = 1087;
+#[cfg_attr(not(feature = "boringssl"), path = "probe_openssl.rs")]
+#[cfg_attr(feature = "boringssl", path = "probe_boringssl.rs")]
+mod probe;
 
 pub struct OpensslLibrary {
     name: &'static str,
@@ -51,6 +44,12 @@ pub struct OpensslLibrary {
 impl OpensslLibrary {
     /// The libssl this build runs with (the distribution's, or a release a driver links
     /// statically), named after its release line: `openssl-3.0`, `openssl-3.6`, ...
+    #[cfg(feature = "boringssl")]
+    pub fn linked() -> Self {
+        OpensslLibrary { name: "boringssl" }
+    }
+
+    #[cfg(not(feature = "boringssl"))]
     pub fn linked() -> Self {
         static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         let name = NAME.get_or_init(|| {
@@ -104,35 +103,12 @@ fn has_mlkem(version: &str) -> bool {
     codes::version_at_least(version, &[3, 5])
 }
 
-/// OpenSSL's marker for a group without a NID (e.g. X25519MLKEM768 in 3.5+): the TLS
-/// group code is in the low 16 bits.
-const TLSEXT_NID_UNKNOWN: c_int = 0x0100_0000;
-
-fn group_code_of_nid(nid: c_int) -> Option<u16> {
-    if nid & TLSEXT_NID_UNKNOWN != 0 {
-        return u16::try_from(nid & 0xffff).ok();
-    }
-    let g = match nid {
-        NID_X25519 => Group::X25519,
-        NID_X9_62_PRIME256V1 => Group::P256,
-        NID_SECP384R1 => Group::P384,
-        _ => return None,
-    };
-    Some(codes::group_code(g))
-}
-
-/// OpenSSL reports a signature as (key type, hash) NIDs; this turns the pair into the
-/// TLS SignatureScheme. RSA-PSS with an rsaEncryption key is the `rsae` scheme.
-fn scheme_of_nids(sig_type: c_int, hash: c_int) -> Option<u16> {
-    Some(match (sig_type, hash) {
-        (NID_EC_PUBLIC_KEY, NID_SHA256) => 0x0403,
-        (NID_EC_PUBLIC_KEY, NID_SHA384) => 0x0503,
-        (NID_RSASSA_PSS, NID_SHA256) => 0x0804,
-        (NID_RSASSA_PSS, NID_SHA384) => 0x0805,
-        (NID_RSA_ENCRYPTION, NID_SHA256) => 0x0401,
-        (NID_ED25519, _) => 0x0807,
-        _ => return None,
-    })
+/// The cipher suite's TLS code point.
+fn cipher_code(c: &openssl::ssl::SslCipherRef) -> u16 {
+    #[cfg(feature = "boringssl")]
+    return c.protocol_id();
+    #[cfg(not(feature = "boringssl"))]
+    u16::from_be_bytes(c.protocol_id())
 }
 
 fn ssl_version(v: Version) -> SslVersion {
@@ -148,12 +124,30 @@ impl TlsLibrary for OpensslLibrary {
     }
 
     /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time.
+    /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time. BoringSSL has
+    /// no release numbers; the `boring` crates' versions name the sources they build.
     fn version(&self) -> String {
+        #[cfg(feature = "boringssl")]
+        return format!(
+            "BoringSSL (boring {}, boring-sys {})",
+            env!("TLSMATRIX_VERSION_BORING"),
+            env!("TLSMATRIX_VERSION_BORING_SYS")
+        );
+        #[cfg(not(feature = "boringssl"))]
         openssl::version::version().to_string()
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg.groups.contains(&Group::X25519Mlkem768) && !has_mlkem(&self.version()) {
+        if cfg!(feature = "boringssl")
+            && cfg.version == Version::Tls13
+            && codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) != 0x1301
+        {
+            return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites; it takes AES-128-GCM first on AES hardware".into());
+        }
+        if cfg.groups.contains(&Group::X25519Mlkem768)
+            && !cfg!(feature = "boringssl")
+            && !has_mlkem(&self.version())
+        {
             return Err(format!(
                 "{} has no ML-KEM (OpenSSL added it in 3.5)",
                 self.version()
@@ -163,6 +157,9 @@ impl TlsLibrary for OpensslLibrary {
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        #[cfg(feature = "boringssl")]
+        let method = SslMethod::tls();
+        #[cfg(not(feature = "boringssl"))]
         let method = match side {
             Side::Client => SslMethod::tls_client(),
             Side::Server => SslMethod::tls_server(),
@@ -173,12 +170,19 @@ impl TlsLibrary for OpensslLibrary {
         b.set_max_proto_version(Some(v))?;
         let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
         match cfg.version {
+            // BoringSSL's TLS 1.3 suites are fixed; `supports` admits only AES-128-GCM.
+            #[cfg(feature = "boringssl")]
+            Version::Tls13 => {}
+            #[cfg(not(feature = "boringssl"))]
             Version::Tls13 => b.set_ciphersuites(suite)?,
             Version::Tls12 => b.set_cipher_list(suite)?,
         }
         let groups: Vec<&str> = cfg.groups.iter().map(|g| group_name(*g)).collect();
-        b.set_groups_list(&groups.join(":"))
-            .with_context(|| format!("OpenSSL rejects the group list {groups:?}"))?;
+        #[cfg(feature = "boringssl")]
+        let set = b.set_curves_list(&groups.join(":"));
+        #[cfg(not(feature = "boringssl"))]
+        let set = b.set_groups_list(&groups.join(":"));
+        set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
         b.set_sigalgs_list(sigalg_name(cfg.sig))?;
         let session = resumption(&mut b, side, cfg.resumption)?;
 
@@ -188,6 +192,8 @@ impl TlsLibrary for OpensslLibrary {
                     b.cert_store_mut().add_cert(ca)?;
                 }
                 b.set_verify(SslVerifyMode::PEER);
+                // BoringSSL takes the expected host per connection (see `endpoint`).
+                #[cfg(not(feature = "boringssl"))]
                 b.verify_param_mut().set_host(&cfg.server_name)?;
                 if !cfg.alpn.is_empty() {
                     b.set_alpn_protos(&alpn_wire(&cfg.alpn))?;
@@ -222,6 +228,7 @@ impl TlsLibrary for OpensslLibrary {
             side,
             server_name: cfg.server_name.clone(),
             session,
+            write_tickets: cfg.resumption == Resumption::Ticket,
         }))
     }
 }
@@ -237,14 +244,18 @@ fn resumption(
     mode: Resumption,
 ) -> Result<Option<SessionSlot>> {
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    // BoringSSL has no ticket count; NO_TICKET stops its TLS 1.3 tickets too.
     b.set_options(SslOptions::NO_TICKET);
+    #[cfg(not(feature = "boringssl"))]
     b.set_num_tickets(0)?;
     if mode == Resumption::Full {
         return Ok(None);
     }
     if mode == Resumption::Ticket {
         b.clear_options(SslOptions::NO_TICKET);
-        // One ticket per connection: a client uses one per resumption.
+        // One ticket per connection: a client uses one per resumption. (BoringSSL sends
+        // its fixed two.)
+        #[cfg(not(feature = "boringssl"))]
         b.set_num_tickets(1)?;
     }
     match side {
@@ -256,10 +267,19 @@ fn resumption(
             Ok(None)
         }
         Side::Client => {
-            // With the client cache mode set, a ticket arriving after a TLS 1.3 handshake
-            // becomes the connection's session, which the endpoint keeps when it ends.
+            // With the client cache mode set, OpenSSL makes a ticket arriving after a TLS 1.3
+            // handshake the connection's session, which the endpoint keeps when it ends.
             b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
-            Ok(Some(SessionSlot::default()))
+            let slot = SessionSlot::default();
+            // BoringSSL hands such sessions only to the new-session callback.
+            #[cfg(feature = "boringssl")]
+            {
+                let keep = slot.clone();
+                b.set_new_session_callback(move |_, session| {
+                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(session);
+                });
+            }
+            Ok(Some(slot))
         }
     }
 }
@@ -313,6 +333,7 @@ struct OpensslFactory {
     side: Side,
     server_name: String,
     session: Option<SessionSlot>,
+    write_tickets: bool,
 }
 
 impl EndpointFactory for OpensslFactory {
@@ -321,6 +342,8 @@ impl EndpointFactory for OpensslFactory {
         match self.side {
             Side::Client => {
                 ssl.set_hostname(&self.server_name)?; // SNI, as rustls sends it
+                #[cfg(feature = "boringssl")]
+                ssl.verify_param_mut().set_host(&self.server_name)?;
                 let kept = self
                     .session
                     .as_ref()
@@ -329,14 +352,18 @@ impl EndpointFactory for OpensslFactory {
                     // SAFETY: the session comes from a connection of this same context.
                     unsafe { ssl.set_session(&session)? };
                 }
-                ssl.set_connect_state();
+                // SAFETY: a fresh SSL; sets which side it plays. (The `boring` crate puts
+                // this on its stream builder only.)
+                unsafe { ffi::SSL_set_connect_state(ssl.as_ptr()) };
             }
-            Side::Server => ssl.set_accept_state(),
+            // SAFETY: as above.
+            Side::Server => unsafe { ffi::SSL_set_accept_state(ssl.as_ptr()) },
         }
         Ok(Box::new(OpensslEndpoint {
             stream: SslStream::new(ssl, io)?,
             side: self.side,
             done: false,
+            write_tickets: self.write_tickets,
             session: self.session.clone(),
         }))
     }
@@ -346,7 +373,12 @@ struct OpensslEndpoint {
     stream: SslStream<MemIo>,
     side: Side,
     done: bool,
+    /// Server side: send the session tickets as soon as the handshake is done.
+    #[cfg_attr(not(feature = "boringssl"), allow(dead_code))]
+    write_tickets: bool,
     /// Client side, when resuming: where the session is kept for the next connection.
+    /// (BoringSSL's client fills it from the new-session callback instead.)
+    #[cfg_attr(feature = "boringssl", allow(dead_code))]
     session: Option<SessionSlot>,
 }
 
@@ -366,48 +398,6 @@ impl OpensslEndpoint {
     fn ssl_ptr(&self) -> *mut ffi::SSL {
         self.stream.ssl().as_ptr()
     }
-
-    fn ctrl_nid(&self, cmd: c_int) -> Option<c_int> {
-        let mut nid: c_int = 0;
-        // SAFETY: these SSL_ctrl commands write one int through parg, or ignore it.
-        let r = unsafe {
-            ffi::SSL_ctrl(
-                self.ssl_ptr(),
-                cmd,
-                0,
-                &mut nid as *mut c_int as *mut c_void,
-            )
-        };
-        (r > 0).then_some(nid)
-    }
-
-    /// For SSL_ctrl commands that return their answer rather than write it.
-    fn ctrl_nid_value(&self, cmd: c_int) -> Option<c_int> {
-        // SAFETY: this command takes no argument and returns a NID or 0.
-        let r: c_long = unsafe { ffi::SSL_ctrl(self.ssl_ptr(), cmd, 0, std::ptr::null_mut()) };
-        (r > 0).then_some(r as c_int)
-    }
-
-    fn signature_scheme(&self) -> Option<u16> {
-        let mut sig_type: c_int = 0;
-        // SAFETY: valid SSL pointer, one int written.
-        let (ok, hash) = unsafe {
-            match self.side {
-                Side::Client => (
-                    SSL_get_peer_signature_type_nid(self.ssl_ptr(), &mut sig_type),
-                    self.ctrl_nid(SSL_CTRL_GET_PEER_SIGNATURE_NID),
-                ),
-                Side::Server => (
-                    SSL_get_signature_type_nid(self.ssl_ptr(), &mut sig_type),
-                    self.ctrl_nid(SSL_CTRL_GET_SIGNATURE_NID),
-                ),
-            }
-        };
-        if ok != 1 {
-            return None;
-        }
-        scheme_of_nids(sig_type, hash.unwrap_or(0))
-    }
 }
 
 impl Drop for OpensslEndpoint {
@@ -420,6 +410,7 @@ impl Drop for OpensslEndpoint {
             // The client keeps its newest session for the next connection. A resumed TLS 1.2
             // connection that got a fresh ticket holds a new session object, and OpenSSL
             // retires the old one, so the session is read here rather than when first issued.
+            #[cfg(not(feature = "boringssl"))]
             if let (Some(slot), Some(session)) = (&self.session, self.stream.ssl().session()) {
                 *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
             }
@@ -432,6 +423,13 @@ impl TlsEndpoint for OpensslEndpoint {
         match self.stream.do_handshake() {
             Ok(()) => {
                 self.done = true;
+                // BoringSSL holds a TLS 1.3 server's tickets back until it writes; its
+                // documented way to send them without data is a zero-byte write.
+                #[cfg(feature = "boringssl")]
+                if self.side == Side::Server && self.write_tickets {
+                    // SAFETY: valid SSL pointer; zero bytes from a valid pointer.
+                    unsafe { ffi::SSL_write(self.ssl_ptr(), [0u8; 0].as_ptr().cast(), 0) };
+                }
                 Ok(())
             }
             Err(e) if e.code() == ErrorCode::WANT_READ => Ok(()),
@@ -470,9 +468,7 @@ impl TlsEndpoint for OpensslEndpoint {
     }
 
     fn key_update(&mut self) -> Result<()> {
-        const SSL_KEY_UPDATE_REQUESTED: c_int = 1;
-        // SAFETY: valid SSL pointer; the call only schedules the message.
-        if unsafe { SSL_key_update(self.ssl_ptr(), SSL_KEY_UPDATE_REQUESTED) } != 1 {
+        if !probe::key_update(self.ssl_ptr()) {
             return Err(describe_stack("scheduling a KeyUpdate"));
         }
         // Scheduled messages go out on the next write or handshake call.
@@ -509,18 +505,11 @@ impl TlsEndpoint for OpensslEndpoint {
     fn negotiated(&self) -> Negotiated {
         // SAFETY: valid SSL pointer.
         let version = unsafe { ffi::SSL_version(self.ssl_ptr()) };
-        let group = self
-            .ctrl_nid_value(SSL_CTRL_GET_NEGOTIATED_GROUP)
-            .and_then(group_code_of_nid);
         Negotiated {
             version: u16::try_from(version).ok(),
-            cipher_suite: self
-                .stream
-                .ssl()
-                .current_cipher()
-                .map(|c| u16::from_be_bytes(c.protocol_id())),
-            group,
-            signature_scheme: self.signature_scheme(),
+            cipher_suite: self.stream.ssl().current_cipher().map(cipher_code),
+            group: probe::group(self.ssl_ptr()),
+            signature_scheme: probe::signature_scheme(self.ssl_ptr(), self.side),
             resumed: Some(self.stream.ssl().session_reused()),
         }
     }

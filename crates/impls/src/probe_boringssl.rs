@@ -1,0 +1,31 @@
+//! What a BoringSSL connection negotiated, read through BoringSSL's calls (it reports TLS
+//! code points directly, where OpenSSL has NIDs), and its KeyUpdate call. The counterpart
+//! of `probe_openssl.rs`.
+
+use boring_sys as ffi;
+use tlsmatrix_core::endpoint::Side;
+
+/// The key-exchange group, as a TLS code point.
+pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {
+    // SAFETY: valid SSL pointer; returns 0 before a key exchange.
+    let id = unsafe { ffi::SSL_get_curve_id(ssl) };
+    (id != 0).then_some(id)
+}
+
+/// The signature scheme of the handshake, as the client verified it. A BoringSSL server
+/// cannot report the scheme it signed with; its peer's view is checked instead.
+pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
+    match side {
+        // SAFETY: valid SSL pointer; returns 0 when no signature was verified.
+        Side::Client => {
+            Some(unsafe { ffi::SSL_get_peer_signature_algorithm(ssl) }).filter(|&s| s != 0)
+        }
+        Side::Server => None,
+    }
+}
+
+/// Schedules a KeyUpdate that asks the peer to update too; false if BoringSSL refused.
+pub fn key_update(ssl: *mut ffi::SSL) -> bool {
+    // SAFETY: valid SSL pointer; the call only schedules the message.
+    unsafe { ffi::SSL_key_update(ssl, ffi::SSL_KEY_UPDATE_REQUESTED as i32) == 1 }
+}

@@ -1,0 +1,113 @@
+//! What an OpenSSL connection negotiated, read through the calls OpenSSL offers for it
+//! (`SSL_ctrl` commands and signature NIDs), and its KeyUpdate call. The BoringSSL build
+//! reads the same facts through BoringSSL's own calls (`probe_boringssl.rs`).
+
+use std::os::raw::{c_int, c_long, c_void};
+
+use openssl_sys as ffi;
+use tlsmatrix_core::codes;
+use tlsmatrix_core::endpoint::Side;
+use tlsmatrix_core::scenario::Group;
+
+// Declared in tls1.h since 1.1.1 and 3.0; the `openssl-sys` crate does not bind them.
+extern "C" {
+    fn SSL_get_peer_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+    fn SSL_get_signature_type_nid(s: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+    fn SSL_key_update(s: *mut ffi::SSL, updatetype: c_int) -> c_int;
+}
+
+// SSL_ctrl commands behind macros in ssl.h.
+const SSL_CTRL_GET_PEER_SIGNATURE_NID: c_int = 108;
+const SSL_CTRL_GET_SIGNATURE_NID: c_int = 132;
+const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
+
+// NIDs from obj_mac.h.
+const NID_RSA_ENCRYPTION: c_int = 6;
+const NID_EC_PUBLIC_KEY: c_int = 408;
+const NID_X9_62_PRIME256V1: c_int = 415;
+const NID_SHA256: c_int = 672;
+const NID_SHA384: c_int = 673;
+const NID_SECP384R1: c_int = 715;
+const NID_RSASSA_PSS: c_int = 912;
+const NID_X25519: c_int = 1034;
+const NID_ED25519: c_int = 1087;
+
+/// The key-exchange group, as a TLS code point.
+pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {
+    ctrl_nid_value(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP).and_then(group_code_of_nid)
+}
+
+/// Schedules a KeyUpdate that asks the peer to update too; false if OpenSSL refused.
+pub fn key_update(ssl: *mut ffi::SSL) -> bool {
+    const SSL_KEY_UPDATE_REQUESTED: c_int = 1;
+    // SAFETY: valid SSL pointer; the call only schedules the message.
+    unsafe { SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1 }
+}
+
+/// OpenSSL's marker for a group without a NID (e.g. X25519MLKEM768 in 3.5+): the TLS
+/// group code is in the low 16 bits.
+const TLSEXT_NID_UNKNOWN: c_int = 0x0100_0000;
+
+fn group_code_of_nid(nid: c_int) -> Option<u16> {
+    if nid & TLSEXT_NID_UNKNOWN != 0 {
+        return u16::try_from(nid & 0xffff).ok();
+    }
+    let g = match nid {
+        NID_X25519 => Group::X25519,
+        NID_X9_62_PRIME256V1 => Group::P256,
+        NID_SECP384R1 => Group::P384,
+        _ => return None,
+    };
+    Some(codes::group_code(g))
+}
+
+/// OpenSSL reports a signature as (key type, hash) NIDs; this turns the pair into the
+/// TLS SignatureScheme. RSA-PSS with an rsaEncryption key is the `rsae` scheme.
+fn scheme_of_nids(sig_type: c_int, hash: c_int) -> Option<u16> {
+    Some(match (sig_type, hash) {
+        (NID_EC_PUBLIC_KEY, NID_SHA256) => 0x0403,
+        (NID_EC_PUBLIC_KEY, NID_SHA384) => 0x0503,
+        (NID_RSASSA_PSS, NID_SHA256) => 0x0804,
+        (NID_RSASSA_PSS, NID_SHA384) => 0x0805,
+        (NID_RSA_ENCRYPTION, NID_SHA256) => 0x0401,
+        (NID_ED25519, _) => 0x0807,
+        _ => return None,
+    })
+}
+
+fn ctrl_nid(ssl: *mut ffi::SSL, cmd: c_int) -> Option<c_int> {
+    let mut nid: c_int = 0;
+    // SAFETY: these SSL_ctrl commands write one int through parg, or ignore it.
+    let r = unsafe { ffi::SSL_ctrl(ssl, cmd, 0, &mut nid as *mut c_int as *mut c_void) };
+    (r > 0).then_some(nid)
+}
+
+/// For SSL_ctrl commands that return their answer rather than write it.
+fn ctrl_nid_value(ssl: *mut ffi::SSL, cmd: c_int) -> Option<c_int> {
+    // SAFETY: this command takes no argument and returns a NID or 0.
+    let r: c_long = unsafe { ffi::SSL_ctrl(ssl, cmd, 0, std::ptr::null_mut()) };
+    (r > 0).then_some(r as c_int)
+}
+
+/// The signature scheme of the handshake: the server's, as the client verified it or as the
+/// server made it.
+pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
+    let mut sig_type: c_int = 0;
+    // SAFETY: valid SSL pointer, one int written.
+    let (ok, hash) = unsafe {
+        match side {
+            Side::Client => (
+                SSL_get_peer_signature_type_nid(ssl, &mut sig_type),
+                ctrl_nid(ssl, SSL_CTRL_GET_PEER_SIGNATURE_NID),
+            ),
+            Side::Server => (
+                SSL_get_signature_type_nid(ssl, &mut sig_type),
+                ctrl_nid(ssl, SSL_CTRL_GET_SIGNATURE_NID),
+            ),
+        }
+    };
+    if ok != 1 {
+        return None;
+    }
+    scheme_of_nids(sig_type, hash.unwrap_or(0))
+}
