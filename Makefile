@@ -10,7 +10,7 @@ REPORT ?= report
 # Instruction counts (callgrind) for a few scenarios, reported beside the timings.
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
 INSTR_RUNS ?= 3
-# Heap per connection (mallinfo2), with 100 to 10,000 connections alive.
+# Heap per connection (allocator counts), with 100 to 1,000 connections alive.
 MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
 MEMORY_RUNS ?= 2
 BIN := target/release

@@ -223,7 +223,7 @@ const MEMORY_IO_BYTES: usize = 1024;
 /// in turn and all kept alive, then each sends 1 KiB each way. A side is charged with the net
 /// heap its own calls left allocated (a [`HeapMeter`] around each call), so a cross-library
 /// pair says which side costs what. The harness's queues are allocated before counting and
-/// must not grow; the process must run with glibc's per-thread cache off (see `heap`).
+/// must not grow; the binary must count allocations (see `heap`).
 pub fn memory(
     client: &dyn EndpointFactory,
     server: &dyn EndpointFactory,
@@ -233,9 +233,8 @@ pub fn memory(
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     anyhow::ensure!(
-        heap::cache_is_off(),
-        "heap is measured with glibc's per-thread cache off (GLIBC_TUNABLES={})",
-        heap::CACHE_OFF
+        heap::AVAILABLE,
+        "this binary does not count allocations (built without tlsmatrix-core's heap-accounting)"
     );
     // Lazy initialisation (tables, provider caches) is the library's, not a session's.
     pair::handshake(client, server, params)?;
@@ -250,6 +249,7 @@ pub fn memory(
         let queue_bytes = || probes.iter().map(Probe::capacity).sum::<usize>();
         let reserved = queue_bytes();
         let mut meter = HeapMeter::default();
+        heap::set_counting(true);
         for io in transports {
             let (c, s) = pair::handshake_over(&mut meter, client, server, params, io)?;
             pairs.push(Pair {
@@ -266,6 +266,7 @@ pub fn memory(
                 p.transfer_metered(&mut meter, from, n, n, &payload, &mut sink, |_| {})?;
             }
         }
+        heap::set_counting(false);
         let grown = queue_bytes() - reserved;
         anyhow::ensure!(
             grown == 0,

@@ -13,7 +13,6 @@ use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
-use tlsmatrix_core::heap;
 use tlsmatrix_core::interop;
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::scenario::Scenario;
@@ -128,9 +127,6 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
 
 fn run(args: &RunArgs) -> Result<()> {
     let scenario: Scenario = args.scenario.parse()?;
-    if matches!(scenario, Scenario::Memory(_)) && !heap::cache_is_off() {
-        return restart_with_heap_cache_off();
-    }
     let client = find(&args.client)?;
     let server = find(&args.server)?;
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
@@ -223,21 +219,6 @@ fn run(args: &RunArgs) -> Result<()> {
     }
     emit(&DriverMessage::Done);
     Ok(())
-}
-
-/// glibc reads its tunables at start-up, so a driver asked to measure heap runs itself again
-/// with the per-thread cache off (see `tlsmatrix_core::heap`).
-fn restart_with_heap_cache_off() -> Result<()> {
-    use std::os::unix::process::CommandExt;
-    let tunables = match std::env::var("GLIBC_TUNABLES") {
-        Ok(t) if !t.is_empty() => format!("{t}:{}", heap::CACHE_OFF),
-        _ => heap::CACHE_OFF.to_string(),
-    };
-    let err = std::process::Command::new(std::env::current_exe()?)
-        .args(std::env::args_os().skip(1))
-        .env("GLIBC_TUNABLES", tunables)
-        .exec();
-    Err(anyhow!("cannot restart the driver to measure heap: {err}"))
 }
 
 /// This impl cannot play its side of the case, and why.

@@ -631,7 +631,7 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
     (summary, sections)
 }
 
-const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connections alive (the scenario's nN), after the handshake and after 1 KiB each way. glibc's mallinfo2 is read around every call a side makes, so each side is charged with the net heap its own calls left allocated, whatever its peer; Rust and C allocations are counted alike. The harness's transport buffers are allocated before counting starts (and a run fails if they grow), and the drivers run with glibc's per-thread cache off so that freed memory is not counted as in use. The figure is bytes in use, not resident pages or peak.";
+const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connections alive (the scenario's nN), after the handshake and after 1 KiB each way. The drivers wrap the C allocator and count the usable size of every block allocated and freed during the measurement, reading the count around every call a side makes, so each side is charged with the net heap its own calls left allocated, whatever its peer; Rust and C allocations are counted alike. The harness's transport buffers are allocated before counting starts (and a run fails if they grow). The figure is bytes in use, not resident pages or peak.";
 
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
