@@ -13,6 +13,8 @@ INSTR_RUNS ?= 3
 # Heap per connection (allocator counts), with 100 to 1,000 connections alive.
 MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
 MEMORY_RUNS ?= 2
+# Handshakes per second with one thread and with one per core.
+THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
 BIN := target/release
 
 .PHONY: all setup build report run test go-test lint bench bench-go clean driver-boringssl
@@ -45,19 +47,21 @@ driver-boringssl:
 	cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
-# instruction counts for INSTR_SCENARIOS and heap per connection for MEMORY_SCENARIOS, all
-# stored in $(DB); the interop matrix over TCP
+# instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
+# one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
 # (results/interop.jsonl and .md); the Go transport's benchmark
 # records if `make bench-go` made them; then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/interop.jsonl
+	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs 10 --sample-ms 500 --pairs baseline \
+	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB); fi; \

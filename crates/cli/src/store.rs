@@ -60,8 +60,8 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// Timed runs of `tlsmatrix run` (the matrix), its instruction-count runs, its heap runs
-/// (`memory-*` scenarios), and the Go transport's benchmarks (`libp2p-*` scenarios, imported
+/// Timed runs of `tlsmatrix run` (the matrix), its instruction-count runs, its heap and
+/// multi-core runs (`memory-*`, `throughput-*` scenarios), and the Go transport's benchmarks (`libp2p-*` scenarios, imported
 /// by `make bench-go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
@@ -69,6 +69,7 @@ pub enum RunKind {
     Matrix,
     Instructions,
     Memory,
+    Throughput,
     Libp2p,
 }
 
@@ -79,6 +80,7 @@ impl RunKind {
             RunKind::Matrix => "timed `tlsmatrix run` ",
             RunKind::Instructions => "instruction-count ",
             RunKind::Memory => "memory ",
+            RunKind::Throughput => "throughput ",
             RunKind::Libp2p => "libp2p benchmark ",
         }
     }
@@ -239,10 +241,11 @@ impl Store {
         let condition = match kind {
             RunKind::Any => "1",
             RunKind::Matrix => {
-                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%'"
+                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%'"
             }
             RunKind::Instructions => "r.measure = 'instructions'",
             RunKind::Memory => "x.scenario LIKE 'memory-%'",
+            RunKind::Throughput => "x.scenario LIKE 'throughput-%'",
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
         };
         Ok(self

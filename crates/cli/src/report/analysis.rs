@@ -528,8 +528,9 @@ fn noise_note(run: &RunData) -> String {
 #[derive(Default)]
 pub struct Companions {
     pub instructions: Option<RunData>,
-    /// The newest run of `memory-*` scenarios, when the main run has none.
-    pub memory: Option<RunData>,
+    /// The newest runs of the areas measured apart (`memory-*`, `throughput-*`); each joins
+    /// the report unless the main run covers its area already.
+    pub areas: Vec<RunData>,
     pub libp2p: Option<RunData>,
     /// The newest `tlsmatrix interop` run.
     pub interop: Option<Vec<crate::interop::CellLine>>,
@@ -633,6 +634,8 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
 
 const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connections alive (the scenario's nN), after the handshake and after 1 KiB each way. The drivers wrap the C allocator and count the usable size of every block allocated and freed during the measurement, reading the count around every call a side makes, so each side is charged with the net heap its own calls left allocated, whatever its peer; Rust and C allocations are counted alike. The harness's transport buffers are allocated before counting starts (and a run fails if they grow). The figure is bytes in use, not resident pages or peak.";
 
+const THROUGHPUT_METHOD: &str = "Full handshakes per second of wall time with one thread (1core) or one per core (allcores), each thread handshaking its own client+server pairs in windows kept by the clock; both sides run in the process, so a pair's rate is what one machine does playing both. \"server-only\" sums, over the threads, handshakes over the time the server calls took: what the servers would sustain if the clients cost nothing. Compare 1core with allcores for scaling.";
+
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
@@ -651,17 +654,30 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         }
         sections_by_area.extend(secs);
     }
-    let has_memory = |r: &RunData| r.records.iter().any(|x| area(&x.scenario) == Area::Memory);
-    if let Some(mr) = extra.memory.as_ref().filter(|_| !has_memory(run)) {
-        let (s, secs) = area_sections(mr, "");
-        summary.extend(s);
-        sections_by_area.extend(secs);
+    for extra_run in &extra.areas {
+        let (s, secs) = area_sections(extra_run, "");
+        // The main run's own figures for an area win over a separate run's.
+        if secs
+            .iter()
+            .all(|sec| sections_by_area.iter().all(|have| have.id != sec.id))
+        {
+            summary.extend(s);
+            sections_by_area.extend(secs);
+        }
     }
     if let Some(first) = sections_by_area
         .iter_mut()
         .find(|s| s.id == Area::Memory.id())
     {
         first.blocks.insert(0, Block::Para(MEMORY_METHOD.into()));
+    }
+    if let Some(first) = sections_by_area
+        .iter_mut()
+        .find(|s| s.id == Area::Throughput.id())
+    {
+        first
+            .blocks
+            .insert(0, Block::Para(THROUGHPUT_METHOD.into()));
     }
     let libp2p = extra.libp2p.as_ref();
 

@@ -51,7 +51,11 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
         };
         let extra = analysis::Companions {
             instructions: companion(RunKind::Instructions)?,
-            memory: companion(RunKind::Memory)?,
+            areas: [RunKind::Memory, RunKind::Throughput]
+                .into_iter()
+                .map(companion)
+                .filter_map(Result::transpose)
+                .collect::<Result<_>>()?,
             libp2p: companion(RunKind::Libp2p)?,
             interop: None,
         };
@@ -78,9 +82,11 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 }
 
 fn analysis_is_matrix(r: &RunData) -> bool {
-    r.records
-        .iter()
-        .any(|x| !x.scenario.starts_with("libp2p-") && !x.scenario.starts_with("memory-"))
+    r.records.iter().any(|x| {
+        analysis::area(&x.scenario) != analysis::Area::Memory
+            && analysis::area(&x.scenario) != analysis::Area::Throughput
+            && !x.scenario.starts_with("libp2p-")
+    })
 }
 
 fn sibling(out: &Path, tag: &str) -> PathBuf {
