@@ -272,7 +272,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     eprintln!(
         "run {run_id}: {} scenarios x {} pairs, {} samples each -> {}",
         scenarios.len(),
-        impls.len() * impls.len(),
+        plan.len() / scenarios.len().max(1),
         opts.runs,
         results.path().display()
     );
