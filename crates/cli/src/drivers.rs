@@ -20,11 +20,16 @@ use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
 pub struct ImplEntry {
     pub name: String,
     pub version: String,
-    /// The first driver (by name) that holds it.
-    pub driver: PathBuf,
-    /// Every driver that holds it at this same version, `driver` first: an impl that links
-    /// no libssl (rustls) sits beside each OpenSSL release so they can pair in memory.
+    /// Every driver that holds it at this same version, first by name first: an impl that
+    /// links no libssl (rustls) sits beside each OpenSSL release so they can pair in memory.
     pub drivers: Vec<PathBuf>,
+}
+
+impl ImplEntry {
+    /// The first driver (by name) that holds it: where it runs alone.
+    pub fn driver(&self) -> &Path {
+        &self.drivers[0]
+    }
 }
 
 /// A driver holding both impls, so that they can run as one in-memory pair.
@@ -81,7 +86,6 @@ impl Registry {
                     None => impls.push(ImplEntry {
                         name: i.name,
                         version: i.version,
-                        driver: driver.clone(),
                         drivers: vec![driver.clone()],
                     }),
                 }
@@ -329,7 +333,7 @@ pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
 pub fn by_driver(reg: &Registry) -> BTreeMap<PathBuf, Vec<&ImplEntry>> {
     let mut m: BTreeMap<PathBuf, Vec<&ImplEntry>> = BTreeMap::new();
     for e in &reg.impls {
-        m.entry(e.driver.clone()).or_default().push(e);
+        m.entry(e.driver().to_path_buf()).or_default().push(e);
     }
     m
 }

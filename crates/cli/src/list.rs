@@ -55,7 +55,7 @@ pub fn list(as_json: bool) -> Result<()> {
             "impls": reg.impls.iter().map(|e| json!({
                 "name": e.name,
                 "version": e.version,
-                "driver": e.driver,
+                "driver": e.driver(),
             })).collect::<Vec<_>>(),
             "scenario_kinds": scenario::grammar().into_iter().map(|(form, axes)| json!({
                 "form": form,

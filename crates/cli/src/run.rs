@@ -288,7 +288,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         let before = bar.position();
         let shared = drivers::shared_driver(client_entry, server_entry);
         let req = CellRequest {
-            driver: shared.unwrap_or(&client_entry.driver),
+            driver: shared.unwrap_or(client_entry.driver()),
             scenario: &id,
             client,
             server,

@@ -134,25 +134,24 @@ pub fn client(
     addr: SocketAddr,
     deadline: Instant,
 ) -> Result<String> {
-    let mut summaries = Vec::new();
-    for n in 0..case.connections() {
-        let s = within(
-            case,
-            n,
-            client_connection(factory, case, n, echo, addr, deadline),
-        )?;
-        summaries.push(s);
-    }
-    Ok(summaries.join("; then "))
+    each_connection(case, |n| {
+        client_connection(factory, case, n, echo, addr, deadline)
+    })
 }
 
-/// Names the connection a failure happened on, when a case makes more than one.
-fn within(case: &Case, n: usize, r: Result<String>) -> Result<String> {
-    match (case.connections(), n) {
-        (1, _) => r,
-        (_, 0) => r.context("the first (full) connection"),
-        _ => r.with_context(|| format!("the resuming connection ({})", case.client.resumption)),
+/// Runs `one` for each of the case's connections and joins their summaries; a failure names
+/// the connection it happened on when there is more than one.
+fn each_connection(case: &Case, mut one: impl FnMut(usize) -> Result<String>) -> Result<String> {
+    let mut summaries = Vec::new();
+    for n in 0..case.connections() {
+        let r = one(n);
+        summaries.push(match (case.connections(), n) {
+            (1, _) => r,
+            (_, 0) => r.context("the first (full) connection"),
+            _ => r.with_context(|| format!("the resuming connection ({})", case.client.resumption)),
+        }?);
     }
+    Ok(summaries.join("; then "))
 }
 
 fn client_connection(
@@ -241,16 +240,9 @@ pub fn server(
     listener: TcpListener,
     deadline: Instant,
 ) -> Result<String> {
-    let mut summaries = Vec::new();
-    for n in 0..case.connections() {
-        let s = within(
-            case,
-            n,
-            server_connection(factory, case, n, &listener, deadline),
-        )?;
-        summaries.push(s);
-    }
-    Ok(summaries.join("; then "))
+    each_connection(case, |n| {
+        server_connection(factory, case, n, &listener, deadline)
+    })
 }
 
 fn server_connection(

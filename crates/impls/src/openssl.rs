@@ -123,7 +123,6 @@ impl TlsLibrary for OpensslLibrary {
         self.name
     }
 
-    /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time.
     /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time. BoringSSL has
     /// no release numbers; the `boring` crates' versions name the sources they build.
     fn version(&self) -> String {

@@ -90,9 +90,7 @@ impl RustlsLibrary {
             ..base
         })
     }
-}
 
-impl RustlsLibrary {
     /// What the server keeps or issues so that clients can resume. A full-handshake scenario
     /// issues nothing: tickets and the cache cost server time.
     fn server_resumption(&self, config: &mut ServerConfig, mode: ResumptionMode) -> Result<()> {

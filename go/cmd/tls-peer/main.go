@@ -254,6 +254,15 @@ func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, 
 	})
 }
 
+// handshake completes conn's handshake and holds connection i to the offer.
+func handshake(conn *tls.Conn, o offer, i int) (tls.ConnectionState, error) {
+	if err := conn.Handshake(); err != nil {
+		return tls.ConnectionState{}, err
+	}
+	st := conn.ConnectionState()
+	return st, o.check(st, i)
+}
+
 func serveOne(ln net.Listener, cfg *tls.Config, o offer, i int, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
 	raw, err := ln.Accept()
 	if err != nil {
@@ -261,11 +270,8 @@ func serveOne(ln net.Listener, cfg *tls.Config, o offer, i int, drop bool, bytes
 	}
 	raw.SetDeadline(deadline)
 	conn := tls.Server(raw, cfg)
-	if err := conn.Handshake(); err != nil {
-		return "", err
-	}
-	st := conn.ConnectionState()
-	if err := o.check(st, i); err != nil {
+	st, err := handshake(conn, o, i)
+	if err != nil {
 		return "", err
 	}
 	h := fnv.New64a()
@@ -327,11 +333,8 @@ func connectOne(addr string, cfg *tls.Config, o offer, i int, echo string, n, wr
 	}
 	raw.SetDeadline(deadline)
 	conn := tls.Client(raw, cfg)
-	if err := conn.Handshake(); err != nil {
-		return "", err
-	}
-	st := conn.ConnectionState()
-	if err := o.check(st, i); err != nil {
+	st, err := handshake(conn, o, i)
+	if err != nil {
 		return "", err
 	}
 	if n == 0 {

@@ -432,11 +432,11 @@ pub fn run(opts: Options) -> Result<bool> {
 pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
     let reg = Registry::discover()?;
     let entry = reg.get(imp)?;
-    let status = std::process::Command::new(&entry.driver)
+    let status = std::process::Command::new(entry.driver())
         .args(["peer", role, "--impl", imp])
         .args(rest)
         .status()
-        .with_context(|| format!("cannot start {}", entry.driver.display()))?;
+        .with_context(|| format!("cannot start {}", entry.driver().display()))?;
     Ok(status.success())
 }
 

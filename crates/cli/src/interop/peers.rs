@@ -85,6 +85,19 @@ pub struct ClientPlan {
     pub must_print: Option<&'static str>,
 }
 
+impl ServerPlan {
+    /// A server of ours: prints `listening ADDR ...`, echoes the bytes, serves the case's
+    /// connections and exits.
+    fn echoing(cmd: Command) -> ServerPlan {
+        ServerPlan {
+            cmd,
+            ready: Ready::Line("listening "),
+            echo: Echo::Same,
+            persistent: false,
+        }
+    }
+}
+
 impl ClientPlan {
     fn checked_by_itself(cmd: Command) -> ClientPlan {
         ClientPlan {
@@ -103,64 +116,61 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
         .map(|e| Peer {
             name: e.name.clone(),
             version: e.version.clone(),
-            kind: Kind::Driver(e.driver.clone()),
+            kind: Kind::Driver(e.driver().to_path_buf()),
         })
         .collect();
-    if let Ok(out) = Command::new("openssl").arg("version").output() {
-        if out.status.success() {
-            peers.push(Peer {
-                name: OPENSSL_TOOL.into(),
-                version: format!(
-                    "{} (s_server/s_client)",
-                    String::from_utf8_lossy(&out.stdout).trim()
-                ),
-                kind: Kind::OpensslTool,
-            });
-        }
+    if let Some(v) = reported_version(Command::new("openssl").arg("version")) {
+        peers.push(Peer {
+            name: OPENSSL_TOOL.into(),
+            version: format!("{v} (s_server/s_client)"),
+            kind: Kind::OpensslTool,
+        });
     }
     if let Ok(dir) = crate::drivers::driver_dir() {
         let bin = dir.join(GO_PEER_BINARY);
-        if let Ok(out) = Command::new(&bin).arg("version").output() {
-            if out.status.success() {
+        if let Some(version) = reported_version(Command::new(&bin).arg("version")) {
+            peers.push(Peer {
+                name: GO_CRYPTO_TLS.into(),
+                version,
+                kind: Kind::GoCryptoTls(bin),
+            });
+        }
+        for &(name, binary, backend) in LIBP2P_PEERS {
+            let bin = dir.join(binary);
+            if let Some(version) = reported_version(&mut libp2p_command(&bin, backend, "version")) {
                 peers.push(Peer {
-                    name: GO_CRYPTO_TLS.into(),
-                    version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-                    kind: Kind::GoCryptoTls(bin),
+                    name: name.into(),
+                    version,
+                    kind: Kind::Libp2p { bin, backend },
                 });
             }
         }
     }
-    if let Ok(dir) = crate::drivers::driver_dir() {
-        for &(name, binary, backend) in LIBP2P_PEERS {
-            let bin = dir.join(binary);
-            let mut cmd = Command::new(&bin);
-            cmd.arg("version")
-                .args(backend.map(|b| ["--backend", b]).iter().flatten());
-            if let Ok(out) = cmd.output() {
-                if out.status.success() {
-                    peers.push(Peer {
-                        name: name.into(),
-                        version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-                        kind: Kind::Libp2p { bin, backend },
-                    });
-                }
-            }
-        }
-    }
-    if let Ok(out) = Command::new("gnutls-cli").arg("--version").output() {
-        if out.status.success() {
-            let text = String::from_utf8_lossy(&out.stdout);
-            peers.push(Peer {
-                name: GNUTLS_TOOL.into(),
-                version: format!(
-                    "GnuTLS {} (gnutls-serv/gnutls-cli)",
-                    text.split_whitespace().nth(1).unwrap_or("?")
-                ),
-                kind: Kind::GnutlsTool,
-            });
-        }
+    if let Some(v) = reported_version(Command::new("gnutls-cli").arg("--version")) {
+        peers.push(Peer {
+            name: GNUTLS_TOOL.into(),
+            version: format!(
+                "GnuTLS {} (gnutls-serv/gnutls-cli)",
+                v.split_whitespace().nth(1).unwrap_or("?")
+            ),
+            kind: Kind::GnutlsTool,
+        });
     }
     peers
+}
+
+/// What a peer's version command prints, trimmed; `None` if it is missing or fails.
+fn reported_version(cmd: &mut Command) -> Option<String> {
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A libp2p peer's command for `role`, with `--backend B` when the peer has backends.
+fn libp2p_command(bin: &Path, backend: Option<&str>, role: &str) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.arg(role)
+        .args(backend.map(|b| ["--backend", b]).iter().flatten());
+    cmd
 }
 
 /// A port the OS has just handed out, for a tool that cannot be told to pick one itself. It
@@ -182,18 +192,6 @@ impl Peer {
             Kind::Libp2p { .. } => Family::Libp2p,
             _ => Family::Tls,
         }
-    }
-
-    /// `--backend B` for a libp2p peer that has backends.
-    fn libp2p_args(&self, role: &str, secs: u64) -> Option<Command> {
-        let Kind::Libp2p { bin, backend } = &self.kind else {
-            return None;
-        };
-        let mut cmd = Command::new(bin);
-        cmd.arg(role)
-            .args(backend.map(|b| ["--backend", b]).iter().flatten())
-            .args(["--timeout", &format!("{secs}s")]);
-        Some(cmd)
     }
 
     /// `Err(reason)` when this peer cannot play `side` of `case`.
@@ -279,12 +277,7 @@ impl Peer {
                     ])
                     .arg("--certs")
                     .arg(certs);
-                ServerPlan {
-                    cmd,
-                    ready: Ready::Line("listening "),
-                    echo: Echo::Same,
-                    persistent: false,
-                }
+                ServerPlan::echoing(cmd)
             }
             Kind::OpensslTool => {
                 let o = &case.server;
@@ -320,24 +313,13 @@ impl Peer {
                 if case.expect == Expect::Truncation {
                     cmd.arg("-drop");
                 }
-                ServerPlan {
-                    cmd,
-                    ready: Ready::Line("listening "),
-                    echo: Echo::Same,
-                    persistent: false,
-                }
+                ServerPlan::echoing(cmd)
             }
-            Kind::Libp2p { .. } => {
-                let mut cmd = self
-                    .libp2p_args("server", timeout_s)
-                    .expect("a libp2p peer");
-                cmd.args(["--listen", "127.0.0.1:0", "--once"]);
-                ServerPlan {
-                    cmd,
-                    ready: Ready::Line("listening "),
-                    echo: Echo::Same,
-                    persistent: false,
-                }
+            Kind::Libp2p { bin, backend } => {
+                let mut cmd = libp2p_command(bin, *backend, "server");
+                cmd.args(["--listen", "127.0.0.1:0", "--once"])
+                    .args(["--timeout", &format!("{timeout_s}s")]);
+                ServerPlan::echoing(cmd)
             }
             Kind::GnutlsTool => {
                 let o = &case.server;
@@ -380,11 +362,10 @@ impl Peer {
         timeout_s: u64,
     ) -> ClientPlan {
         match &self.kind {
-            Kind::Libp2p { .. } => {
-                let mut cmd = self
-                    .libp2p_args("client", timeout_s)
-                    .expect("a libp2p peer");
-                cmd.args(["--connect", addr, "--message", LIBP2P_MESSAGE]);
+            Kind::Libp2p { bin, backend } => {
+                let mut cmd = libp2p_command(bin, *backend, "client");
+                cmd.args(["--connect", addr, "--message", LIBP2P_MESSAGE])
+                    .args(["--timeout", &format!("{timeout_s}s")]);
                 let dial = if case.wrong_peer_id {
                     Some(STRANGER_PEER_ID)
                 } else {

@@ -665,19 +665,14 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             sections_by_area.extend(secs);
         }
     }
-    if let Some(first) = sections_by_area
-        .iter_mut()
-        .find(|s| s.id == Area::Memory.id())
-    {
-        first.blocks.insert(0, Block::Para(MEMORY_METHOD.into()));
-    }
-    if let Some(first) = sections_by_area
-        .iter_mut()
-        .find(|s| s.id == Area::Throughput.id())
-    {
-        first
-            .blocks
-            .insert(0, Block::Para(THROUGHPUT_METHOD.into()));
+    // Areas measured in a way the tables cannot show say how, first.
+    for (a, method) in [
+        (Area::Memory, MEMORY_METHOD),
+        (Area::Throughput, THROUGHPUT_METHOD),
+    ] {
+        if let Some(section) = sections_by_area.iter_mut().find(|s| s.id == a.id()) {
+            section.blocks.insert(0, Block::Para(method.into()));
+        }
     }
     let libp2p = extra.libp2p.as_ref();
 
