@@ -13,5 +13,6 @@ fn main() {
         "openssl-sys",
         "boring",
         "boring-sys",
+        "s2n-tls",
     ]);
 }

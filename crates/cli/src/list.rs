@@ -24,11 +24,11 @@ const KNOWN_IMPLS: &[(&str, &str)] = &[
     ),
     (
         "boringssl",
-        "no adapter yet: not measured by this version of tlsmatrix",
+        "`make build` (the boring crate, linked into drivers/boringssl)",
     ),
     (
         "s2n-tls",
-        "no adapter yet: not measured by this version of tlsmatrix",
+        "`make build` (the s2n-tls crate on aws-lc, the main driver)",
     ),
 ];
 

@@ -1,6 +1,8 @@
 //! Test certificates, generated at run time and cached on disk: per signature algorithm, a
-//! CA and a leaf for `localhost` signed by it, both with keys of that algorithm. No key is ever
-//! committed; a cache folder is written whole or not at all (temp folder, then rename).
+//! root CA, three intermediate CAs under it in a line, a leaf for `localhost` at each depth
+//! (so the server can send a chain of one to four certificates), and a client certificate,
+//! all with keys of that algorithm. No key is ever committed; a cache folder is written whole
+//! or not at all (temp folder, then rename).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use rcgen::{
     RsaKeySize, SignatureAlgorithm,
 };
 
-use crate::scenario::SigAlg;
+use crate::scenario::{Chain, SigAlg};
 
 /// PEM text for one signature algorithm.
 #[derive(Debug, Clone)]
@@ -19,39 +21,57 @@ pub struct CertSet {
     pub sig: SigAlg,
     /// The trust anchor clients verify against.
     pub ca_pem: String,
-    /// The certificates the server sends, leaf first.
-    pub chain_pem: String,
-    /// The leaf's private key, PKCS#8.
+    /// The certificates the server sends, leaf first: entry `k` is the chain of `k + 1`
+    /// certificates, its leaf signed by the `k`-th intermediate (or by the root for `k = 0`).
+    /// Every leaf has the same key.
+    pub chains_pem: Vec<String>,
+    /// The leaves' private key, PKCS#8.
     pub key_pem: String,
     /// A client certificate from the same CA, for mutual TLS, and its key.
     pub client_chain_pem: String,
     pub client_key_pem: String,
 }
 
+impl CertSet {
+    pub fn chain_pem(&self, chain: Chain) -> &str {
+        &self.chains_pem[chain.certificates() - 1]
+    }
+}
+
 const CA_FILE: &str = "ca.pem";
+/// The one-certificate chain; tools outside tlsmatrix are pointed at this file.
 const CHAIN_FILE: &str = "chain.pem";
 const KEY_FILE: &str = "key.pem";
 const CLIENT_CHAIN_FILE: &str = "client.pem";
-/// Written last, so its presence means the set is whole (older sets lack it).
 const CLIENT_KEY_FILE: &str = "client-key.pem";
+/// Written last, so its presence means the set is whole (sets from older versions lack it
+/// and are replaced).
+const COMPLETE_FILE: &str = "complete-v2";
+
+fn chain_file(certificates: usize) -> String {
+    match certificates {
+        1 => CHAIN_FILE.to_string(),
+        n => format!("chain{n}.pem"),
+    }
+}
 
 /// Loads the set for `sig` from `dir/<sig>/`, generating it first if it is not there.
 pub fn load_or_generate(dir: &Path, sig: SigAlg) -> Result<CertSet> {
     let folder = dir.join(sig.as_str());
-    if !folder.join(CLIENT_KEY_FILE).exists() {
+    if !folder.join(COMPLETE_FILE).exists() {
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the certificate folder {}", dir.display()))?;
         let tmp = dir.join(format!(".{}.tmp-{}", sig, std::process::id()));
         let set = generate(sig)?;
         write_set(&tmp, &set)?;
-        // A set from before client certificates existed is replaced whole.
-        if folder.exists() && !folder.join(CLIENT_KEY_FILE).exists() {
+        // A set from an older version is replaced whole.
+        if folder.exists() && !folder.join(COMPLETE_FILE).exists() {
             let _ = fs::remove_dir_all(&folder);
         }
         // Another process may have won the race; its set is as good as ours.
         if let Err(e) = fs::rename(&tmp, &folder) {
             let _ = fs::remove_dir_all(&tmp);
-            if !folder.join(CLIENT_KEY_FILE).exists() {
+            if !folder.join(COMPLETE_FILE).exists() {
                 return Err(e)
                     .with_context(|| format!("cannot store certificates in {}", folder.display()));
             }
@@ -62,15 +82,19 @@ pub fn load_or_generate(dir: &Path, sig: SigAlg) -> Result<CertSet> {
 
 fn write_set(folder: &PathBuf, set: &CertSet) -> Result<()> {
     fs::create_dir_all(folder)?;
-    for (name, text) in [
-        (CA_FILE, &set.ca_pem),
-        (CHAIN_FILE, &set.chain_pem),
-        (KEY_FILE, &set.key_pem),
-        (CLIENT_CHAIN_FILE, &set.client_chain_pem),
-        (CLIENT_KEY_FILE, &set.client_key_pem),
-    ] {
-        fs::write(folder.join(name), text)
-            .with_context(|| format!("cannot write {}", folder.join(name).display()))?;
+    let mut files = vec![
+        (CA_FILE.to_string(), set.ca_pem.as_str()),
+        (KEY_FILE.to_string(), &set.key_pem),
+        (CLIENT_CHAIN_FILE.to_string(), &set.client_chain_pem),
+        (CLIENT_KEY_FILE.to_string(), &set.client_key_pem),
+    ];
+    for (k, chain) in set.chains_pem.iter().enumerate() {
+        files.push((chain_file(k + 1), chain));
+    }
+    files.push((COMPLETE_FILE.to_string(), ""));
+    for (name, text) in files {
+        fs::write(folder.join(&name), text)
+            .with_context(|| format!("cannot write {}", folder.join(&name).display()))?;
     }
     Ok(())
 }
@@ -89,7 +113,10 @@ fn load(folder: &Path, sig: SigAlg) -> Result<CertSet> {
     Ok(CertSet {
         sig,
         ca_pem: read(CA_FILE)?,
-        chain_pem: read(CHAIN_FILE)?,
+        chains_pem: Chain::ALL
+            .iter()
+            .map(|c| read(&chain_file(c.certificates())))
+            .collect::<Result<_>>()?,
         key_pem: read(KEY_FILE)?,
         client_chain_pem: read(CLIENT_CHAIN_FILE)?,
         client_key_pem: read(CLIENT_KEY_FILE)?,
@@ -113,40 +140,72 @@ fn key_pair(sig: SigAlg) -> Result<(KeyPair, &'static SignatureAlgorithm)> {
     generated.with_context(|| format!("cannot generate a {sig} key"))
 }
 
-/// A fresh CA and leaf for `sig`.
+/// A CA's parameters: CA certificates sign certificates and CRLs, nothing else.
+fn ca_params(name: String) -> Result<CertificateParams> {
+    let mut params = CertificateParams::new(Vec::new())?;
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    Ok(params)
+}
+
+/// An end-entity certificate's parameters for `names` and one extended key usage.
+fn end_entity_params(
+    names: Vec<String>,
+    common_name: String,
+    usage: rcgen::ExtendedKeyUsagePurpose,
+) -> Result<CertificateParams> {
+    let mut params = CertificateParams::new(names)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![usage];
+    Ok(params)
+}
+
+/// A fresh set for `sig`.
 pub fn generate(sig: SigAlg) -> Result<CertSet> {
     let (ca_key, _) = key_pair(sig)?;
-    let mut ca_params = CertificateParams::new(Vec::new())?;
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("tlsmatrix test CA ({sig})"));
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let ca_cert = ca_params.self_signed(&ca_key)?;
-    let issuer = Issuer::new(ca_params, ca_key);
+    let root_params = ca_params(format!("tlsmatrix test CA ({sig})"))?;
+    let ca_cert = root_params.self_signed(&ca_key)?;
+    // issuers[k] signs the leaf of the (k + 1)-certificate chain; the intermediates'
+    // PEM, nearest the leaf first, follow that leaf.
+    let mut issuers = vec![Issuer::new(root_params, ca_key)];
+    let mut intermediates_pem: Vec<String> = Vec::new();
+    for depth in 1..Chain::ALL.len() {
+        let (key, _) = key_pair(sig)?;
+        let params = ca_params(format!("tlsmatrix test intermediate CA {depth} ({sig})"))?;
+        let cert = params.signed_by(&key, issuers.last().expect("the root is first"))?;
+        intermediates_pem.insert(0, cert.pem());
+        issuers.push(Issuer::new(params, key));
+    }
 
     let (leaf_key, _) = key_pair(sig)?;
-    let mut leaf_params = CertificateParams::new(vec![crate::endpoint::SERVER_NAME.to_string()])?;
-    leaf_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("tlsmatrix test server ({sig})"));
-    leaf_params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    leaf_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-    let leaf = leaf_params.signed_by(&leaf_key, &issuer)?;
+    let mut chains_pem = Vec::new();
+    for (k, issuer) in issuers.iter().enumerate() {
+        let leaf = end_entity_params(
+            vec![crate::endpoint::SERVER_NAME.to_string()],
+            format!("tlsmatrix test server ({sig})"),
+            rcgen::ExtendedKeyUsagePurpose::ServerAuth,
+        )?
+        .signed_by(&leaf_key, issuer)?;
+        let above = &intermediates_pem[intermediates_pem.len() - k..];
+        chains_pem.push(leaf.pem() + &above.concat());
+    }
 
     let (client_key, _) = key_pair(sig)?;
-    let mut client_params = CertificateParams::new(Vec::new())?;
-    client_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("tlsmatrix test client ({sig})"));
-    client_params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-    let client = client_params.signed_by(&client_key, &issuer)?;
+    let client = end_entity_params(
+        Vec::new(),
+        format!("tlsmatrix test client ({sig})"),
+        rcgen::ExtendedKeyUsagePurpose::ClientAuth,
+    )?
+    .signed_by(&client_key, &issuers[0])?;
 
     Ok(CertSet {
         sig,
         ca_pem: ca_cert.pem(),
-        chain_pem: leaf.pem(),
+        chains_pem,
         key_pem: portable_key_pem(sig, &leaf_key)?,
         client_chain_pem: client.pem(),
         client_key_pem: portable_key_pem(sig, &client_key)?,
@@ -189,6 +248,10 @@ mod tests {
         assert_eq!(a.key_pem, b.key_pem);
         assert!(a.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         assert!(a.key_pem.contains("PRIVATE KEY"));
+        for chain in Chain::ALL {
+            let n = a.chain_pem(*chain).matches("BEGIN CERTIFICATE").count();
+            assert_eq!(n, chain.certificates(), "{chain}");
+        }
         assert!(fs::read_dir(&dir).unwrap().all(|e| !e
             .unwrap()
             .file_name()

@@ -77,6 +77,33 @@ pub fn suite_name(code: u16) -> String {
     name.into()
 }
 
+/// The suites tlsmatrix names, by IANA code and the name OpenSSL (and s2n-tls) use.
+const OPENSSL_SUITES: &[(u16, &str)] = &[
+    (0x1301, "TLS_AES_128_GCM_SHA256"),
+    (0x1302, "TLS_AES_256_GCM_SHA384"),
+    (0x1303, "TLS_CHACHA20_POLY1305_SHA256"),
+    (0xc02b, "ECDHE-ECDSA-AES128-GCM-SHA256"),
+    (0xc02c, "ECDHE-ECDSA-AES256-GCM-SHA384"),
+    (0xcca9, "ECDHE-ECDSA-CHACHA20-POLY1305"),
+    (0xc02f, "ECDHE-RSA-AES128-GCM-SHA256"),
+    (0xc030, "ECDHE-RSA-AES256-GCM-SHA384"),
+    (0xcca8, "ECDHE-RSA-CHACHA20-POLY1305"),
+];
+
+pub fn openssl_suite_name(code: u16) -> Option<&'static str> {
+    OPENSSL_SUITES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, n)| *n)
+}
+
+pub fn openssl_suite_code(name: &str) -> Option<u16> {
+    OPENSSL_SUITES
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(c, _)| *c)
+}
+
 pub fn group_name(code: u16) -> String {
     Group::ALL
         .iter()
@@ -85,17 +112,28 @@ pub fn group_name(code: u16) -> String {
         .unwrap_or_else(|| format!("group 0x{code:04x}"))
 }
 
+/// The signature schemes tlsmatrix names, by IANA code and name.
+const SCHEMES: &[(u16, &str)] = &[
+    (0x0401, "rsa_pkcs1_sha256"),
+    (0x0501, "rsa_pkcs1_sha384"),
+    (0x0403, "ecdsa_secp256r1_sha256"),
+    (0x0503, "ecdsa_secp384r1_sha384"),
+    (0x0804, "rsa_pss_rsae_sha256"),
+    (0x0805, "rsa_pss_rsae_sha384"),
+    (0x0809, "rsa_pss_pss_sha256"),
+    (0x0807, "ed25519"),
+];
+
 pub fn scheme_name(code: u16) -> String {
-    let name = match code {
-        0x0401 => "rsa_pkcs1_sha256",
-        0x0403 => "ecdsa_secp256r1_sha256",
-        0x0503 => "ecdsa_secp384r1_sha384",
-        0x0804 => "rsa_pss_rsae_sha256",
-        0x0805 => "rsa_pss_rsae_sha384",
-        0x0807 => "ed25519",
-        c => return format!("scheme 0x{c:04x}"),
-    };
-    name.into()
+    match SCHEMES.iter().find(|(c, _)| *c == code) {
+        Some((_, name)) => (*name).into(),
+        None => format!("scheme 0x{code:04x}"),
+    }
+}
+
+/// The IANA code of a signature scheme's IANA name, for libraries that report names.
+pub fn scheme_code(name: &str) -> Option<u16> {
+    SCHEMES.iter().find(|(_, n)| *n == name).map(|(c, _)| *c)
 }
 /// Whether the first dotted version number in `text` ("OpenSSL 3.0.19 ...", "GnuTLS 3.7.9")
 /// is at least `min`.

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use crate::certs::CertSet;
 use crate::memio::MemIo;
 use crate::negotiated::Negotiated;
-use crate::scenario::{Aead, ConnParams, Group, Resumption, Scenario, SigAlg, Version};
+use crate::scenario::{
+    Aead, Chain, ConnParams, Extras, Group, Resumption, Scenario, SigAlg, Version,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -44,8 +46,12 @@ pub struct EndpointConfig {
     pub aead: Aead,
     /// The certificate key type, and so the one signature scheme offered.
     pub sig: SigAlg,
-    /// Groups offered (client) or accepted (server), most preferred first.
+    /// Groups offered (client) or accepted (server), most preferred first. Adapters read
+    /// them through [`EndpointConfig::groups_for`].
     pub groups: Vec<Group>,
+    /// A group the client alone offers before `groups`, with its only key share: when the
+    /// server does not accept it, the server must send a HelloRetryRequest.
+    pub client_first_group: Option<Group>,
     pub resumption: Resumption,
     pub certs: Arc<CertSet>,
     /// Sent as SNI and checked against the server certificate.
@@ -57,6 +63,8 @@ pub struct EndpointConfig {
     /// presents one when `client_cert` is set.
     pub require_client_cert: bool,
     pub client_cert: bool,
+    /// How many certificates the server sends (see [`CertSet::chain_pem`]).
+    pub chain: Chain,
 }
 
 pub const SERVER_NAME: &str = "localhost";
@@ -85,13 +93,32 @@ impl EndpointConfig {
             aead: p.aead,
             sig: p.sig,
             groups,
+            client_first_group: p.extras.hrr.then(|| Extras::hrr_decoy(p.group)),
             resumption: p.resumption,
             certs,
             server_name: SERVER_NAME.to_string(),
             alpn: Vec::new(),
-            require_client_cert: false,
-            client_cert: false,
+            require_client_cert: p.extras.mtls,
+            client_cert: p.extras.mtls,
+            chain: p.extras.chain,
         }
+    }
+
+    /// The groups `side` offers or accepts, most preferred first.
+    pub fn groups_for(&self, side: Side) -> Vec<Group> {
+        let first = match side {
+            Side::Client => self.client_first_group,
+            Side::Server => None,
+        };
+        first
+            .into_iter()
+            .chain(self.groups.iter().copied())
+            .collect()
+    }
+
+    /// The server's certificates, leaf first, as PEM.
+    pub fn server_chain_pem(&self) -> &str {
+        self.certs.chain_pem(self.chain)
     }
 }
 
@@ -103,6 +130,11 @@ impl EndpointConfig {
         }
         if self.version == Version::Tls13 && self.resumption == Resumption::SessionId {
             return Err("TLS 1.3 has no session-id resumption; it resumes with tickets".into());
+        }
+        if self.version == Version::Tls12 && self.client_first_group.is_some() {
+            return Err(
+                "TLS 1.2 has no HelloRetryRequest; a server picks from the groups offered".into(),
+            );
         }
         Ok(())
     }

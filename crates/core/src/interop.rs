@@ -2,7 +2,7 @@
 //! case must end. Every peer, ours or a tool's, runs the same case by id, and the runner
 //! judges the outcome against `expect`.
 
-use crate::scenario::{Aead, ConnParams, Group, Resumption, SigAlg, Version};
+use crate::scenario::{Aead, ConnParams, Extras, Group, Resumption, SigAlg, Version};
 
 /// One side's offer: a single version, suite, group and certificate key, so that what is
 /// negotiated is known in advance and checked.
@@ -81,6 +81,7 @@ impl Offer {
             group: self.group,
             aead: self.aead,
             resumption: self.resumption,
+            extras: Extras::default(),
         }
     }
 

@@ -13,6 +13,71 @@ struct ByteQueue {
     buf: Vec<u8>,
     /// Start of the unread bytes.
     pos: usize,
+    hellos: HelloScan,
+}
+
+/// Counts the ClientHello messages written into a queue from the TLS record headers alone,
+/// so the pair driver can tell whether a handshake went through a HelloRetryRequest (two
+/// ClientHellos) whatever the libraries report. A record counts when it is a handshake
+/// record whose body is exactly one ClientHello: type 1 with a length of the body less its
+/// 4-byte header. An encrypted record passes that test by chance about once in 2^32.
+#[derive(Default)]
+struct HelloScan {
+    /// The record header (5 bytes) and the first 4 bytes of its body, as far as seen.
+    prefix: [u8; 9],
+    have: usize,
+    /// Body bytes of the current record still to pass over.
+    skip: usize,
+    count: usize,
+}
+
+impl HelloScan {
+    const HEADER: usize = 5;
+
+    fn body_len(&self) -> usize {
+        usize::from(u16::from_be_bytes([self.prefix[3], self.prefix[4]]))
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.skip > 0 {
+                let n = self.skip.min(bytes.len());
+                self.skip -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let want = if self.have < Self::HEADER {
+                Self::HEADER
+            } else {
+                Self::HEADER + self.body_len().min(4)
+            };
+            let n = (want - self.have).min(bytes.len());
+            self.prefix[self.have..self.have + n].copy_from_slice(&bytes[..n]);
+            self.have += n;
+            bytes = &bytes[n..];
+            if self.have == Self::HEADER && self.body_len() > 0 {
+                continue; // now read the body's first bytes
+            }
+            if self.have == want {
+                self.record_prefix_complete();
+            }
+        }
+    }
+
+    fn record_prefix_complete(&mut self) {
+        const HANDSHAKE: u8 = 22;
+        const CLIENT_HELLO: u8 = 1;
+        let body = self.body_len();
+        let p = &self.prefix;
+        if p[0] == HANDSHAKE && body >= 4 && p[5] == CLIENT_HELLO {
+            let message = usize::from(p[6]) << 16 | usize::from(p[7]) << 8 | usize::from(p[8]);
+            if message == body - 4 {
+                self.count += 1;
+            }
+        }
+        self.skip = body - body.min(4);
+        self.have = 0;
+    }
 }
 
 impl ByteQueue {
@@ -32,6 +97,7 @@ impl ByteQueue {
             self.pos = 0;
         }
         self.buf.extend_from_slice(bytes);
+        self.hellos.feed(bytes);
     }
 
     fn pop_into(&mut self, out: &mut [u8]) -> usize {
@@ -67,6 +133,7 @@ impl MemIo {
             Rc::new(RefCell::new(ByteQueue {
                 buf: Vec::with_capacity(bytes),
                 pos: 0,
+                hellos: HelloScan::default(),
             }))
         };
         let (a, b): (Queue, Queue) = (queue(), queue());
@@ -108,6 +175,11 @@ impl Probe {
     /// The harness's own heap for this connection: what both queues have allocated.
     pub fn capacity(&self) -> usize {
         self.queues.iter().map(|q| q.borrow().buf.capacity()).sum()
+    }
+
+    /// How many ClientHello messages the endpoint has written (see [`HelloScan`]).
+    pub fn hellos_written(&self) -> usize {
+        self.queues[1].borrow().hellos.count
     }
 }
 
@@ -152,6 +224,40 @@ mod tests {
         );
         b.write_all(b"back").unwrap();
         assert_eq!(a.pending_input(), 4);
+    }
+
+    /// A record: type, version 0x0303, length, body.
+    fn record(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind, 3, 3];
+        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    fn client_hello(len: usize) -> Vec<u8> {
+        let mut m = vec![1, 0, (len >> 8) as u8, len as u8];
+        m.resize(4 + len, 0xab);
+        record(22, &m)
+    }
+
+    #[test]
+    fn client_hellos_are_counted_however_the_bytes_are_split() {
+        let mut stream = client_hello(300);
+        stream.extend(record(20, &[1])); // change_cipher_spec
+        stream.extend(client_hello(1200));
+        // Encrypted records: an application-data one, and a TLS 1.2 Finished whose first
+        // byte happens to be 1 but whose "length" does not fit.
+        stream.extend(record(23, &[1, 0, 0, 4, 9, 9, 9, 9]));
+        stream.extend(record(22, &[1, 0, 0, 9, 9, 9, 9, 9]));
+        stream.extend(record(21, &[]));
+        for chunk in [1, 2, 3, 7, 100, stream.len()] {
+            let (mut a, _b) = MemIo::pair();
+            let probe = a.probe();
+            for piece in stream.chunks(chunk) {
+                a.write_all(piece).unwrap();
+            }
+            assert_eq!(probe.hellos_written(), 2, "chunks of {chunk}");
+        }
     }
 
     #[test]

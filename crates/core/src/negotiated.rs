@@ -15,6 +15,8 @@ pub struct Negotiated {
     pub signature_scheme: Option<u16>,
     /// Whether the handshake resumed an earlier session.
     pub resumed: Option<bool>,
+    /// How many certificates the peer sent, leaf included; 0 when it sent none.
+    pub peer_certs: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,53 +30,101 @@ pub enum CheckError {
     },
     #[error("neither side can report the negotiated {field}, so it cannot be checked")]
     Unobserved { field: &'static str },
+    #[error("the client sent {hellos} ClientHello(s), but the scenario asks for {}", if *.retry { "a HelloRetryRequest (2)" } else { "no HelloRetryRequest (1)" })]
+    Retry { hellos: usize, retry: bool },
+}
+
+/// Checks the number of ClientHellos the client wrote: two exactly when the scenario asks
+/// for a HelloRetryRequest.
+pub fn check_hellos(params: &ConnParams, hellos: usize) -> Result<(), CheckError> {
+    let retry = params.extras.hrr;
+    if hellos == 1 + usize::from(retry) {
+        Ok(())
+    } else {
+        Err(CheckError::Retry { hellos, retry })
+    }
 }
 
 struct Field {
     name: &'static str,
-    expected: u16,
+    /// What the client's view must say, and what the server's must: the same for every
+    /// field but the certificates each received.
+    expected: [u16; 2],
     get: fn(&Negotiated) -> Option<u16>,
     show: fn(u16) -> String,
 }
 
-/// The fields a handshake of `params` must agree on. A resumed handshake signs nothing, and
-/// a resumed TLS 1.2 handshake exchanges no key, so those fields are not checked there.
+impl Field {
+    fn same(
+        name: &'static str,
+        expected: u16,
+        get: fn(&Negotiated) -> Option<u16>,
+        show: fn(u16) -> String,
+    ) -> Field {
+        Field {
+            name,
+            expected: [expected; 2],
+            get,
+            show,
+        }
+    }
+
+    fn expected(&self, side: Side) -> u16 {
+        self.expected[match side {
+            Side::Client => 0,
+            Side::Server => 1,
+        }]
+    }
+}
+
+/// The fields a handshake of `params` must agree on. A resumed handshake signs nothing and
+/// sends no certificate, and a resumed TLS 1.2 handshake exchanges no key, so those fields
+/// are not checked there.
 fn fields(params: &ConnParams) -> Vec<Field> {
     let resumed = params.resumption.is_resumed();
     let mut fields = vec![
+        Field::same(
+            "version",
+            codes::version_code(params.version),
+            |n| n.version,
+            codes::version_name,
+        ),
+        Field::same(
+            "cipher suite",
+            codes::expected_suite(params),
+            |n| n.cipher_suite,
+            codes::suite_name,
+        ),
+        Field::same(
+            "group",
+            codes::group_code(params.group),
+            |n| n.group,
+            codes::group_name,
+        ),
+        Field::same(
+            "signature scheme",
+            codes::signature_scheme_code(params.sig),
+            |n| n.signature_scheme,
+            codes::scheme_name,
+        ),
+        Field::same(
+            "resumption",
+            u16::from(resumed),
+            |n| n.resumed.map(u16::from),
+            |r| (if r == 1 { "resumed" } else { "full" }).to_string(),
+        ),
         Field {
-            name: "version",
-            expected: codes::version_code(params.version),
-            get: |n| n.version,
-            show: codes::version_name,
-        },
-        Field {
-            name: "cipher suite",
-            expected: codes::expected_suite(params),
-            get: |n| n.cipher_suite,
-            show: codes::suite_name,
-        },
-        Field {
-            name: "group",
-            expected: codes::group_code(params.group),
-            get: |n| n.group,
-            show: codes::group_name,
-        },
-        Field {
-            name: "signature scheme",
-            expected: codes::signature_scheme_code(params.sig),
-            get: |n| n.signature_scheme,
-            show: codes::scheme_name,
-        },
-        Field {
-            name: "resumption",
-            expected: u16::from(resumed),
-            get: |n| n.resumed.map(u16::from),
-            show: |r| (if r == 1 { "resumed" } else { "full" }).to_string(),
+            name: "peer certificates",
+            expected: [
+                params.extras.chain.certificates() as u16,
+                u16::from(params.extras.mtls),
+            ],
+            get: |n| n.peer_certs.map(|c| c.min(usize::from(u16::MAX)) as u16),
+            show: |c| format!("{c} received"),
         },
     ];
     fields.retain(|f| match f.name {
-        "signature scheme" => !resumed,
+        "signature scheme" | "peer certificates" => !resumed,
         "group" => !(resumed && params.version == Version::Tls12),
         _ => true,
     });
@@ -82,11 +132,12 @@ fn fields(params: &ConnParams) -> Vec<Field> {
 }
 
 fn check_field(f: &Field, side: Side, view: &Negotiated) -> Result<(), CheckError> {
+    let expected = f.expected(side);
     match (f.get)(view) {
-        Some(got) if got != f.expected => Err(CheckError::Mismatch {
+        Some(got) if got != expected => Err(CheckError::Mismatch {
             side,
             field: f.name,
-            expected: (f.show)(f.expected),
+            expected: (f.show)(expected),
             got: (f.show)(got),
         }),
         _ => Ok(()),
@@ -135,6 +186,7 @@ mod tests {
             group: Some(group),
             signature_scheme: Some(scheme),
             resumed: Some(false),
+            peer_certs: None,
         }
     }
 
@@ -142,11 +194,15 @@ mod tests {
     fn matching_views_pass() {
         let p = params("handshake-tls13-ecdsa-p256-x25519-full");
         let n = full(0x0304, 0x1301, 0x001d, 0x0403);
+        let client = Negotiated {
+            peer_certs: Some(1),
+            ..n
+        };
         let server_blind = Negotiated {
             signature_scheme: None,
             ..n
         };
-        assert_eq!(check(&p, &n, &server_blind), Ok(()));
+        assert_eq!(check(&p, &client, &server_blind), Ok(()));
     }
 
     #[test]
@@ -163,8 +219,14 @@ mod tests {
     #[test]
     fn tls12_rsa_expects_the_ecdhe_rsa_suite() {
         let p = params("handshake-tls12-rsa-2048-p256-full");
-        let good = full(0x0303, 0xc02f, 0x0017, 0x0804);
-        assert_eq!(check(&p, &good, &good), Ok(()));
+        let good = Negotiated {
+            peer_certs: Some(1),
+            ..full(0x0303, 0xc02f, 0x0017, 0x0804)
+        };
+        assert_eq!(
+            check(&p, &good, &full(0x0303, 0xc02f, 0x0017, 0x0804)),
+            Ok(())
+        );
         let ecdsa_suite = full(0x0303, 0xc02b, 0x0017, 0x0804);
         let err = check(&p, &good, &ecdsa_suite).unwrap_err();
         assert!(err
@@ -185,6 +247,50 @@ mod tests {
                 field: "signature scheme"
             })
         );
+    }
+
+    #[test]
+    fn a_retry_is_counted_in_client_hellos() {
+        let plain = params("handshake-tls13-ecdsa-p256-x25519-full");
+        let retry = params("handshake-tls13-ecdsa-p256-x25519-full-hrr");
+        assert_eq!(check_hellos(&plain, 1), Ok(()));
+        assert_eq!(check_hellos(&retry, 2), Ok(()));
+        assert_eq!(
+            check_hellos(&retry, 1).unwrap_err().to_string(),
+            "the client sent 1 ClientHello(s), but the scenario asks for a HelloRetryRequest (2)"
+        );
+        assert!(check_hellos(&plain, 2).is_err());
+    }
+
+    #[test]
+    fn each_side_must_have_received_the_certificates_the_scenario_names() {
+        let p = params("handshake-tls13-ecdsa-p256-x25519-full-mtls-chain3");
+        let base = full(0x0304, 0x1301, 0x001d, 0x0403);
+        let client = Negotiated {
+            peer_certs: Some(3),
+            ..base
+        };
+        let server = Negotiated {
+            peer_certs: Some(1),
+            ..base
+        };
+        assert_eq!(check(&p, &client, &server), Ok(()));
+        let no_client_cert = Negotiated {
+            peer_certs: Some(0),
+            ..base
+        };
+        assert_eq!(
+            check(&p, &client, &no_client_cert).unwrap_err().to_string(),
+            "server negotiated peer certificates 0 received, but the scenario asks for 1 received"
+        );
+        let short_chain = Negotiated {
+            peer_certs: Some(1),
+            ..base
+        };
+        assert!(check(&p, &short_chain, &server)
+            .unwrap_err()
+            .to_string()
+            .starts_with("client negotiated peer certificates 1 received"));
     }
 
     #[test]

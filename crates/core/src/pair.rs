@@ -179,6 +179,7 @@ fn connect(
     keep_session: bool,
     (client_io, server_io): (MemIo, MemIo),
 ) -> Result<Endpoints, PairError> {
+    let client_wrote = client_io.probe();
     let mut c = meter
         .on(Side::Client, || client.endpoint(client_io))
         .map_err(|source| PairError::Create {
@@ -213,6 +214,7 @@ fn connect(
         }
         if c.is_handshake_complete() && s.is_handshake_complete() {
             negotiated::check(params, &c.negotiated(), &s.negotiated())?;
+            negotiated::check_hellos(params, client_wrote.hellos_written())?;
             if keep_session {
                 meter
                     .on(Side::Client, || read_post_handshake(c.as_mut()))

@@ -2,7 +2,9 @@
 //!
 //! Axis values may themselves contain dashes (`ecdsa-p256`, `aes-128-gcm`), so an id is parsed
 //! axis by axis, each time taking the value that matches the front of what is left. Printing
-//! a parsed id gives back the same text.
+//! a parsed id gives back the same text, except that an explicit default (`-chain1`) is
+//! dropped: a handshake id names only the extras that differ from a plain handshake, so the
+//! ids of plain handshakes stayed what they were before the extras existed.
 
 use std::fmt;
 use std::str::FromStr;
@@ -109,6 +111,78 @@ axis!(
 );
 
 axis!(
+    /// How many certificates the server sends, leaf first: the leaf alone (signed by the
+    /// root the client trusts), or the leaf and one to three intermediate CAs.
+    Chain, "chain length" {
+        One = "chain1",
+        Two = "chain2",
+        Three = "chain3",
+        Four = "chain4",
+    }
+);
+
+impl Chain {
+    pub fn certificates(self) -> usize {
+        match self {
+            Chain::One => 1,
+            Chain::Two => 2,
+            Chain::Three => 3,
+            Chain::Four => 4,
+        }
+    }
+}
+
+/// The ways a handshake scenario departs from a plain server-authenticated handshake. Each
+/// is named in the id only when it is not the default: `-mtls`, `-chain2`..`-chain4`, `-hrr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Extras {
+    /// Mutual TLS: the server requires a client certificate and the client sends one.
+    pub mtls: bool,
+    pub chain: Chain,
+    /// HelloRetryRequest: the client's first group (and so its only key share) is one the
+    /// server does not accept, so the server asks again for the scenario's group.
+    pub hrr: bool,
+}
+
+impl Default for Extras {
+    fn default() -> Self {
+        Extras {
+            mtls: false,
+            chain: Chain::One,
+            hrr: false,
+        }
+    }
+}
+
+impl Extras {
+    /// The group a HelloRetryRequest client offers first, which the server refuses: any
+    /// group other than the scenario's, and never a post-quantum one (some clients send a
+    /// second key share after a hybrid, which would avoid the retry).
+    pub fn hrr_decoy(group: Group) -> Group {
+        if group == Group::X25519 {
+            Group::P256
+        } else {
+            Group::X25519
+        }
+    }
+}
+
+impl fmt::Display for Extras {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mtls {
+            f.write_str("-mtls")?;
+        }
+        if self.chain != Chain::One {
+            write!(f, "-{}", self.chain)?;
+        }
+        if self.hrr {
+            f.write_str("-hrr")?;
+        }
+        Ok(())
+    }
+}
+
+axis!(
     /// How many client+server connection pairs a memory scenario keeps alive at once.
     Sessions, "session count" {
         N100 = "n100",
@@ -181,6 +255,7 @@ pub struct HandshakeScenario {
     pub sig: SigAlg,
     pub group: Group,
     pub resumption: Resumption,
+    pub extras: Extras,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -224,6 +299,7 @@ pub struct ConnParams {
     pub group: Group,
     pub aead: Aead,
     pub resumption: Resumption,
+    pub extras: Extras,
 }
 
 impl Scenario {
@@ -244,6 +320,7 @@ impl Scenario {
                 group: h.group,
                 aead: HANDSHAKE_AEAD,
                 resumption: h.resumption,
+                extras: h.extras,
             },
             Scenario::Bulk(b) => ConnParams {
                 version: b.version,
@@ -251,6 +328,7 @@ impl Scenario {
                 group: BULK_GROUP,
                 aead: b.aead,
                 resumption: Resumption::Full,
+                extras: Extras::default(),
             },
             Scenario::Memory(m) => ConnParams {
                 version: m.version,
@@ -258,6 +336,7 @@ impl Scenario {
                 group: BULK_GROUP,
                 aead: HANDSHAKE_AEAD,
                 resumption: Resumption::Full,
+                extras: Extras::default(),
             },
             Scenario::Throughput(t) => ConnParams {
                 version: t.version,
@@ -265,6 +344,7 @@ impl Scenario {
                 group: BULK_GROUP,
                 aead: HANDSHAKE_AEAD,
                 resumption: Resumption::Full,
+                extras: Extras::default(),
             },
         }
     }
@@ -285,6 +365,39 @@ impl Scenario {
                             sig,
                             group,
                             resumption,
+                            extras: Extras::default(),
+                        }));
+                    }
+                }
+            }
+        }
+        // Each extra alone, on a full handshake with every key and group.
+        let mut extras = vec![Extras {
+            mtls: true,
+            ..Extras::default()
+        }];
+        for &chain in &Chain::ALL[1..] {
+            extras.push(Extras {
+                chain,
+                ..Extras::default()
+            });
+        }
+        let hrr = Extras {
+            hrr: true,
+            ..Extras::default()
+        };
+        for &version in Version::ALL {
+            for &sig in SigAlg::ALL {
+                for &group in Group::ALL {
+                    // TLS 1.2 has no HelloRetryRequest.
+                    let retry = (version == Version::Tls13).then_some(hrr);
+                    for &extras in extras.iter().chain(retry.iter()) {
+                        out.push(Scenario::Handshake(HandshakeScenario {
+                            version,
+                            sig,
+                            group,
+                            resumption: Resumption::Full,
+                            extras,
                         }));
                     }
                 }
@@ -323,11 +436,19 @@ impl Scenario {
     }
 
     /// The suite `make report` and a bare `tlsmatrix run` measure: the common full handshakes,
-    /// every kind of resumption, and the 16 KiB AES-128-GCM transfer, in TLS 1.2 and 1.3.
+    /// every kind of resumption, and the 16 KiB AES-128-GCM transfer, in TLS 1.2 and 1.3;
+    /// and in TLS 1.3 with ECDSA P-256 and X25519, each extra: mTLS, the longest chain, a
+    /// HelloRetryRequest.
     pub fn default_suite() -> Vec<Scenario> {
         Scenario::catalogue()
             .into_iter()
             .filter(|s| match s {
+                Scenario::Handshake(h) if h.extras != Extras::default() => {
+                    h.version == Version::Tls13
+                        && h.sig == SigAlg::EcdsaP256
+                        && h.group == Group::X25519
+                        && matches!(h.extras.chain, Chain::One | Chain::Four)
+                }
                 Scenario::Handshake(h) if h.resumption == Resumption::Full => {
                     matches!(h.sig, SigAlg::EcdsaP256 | SigAlg::Rsa2048)
                         && matches!(h.group, Group::X25519 | Group::P256)
@@ -347,8 +468,8 @@ impl fmt::Display for Scenario {
         match self {
             Scenario::Handshake(h) => write!(
                 f,
-                "handshake-{}-{}-{}-{}",
-                h.version, h.sig, h.group, h.resumption
+                "handshake-{}-{}-{}-{}{}",
+                h.version, h.sig, h.group, h.resumption, h.extras
             ),
             Scenario::Bulk(b) => write!(f, "bulk-{}-{}-{}", b.version, b.aead, b.size),
             Scenario::Memory(m) => write!(f, "memory-{}-{}-{}", m.version, m.sig, m.sessions),
@@ -403,6 +524,34 @@ impl<'a> Cursor<'a> {
         )))
     }
 
+    /// Takes `word` if it is next; for optional parts.
+    fn take_word(&mut self, word: &str) -> bool {
+        match self.rest.strip_prefix(word) {
+            Some("") => {
+                self.rest = "";
+                true
+            }
+            Some(after) if after.starts_with('-') => {
+                self.rest = &after[1..];
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The optional extras of a handshake id, in their fixed order.
+    fn take_extras(&mut self) -> Extras {
+        let mtls = self.take_word("mtls");
+        let chain = Chain::ALL
+            .iter()
+            .rev()
+            .copied()
+            .find(|c| self.take_word(c.as_str()))
+            .unwrap_or(Chain::One);
+        let hrr = self.take_word("hrr");
+        Extras { mtls, chain, hrr }
+    }
+
     fn finish(&self) -> Result<(), ParseError> {
         if self.rest.is_empty() {
             Ok(())
@@ -430,6 +579,7 @@ impl FromStr for Scenario {
                 sig: c.take()?,
                 group: c.take()?,
                 resumption: c.take()?,
+                extras: c.take_extras(),
             }),
             Kind::Bulk => Scenario::Bulk(BulkScenario {
                 version: c.take()?,
@@ -456,12 +606,17 @@ impl FromStr for Scenario {
 pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
     vec![
         (
-            "handshake-<version>-<signature>-<group>-<resumption>".to_string(),
+            "handshake-<version>-<signature>-<group>-<resumption>[-mtls][-<chain length>][-hrr]"
+                .to_string(),
             vec![
                 (Version::LABEL, Version::valid_values()),
                 (SigAlg::LABEL, SigAlg::valid_values()),
                 (Group::LABEL, Group::valid_values()),
                 (Resumption::LABEL, Resumption::valid_values()),
+                (
+                    Chain::LABEL,
+                    format!("{} (default chain1)", Chain::valid_values()),
+                ),
             ],
         ),
         (
@@ -516,7 +671,8 @@ mod tests {
                 version: Version::Tls13,
                 sig: SigAlg::EcdsaP256,
                 group: Group::X25519,
-                resumption: Resumption::Full
+                resumption: Resumption::Full,
+                extras: Extras::default(),
             })
         );
         let b: Scenario = "bulk-tls12-chacha20-poly1305-1m".parse().unwrap();
@@ -548,6 +704,40 @@ mod tests {
     }
 
     #[test]
+    fn extras_parse_in_order_and_only_non_defaults_print() {
+        let s: Scenario = "handshake-tls13-rsa-2048-p256-full-mtls-chain3-hrr"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            s.params().extras,
+            Extras {
+                mtls: true,
+                chain: Chain::Three,
+                hrr: true
+            }
+        );
+        assert_eq!(
+            s.to_string(),
+            "handshake-tls13-rsa-2048-p256-full-mtls-chain3-hrr"
+        );
+        let explicit: Scenario = "handshake-tls13-ecdsa-p256-x25519-full-chain1"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            explicit.to_string(),
+            "handshake-tls13-ecdsa-p256-x25519-full"
+        );
+        // Out of order, or unknown: left over, and so an error.
+        for bad in [
+            "handshake-tls13-ecdsa-p256-x25519-full-hrr-mtls",
+            "handshake-tls13-ecdsa-p256-x25519-full-chain5",
+            "handshake-tls13-ecdsa-p256-x25519-full-mtlsx",
+        ] {
+            assert!(bad.parse::<Scenario>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_value_is_not_matched_inside_a_longer_word() {
         // "ecdsa-p256x" must not parse as ecdsa-p256 followed by garbage-free text.
         assert!("handshake-tls13-ecdsa-p256x-x25519-full"
@@ -556,12 +746,15 @@ mod tests {
     }
 
     #[test]
-    fn default_suite_is_the_thirteen_core_scenarios() {
+    fn default_suite_is_the_sixteen_core_scenarios() {
         let ids: Vec<String> = Scenario::default_suite()
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(ids.len(), 13);
+        assert_eq!(ids.len(), 16, "{ids:?}");
+        for extra in ["mtls", "chain4", "hrr"] {
+            assert!(ids.contains(&format!("handshake-tls13-ecdsa-p256-x25519-full-{extra}")));
+        }
         assert!(ids.contains(&"handshake-tls12-rsa-2048-p256-full".to_string()));
         assert!(ids.contains(&"handshake-tls12-ecdsa-p256-x25519-session-id".to_string()));
         assert!(ids.contains(&"handshake-tls13-ecdsa-p256-x25519-ticket".to_string()));

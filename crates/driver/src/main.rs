@@ -237,9 +237,9 @@ fn peer(a: &PeerArgs) -> Result<String> {
     let lib = find(&a.imp)?;
     let certs = certs::load_or_generate(&a.certs, offer.sig)?;
     let mut cfg = EndpointConfig::for_params(&offer.params(), certs.into());
-    if let Some(first) = offer.first {
-        cfg.groups.insert(0, first);
-    }
+    // Both sides learn the client's first group: a server that must answer it with a
+    // retry has to be configured not to accept it (s2n-tls picks a policy by that).
+    cfg.client_first_group = case.client.first;
     cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
     cfg.require_client_cert = case.require_client_cert;
     cfg.client_cert = case.client_cert;

@@ -42,9 +42,12 @@ fn raw_configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
         .with_webpki_verifier(verifier)
         .with_no_client_auth();
     client.resumption = Resumption::disabled();
-    let chain: Vec<_> = CertificateDer::pem_slice_iter(set.chain_pem.as_bytes())
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let chain: Vec<_> = CertificateDer::pem_slice_iter(
+        set.chain_pem(tlsmatrix_core::scenario::Chain::One)
+            .as_bytes(),
+    )
+    .collect::<Result<_, _>>()
+    .unwrap();
     let key = PrivateKeyDer::from_pem_slice(set.key_pem.as_bytes()).unwrap();
     let mut server = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])

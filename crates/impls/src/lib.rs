@@ -12,6 +12,8 @@ compile_error!("OpenSSL and BoringSSL export the same symbols: build them into s
 pub mod openssl;
 #[cfg(any(feature = "rustls-aws-lc", feature = "rustls-ring"))]
 pub mod rustls;
+#[cfg(feature = "s2n-tls")]
+pub mod s2n;
 
 /// Every library compiled into this build.
 #[allow(clippy::vec_init_then_push)] // each push is behind its own feature
@@ -23,6 +25,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(rustls::RustlsLibrary::ring()));
     #[cfg(any(feature = "openssl", feature = "boringssl"))]
     libs.push(Box::new(openssl::OpensslLibrary::linked()));
+    #[cfg(feature = "s2n-tls")]
+    libs.push(Box::new(s2n::S2nLibrary));
     libs
 }
 

@@ -66,18 +66,7 @@ impl OpensslLibrary {
 }
 
 fn suite_name(code: u16) -> &'static str {
-    match code {
-        0x1301 => "TLS_AES_128_GCM_SHA256",
-        0x1302 => "TLS_AES_256_GCM_SHA384",
-        0x1303 => "TLS_CHACHA20_POLY1305_SHA256",
-        0xc02b => "ECDHE-ECDSA-AES128-GCM-SHA256",
-        0xc02c => "ECDHE-ECDSA-AES256-GCM-SHA384",
-        0xcca9 => "ECDHE-ECDSA-CHACHA20-POLY1305",
-        0xc02f => "ECDHE-RSA-AES128-GCM-SHA256",
-        0xc030 => "ECDHE-RSA-AES256-GCM-SHA384",
-        0xcca8 => "ECDHE-RSA-CHACHA20-POLY1305",
-        _ => unreachable!("every suite tlsmatrix names has an OpenSSL name"),
-    }
+    codes::openssl_suite_name(code).expect("every suite tlsmatrix names has an OpenSSL name")
 }
 
 fn group_name(g: Group) -> &'static str {
@@ -176,7 +165,12 @@ impl TlsLibrary for OpensslLibrary {
             Version::Tls13 => b.set_ciphersuites(suite)?,
             Version::Tls12 => b.set_cipher_list(suite)?,
         }
-        let groups: Vec<&str> = cfg.groups.iter().map(|g| group_name(*g)).collect();
+        // A client sends its key share for the first group only.
+        let groups: Vec<&str> = cfg
+            .groups_for(side)
+            .iter()
+            .map(|g| group_name(*g))
+            .collect();
         #[cfg(feature = "boringssl")]
         let set = b.set_curves_list(&groups.join(":"));
         #[cfg(not(feature = "boringssl"))]
@@ -184,6 +178,10 @@ impl TlsLibrary for OpensslLibrary {
         set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
         b.set_sigalgs_list(sigalg_name(cfg.sig))?;
         let session = resumption(&mut b, side, cfg.resumption)?;
+        // Send certificates as configured: with the CA in its store (a client always, a
+        // server for mTLS) OpenSSL would complete the chain itself and send the root too.
+        #[cfg(not(feature = "boringssl"))]
+        b.set_mode(openssl::ssl::SslMode::NO_AUTO_CHAIN);
 
         match side {
             Side::Client => {
@@ -206,7 +204,7 @@ impl TlsLibrary for OpensslLibrary {
                 }
             }
             Side::Server => {
-                use_pem_pair(&mut b, &cfg.certs.chain_pem, &cfg.certs.key_pem)?;
+                use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
                 if cfg.require_client_cert {
                     for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
                         b.cert_store_mut().add_cert(ca)?;
@@ -397,6 +395,17 @@ impl OpensslEndpoint {
     fn ssl_ptr(&self) -> *mut ffi::SSL {
         self.stream.ssl().as_ptr()
     }
+
+    /// Certificates the peer sent. OpenSSL's peer chain holds the leaf on a client only; a
+    /// server gets the client's leaf separately.
+    fn peer_certs(&self) -> usize {
+        let ssl = self.stream.ssl();
+        let chain = ssl.peer_cert_chain().map_or(0, |c| c.len());
+        match self.side {
+            Side::Client => chain,
+            Side::Server => chain + usize::from(ssl.peer_certificate().is_some()),
+        }
+    }
 }
 
 impl Drop for OpensslEndpoint {
@@ -510,6 +519,7 @@ impl TlsEndpoint for OpensslEndpoint {
             group: probe::group(self.ssl_ptr()),
             signature_scheme: probe::signature_scheme(self.ssl_ptr(), self.side),
             resumed: Some(self.stream.ssl().session_reused()),
+            peer_certs: Some(self.peer_certs()),
         }
     }
 }

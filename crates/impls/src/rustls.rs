@@ -61,8 +61,9 @@ impl RustlsLibrary {
         }
     }
 
-    /// The provider with only the scenario's suite and groups, or why it has none.
-    fn pinned_provider(&self, cfg: &EndpointConfig) -> Result<CryptoProvider, String> {
+    /// The provider with only the scenario's suite and `side`'s groups, or why it has none.
+    /// A client sends its key share for the first group only.
+    fn pinned_provider(&self, cfg: &EndpointConfig, side: Side) -> Result<CryptoProvider, String> {
         let base = (self.provider)();
         let suite = codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig);
         let cipher_suites: Vec<_> = base
@@ -75,7 +76,7 @@ impl RustlsLibrary {
             return Err(format!("{} has no {}", self.name, codes::suite_name(suite)));
         }
         let mut kx_groups = Vec::new();
-        for g in &cfg.groups {
+        for g in &cfg.groups_for(side) {
             let code = codes::group_code(*g);
             let found = base
                 .kx_groups
@@ -148,11 +149,12 @@ impl TlsLibrary for RustlsLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        self.pinned_provider(cfg).map(|_| ())
+        // The client's groups include the server's.
+        self.pinned_provider(cfg, Side::Client).map(|_| ())
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
-        let provider = Arc::new(self.pinned_provider(cfg).map_err(|e| anyhow!(e))?);
+        let provider = Arc::new(self.pinned_provider(cfg, side).map_err(|e| anyhow!(e))?);
         let versions = protocol_versions(cfg.version);
         match side {
             Side::Client => {
@@ -184,18 +186,27 @@ impl TlsLibrary for RustlsLibrary {
                 }))
             }
             Side::Server => {
-                let (chain, key) = pem_pair(&cfg.certs.chain_pem, &cfg.certs.key_pem)?;
+                let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
                 let builder = ServerConfig::builder_with_provider(provider.clone())
                     .with_protocol_versions(versions)?;
                 let builder = if cfg.require_client_cert {
                     builder.with_client_cert_verifier(
-                        WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider)
+                        WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider.clone())
                             .build()?,
                     )
                 } else {
                     builder.with_no_client_auth()
                 };
-                let mut config = builder.with_single_cert(chain, key)?;
+                // Sign with the scenario's scheme only: left to itself, rustls picks the
+                // first its key allows among the client's offers (rsa_pss_rsae_sha512 for
+                // an RSA key when the client offers everything, as s2n-tls does).
+                let key = PinnedScheme {
+                    inner: provider.key_provider.load_private_key(key)?,
+                    scheme: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
+                };
+                let certified = rustls::sign::CertifiedKey::new(chain, Arc::new(key));
+                let mut config = builder
+                    .with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
                 self.server_resumption(&mut config, cfg.resumption)?;
                 config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ServerFactory {
@@ -203,6 +214,27 @@ impl TlsLibrary for RustlsLibrary {
                 }))
             }
         }
+    }
+}
+
+/// A server key that signs with one scheme or none.
+#[derive(Debug)]
+struct PinnedScheme {
+    inner: Arc<dyn rustls::sign::SigningKey>,
+    scheme: SignatureScheme,
+}
+
+impl rustls::sign::SigningKey for PinnedScheme {
+    fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn rustls::sign::Signer>> {
+        if offered.contains(&self.scheme) {
+            self.inner.choose_scheme(&[self.scheme])
+        } else {
+            None
+        }
+    }
+
+    fn algorithm(&self) -> rustls::SignatureAlgorithm {
+        self.inner.algorithm()
     }
 }
 
@@ -433,6 +465,7 @@ impl TlsEndpoint for RustlsEndpoint {
                 .conn
                 .handshake_kind()
                 .map(|k| k == rustls::HandshakeKind::Resumed),
+            peer_certs: Some(self.conn.peer_certificates().map_or(0, |c| c.len())),
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use tlsmatrix_core::record::{Metric, Record};
-use tlsmatrix_core::scenario::{Resumption, Scenario};
+use tlsmatrix_core::scenario::{Extras, Resumption, Scenario};
 use tlsmatrix_core::stats::Factor;
 
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
@@ -17,6 +17,9 @@ use crate::rundata::RunData;
 pub enum Area {
     Handshake,
     Resumption,
+    /// Full handshakes with an extra: mTLS, a longer chain, a HelloRetryRequest. Kept apart
+    /// so they do not move the plain full-handshake summary.
+    Extras,
     Bulk,
     Memory,
     Throughput,
@@ -28,6 +31,7 @@ impl Area {
         match self {
             Area::Handshake => "Full handshakes",
             Area::Resumption => "Resumed handshakes",
+            Area::Extras => "Handshakes with mTLS, longer chains or a HelloRetryRequest",
             Area::Bulk => "Bulk transfer",
             Area::Memory => "Memory per session",
             Area::Throughput => "Handshake throughput on one and all cores",
@@ -39,6 +43,7 @@ impl Area {
         match self {
             Area::Handshake => "handshake",
             Area::Resumption => "resumption",
+            Area::Extras => "extras",
             Area::Bulk => "bulk",
             Area::Memory => "memory",
             Area::Throughput => "throughput",
@@ -49,6 +54,7 @@ impl Area {
 
 pub fn area(scenario: &str) -> Area {
     match scenario.parse::<Scenario>() {
+        Ok(Scenario::Handshake(h)) if h.extras != Extras::default() => Area::Extras,
         Ok(Scenario::Handshake(h)) if h.resumption == Resumption::Full => Area::Handshake,
         Ok(Scenario::Handshake(_)) => Area::Resumption,
         Ok(Scenario::Bulk(_)) => Area::Bulk,
@@ -104,10 +110,10 @@ fn as_side(m: Metric) -> &'static str {
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal).
 fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'static str) {
-    let kind = if area == Area::Resumption {
-        "resumed"
-    } else {
-        "full"
+    let kind = match area {
+        Area::Resumption => "resumed",
+        Area::Extras => "mTLS, long-chain and retried",
+        _ => "full",
     };
     match m {
         Metric::ClientCpuNs | Metric::ServerCpuNs => (
@@ -815,6 +821,10 @@ mod tests {
             Area::Handshake
         );
         assert_eq!(area("bulk-tls13-aes-128-gcm-16k"), Area::Bulk);
+        assert_eq!(
+            area("handshake-tls13-ecdsa-p256-x25519-full-hrr"),
+            Area::Extras
+        );
         assert_eq!(area("memory-tls13-ecdsa-p256-n100"), Area::Memory);
         assert_eq!(area("libp2p-handshake"), Area::Other);
     }

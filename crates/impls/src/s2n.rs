@@ -1,0 +1,562 @@
+//! s2n-tls through the `s2n-tls` crate, on aws-lc's libcrypto (the same aws-lc-sys build as
+//! rustls-aws-lc, its symbols prefixed, so it shares a driver with the system OpenSSL).
+//!
+//! s2n-tls takes named security policies, not lists of suites and groups, and has no way to
+//! cap the version but a policy without TLS 1.3 suites. So for each scenario the adapter
+//! picks, from the policies in [`POLICIES`], one whose first suite (for the certificate's key
+//! type) and first group are the scenario's: then s2n-tls against itself negotiates exactly
+//! the scenario, and as a client sends its one key share for the scenario's group. Where no
+//! policy fits, the cell is `unsupported` with the reason. The pair driver's check catches
+//! any entry of the table that is wrong.
+
+use std::ffi::c_void;
+use std::io::{ErrorKind, Read, Write};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::SystemTime;
+
+use anyhow::{anyhow, bail, Result};
+use s2n_tls::callbacks::{SessionTicket, SessionTicketCallback, VerifyHostNameCallback};
+use s2n_tls::config::Config;
+use s2n_tls::connection::Connection;
+use s2n_tls::enums::{Blinding, ClientAuthType, Mode, PeerKeyUpdate};
+use s2n_tls::security::Policy as S2nPolicy;
+use tlsmatrix_core::codes;
+use tlsmatrix_core::endpoint::{
+    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+};
+use tlsmatrix_core::memio::MemIo;
+use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_core::Negotiated;
+
+use Aead::{Aes128Gcm as A128, Aes256Gcm as A256, Chacha20Poly1305 as C20};
+use Group::{P256, P384, X25519};
+
+/// A named s2n-tls security policy, as far as a scenario can tell it apart: its suites in
+/// preference order for each certificate key type, and its groups in preference order (the
+/// client sends its key share for the first). Transcribed from s2n-tls 0.3.47's
+/// `s2n_security_policies.c`; suites and groups outside tlsmatrix's axes are left out.
+struct Policy {
+    name: &'static str,
+    version: Version,
+    ecdsa: &'static [Aead],
+    rsa: &'static [Aead],
+    groups: &'static [Group],
+}
+
+impl Policy {
+    fn suites(&self, sig: SigAlg) -> &'static [Aead] {
+        if sig.is_rsa() {
+            self.rsa
+        } else {
+            self.ecdsa
+        }
+    }
+}
+
+const TLS13_ALL: &[Aead] = &[A128, A256, C20];
+
+/// TLS 1.3 policies with TLS 1.3 as their minimum where one fits (so that an s2n-tls server
+/// refuses TLS 1.2 as the other libraries, pinned to one version, do), then TLS 1.2 policies.
+const POLICIES: &[Policy] = &[
+    Policy {
+        name: "AWS-CRT-SDK-TLSv1.3",
+        version: Version::Tls13,
+        ecdsa: TLS13_ALL,
+        rsa: TLS13_ALL,
+        groups: &[X25519, P256, P384],
+    },
+    Policy {
+        name: "AWS-CRT-SDK-TLSv1.3-2023",
+        version: Version::Tls13,
+        ecdsa: TLS13_ALL,
+        rsa: TLS13_ALL,
+        groups: &[P256, X25519, P384],
+    },
+    Policy {
+        name: "ELBSecurityPolicy-TLS13-1-3-FIPS-2023-04",
+        version: Version::Tls13,
+        ecdsa: &[A128, A256],
+        rsa: &[A128, A256],
+        groups: &[P256, P384],
+    },
+    // Minimum TLS 1.0: no TLS 1.3-only policy prefers AES-256-GCM with X25519.
+    Policy {
+        name: "20190801",
+        version: Version::Tls13,
+        ecdsa: &[A256, A128, C20],
+        rsa: &[A256, A128, C20],
+        groups: &[X25519, P256, P384],
+    },
+    Policy {
+        name: "ELBSecurityPolicy-TLS13-1-3-RFC9151-FIPS-2023-07",
+        version: Version::Tls13,
+        ecdsa: &[A256],
+        rsa: &[A256],
+        groups: &[P384],
+    },
+    // TLS 1.2 only: no TLS 1.3 suites.
+    Policy {
+        name: "20240501",
+        version: Version::Tls12,
+        ecdsa: &[A128, A256],
+        rsa: &[A128, A256],
+        groups: &[P256, X25519, P384],
+    },
+    Policy {
+        name: "20210816",
+        version: Version::Tls12,
+        ecdsa: &[A256],
+        rsa: &[A256],
+        groups: &[P384],
+    },
+    Policy {
+        name: "20190122",
+        version: Version::Tls12,
+        ecdsa: &[],
+        rsa: &[C20, A128, A256],
+        groups: &[P256, P384],
+    },
+];
+
+/// The policy that makes `side` negotiate exactly `cfg`'s suite and groups.
+fn policy_for(cfg: &EndpointConfig, side: Side) -> Result<&'static Policy, String> {
+    let groups = cfg.groups_for(side);
+    POLICIES
+        .iter()
+        .find(|p| {
+            p.version == cfg.version
+                && p.suites(cfg.sig).first() == Some(&cfg.aead)
+                && p.groups.first() == groups.first()
+                && groups.iter().all(|g| p.groups.contains(g))
+                // A retry needs a server that refuses the client's first group.
+                && (side == Side::Client
+                    || cfg.client_first_group.is_none_or(|g| !p.groups.contains(&g)))
+        })
+        .ok_or_else(|| {
+            let suite = codes::suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+            let names: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+            format!(
+                "s2n-tls takes named security policies only, and none puts {suite} first with the {side}'s groups in the order {}{}",
+                names.join(", "),
+                if cfg.client_first_group.is_some() && side == Side::Server {
+                    " without the client's first group"
+                } else {
+                    ""
+                }
+            )
+        })
+}
+
+pub struct S2nLibrary;
+
+impl TlsLibrary for S2nLibrary {
+    fn name(&self) -> &'static str {
+        "s2n-tls"
+    }
+
+    fn version(&self) -> String {
+        format!(
+            "s2n-tls {} with aws-lc-rs {} (aws-lc-sys {})",
+            env!("TLSMATRIX_VERSION_S2N_TLS"),
+            env!("TLSMATRIX_VERSION_AWS_LC_RS"),
+            env!("TLSMATRIX_VERSION_AWS_LC_SYS")
+        )
+    }
+
+    fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        if cfg.sig == SigAlg::Ed25519 {
+            return Err("s2n-tls has no Ed25519 signatures".into());
+        }
+        if cfg.groups.contains(&Group::X25519Mlkem768) {
+            return Err("s2n-tls's post-quantum policies all send a classical key share beside the hybrid one, so none offers X25519MLKEM768 alone".into());
+        }
+        if cfg.version == Version::Tls12 && cfg.sig == SigAlg::EcdsaP384 {
+            return Err("s2n-tls signs TLS 1.2 with ECDSA-SHA256 whatever the curve, and its policies all offer SHA-256, so against itself it would not sign ecdsa_secp384r1_sha384".into());
+        }
+        if cfg.resumption == Resumption::SessionId {
+            return Err("s2n-tls keeps no server session cache of its own (the application supplies one through callbacks); this adapter resumes with tickets only".into());
+        }
+        if !cfg.alpn.is_empty() || cfg.client_cert != cfg.require_client_cert {
+            return Err("this adapter runs benchmark scenarios only (no ALPN, mTLS both ways or not at all)".into());
+        }
+        policy_for(cfg, Side::Client)?;
+        policy_for(cfg, Side::Server)?;
+        Ok(())
+    }
+
+    fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        self.supports(cfg).map_err(|e| anyhow!(e))?;
+        let policy = policy_for(cfg, side).map_err(|e| anyhow!(e))?;
+        let mut b = Config::builder();
+        b.set_security_policy(&S2nPolicy::from_version(policy.name)?)?;
+        b.with_system_certs(false)?;
+        let ticket = SessionSlot::default();
+        match side {
+            Side::Client => {
+                b.trust_pem(cfg.certs.ca_pem.as_bytes())?;
+                if cfg.client_cert {
+                    b.set_client_auth_type(ClientAuthType::Required)?;
+                    b.load_pem(
+                        cfg.certs.client_chain_pem.as_bytes(),
+                        cfg.certs.client_key_pem.as_bytes(),
+                    )?;
+                }
+                if cfg.resumption == Resumption::Ticket {
+                    b.enable_session_tickets(true)?;
+                    b.set_session_ticket_callback(KeepTicket(ticket.clone()))?;
+                }
+            }
+            Side::Server => {
+                b.load_pem(
+                    cfg.server_chain_pem().as_bytes(),
+                    cfg.certs.key_pem.as_bytes(),
+                )?;
+                if cfg.require_client_cert {
+                    b.set_client_auth_type(ClientAuthType::Required)?;
+                    b.trust_pem(cfg.certs.ca_pem.as_bytes())?;
+                    // A client certificate names no host; s2n-tls's default check would
+                    // hold it to one.
+                    b.set_verify_host_callback(AnyHost)?;
+                }
+                if cfg.resumption == Resumption::Ticket {
+                    // A key introduced a minute ago, so it already encrypts.
+                    let intro = SystemTime::now() - std::time::Duration::from_secs(60);
+                    b.add_session_ticket_key(b"tlsmatrix", &[0x5a; 32], intro)?;
+                }
+            }
+        }
+        Ok(Box::new(S2nFactory {
+            config: b.build()?,
+            side,
+            server_name: cfg.server_name.clone(),
+            ticket,
+            resumes: cfg.resumption == Resumption::Ticket,
+        }))
+    }
+}
+
+struct AnyHost;
+
+impl VerifyHostNameCallback for AnyHost {
+    fn verify_host_name(&self, _: &str) -> bool {
+        true
+    }
+}
+
+/// The newest ticket a client received, which its next connection resumes with.
+type SessionSlot = Arc<Mutex<Option<Vec<u8>>>>;
+
+struct KeepTicket(SessionSlot);
+
+impl SessionTicketCallback for KeepTicket {
+    fn on_session_ticket(&self, _: &mut Connection, ticket: &SessionTicket) {
+        let Ok(len) = ticket.len() else { return };
+        let mut data = vec![0; len];
+        if ticket.data(&mut data).is_ok() {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(data);
+        }
+    }
+}
+
+struct S2nFactory {
+    config: Config,
+    side: Side,
+    server_name: String,
+    ticket: SessionSlot,
+    resumes: bool,
+}
+
+impl EndpointFactory for S2nFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        let mode = match self.side {
+            Side::Client => Mode::Client,
+            Side::Server => Mode::Server,
+        };
+        let mut conn = Connection::new(mode);
+        conn.set_config(self.config.clone())?;
+        // Errors return at once instead of after s2n-tls's 10-30 s blinding delay.
+        conn.set_blinding(Blinding::SelfService)?;
+        // Full-size records, as the other libraries send; s2n-tls's default starts small
+        // for latency.
+        conn.prefer_throughput()?;
+        let mut io = Box::new(io);
+        // SAFETY: the callbacks receive this pointer only while `conn` lives, and the
+        // endpoint drops `conn` before the box (field order).
+        unsafe {
+            let ctx = (&mut *io as *mut MemIo).cast::<c_void>();
+            conn.set_send_callback(Some(send_cb))?;
+            conn.set_send_context(ctx)?;
+            conn.set_receive_callback(Some(recv_cb))?;
+            conn.set_receive_context(ctx)?;
+        }
+        if self.side == Side::Client {
+            conn.set_server_name(&self.server_name)?;
+            if let Some(t) = self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                conn.set_session_ticket(&t)?;
+            }
+        }
+        Ok(Box::new(S2nEndpoint {
+            conn,
+            _io: io,
+            side: self.side,
+            done: false,
+            keep_session: (self.side == Side::Client && self.resumes).then(|| self.ticket.clone()),
+        }))
+    }
+}
+
+/// Sets errno, which s2n-tls reads to tell "would block" from failure.
+fn set_errno(code: i32) {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = code };
+}
+
+unsafe extern "C" fn send_cb(ctx: *mut c_void, buf: *const u8, len: u32) -> libc::c_int {
+    // SAFETY: `ctx` is the endpoint's boxed MemIo (see `endpoint`); s2n-tls passes a valid
+    // buffer of `len` bytes.
+    let (io, data) = unsafe {
+        (
+            &mut *ctx.cast::<MemIo>(),
+            std::slice::from_raw_parts(buf, len as usize),
+        )
+    };
+    match io.write(data) {
+        Ok(n) => n as libc::c_int,
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
+unsafe extern "C" fn recv_cb(ctx: *mut c_void, buf: *mut u8, len: u32) -> libc::c_int {
+    // SAFETY: as in `send_cb`, with a writable buffer.
+    let (io, out) = unsafe {
+        (
+            &mut *ctx.cast::<MemIo>(),
+            std::slice::from_raw_parts_mut(buf, len as usize),
+        )
+    };
+    match io.read(out) {
+        Ok(n) => n as libc::c_int,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {
+            set_errno(libc::EAGAIN);
+            -1
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
+struct S2nEndpoint {
+    // Dropped before the transport its callbacks point at.
+    conn: Connection,
+    _io: Box<MemIo>,
+    side: Side,
+    done: bool,
+    /// A resuming client's slot: a TLS 1.2 ticket arrives inside the handshake, and the
+    /// session to resume is read once it completes (TLS 1.3 tickets come later, through
+    /// the callback).
+    keep_session: Option<SessionSlot>,
+}
+
+fn s2n_error(e: s2n_tls::error::Error) -> anyhow::Error {
+    anyhow!("s2n-tls: {e}")
+}
+
+/// IANA code of an s2n-tls group name.
+fn group_code(name: &str) -> Option<u16> {
+    Group::ALL
+        .iter()
+        .find(|g| {
+            let s2n_name = match g {
+                Group::X25519 => "x25519",
+                Group::P256 => "secp256r1",
+                Group::P384 => "secp384r1",
+                Group::X25519Mlkem768 => "X25519MLKEM768",
+            };
+            s2n_name.eq_ignore_ascii_case(name)
+        })
+        .map(|g| codes::group_code(*g))
+}
+
+impl S2nEndpoint {
+    /// The scheme the server signed with, as its IANA code. s2n-tls reports it on both
+    /// sides as an algorithm and a hash (its scheme-name call answers only on the server).
+    fn server_scheme(&self) -> Option<u16> {
+        use s2n_tls::enums::{HashAlgorithm as H, SignatureAlgorithm as S};
+        let alg = self.conn.selected_signature_algorithm().ok()?;
+        let hash = self.conn.selected_hash_algorithm().ok()?;
+        match (alg, hash) {
+            (S::ECDSA, H::SHA256) => Some(0x0403),
+            (S::ECDSA, H::SHA384) => Some(0x0503),
+            (S::RSA_PKCS1, H::SHA256) => Some(0x0401),
+            (S::RSA_PKCS1, H::SHA384) => Some(0x0501),
+            (S::RSA_PSS_RSAE, H::SHA256) => Some(0x0804),
+            (S::RSA_PSS_RSAE, H::SHA384) => Some(0x0805),
+            (S::RSA_PSS_PSS, H::SHA256) => Some(0x0809),
+            // Something tlsmatrix does not name: a code no scenario expects, so the check
+            // fails instead of passing unobserved.
+            _ => Some(0xffff),
+        }
+    }
+
+    fn peer_certs(&self) -> Option<usize> {
+        match self.side {
+            // s2n-tls gives a client the validated chain, which ends at the trust anchor
+            // from its own store; our servers never send the root.
+            Side::Client => self
+                .conn
+                .peer_cert_chain()
+                .ok()
+                .map(|c| c.len().saturating_sub(1)),
+            // The raw chain as sent: each certificate behind a 3-byte length.
+            Side::Server => match self.conn.client_cert_chain_bytes() {
+                Ok(None) => Some(0),
+                Ok(Some(mut raw)) => {
+                    let mut n = 0;
+                    while raw.len() >= 3 {
+                        let len = usize::from(raw[0]) << 16
+                            | usize::from(raw[1]) << 8
+                            | usize::from(raw[2]);
+                        raw = raw.get(3 + len..)?;
+                        n += 1;
+                    }
+                    Some(n)
+                }
+                Err(_) => None,
+            },
+        }
+    }
+}
+
+impl TlsEndpoint for S2nEndpoint {
+    fn handshake_step(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        match self.conn.poll_negotiate() {
+            Poll::Pending => Ok(()),
+            Poll::Ready(Err(e)) => {
+                // s2n-tls queues the alert for a failed handshake and writes it on shutdown
+                // (with blinding off, at once), so the peer learns why.
+                let _ = self.conn.poll_shutdown_send();
+                Err(s2n_error(e))
+            }
+            Poll::Ready(Ok(_)) => {
+                self.done = true;
+                if let Some(slot) = &self.keep_session {
+                    if let Ok(s2n_tls::enums::Version::TLS12) = self.conn.actual_protocol_version()
+                    {
+                        let len = self.conn.session_ticket_length().map_err(s2n_error)?;
+                        let mut session = vec![0; len];
+                        self.conn.session_ticket(&mut session).map_err(s2n_error)?;
+                        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        while off < data.len() {
+            match self.conn.poll_send(&data[off..]) {
+                Poll::Ready(Ok(0)) => bail!("s2n-tls accepted no plaintext"),
+                Poll::Ready(Ok(n)) => off += n,
+                Poll::Ready(Err(e)) => return Err(s2n_error(e)),
+                Poll::Pending => bail!("s2n-tls blocked writing to an in-memory transport"),
+            }
+        }
+        // A zero-length send still writes what s2n-tls queued (a KeyUpdate, tickets).
+        if data.is_empty() {
+            if let Poll::Ready(Err(e)) = self.conn.poll_send(&[]) {
+                return Err(s2n_error(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.conn.poll_recv(&mut buf[got..]) {
+                Poll::Ready(Ok(0)) if got == 0 => return Err(PeerClosed.into()),
+                Poll::Ready(Ok(0)) | Poll::Pending => break,
+                Poll::Ready(Ok(n)) => got += n,
+                Poll::Ready(Err(e)) => return Err(s2n_error(e)),
+            }
+        }
+        Ok(got)
+    }
+
+    fn key_update(&mut self) -> Result<()> {
+        self.conn
+            .request_key_update(PeerKeyUpdate::KeyUpdateNotRequested)
+            .map_err(s2n_error)?;
+        self.send(&[])
+    }
+
+    fn sni(&self) -> Option<String> {
+        match self.side {
+            Side::Server => self.conn.server_name().map(str::to_string),
+            Side::Client => None,
+        }
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        self.conn.application_protocol().map(<[u8]>::to_vec)
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.conn.poll_shutdown_send() {
+            Poll::Ready(Err(e)) => Err(s2n_error(e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        let version = self
+            .conn
+            .actual_protocol_version()
+            .ok()
+            .and_then(|v| match v {
+                s2n_tls::enums::Version::TLS12 => Some(0x0303),
+                s2n_tls::enums::Version::TLS13 => Some(0x0304),
+                _ => None,
+            });
+        Negotiated {
+            version,
+            cipher_suite: self
+                .conn
+                .cipher_suite()
+                .ok()
+                .and_then(codes::openssl_suite_code),
+            group: self.conn.selected_key_exchange_group().and_then(group_code),
+            signature_scheme: self.server_scheme(),
+            resumed: Some(self.conn.resumed()),
+            peer_certs: self.peer_certs(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every policy name is one s2n-tls knows.
+    #[test]
+    fn every_policy_in_the_table_exists() {
+        for p in POLICIES {
+            S2nPolicy::from_version(p.name).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+}
