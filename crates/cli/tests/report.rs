@@ -231,6 +231,15 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
         "{md}"
     );
+    // The summary is one table, a row per figure and a column per impl; the sentences moved
+    // into their areas' sections.
+    let summary = md.split("## Summary").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(summary.contains("| area | figure |"), "{summary}");
+    assert!(
+        summary.contains("| full handshakes | client hs/s | 0.59x"),
+        "{summary}"
+    );
+    assert!(!summary.contains("completes full handshakes"), "{summary}");
     // The memory run is the newest but not a matrix run: it joins the report as its section.
     assert!(md.contains("## Memory per session"), "{md}");
     assert!(

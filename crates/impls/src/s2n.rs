@@ -312,42 +312,45 @@ fn set_errno(code: i32) {
     unsafe { *libc::__errno_location() = code };
 }
 
-unsafe extern "C" fn send_cb(ctx: *mut c_void, buf: *const u8, len: u32) -> libc::c_int {
-    // SAFETY: `ctx` is the endpoint's boxed MemIo (see `endpoint`); s2n-tls passes a valid
-    // buffer of `len` bytes.
-    let (io, data) = unsafe {
-        (
-            &mut *ctx.cast::<MemIo>(),
-            std::slice::from_raw_parts(buf, len as usize),
-        )
-    };
-    match io.write(data) {
+/// Runs `op` on an endpoint's transport and answers s2n-tls as a socket would: the byte
+/// count, or -1 with errno set (EAGAIN for "nothing yet").
+///
+/// # Safety
+/// `ctx` must be the endpoint's boxed `MemIo` (see `endpoint`).
+unsafe fn io_call(
+    ctx: *mut c_void,
+    op: impl FnOnce(&mut MemIo) -> std::io::Result<usize>,
+) -> libc::c_int {
+    // SAFETY: as the caller promises.
+    let io = unsafe { &mut *ctx.cast::<MemIo>() };
+    match op(io) {
         Ok(n) => n as libc::c_int,
-        Err(_) => {
-            set_errno(libc::EIO);
+        Err(e) => {
+            set_errno(if e.kind() == ErrorKind::WouldBlock {
+                libc::EAGAIN
+            } else {
+                libc::EIO
+            });
             -1
         }
     }
 }
 
+unsafe extern "C" fn send_cb(ctx: *mut c_void, buf: *const u8, len: u32) -> libc::c_int {
+    // SAFETY: s2n-tls passes the context it was given and a buffer of `len` bytes.
+    unsafe {
+        io_call(ctx, |io| {
+            io.write(std::slice::from_raw_parts(buf, len as usize))
+        })
+    }
+}
+
 unsafe extern "C" fn recv_cb(ctx: *mut c_void, buf: *mut u8, len: u32) -> libc::c_int {
     // SAFETY: as in `send_cb`, with a writable buffer.
-    let (io, out) = unsafe {
-        (
-            &mut *ctx.cast::<MemIo>(),
-            std::slice::from_raw_parts_mut(buf, len as usize),
-        )
-    };
-    match io.read(out) {
-        Ok(n) => n as libc::c_int,
-        Err(e) if e.kind() == ErrorKind::WouldBlock => {
-            set_errno(libc::EAGAIN);
-            -1
-        }
-        Err(_) => {
-            set_errno(libc::EIO);
-            -1
-        }
+    unsafe {
+        io_call(ctx, |io| {
+            io.read(std::slice::from_raw_parts_mut(buf, len as usize))
+        })
     }
 }
 

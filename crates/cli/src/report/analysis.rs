@@ -39,6 +39,19 @@ impl Area {
         }
     }
 
+    /// The area's name in the summary's table.
+    fn short(self) -> &'static str {
+        match self {
+            Area::Handshake => "full handshakes",
+            Area::Resumption => "resumed handshakes",
+            Area::Extras => "mTLS, chains, HRR",
+            Area::Bulk => "bulk",
+            Area::Memory => "memory",
+            Area::Throughput => "throughput",
+            Area::Other => "other",
+        }
+    }
+
     fn id(self) -> &'static str {
         match self {
             Area::Handshake => "handshake",
@@ -271,15 +284,124 @@ fn directed(ratio: f64, better: &str, worse: &str) -> String {
     }
 }
 
-/// One sentence per (figure, impl) of an area: a single scenario gets its interval, several
-/// get the geometric mean and the range.
-fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
+/// An area's comparisons grouped by (figure, impl), in a stable order.
+fn by_figure_and_impl<'c, 'a>(
+    cmps: &'c [Comparison<'a>],
+) -> BTreeMap<(Metric, &'a str), Vec<&'c Comparison<'a>>> {
     let mut groups: BTreeMap<(Metric, &str), Vec<&Comparison>> = BTreeMap::new();
     for c in cmps {
         groups.entry((c.metric, c.imp)).or_default().push(c);
     }
+    groups
+}
+
+/// The geometric mean of a group's factors.
+fn geometric_mean(group: &[&Comparison]) -> f64 {
+    (group.iter().map(|c| c.factor.ratio.ln()).sum::<f64>() / group.len() as f64).exp()
+}
+
+/// One row of the summary's table: an area's figure, and each impl's factor over the area's
+/// scenarios.
+struct GlanceRow {
+    area: String,
+    figure: &'static str,
+    /// impl -> (geometric mean factor, significant in every scenario, scenarios).
+    factors: BTreeMap<String, (f64, bool, usize)>,
+}
+
+fn glance_rows(cmps: &[Comparison], area_label: &str) -> Vec<GlanceRow> {
+    let mut rows: Vec<GlanceRow> = Vec::new();
+    for ((m, imp), group) in by_figure_and_impl(cmps) {
+        let figure = shown(m).title;
+        let at = match rows.iter().position(|r| r.figure == figure) {
+            Some(at) => at,
+            None => {
+                rows.push(GlanceRow {
+                    area: area_label.to_string(),
+                    figure,
+                    factors: BTreeMap::new(),
+                });
+                rows.len() - 1
+            }
+        };
+        let all_significant = group.iter().all(|c| c.factor.significant);
+        rows[at].factors.insert(
+            imp.to_string(),
+            (geometric_mean(&group), all_significant, group.len()),
+        );
+    }
+    rows
+}
+
+/// The summary's table: a row per figure of every area, a column per impl, each cell the
+/// impl's factor against the baseline (the geometric mean over the area's scenarios).
+fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
+    // The main run's impls in its order, then any only a companion run measured.
+    let mut others: Vec<String> = impls.iter().skip(1).cloned().collect();
+    for r in rows {
+        for imp in r.factors.keys() {
+            if !others.contains(imp) && imp != baseline {
+                others.push(imp.clone());
+            }
+        }
+    }
+    let table_rows = rows
+        .iter()
+        .map(|r| {
+            let most = r.factors.values().map(|f| f.2).max().unwrap_or(0);
+            let mut cells = vec![Cell::plain(&r.area), Cell::plain(r.figure)];
+            for imp in &others {
+                cells.push(match r.factors.get(imp) {
+                    None => Cell::plain("-"),
+                    Some(&(ratio, significant, n)) => {
+                        let class = match (significant && !negligible(ratio), ratio >= 1.0) {
+                            (false, _) => Class::Same,
+                            (true, true) => Class::Good,
+                            (true, false) => Class::Bad,
+                        };
+                        let mut text = times(ratio);
+                        if class == Class::Same {
+                            text.push('~');
+                        }
+                        // Fewer scenarios than its neighbours: a mean over another set.
+                        if n < most {
+                            text.push_str(&format!(" ({n} of {most})"));
+                        }
+                        Cell::with(
+                            text,
+                            class,
+                            Some(format!(
+                                "{imp} against {baseline}: geometric mean over {n} scenario(s); {}",
+                                if significant {
+                                    "significant in each"
+                                } else {
+                                    "within noise in at least one"
+                                }
+                            )),
+                        )
+                    }
+                });
+            }
+            cells
+        })
+        .collect();
+    let mut header = vec!["area".to_string(), "figure".to_string()];
+    header.extend(others);
+    Table {
+        caption: format!(
+            "At a glance: each impl's factor against {baseline} (times better; above 1 is better, whichever way the figure points), the geometric mean over the area's scenarios, with the other side held at {baseline}. Bold (green): significantly better in every scenario; red: significantly worse in every one; ~: within noise in at least one. \"(6 of 12)\": the impl ran fewer of the area's scenarios (the rest are unsupported), so its mean is over those. The sections below give every scenario."
+        ),
+        header,
+        rows: table_rows,
+        label_cols: 2,
+    }
+}
+
+/// One sentence per (figure, impl) of an area: a single scenario gets its interval, several
+/// get the geometric mean and the range.
+fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for ((m, imp), group) in groups {
+    for ((m, imp), group) in by_figure_and_impl(cmps) {
         let (does, better, worse, equal) = phrase(m, area);
         let side = as_side(m);
         if let [c] = group.as_slice() {
@@ -300,7 +422,7 @@ fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
             continue;
         }
         let n = group.len();
-        let gmean = (group.iter().map(|c| c.factor.ratio.ln()).sum::<f64>() / n as f64).exp();
+        let gmean = geometric_mean(&group);
         let by_ratio =
             |a: &&&Comparison, b: &&&Comparison| a.factor.ratio.total_cmp(&b.factor.ratio);
         let lo = group
@@ -590,9 +712,15 @@ fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
     }
 }
 
-/// The summary sentences and a section per area of a run; `suffix` tells the sections of a
-/// companion run apart ("handshake" and "handshake-instructions").
-fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
+/// A section per area of a run, each opening with its sentences, and the rows the area adds
+/// to the summary's table; `suffix` tells the sections of a companion run apart
+/// ("handshake" and "handshake-instructions").
+fn area_sections(
+    run: &RunData,
+    suffix: &str,
+    main_baseline: Option<&str>,
+) -> (Vec<GlanceRow>, Vec<Section>) {
+    let main_baseline = main_baseline.map(str::to_string);
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
     let idx = Index::new(&run.records);
@@ -603,7 +731,7 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
             list.push(&r.scenario);
         }
     }
-    let mut summary = Vec::new();
+    let mut glance = Vec::new();
     let mut sections = Vec::new();
     for (&a, scenarios) in &areas {
         let cmps = if impls.len() > 1 {
@@ -611,8 +739,22 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
         } else {
             Vec::new()
         };
-        summary.extend(sentences(&cmps, a, &baseline));
+        let label = if suffix.is_empty() {
+            a.short().to_string()
+        } else {
+            format!("{} ({suffix})", a.short())
+        };
+        // Companion runs normally share the main run's baseline; a row says when not.
+        let label = match &main_baseline {
+            Some(b) if *b != baseline => format!("{label}, against {baseline}"),
+            _ => label,
+        };
+        glance.extend(glance_rows(&cmps, &label));
         let mut blocks = Vec::new();
+        let said = sentences(&cmps, a, &baseline);
+        if !said.is_empty() {
+            blocks.push(Block::Bullets(said));
+        }
         if cmps.is_empty() {
             blocks.push(Block::Para(format!(
                 "Only {baseline} has figures here, so there is nothing to compare; the full results below list them."
@@ -635,7 +777,7 @@ fn area_sections(run: &RunData, suffix: &str) -> (Vec<String>, Vec<Section>) {
         };
         sections.push(Section { id, title, blocks });
     }
-    (summary, sections)
+    (glance, sections)
 }
 
 const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connections alive (the scenario's nN), after the handshake and after 1 KiB each way. The drivers wrap the C allocator and count the usable size of every block allocated and freed during the measurement, reading the count around every call a side makes, so each side is charged with the net heap its own calls left allocated, whatever its peer; Rust and C allocations are counted alike. The harness's transport buffers are allocated before counting starts (and a run fails if they grow). The figure is bytes in use, not resident pages or peak.";
@@ -645,10 +787,10 @@ const THROUGHPUT_METHOD: &str = "Full handshakes per second of wall time with on
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
-    let (mut summary, mut sections_by_area) = area_sections(run, "");
+    let (mut glance, mut sections_by_area) = area_sections(run, "", None);
     if let Some(ir) = &extra.instructions {
-        let (s, mut secs) = area_sections(ir, "instructions");
-        summary.extend(s);
+        let (rows, mut secs) = area_sections(ir, "instructions", Some(&baseline));
+        glance.extend(rows);
         if let Some(first) = secs.first_mut() {
             first.blocks.insert(
                 0,
@@ -661,13 +803,13 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         sections_by_area.extend(secs);
     }
     for extra_run in &extra.areas {
-        let (s, secs) = area_sections(extra_run, "");
+        let (rows, secs) = area_sections(extra_run, "", Some(&baseline));
         // The main run's own figures for an area win over a separate run's.
         if secs
             .iter()
             .all(|sec| sections_by_area.iter().all(|have| have.id != sec.id))
         {
-            summary.extend(s);
+            glance.extend(rows);
             sections_by_area.extend(secs);
         }
     }
@@ -687,10 +829,11 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         "Baseline: {baseline}. Factors are \"times better than the baseline\" whichever way a figure points (rates: higher; time, memory and instructions: lower), with the side not being compared held at {baseline}."
     ))];
     lead.push(Block::Para(noise_note(run)));
-    if summary.is_empty() {
-        summary.push("This run has a single impl, so it compares nothing; the tables below give its figures.".into());
+    if glance.is_empty() {
+        lead.insert(0, Block::Para("This run has a single impl, so it compares nothing; the tables below give its figures.".into()));
+    } else {
+        lead.insert(0, Block::Table(glance_table(&glance, &impls, &baseline)));
     }
-    lead.insert(0, Block::Bullets(summary));
     if !run.cells.is_empty() {
         let n = run.cells.len();
         lead.push(Block::Para(format!(
