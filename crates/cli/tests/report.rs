@@ -233,7 +233,13 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     );
     // The summary is one table, a row per figure and a column per impl; the sentences moved
     // into their areas' sections.
-    let summary = md.split("## Summary").nth(1).unwrap().split("\n## ").next().unwrap();
+    let summary = md
+        .split("## Summary")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
     assert!(summary.contains("| area | figure |"), "{summary}");
     assert!(
         summary.contains("| full handshakes | client hs/s | 0.59x"),

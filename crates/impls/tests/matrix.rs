@@ -325,10 +325,43 @@ fn openssl_reports_the_version_of_the_libssl_it_runs() {
 }
 
 #[test]
-fn rustls_versions_name_the_locked_crates() {
-    for name in ["rustls-aws-lc", "rustls-ring"] {
-        let v = tlsmatrix_impls::library(name).unwrap().version();
-        assert!(v.starts_with("rustls 0.23."), "{v}");
-        assert!(!v.contains("unknown"), "{v}");
+fn rust_crate_versions_are_the_locked_ones() {
+    let lock = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock"),
+    )
+    .unwrap();
+    let locked = |krate: &str| -> String {
+        let at = lock
+            .find(&format!("name = \"{krate}\"\nversion = \""))
+            .unwrap_or_else(|| panic!("{krate} is not in the lock"));
+        lock[at..]
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let aws_lc = format!(
+        "aws-lc-rs {} (aws-lc-sys {})",
+        locked("aws-lc-rs"),
+        locked("aws-lc-sys")
+    );
+    for (name, want) in [
+        (
+            "rustls-aws-lc",
+            format!("rustls {} with {aws_lc}", locked("rustls")),
+        ),
+        (
+            "rustls-ring",
+            format!("rustls {} with ring {}", locked("rustls"), locked("ring")),
+        ),
+        (
+            "s2n-tls",
+            format!("s2n-tls {} with {aws_lc}", locked("s2n-tls")),
+        ),
+    ] {
+        assert_eq!(tlsmatrix_impls::library(name).unwrap().version(), want);
     }
 }
