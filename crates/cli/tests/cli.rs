@@ -375,25 +375,15 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
     }
 }
 
+include!("../../../build-support/lock_file.rs");
+
 /// The BoringSSL driver names the `boring` crates its own lock file built it from (BoringSSL
 /// itself has no release numbers).
 #[test]
 fn the_boringssl_driver_names_the_crates_it_was_built_from() {
     let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../drivers/boringssl/Cargo.lock");
     let lock = std::fs::read_to_string(lock).unwrap();
-    let locked = |krate: &str| -> String {
-        let at = lock
-            .find(&format!("name = \"{krate}\"\nversion = \""))
-            .unwrap_or_else(|| panic!("{krate} is not in the lock"));
-        lock[at..]
-            .lines()
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .nth(1)
-            .unwrap()
-            .to_string()
-    };
+    let locked = |krate: &str| locked_version(&lock, krate).expect("locked");
     let (_, version) = built_impls()
         .into_iter()
         .find(|(n, _)| n == "boringssl")

@@ -324,25 +324,15 @@ fn openssl_reports_the_version_of_the_libssl_it_runs() {
     }
 }
 
+include!("../../../build-support/lock_file.rs");
+
 #[test]
 fn rust_crate_versions_are_the_locked_ones() {
     let lock = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock"),
     )
     .unwrap();
-    let locked = |krate: &str| -> String {
-        let at = lock
-            .find(&format!("name = \"{krate}\"\nversion = \""))
-            .unwrap_or_else(|| panic!("{krate} is not in the lock"));
-        lock[at..]
-            .lines()
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .nth(1)
-            .unwrap()
-            .to_string()
-    };
+    let locked = |krate: &str| locked_version(&lock, krate).expect("locked");
     let aws_lc = format!(
         "aws-lc-rs {} (aws-lc-sys {})",
         locked("aws-lc-rs"),
