@@ -21,6 +21,8 @@ struct ByteQueue {
 /// ClientHellos) whatever the libraries report. A record counts when it is a handshake
 /// record whose body is exactly one ClientHello: type 1 with a length of the body less its
 /// 4-byte header. An encrypted record passes that test by chance about once in 2^32.
+/// Scanning stops at the first application-data record: no ClientHello can follow it in a
+/// handshake, and bulk transfers then pay one branch per write, not a parse per record.
 #[derive(Default)]
 struct HelloScan {
     /// The record header (5 bytes) and the first 4 bytes of its body, as far as seen.
@@ -29,6 +31,8 @@ struct HelloScan {
     /// Body bytes of the current record still to pass over.
     skip: usize,
     count: usize,
+    /// An application-data record has been seen: the handshake's hellos are all counted.
+    done: bool,
 }
 
 impl HelloScan {
@@ -39,7 +43,7 @@ impl HelloScan {
     }
 
     fn feed(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
+        while !bytes.is_empty() && !self.done {
             if self.skip > 0 {
                 let n = self.skip.min(bytes.len());
                 self.skip -= n;
@@ -66,9 +70,11 @@ impl HelloScan {
 
     fn record_prefix_complete(&mut self) {
         const HANDSHAKE: u8 = 22;
+        const APPLICATION_DATA: u8 = 23;
         const CLIENT_HELLO: u8 = 1;
         let body = self.body_len();
         let p = &self.prefix;
+        self.done = p[0] == APPLICATION_DATA;
         if p[0] == HANDSHAKE && body >= 4 && p[5] == CLIENT_HELLO {
             let message = usize::from(p[6]) << 16 | usize::from(p[7]) << 8 | usize::from(p[8]);
             if message == body - 4 {
@@ -245,11 +251,13 @@ mod tests {
         let mut stream = client_hello(300);
         stream.extend(record(20, &[1])); // change_cipher_spec
         stream.extend(client_hello(1200));
-        // Encrypted records: an application-data one, and a TLS 1.2 Finished whose first
-        // byte happens to be 1 but whose "length" does not fit.
-        stream.extend(record(23, &[1, 0, 0, 4, 9, 9, 9, 9]));
+        // Encrypted records: a TLS 1.2 Finished whose first byte happens to be 1 but whose
+        // "length" does not fit, an empty alert, and application data.
         stream.extend(record(22, &[1, 0, 0, 9, 9, 9, 9, 9]));
         stream.extend(record(21, &[]));
+        stream.extend(record(23, &[1, 0, 0, 4, 9, 9, 9, 9]));
+        // After application data no ClientHello is a handshake's: this one is not counted.
+        stream.extend(client_hello(40));
         for chunk in [1, 2, 3, 7, 100, stream.len()] {
             let (mut a, _b) = MemIo::pair();
             let probe = a.probe();
