@@ -59,6 +59,16 @@ impl Class {
         }
     }
 
+    /// A factor against the baseline: better or worse when the difference is significant,
+    /// the same otherwise.
+    pub fn of_factor(significant: bool, ratio: f64) -> Class {
+        match (significant, ratio >= 1.0) {
+            (false, _) => Class::Same,
+            (true, true) => Class::Good,
+            (true, false) => Class::Bad,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Plain => "plain",
@@ -123,11 +133,7 @@ impl Cell {
         match advantage(r, base) {
             Some(f) => Cell::with(
                 factor_text(&f),
-                match (f.significant, f.ratio >= 1.0) {
-                    (false, _) => Class::Same,
-                    (true, true) => Class::Good,
-                    (true, false) => Class::Bad,
-                },
+                Class::of_factor(f.significant, f.ratio),
                 Some(format!(
                     "95% CI {:.2}x to {:.2}x; {}",
                     f.ci_low,

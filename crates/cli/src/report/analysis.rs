@@ -354,11 +354,7 @@ fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
                 cells.push(match r.factors.get(imp) {
                     None => Cell::plain("-"),
                     Some(&(ratio, significant, n)) => {
-                        let class = match (significant && !negligible(ratio), ratio >= 1.0) {
-                            (false, _) => Class::Same,
-                            (true, true) => Class::Good,
-                            (true, false) => Class::Bad,
-                        };
+                        let class = Class::of_factor(significant && !negligible(ratio), ratio);
                         let mut text = times(ratio);
                         if class == Class::Same {
                             text.push('~');
