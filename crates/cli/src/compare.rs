@@ -39,9 +39,21 @@ impl Verdict {
 pub struct Row<'a> {
     pub base: &'a Record,
     pub cand: &'a Record,
-    /// Candidate / base of the shown figures.
+    /// Candidate / base of the shown figures, or of the factors against the reference when
+    /// `by_factor`.
     pub ratio: f64,
     pub verdict: Verdict,
+    /// Judged on the paired factors against the baseline (times better), not the figures.
+    pub by_factor: bool,
+}
+
+fn same_reference(a: &Record, b: &Record) -> bool {
+    match (&a.paired, &b.paired) {
+        (Some(x), Some(y)) => {
+            (&x.reference_client, &x.reference_server) == (&y.reference_client, &y.reference_server)
+        }
+        _ => false,
+    }
 }
 
 type Key = (String, String, String, Metric);
@@ -64,15 +76,34 @@ pub fn judge<'a>(
     let mut rows = Vec::new();
     for (key, &br) in &b {
         let Some(&cr) = c.get(key) else { continue };
-        let (bs, cs) = (figures::summary(br), figures::summary(cr));
-        let ratio = cs.median / bs.median;
-        let significant = cs.ci_high < bs.ci_low || bs.ci_high < cs.ci_low;
-        let better = if shown(br.metric).higher_is_better {
+        // Both runs paired this figure with the same reference: compare the factors, which a
+        // shared machine's drift between the runs does not move; else the figures themselves.
+        let factors = figures::paired_advantage(br)
+            .zip(figures::paired_advantage(cr))
+            .filter(|_| same_reference(br, cr));
+        let (ratio, significant, higher_is_better, by_factor) = match factors {
+            Some((fb, fc)) => (
+                fc.ratio / fb.ratio,
+                fc.ci_high < fb.ci_low || fb.ci_high < fc.ci_low,
+                true,
+                true,
+            ),
+            None => {
+                let (bs, cs) = (figures::summary(br), figures::summary(cr));
+                (
+                    cs.median / bs.median,
+                    cs.ci_high < bs.ci_low || bs.ci_high < cs.ci_low,
+                    shown(br.metric).higher_is_better,
+                    false,
+                )
+            }
+        };
+        let better = if higher_is_better {
             ratio > 1.0
         } else {
             ratio < 1.0
         };
-        let beyond = if shown(br.metric).higher_is_better {
+        let beyond = if higher_is_better {
             ratio < 1.0 - threshold
         } else {
             ratio > 1.0 + threshold
@@ -88,6 +119,7 @@ pub fn judge<'a>(
             cand: cr,
             ratio,
             verdict,
+            by_factor,
         });
     }
     let only_base = b.keys().filter(|k| !c.contains_key(*k)).count();
@@ -142,12 +174,16 @@ pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool
             shown(r.base.metric).title.into(),
             with_interval(&figures::summary(r.base)),
             with_interval(&figures::summary(r.cand)),
-            format!("{:.3}x", r.ratio),
+            if r.by_factor {
+                format!("{:.3}x of factor", r.ratio)
+            } else {
+                format!("{:.3}x", r.ratio)
+            },
             r.verdict.text().into(),
         ]);
     }
     println!(
-        "base {} vs candidate {}: threshold {:.2}% (a regression is worse by more than that, with the 95% intervals apart)",
+        "base {} vs candidate {}: threshold {:.2}% (a regression is worse by more than that, with the 95% intervals apart; where both runs paired a figure with the baseline, its factor against the baseline is compared, which drift between the runs does not move)",
         b.run_id,
         c.run_id,
         threshold * 100.0
@@ -238,6 +274,46 @@ mod tests {
             run("c", Metric::SendMbPerS, noisy(80.0)),
         );
         assert_eq!(judge(&rb, &rc, 0.05).0[0].verdict, Verdict::Same);
+    }
+
+    /// Two runs on machines of different speed: every figure of the second is 20% slower,
+    /// but the impl's factor against the baseline it was paired with held, so the figure is
+    /// judged the same; a factor that fell 10% is a regression.
+    #[test]
+    fn paired_figures_are_judged_on_their_factors() {
+        let paired_run = |id: &str, scale: f64, factor: f64| {
+            let mut r = run(id, Metric::ClientCpuNs, around(100.0 * scale));
+            r.records[0].paired = Some(tlsmatrix_core::record::Paired {
+                reference_client: "base".into(),
+                reference_server: "base".into(),
+                // Time ratios: a factor of 1.25 "times better" is a time ratio of 0.8.
+                ratios: around(1.0 / factor),
+                blocks: (0..20).map(|i| i / 5).collect(),
+            });
+            r
+        };
+        let base = paired_run("b", 1.0, 1.25);
+        let slower_machine = paired_run("c", 1.2, 1.25);
+        let rows = judge(&base, &slower_machine, 0.05).0;
+        assert!(rows[0].by_factor);
+        assert_eq!(rows[0].verdict, Verdict::Same, "ratio {}", rows[0].ratio);
+        let regressed = paired_run("c", 1.0, 1.25 * 0.9);
+        let rows = judge(&base, &regressed, 0.05).0;
+        assert_eq!(
+            rows[0].verdict,
+            Verdict::Regression,
+            "ratio {}",
+            rows[0].ratio
+        );
+        // Unpaired, the slower machine would have read as a regression.
+        let (plain_b, plain_c) = (
+            run("b", Metric::ClientCpuNs, around(100.0)),
+            run("c", Metric::ClientCpuNs, around(120.0)),
+        );
+        assert_eq!(
+            judge(&plain_b, &plain_c, 0.05).0[0].verdict,
+            Verdict::Regression
+        );
     }
 
     #[test]

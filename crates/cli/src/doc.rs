@@ -128,20 +128,30 @@ impl Cell {
         )
     }
 
-    /// "times better" than a baseline figure, classed by significance.
-    pub fn factor(r: &Record, base: &Record) -> Cell {
-        match advantage(r, base) {
+    /// "times better" than a baseline figure, classed by significance; `floor` is the run's
+    /// noise floor ([`figures::NoiseFloor`]).
+    pub fn factor(r: &Record, base: &Record, floor: f64) -> Cell {
+        Cell::of_factor(advantage(r, base, floor))
+    }
+
+    pub fn of_factor(f: Option<tlsmatrix_core::stats::Factor>) -> Cell {
+        match f {
             Some(f) => Cell::with(
                 factor_text(&f),
                 Class::of_factor(f.significant, f.ratio),
                 Some(format!(
-                    "95% CI {:.2}x to {:.2}x; {}",
+                    "95% CI {:.3}x to {:.3}x; {}; {}",
                     f.ci_low,
                     f.ci_high,
-                    if f.significant {
-                        "the intervals are apart"
+                    if f.paired {
+                        "paired: the median of ratios of samples taken side by side"
                     } else {
-                        "the intervals overlap: no significant difference"
+                        "unpaired: two sets of samples taken at different times"
+                    },
+                    if f.significant {
+                        "significant"
+                    } else {
+                        "not significant (the interval holds 1, or the factor is within the run's noise floor)"
                     }
                 )),
             ),
@@ -181,6 +191,7 @@ pub struct Chart {
 /// own pair; cells that were not measured say so, with the reason as hover text.
 pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> Vec<Table> {
     let mut out = Vec::new();
+    let floor = figures::NoiseFloor::floor_of(records);
     for id in scenario_order(records.iter().map(|r| r.scenario.as_str()), cells) {
         let recs: Vec<&Record> = records.iter().filter(|r| r.scenario == id).collect();
         let mut metrics: Vec<Metric> = recs
@@ -232,10 +243,12 @@ pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> 
                     match find(c, s, m) {
                         Some(r) => {
                             row.push(Cell::figure(r));
-                            row.push(
+                            row.push(if (c, s) == (baseline, baseline) {
+                                Cell::plain("baseline")
+                            } else {
                                 find(baseline, baseline, m)
-                                    .map_or(Cell::plain("-"), |b| Cell::factor(r, b)),
-                            );
+                                    .map_or(Cell::plain("-"), |b| Cell::factor(r, b, floor))
+                            });
                         }
                         None => row.extend([Cell::plain("-"), Cell::plain("-")]),
                     }

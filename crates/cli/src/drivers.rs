@@ -221,111 +221,154 @@ pub fn check_valgrind() -> Result<()> {
     Ok(())
 }
 
-/// Runs one cell in a driver process, calling `on_sample` as samples arrive.
-pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
-    let mut child = match driver_command(req)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a timeout kills whatever it started too. If tlsmatrix
-        // itself is interrupted, the driver exits at its next write to the closed pipe.
-        .process_group(0)
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            return CellOutcome::Failed(format!(
-                "cannot start driver {}: {e}",
-                req.driver.display()
-            ))
-        }
-    };
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line).is_err() {
-                break;
+/// A driver process and its output, line by line: its own process group (so a timeout kills
+/// whatever it started too), stdout parsed as messages, stderr kept for the failure message.
+/// Dropping it kills the group; if tlsmatrix itself is interrupted, the driver exits at its
+/// next write to the closed pipe.
+pub struct DriverProcess {
+    child: std::process::Child,
+    lines: mpsc::Receiver<std::io::Result<String>>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    silence_limit: Duration,
+}
+
+impl DriverProcess {
+    pub fn spawn(mut cmd: Command, silence_limit: Duration) -> Result<DriverProcess, String> {
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start driver {program}: {e}"))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        Ok(DriverProcess {
+            child,
+            lines,
+            stderr: Some(stderr),
+            silence_limit,
+        })
+    }
+
+    /// The next message, or why there is none (silence past the limit, exit, garbage).
+    pub fn next(&mut self) -> Result<DriverMessage, String> {
+        match self.lines.recv_timeout(self.silence_limit) {
+            Ok(Ok(line)) => serde_json::from_str::<DriverMessage>(&line)
+                .map_err(|_| format!("driver printed an unreadable line: {line}")),
+            Ok(Err(e)) => Err(format!("cannot read driver output: {e}")),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+                "timed out: the driver said nothing for {} s",
+                self.silence_limit.as_secs()
+            )),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err("the driver exited without finishing".into())
             }
         }
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
+    }
 
+    /// Kills the process group and completes a failure message with how the driver ended
+    /// and the last thing it wrote to stderr.
+    pub fn finish(mut self, failure: Option<String>) -> Option<String> {
+        self.kill();
+        let status = self.child.wait();
+        let stderr_text = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let mut msg = failure?;
+        if let Ok(st) = status {
+            if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&st) {
+                if sig != libc::SIGKILL {
+                    msg.push_str(&format!(" (driver killed by signal {sig})"));
+                }
+            }
+        }
+        if let Some(last) = stderr_text.lines().rev().find(|l| !l.trim().is_empty()) {
+            msg.push_str(&format!("; driver stderr: {}", last.trim()));
+        }
+        Some(msg)
+    }
+
+    fn kill(&mut self) {
+        // SAFETY: kill(2) on the process group the driver leads.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for DriverProcess {
+    fn drop(&mut self) {
+        if self.stderr.is_some() {
+            self.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs one cell in a driver process, calling `on_sample` as samples arrive.
+pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
+    let mut proc = match DriverProcess::spawn(driver_command(req), req.silence_limit) {
+        Ok(p) => p,
+        Err(e) => return CellOutcome::Failed(e),
+    };
     let mut versions = None;
     let mut samples = Vec::new();
     let outcome = loop {
-        match rx.recv_timeout(req.silence_limit) {
-            Ok(Ok(line)) => match serde_json::from_str::<DriverMessage>(&line) {
-                Ok(DriverMessage::Hello {
-                    client_version,
-                    server_version,
-                }) => versions = Some((client_version, server_version)),
-                Ok(DriverMessage::Sample { values }) => {
-                    samples.push(values);
-                    on_sample();
-                }
-                Ok(DriverMessage::Unsupported { reason }) => {
-                    break CellOutcome::Unsupported(reason)
-                }
-                Ok(DriverMessage::Error { message }) => break CellOutcome::Failed(message),
-                Ok(DriverMessage::Done) => match versions.take() {
-                    Some((client_version, server_version)) => {
-                        break CellOutcome::Measured {
-                            client_version,
-                            server_version,
-                            samples,
-                        }
+        match proc.next() {
+            Ok(DriverMessage::Hello {
+                client_version,
+                server_version,
+                ..
+            }) => versions = Some((client_version, server_version)),
+            Ok(DriverMessage::Sample { values, .. }) => {
+                samples.push(values);
+                on_sample();
+            }
+            Ok(DriverMessage::Unsupported { reason, .. }) => {
+                break CellOutcome::Unsupported(reason)
+            }
+            Ok(DriverMessage::Error { message, .. }) => break CellOutcome::Failed(message),
+            Ok(DriverMessage::Done) => match versions.take() {
+                Some((client_version, server_version)) => {
+                    break CellOutcome::Measured {
+                        client_version,
+                        server_version,
+                        samples,
                     }
-                    None => {
-                        break CellOutcome::Failed(
-                            "driver finished without saying which versions ran".into(),
-                        )
-                    }
-                },
-                Err(_) => {
-                    break CellOutcome::Failed(format!("driver printed an unreadable line: {line}"))
+                }
+                None => {
+                    break CellOutcome::Failed(
+                        "driver finished without saying which versions ran".into(),
+                    )
                 }
             },
-            Ok(Err(e)) => break CellOutcome::Failed(format!("cannot read driver output: {e}")),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                break CellOutcome::Failed(format!(
-                    "timed out: the driver said nothing for {} s",
-                    req.silence_limit.as_secs()
-                ))
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                break CellOutcome::Failed("the driver exited without finishing".into())
-            }
+            Err(e) => break CellOutcome::Failed(e),
         }
     };
     // Whatever happened, leave no process behind: the driver and anything it started.
-    // SAFETY: kill(2) on the process group the driver leads.
-    unsafe {
-        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-    }
-    let status = child.wait();
-    let stderr_text = err_reader.join().unwrap_or_default();
     match outcome {
-        CellOutcome::Failed(msg) => {
-            let mut msg = msg;
-            if let Ok(st) = status {
-                if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&st) {
-                    if sig != libc::SIGKILL {
-                        msg.push_str(&format!(" (driver killed by signal {sig})"));
-                    }
-                }
-            }
-            if let Some(last) = stderr_text.lines().rev().find(|l| !l.trim().is_empty()) {
-                msg.push_str(&format!("; driver stderr: {}", last.trim()));
-            }
-            CellOutcome::Failed(msg)
+        CellOutcome::Failed(msg) => CellOutcome::Failed(proc.finish(Some(msg)).unwrap_or_default()),
+        other => {
+            proc.finish(None);
+            other
         }
-        other => other,
     }
 }
 

@@ -2,7 +2,7 @@
 //! nanoseconds per handshake become handshakes per second), and which direction is better.
 //! Every table, chart and sentence goes through here, so they all agree.
 
-use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_core::record::{is_aa, Metric, Record};
 use tlsmatrix_core::stats::{self, Factor, Summary};
 
 #[derive(Debug, Clone, Copy)]
@@ -74,8 +74,19 @@ pub fn summary(r: &Record) -> Summary {
 }
 
 /// How many times better `r` is than `base` (same metric): above 1 is better whichever way
-/// the metric points, with the interval and significance of that ratio.
-pub fn advantage(r: &Record, base: &Record) -> Option<Factor> {
+/// the metric points, with the interval and significance of that ratio. When `r` was sampled
+/// in turns with `base` the factor is the median of their per-round ratios (paired);
+/// otherwise it compares the two sets of samples. A paired factor is significant when its
+/// interval excludes 1 and it is further from 1 than `floor` (the run's [`NoiseFloor`]).
+pub fn advantage(r: &Record, base: &Record, floor: f64) -> Option<Factor> {
+    let paired = r
+        .paired
+        .as_ref()
+        .filter(|p| p.reference_client == base.client && p.reference_server == base.server)
+        .and_then(|_| paired_advantage(r));
+    if let Some(f) = paired {
+        return Some(f.beyond(floor));
+    }
     let (v, b) = (values(r), values(base));
     if shown(r.metric).higher_is_better {
         stats::factor(&v, &b)
@@ -84,9 +95,98 @@ pub fn advantage(r: &Record, base: &Record) -> Option<Factor> {
     }
 }
 
-/// "2.10x", or "1.02x~" when the intervals overlap (not significant).
+/// A record's paired factor against its own reference, as times better; `None` unpaired.
+pub fn paired_advantage(r: &Record) -> Option<Factor> {
+    let f = r.paired.as_ref()?.factor()?;
+    Some(if r.metric.higher_is_better() {
+        f
+    } else {
+        f.inverted()
+    })
+}
+
+/// "2.10x [2.05-2.14]", with `~` when not significant and `u` when unpaired (two blocks of
+/// samples taken at different times, which a shared machine's drift can move).
 pub fn factor_text(f: &Factor) -> String {
-    format!("{:.2}x{}", f.ratio, if f.significant { "" } else { "~" })
+    format!(
+        "{:.2}x [{:.2}-{:.2}]{}{}",
+        f.ratio,
+        f.ci_low,
+        f.ci_high,
+        if f.significant { "" } else { "~" },
+        if f.paired { "" } else { "u" }
+    )
+}
+
+/// How far apart two identical figures land in this run: the baseline measured against a
+/// copy of itself (the A/A cells), paired like every other comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseFloor {
+    /// The largest distance from 1 of an A/A factor: a difference smaller than this is not
+    /// told apart from noise.
+    pub floor: f64,
+    /// Where it was: scenario, figure title, the A/A factor.
+    pub worst: (String, &'static str, Factor),
+    /// How many A/A figures there were.
+    pub figures: usize,
+}
+
+/// An A/A factor further than this from 1 marks the run as taken on a noisy machine.
+pub const NOISY_MACHINE: f64 = 0.02;
+
+impl NoiseFloor {
+    /// From a run's records; `None` when it has no A/A cells (an unpaired run).
+    pub fn of(records: &[Record]) -> Option<NoiseFloor> {
+        let mut worst: Option<(String, &'static str, Factor)> = None;
+        let mut figures = 0;
+        for r in records
+            .iter()
+            .filter(|r| is_aa(&r.client) && in_tables(r.metric))
+        {
+            // Read the way the tables read it: times better.
+            let Some(f) = paired_advantage(r) else {
+                continue;
+            };
+            figures += 1;
+            let distance = |f: &Factor| (f.ratio - 1.0).abs();
+            if worst.as_ref().is_none_or(|w| distance(&f) > distance(&w.2)) {
+                worst = Some((r.scenario.clone(), shown(r.metric).title, f));
+            }
+        }
+        let worst = worst?;
+        Some(NoiseFloor {
+            floor: (worst.2.ratio - 1.0).abs(),
+            worst,
+            figures,
+        })
+    }
+
+    pub fn noisy(&self) -> bool {
+        self.floor > NOISY_MACHINE
+    }
+
+    /// One line for the terminal and the report's header.
+    pub fn describe(&self) -> String {
+        let (scenario, title, f) = &self.worst;
+        format!(
+            "noise floor ±{:.1}%: the baseline against a copy of itself (A/A, {} figures) lands at most {:.3}x from 1 ({title} in {scenario}, 95% CI {:.3}-{:.3}){}",
+            self.floor * 100.0,
+            self.figures,
+            f.ratio,
+            f.ci_low,
+            f.ci_high,
+            if self.noisy() {
+                format!("; NOISY MACHINE: more than {:.0}% apart", NOISY_MACHINE * 100.0)
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// The floor of a run's records, 0 when it has none.
+    pub fn floor_of(records: &[Record]) -> f64 {
+        NoiseFloor::of(records).map_or(0.0, |n| n.floor)
+    }
 }
 
 #[cfg(test)]

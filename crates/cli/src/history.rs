@@ -101,10 +101,10 @@ pub fn import(files: &[PathBuf], db: &Path) -> Result<()> {
                 "{}: run {} {} ({} records)",
                 f.display(),
                 run.run_id,
-                if added {
-                    "imported"
+                if added == 0 {
+                    "already in the database".to_string()
                 } else {
-                    "already in the database"
+                    format!("imported, {added} new records and cells")
                 },
                 run.records.len()
             );

@@ -5,6 +5,7 @@ mod doc;
 mod drivers;
 mod env;
 mod figures;
+mod groups;
 mod history;
 mod interop;
 mod list;
@@ -170,19 +171,30 @@ struct RunArgs {
     /// Default: the core suite (`tlsmatrix list` shows it).
     #[arg(long, value_name = "PATTERN")]
     scenario: Vec<String>,
-    /// Samples per (scenario, pair, metric), after warm-up.
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Samples per (scenario, pair, metric), after warm-up. Timed handshake and bulk
+    /// scenarios take them in rounds, spread over --passes.
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     runs: u32,
+    /// Timed handshake and bulk scenarios are sampled paired: each impl's cells and the
+    /// baseline's own pair run in one process and take turns, one short sample each per
+    /// round, and each factor is the median of the per-round ratios. The run makes this many
+    /// passes over all scenarios, each in new processes on the next core, so that intervals
+    /// cover the drift between them (a two-level bootstrap over passes and samples).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    passes: u32,
     /// JSON-lines file the records are appended to; test certificates are cached in a
     /// `certs` folder beside it.
     #[arg(long, default_value = "results/latest.jsonl", value_name = "FILE")]
     out: PathBuf,
-    /// Warm-up time per cell before sampling, in milliseconds.
-    #[arg(long, default_value_t = 200, value_name = "MS")]
-    warmup_ms: u64,
-    /// Target duration of one handshake sample in milliseconds (the batch size follows).
-    #[arg(long, default_value_t = 100, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    sample_ms: u64,
+    /// Warm-up per cell before sampling, in milliseconds. Default: 20 for paired (handshake,
+    /// bulk) cells, each warmed in every pass; 200 for the others.
+    #[arg(long, value_name = "MS")]
+    warmup_ms: Option<u64>,
+    /// Target duration of one sample in milliseconds (a handshake batch or a bulk transfer is
+    /// sized to it). Default: 5 for paired cells (short, so that the cells of a round see
+    /// the same machine), 100 for throughput windows and memory.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    sample_ms: Option<u64>,
     /// A driver that prints nothing for this many seconds is killed and its cell fails.
     #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     cell_timeout: u64,
@@ -194,8 +206,18 @@ struct RunArgs {
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
     /// and against the baseline (the first impl) on the other side, which is every pair the
     /// report's comparisons use (2n-1 pairs instead of n^2).
-    #[arg(long, default_value = "all", value_name = "WHICH", value_parser = ["all", "baseline"])]
+    #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline"])]
     pairs: String,
+    /// Run only shard K of N: every Nth scenario from the Kth, whole (a scenario's paired
+    /// cells never split). Give every shard the same --run-id and `tlsmatrix import` their
+    /// results files into one database to merge them into one run. Timings compare only
+    /// within one machine: shard timed runs by scenario on one machine, or over machines
+    /// only for instruction counts.
+    #[arg(long, default_value = "1/1", value_name = "K/N")]
+    shard: run::Shard,
+    /// The run id to record under (default: a new one from the time and process id).
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
     /// SQLite history database the run is also stored in, one transaction per cell.
     /// Default: tlsmatrix.db beside --out (so results/tlsmatrix.db).
     #[arg(long, value_name = "FILE")]
@@ -225,10 +247,13 @@ fn main() -> ExitCode {
             out: a.out,
             warmup_ms: a.warmup_ms,
             sample_ms: a.sample_ms,
+            passes: a.passes,
             cell_timeout: Duration::from_secs(a.cell_timeout),
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             measure: a.measure,
             baseline_pairs_only: a.pairs == "baseline",
+            shard: a.shard,
+            run_id: a.run_id,
         }),
         Command::History { db } => history::history(&db.db).map(|()| true),
         Command::Show { run, db } => history::show(&run, &db.db).map(|()| true),

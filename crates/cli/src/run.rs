@@ -14,6 +14,7 @@ use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_S
 use tlsmatrix_core::scenario::Scenario;
 
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
+use crate::groups;
 use crate::results_file::ResultsFile;
 use crate::store::Store;
 use crate::summary;
@@ -23,14 +24,64 @@ pub struct RunOptions {
     pub scenarios: Vec<String>,
     pub runs: u32,
     pub out: PathBuf,
-    pub warmup_ms: u64,
-    pub sample_ms: u64,
+    /// Warm-up and sample length; `None` for each kind's own default (paired samples are
+    /// short, throughput windows long).
+    pub warmup_ms: Option<u64>,
+    pub sample_ms: Option<u64>,
+    /// Timed handshake and bulk scenarios: passes over the run, a new process per group each.
+    pub passes: u32,
     pub cell_timeout: Duration,
     pub command_line: String,
     pub db: PathBuf,
     pub measure: Measure,
     /// Only each impl with itself and against the baseline (`--pairs baseline`).
     pub baseline_pairs_only: bool,
+    /// This run's share of the scenarios (`--shard K/N`).
+    pub shard: Shard,
+    /// A run id to use instead of a new one, so that shards store into one run.
+    pub run_id: Option<String>,
+}
+
+/// Shard K of N: every Nth scenario of the plan, starting at the Kth. Whole scenarios go to a
+/// shard, so the cells that are paired (a scenario's groups) always run together, and the
+/// shards' results merge into one run (`tlsmatrix import`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 1, count: 1 }
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("'{s}' is not a shard; write K/N with 1 <= K <= N, e.g. 2/4");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// This shard's share of the scenarios, in their order.
+    pub fn select<T: Copy>(self, all: &[T]) -> Vec<T> {
+        all.iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u32 % self.count == self.index - 1)
+            .map(|(_, s)| *s)
+            .collect()
+    }
 }
 
 /// One (scenario, client, server) and what became of it.
@@ -227,15 +278,71 @@ fn not_measured(cell: &Cell, run_id: &str) -> Option<CellRecord> {
     })
 }
 
+/// Where finished cells go: the results file and the database (each cell in one write and one
+/// transaction), the summary's inputs, and a line for the user.
+struct Sink {
+    run_id: String,
+    results: ResultsFile,
+    store: Store,
+    bar: ProgressBar,
+    interactive: bool,
+    started: Instant,
+    planned: usize,
+    cells: Vec<Cell>,
+    records: Vec<Record>,
+    cell_lines: Vec<CellRecord>,
+}
+
+impl Sink {
+    fn finish(&mut self, cell: Cell, records: Vec<Record>) -> Result<()> {
+        let line = not_measured(&cell, &self.run_id);
+        self.results.append(&records, line.as_ref())?;
+        self.store.add_cell(&records, line.as_ref())?;
+        self.records.extend(records);
+        self.cell_lines.extend(line);
+        let status = match &cell.outcome {
+            CellOutcome::Measured { .. } => "ok".to_string(),
+            CellOutcome::Unsupported(r) => format!("unsupported: {r}"),
+            CellOutcome::Failed(r) => format!("FAILED: {r}"),
+        };
+        let (id, client, server) = (cell.scenario.to_string(), &cell.client, &cell.server);
+        if self.interactive {
+            if matches!(cell.outcome, CellOutcome::Failed(_)) {
+                self.bar
+                    .println(format!("{id} {client} -> {server}: {status}"));
+            }
+        } else {
+            // No bar without a terminal, so each line carries the estimate instead.
+            let done = self.cells.len() + 1;
+            let left = self.started.elapsed().as_secs_f64() / done as f64
+                * self.planned.saturating_sub(done) as f64;
+            eprintln!(
+                "[{done}/{}, ~{} left] {id} {client} -> {server}: {status}",
+                self.planned,
+                eta(left)
+            );
+        }
+        self.cells.push(cell);
+        Ok(())
+    }
+}
+
 /// Runs every cell; returns whether all of them were measured or unsupported.
 pub fn run(opts: RunOptions) -> Result<bool> {
-    let scenarios = select_scenarios(&opts.scenarios)?;
+    let scenarios = opts.shard.select(&select_scenarios(&opts.scenarios)?);
+    if scenarios.is_empty() {
+        bail!(
+            "shard {}/{} has no scenario: there are fewer scenarios than shards",
+            opts.shard.index,
+            opts.shard.count
+        );
+    }
     let reg = Registry::discover()?;
     let impls = select_impls(&reg, &opts.impls)?;
     if opts.measure == Measure::Instructions {
         drivers::check_valgrind()?;
     }
-    let mut results = ResultsFile::open(&opts.out)?;
+    let results = ResultsFile::open(&opts.out)?;
     let mut store = Store::open(&opts.db)?;
     let certs_dir = opts
         .out
@@ -245,43 +352,88 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .join("certs");
 
     let now = SystemTime::now();
-    let run_id = run_id(now);
+    let run_id = opts.run_id.clone().unwrap_or_else(|| run_id(now));
     let env = crate::env::capture(opts.command_line.clone());
     store.begin_run(&run_id, opts.measure.as_str(), &env)?;
     let scratch = Scratch::new(&run_id)?;
-    let mut plan: Vec<(Scenario, &ImplEntry, &ImplEntry)> = Vec::new();
-    let baseline = impls[0].name.as_str();
+    let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
-        !opts.baseline_pairs_only || c.name == v.name || c.name == baseline || v.name == baseline
+        !opts.baseline_pairs_only
+            || c.name == v.name
+            || c.name == baseline.name
+            || v.name == baseline.name
     };
-    for s in &scenarios {
-        for &c in &impls {
-            for &v in &impls {
-                if wanted(c, v) {
-                    plan.push((*s, c, v));
-                }
-            }
-        }
-    }
+    let pairs: Vec<(&ImplEntry, &ImplEntry)> = impls
+        .iter()
+        .flat_map(|&c| impls.iter().map(move |&v| (c, v)))
+        .filter(|(c, v)| wanted(c, v))
+        .collect();
+    let grouped = |s: &Scenario| opts.measure == Measure::Time && groups::is_grouped(s);
+    let single: Vec<(Scenario, &ImplEntry, &ImplEntry)> = scenarios
+        .iter()
+        .filter(|s| !grouped(s))
+        .flat_map(|s| pairs.iter().map(move |&(c, v)| (*s, c, v)))
+        .collect();
+    let paired_plan: Vec<(Scenario, Vec<groups::Group>, Vec<(&ImplEntry, &ImplEntry)>)> = scenarios
+        .iter()
+        .filter(|s| grouped(s))
+        .map(|s| {
+            let (g, apart) = groups::plan(*s, &pairs, baseline);
+            (*s, g, apart)
+        })
+        .collect();
+    let passes = opts.passes.max(1);
+    let rounds = opts.runs.div_ceil(passes);
+    let paired_samples: u64 = paired_plan
+        .iter()
+        .flat_map(|(_, g, _)| g)
+        .map(|g| g.cells.len() as u64)
+        .sum::<u64>()
+        * u64::from(rounds * passes);
+    let planned_cells = single.len()
+        + paired_plan
+            .iter()
+            .map(|(_, g, apart)| {
+                apart.len()
+                    + g.iter()
+                        .map(|g| g.cells.len() - usize::from(g.has_reference))
+                        .sum::<usize>()
+                    + 1
+            })
+            .sum::<usize>();
 
     let interactive = std::io::stderr().is_terminal();
-    let bar = progress_bar(plan.len() as u64 * u64::from(opts.runs));
+    let bar = progress_bar(single.len() as u64 * u64::from(opts.runs) + paired_samples);
     if !interactive {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     eprintln!(
-        "run {run_id}: {} scenarios x {} pairs, {} samples each -> {}",
+        "run {run_id}: {} scenarios x {} pairs (+ an A/A copy of {}), {} samples each{} -> {}",
         scenarios.len(),
-        plan.len() / scenarios.len().max(1),
+        pairs.len(),
+        baseline.name,
         opts.runs,
+        if paired_plan.is_empty() {
+            String::new()
+        } else {
+            format!(", timed ones paired in {passes} passes of {rounds} rounds")
+        },
         results.path().display()
     );
+    let mut sink = Sink {
+        run_id: run_id.clone(),
+        results,
+        store,
+        bar: bar.clone(),
+        interactive,
+        started: Instant::now(),
+        planned: planned_cells,
+        cells: Vec::new(),
+        records: Vec::new(),
+        cell_lines: Vec::new(),
+    };
 
-    let started = Instant::now();
-    let mut cells = Vec::with_capacity(plan.len());
-    let mut all_records: Vec<Record> = Vec::new();
-    let mut cell_lines: Vec<CellRecord> = Vec::new();
-    for (i, &(scenario, client_entry, server_entry)) in plan.iter().enumerate() {
+    for &(scenario, client_entry, server_entry) in &single {
         let (client, server) = (&client_entry.name, &server_entry.name);
         let id = scenario.to_string();
         bar.set_message(format!("{id} {client} -> {server}"));
@@ -294,17 +446,15 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             server,
             certs: &certs_dir,
             runs: opts.runs,
-            warmup_ms: opts.warmup_ms,
-            sample_ms: opts.sample_ms,
+            warmup_ms: opts.warmup_ms.unwrap_or(200),
+            sample_ms: opts.sample_ms.unwrap_or(100),
             silence_limit: opts.cell_timeout,
             measure: opts.measure,
             scratch: &scratch.0,
         };
         // Cross-library pairs must live in one driver to run in memory.
         let outcome = if shared.is_none() {
-            CellOutcome::Unsupported(format!(
-                "{client} and {server} are in different drivers, so they cannot share an in-memory pair"
-            ))
+            CellOutcome::Unsupported(apart_reason(client, server))
         } else {
             drivers::run_cell(&req, || bar.inc(1))
         };
@@ -326,52 +476,226 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             cell.outcome = CellOutcome::Failed(why);
             Vec::new()
         });
-        let line = not_measured(&cell, &run_id);
-        results.append(&records, line.as_ref())?;
-        store.add_cell(&records, line.as_ref())?;
-        all_records.extend(records);
-        cell_lines.extend(line);
-        let status = match &cell.outcome {
-            CellOutcome::Measured { .. } => "ok".to_string(),
-            CellOutcome::Unsupported(r) => format!("unsupported: {r}"),
-            CellOutcome::Failed(r) => format!("FAILED: {r}"),
-        };
-        if interactive {
-            if !matches!(cell.outcome, CellOutcome::Measured { .. }) {
-                bar.println(format!("{id} {client} -> {server}: {status}"));
-            }
-        } else {
-            // No bar without a terminal, so each line carries the estimate instead.
-            let done = i + 1;
-            let left = started.elapsed().as_secs_f64() / done as f64 * (plan.len() - done) as f64;
-            eprintln!(
-                "[{done}/{}, ~{} left] {id} {client} -> {server}: {status}",
-                plan.len(),
-                eta(left)
-            );
-        }
-        cells.push(cell);
+        sink.finish(cell, records)?;
     }
+
+    run_paired(
+        &paired_plan,
+        &PairedOptions {
+            passes,
+            rounds,
+            certs: &certs_dir,
+            warmup_ms: opts.warmup_ms.unwrap_or(20),
+            sample_ms: opts.sample_ms.unwrap_or(5),
+            silence_limit: opts.cell_timeout,
+            env: &env,
+        },
+        baseline,
+        &mut sink,
+    )?;
+
     bar.finish_and_clear();
-    store.finish_run(&run_id, &crate::env::rfc3339(SystemTime::now()))?;
+    sink.store
+        .finish_run(&run_id, &crate::env::rfc3339(SystemTime::now()))?;
 
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
-    print!("{}", summary::render(&all_records, &cell_lines, &names));
+    print!(
+        "{}",
+        summary::render(&sink.records, &sink.cell_lines, &names)
+    );
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
-    let failed = cells
-        .iter()
-        .filter(|c| matches!(c.outcome, CellOutcome::Failed(_)))
-        .count();
+    let count = |f: fn(&CellOutcome) -> bool| sink.cells.iter().filter(|c| f(&c.outcome)).count();
+    let failed = count(|o| matches!(o, CellOutcome::Failed(_)));
     eprintln!(
         "run {run_id} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {} and {}",
-        started.elapsed().as_secs_f64(),
-        cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Measured { .. })).count(),
-        cells.iter().filter(|c| matches!(c.outcome, CellOutcome::Unsupported(_))).count(),
-        results.path().display(),
-        store.path().display()
+        sink.started.elapsed().as_secs_f64(),
+        count(|o| matches!(o, CellOutcome::Measured { .. })),
+        count(|o| matches!(o, CellOutcome::Unsupported(_))),
+        sink.results.path().display(),
+        sink.store.path().display()
     );
     Ok(failed == 0)
+}
+
+fn apart_reason(client: &str, server: &str) -> String {
+    format!(
+        "{client} and {server} are in different drivers, so they cannot share an in-memory pair"
+    )
+}
+
+struct PairedOptions<'a> {
+    passes: u32,
+    rounds: u32,
+    certs: &'a Path,
+    warmup_ms: u64,
+    sample_ms: u64,
+    silence_limit: Duration,
+    env: &'a Env,
+}
+
+/// The grouped scenarios, in passes: each pass runs every group of every scenario once, in a
+/// new process pinned to the next core; a scenario's cells are written after its last pass.
+fn run_paired(
+    plan: &[(Scenario, Vec<groups::Group>, Vec<(&ImplEntry, &ImplEntry)>)],
+    o: &PairedOptions,
+    baseline: &ImplEntry,
+    sink: &mut Sink,
+) -> Result<()> {
+    type Label = (String, String);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let reference: Label = (baseline.name.clone(), baseline.name.clone());
+    let mut gathered: Vec<BTreeMap<Label, groups::Gathered>> =
+        (0..plan.len()).map(|_| BTreeMap::new()).collect();
+    let mut ended: Vec<BTreeMap<Label, CellOutcome>> =
+        (0..plan.len()).map(|_| BTreeMap::new()).collect();
+    let mut block = 0u32;
+    for pass in 0..o.passes {
+        for (si, (scenario, scenario_groups, apart)) in plan.iter().enumerate() {
+            let id = scenario.to_string();
+            for group in scenario_groups {
+                // Cells that ended (unsupported, failed) stay out of later passes.
+                let mut g = group.clone();
+                g.cells.retain(|c| !ended[si].contains_key(&c.label));
+                g.has_reference = g.cells.first().is_some_and(|c| c.label == reference);
+                if g.cells.is_empty() {
+                    continue;
+                }
+                sink.bar.set_message(format!(
+                    "{id} pass {}/{} {}",
+                    pass + 1,
+                    o.passes,
+                    g.cells.last().map_or("", |c| c.label.0.as_str())
+                ));
+                let req = groups::GroupRequest {
+                    certs: o.certs,
+                    rounds: o.rounds,
+                    warmup_ms: o.warmup_ms,
+                    sample_ms: o.sample_ms,
+                    silence_limit: o.silence_limit,
+                    core: Some(pass as usize % cores),
+                };
+                let bar = sink.bar.clone();
+                let outcomes = groups::run_group(&g, &req, || bar.inc(1));
+                for (cell, run) in g.cells.iter().zip(outcomes) {
+                    if ended[si].contains_key(&cell.label) {
+                        continue; // the reference, ended in an earlier group of this pass
+                    }
+                    let outcome = match run {
+                        groups::CellRun::Measured { versions, samples } => {
+                            match check_group_cell(cell, &versions, samples.len(), o.rounds) {
+                                Ok(()) => {
+                                    gathered[si]
+                                        .entry(cell.label.clone())
+                                        .or_default()
+                                        .add(block, versions, samples);
+                                    continue;
+                                }
+                                Err(why) => CellOutcome::Failed(why),
+                            }
+                        }
+                        groups::CellRun::Unsupported(r) => CellOutcome::Unsupported(r),
+                        groups::CellRun::Failed(r) => CellOutcome::Failed(r),
+                    };
+                    ended[si].insert(cell.label.clone(), outcome);
+                }
+                block += 1;
+            }
+            if pass + 1 == o.passes {
+                for &(c, s) in apart {
+                    let cell = Cell {
+                        scenario: *scenario,
+                        client: c.name.clone(),
+                        server: s.name.clone(),
+                        outcome: CellOutcome::Unsupported(apart_reason(&c.name, &s.name)),
+                    };
+                    sink.finish(cell, Vec::new())?;
+                }
+                finish_scenario(
+                    *scenario,
+                    scenario_groups,
+                    &gathered[si],
+                    &mut ended[si],
+                    &reference,
+                    o.env,
+                    sink,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A group's cell ran what the registry promised, and gave a sample every round.
+fn check_group_cell(
+    cell: &groups::GroupCell,
+    versions: &(String, String),
+    samples: usize,
+    rounds: u32,
+) -> Result<(), String> {
+    for (entry, reported) in [(cell.client, &versions.0), (cell.server, &versions.1)] {
+        if *reported != entry.version {
+            return Err(format!(
+                "{} reported version '{reported}' while measuring, but its driver lists '{}'",
+                entry.name, entry.version
+            ));
+        }
+    }
+    if samples != rounds as usize {
+        return Err(format!(
+            "driver produced {samples} samples where {rounds} rounds were asked for"
+        ));
+    }
+    Ok(())
+}
+
+/// Writes every cell of a scenario once its passes are done: records with blocks and ratios
+/// to the reference, or the reason it has none.
+fn finish_scenario(
+    scenario: Scenario,
+    scenario_groups: &[groups::Group],
+    gathered: &BTreeMap<(String, String), groups::Gathered>,
+    ended: &mut BTreeMap<(String, String), CellOutcome>,
+    reference: &(String, String),
+    env: &Env,
+    sink: &mut Sink,
+) -> Result<()> {
+    let id = scenario.to_string();
+    let mut seen: Vec<&(String, String)> = Vec::new();
+    let reference_data = gathered.get(reference).map(|g| (reference, g));
+    for cell in scenario_groups.iter().flat_map(|g| &g.cells) {
+        if seen.contains(&&cell.label) {
+            continue;
+        }
+        seen.push(&cell.label);
+        let (outcome, records) = match (ended.remove(&cell.label), gathered.get(&cell.label)) {
+            (Some(o), _) => (o, Vec::new()),
+            (None, Some(g)) => {
+                let records =
+                    groups::records(&sink.run_id, &id, &cell.label, g, reference_data, env);
+                let (client_version, server_version) = g.versions.clone().unwrap_or_default();
+                (
+                    CellOutcome::Measured {
+                        client_version,
+                        server_version,
+                        samples: Vec::new(),
+                    },
+                    records,
+                )
+            }
+            (None, None) => (CellOutcome::Failed("no samples".into()), Vec::new()),
+        };
+        sink.finish(
+            Cell {
+                scenario,
+                client: cell.label.0.clone(),
+                server: cell.label.1.clone(),
+                outcome,
+            },
+            records,
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -395,6 +719,25 @@ mod tests {
             ids(&["bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-16k"]).unwrap(),
             ["bulk-tls13-aes-128-gcm-16k"]
         );
+    }
+
+    #[test]
+    fn shards_partition_the_scenarios_and_keep_each_whole() {
+        let all = select_scenarios(&[]).unwrap();
+        for n in 1..=5u32 {
+            let mut seen: Vec<Scenario> = Vec::new();
+            for k in 1..=n {
+                let shard: Shard = format!("{k}/{n}").parse().unwrap();
+                seen.extend(shard.select(&all));
+            }
+            seen.sort_by_key(|s| s.to_string());
+            let mut want = all.clone();
+            want.sort_by_key(|s| s.to_string());
+            assert_eq!(seen, want, "{n} shards: every scenario once");
+        }
+        for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
     }
 
     #[test]

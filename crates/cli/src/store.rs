@@ -7,12 +7,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use tlsmatrix_core::record::{CellRecord, Env, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_core::record::{CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
 
 use crate::rundata::RunData;
 
-/// Bumped when a table changes; an older database is refused, not guessed at.
-const DB_VERSION: i64 = 1;
+/// Bumped when a table changes; a newer database is refused, not guessed at, and an older
+/// one is brought up to date (`MIGRATIONS`).
+const DB_VERSION: i64 = 2;
+
+/// From version N to N+1, at index N-1.
+const MIGRATIONS: &[&str] = &[
+    // 2: samples' blocks and paired ratios (JSON), empty for records measured unpaired.
+    "ALTER TABLE records ADD COLUMN pairing TEXT NOT NULL DEFAULT '{}';",
+];
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +49,7 @@ CREATE TABLE IF NOT EXISTS records (
     min REAL NOT NULL,
     ci_low REAL NOT NULL,
     ci_high REAL NOT NULL,
+    pairing TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (run_id, scenario, client, server, metric)
 );
 CREATE TABLE IF NOT EXISTS cells (
@@ -142,6 +150,18 @@ impl Store {
                 )?;
             }
             Some(v) if v == DB_VERSION.to_string() => {}
+            Some(v) if v.parse::<i64>().is_ok_and(|n| (1..DB_VERSION).contains(&n)) => {
+                let from: i64 = v.parse().expect("checked above");
+                for step in &MIGRATIONS[(from - 1) as usize..] {
+                    conn.execute_batch(step).with_context(|| {
+                        format!("cannot bring {} up to version {DB_VERSION}", path.display())
+                    })?;
+                }
+                conn.execute(
+                    "UPDATE meta SET value = ?1 WHERE key = 'version'",
+                    [DB_VERSION.to_string()],
+                )?;
+            }
             Some(v) => bail!(
                 "{} is a version {v} tlsmatrix database; this tlsmatrix reads version {DB_VERSION}",
                 path.display()
@@ -157,10 +177,18 @@ impl Store {
         &self.path
     }
 
-    /// Records that a run started; it stays incomplete until [`Store::finish_run`].
+    /// Records that a run started; it stays incomplete until [`Store::finish_run`]. A run
+    /// id already stored (another shard of the same run) is continued.
     pub fn begin_run(&mut self, run_id: &str, measure: &str, env: &Env) -> Result<()> {
         let tx = self.conn.transaction()?;
-        insert_run(&tx, run_id, measure, env)?;
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = ?1)",
+            [run_id],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            insert_run(&tx, run_id, measure, env)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -172,9 +200,9 @@ impl Store {
         not_measured: Option<&CellRecord>,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        insert_records(&tx, records)?;
+        insert_records(&tx, records, "INSERT OR REPLACE")?;
         if let Some(c) = not_measured {
-            insert_cell(&tx, c)?;
+            insert_cell(&tx, c, "INSERT OR REPLACE")?;
         }
         tx.commit()
             .with_context(|| format!("cannot write to database {}", self.path.display()))
@@ -188,32 +216,34 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a whole run read from a file, in one transaction; false if the database already
-    /// holds a run with its id (importing twice changes nothing).
-    pub fn import(&mut self, run: &RunData, measure: &str) -> Result<bool> {
+    /// Stores a run read from a file, in one transaction. A run already held is merged: its
+    /// records and cells not yet stored are added (the shards of one `run --shard K/N
+    /// --run-id ID` import into one run this way); returns how many were new, so importing
+    /// the same file twice adds nothing.
+    pub fn import(&mut self, run: &RunData, measure: &str) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let exists: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = ?1)",
             [&run.run_id],
             |r| r.get(0),
         )?;
-        if exists {
-            return Ok(false);
+        if !exists {
+            insert_run(&tx, &run.run_id, measure, &run.env)?;
         }
-        insert_run(&tx, &run.run_id, measure, &run.env)?;
-        insert_records(&tx, &run.records)?;
+        let before = count_rows(&tx, &run.run_id)?;
+        insert_records(&tx, &run.records, "INSERT OR IGNORE")?;
         for c in &run.cells {
-            insert_cell(&tx, c)?;
+            insert_cell(&tx, c, "INSERT OR IGNORE")?;
         }
+        let added = count_rows(&tx, &run.run_id)? - before;
         tx.execute(
-            "UPDATE runs SET finished = started WHERE run_id = ?1",
+            "UPDATE runs SET finished = started WHERE run_id = ?1 AND finished IS NULL",
             [&run.run_id],
         )?;
         tx.commit()?;
-        Ok(true)
+        Ok(added)
     }
 
-    /// Every run, oldest first.
     pub fn runs(&self) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(
             "SELECT r.run_id, r.started, r.finished, r.measure, r.git_revision, r.command,
@@ -302,7 +332,7 @@ impl Store {
         };
         let mut stmt = self.conn.prepare(
             "SELECT scenario, client, server, client_version, server_version, metric, unit,
-                    samples, median, min, ci_low, ci_high
+                    samples, median, min, ci_low, ci_high, pairing
              FROM records WHERE run_id = ?1 ORDER BY rowid",
         )?;
         let records = stmt
@@ -319,11 +349,17 @@ impl Store {
                         r.get(7)?,
                     ],
                     [r.get::<_, f64>(8)?, r.get(9)?, r.get(10)?, r.get(11)?],
+                    r.get::<_, String>(12)?,
                 ))
             })?
             .map(|row| {
-                let ([scenario, client, server, cv, sv, metric, unit, samples], [med, min, lo, hi]) =
-                    row?;
+                let (
+                    [scenario, client, server, cv, sv, metric, unit, samples],
+                    [med, min, lo, hi],
+                    pairing,
+                ) = row?;
+                let pairing: Pairing = serde_json::from_str(&pairing)
+                    .with_context(|| format!("run {run_id}: unreadable pairing"))?;
                 Ok(Record {
                     schema: SCHEMA.into(),
                     run_id: run_id.into(),
@@ -343,6 +379,8 @@ impl Store {
                     ci_low: lo,
                     ci_high: hi,
                     env: env.clone(),
+                    blocks: pairing.blocks,
+                    paired: pairing.paired,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -388,6 +426,15 @@ impl Store {
     }
 }
 
+/// How a record's samples were paired, as stored in one column.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Pairing {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    blocks: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paired: Option<Paired>,
+}
+
 fn insert_run(tx: &Transaction, run_id: &str, measure: &str, env: &Env) -> Result<()> {
     tx.execute(
         "INSERT INTO runs (run_id, started, measure, command, git_revision, cpu_model, cores,
@@ -409,12 +456,23 @@ fn insert_run(tx: &Transaction, run_id: &str, measure: &str, env: &Env) -> Resul
     Ok(())
 }
 
-fn insert_records(tx: &Transaction, records: &[Record]) -> Result<()> {
-    let mut stmt = tx.prepare(
-        "INSERT OR REPLACE INTO records (run_id, scenario, client, server, client_version,
-             server_version, metric, unit, samples, median, min, ci_low, ci_high)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?;
+/// Records and cells stored for a run.
+fn count_rows(tx: &Transaction, run_id: &str) -> Result<usize> {
+    Ok(tx.query_row(
+        "SELECT (SELECT COUNT(*) FROM records WHERE run_id = ?1) + (SELECT COUNT(*) FROM cells WHERE run_id = ?1)",
+        [run_id],
+        |r| r.get::<_, i64>(0),
+    )? as usize)
+}
+
+/// `verb`: `INSERT OR REPLACE` while a run writes its own cells, `INSERT OR IGNORE` when a
+/// file is merged into a stored run.
+fn insert_records(tx: &Transaction, records: &[Record], verb: &str) -> Result<()> {
+    let mut stmt = tx.prepare(&format!(
+        "{verb} INTO records (run_id, scenario, client, server, client_version,
+             server_version, metric, unit, samples, median, min, ci_low, ci_high, pairing)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?;
     for r in records {
         stmt.execute(params![
             r.run_id,
@@ -430,15 +488,21 @@ fn insert_records(tx: &Transaction, records: &[Record]) -> Result<()> {
             r.min,
             r.ci_low,
             r.ci_high,
+            serde_json::to_string(&Pairing {
+                blocks: r.blocks.clone(),
+                paired: r.paired.clone(),
+            })?,
         ])?;
     }
     Ok(())
 }
 
-fn insert_cell(tx: &Transaction, c: &CellRecord) -> Result<()> {
+fn insert_cell(tx: &Transaction, c: &CellRecord, verb: &str) -> Result<()> {
     tx.execute(
-        "INSERT OR REPLACE INTO cells (run_id, scenario, client, server, outcome, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        &format!(
+            "{verb} INTO cells (run_id, scenario, client, server, outcome, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        ),
         params![
             c.run_id,
             c.scenario,
@@ -477,6 +541,8 @@ mod tests {
                 command: "tlsmatrix run".into(),
                 ..Env::default()
             },
+            blocks: Vec::new(),
+            paired: None,
         }
     }
 
@@ -536,9 +602,18 @@ mod tests {
             records: vec![r],
             cells: vec![],
         };
-        assert!(s.import(&run, "time").unwrap());
-        assert!(!s.import(&run, "time").unwrap());
+        assert_eq!(s.import(&run, "time").unwrap(), 1);
+        assert_eq!(s.import(&run, "time").unwrap(), 0);
+        // A second shard of the same run merges into it.
+        let mut other = record("g1", 6.0);
+        other.client = "b".into();
+        let shard = RunData {
+            records: vec![other],
+            ..run.clone()
+        };
+        assert_eq!(s.import(&shard, "time").unwrap(), 1);
         assert_eq!(s.runs().unwrap().len(), 1);
+        assert_eq!(s.load("g1").unwrap().records.len(), 2);
         let e = s.load("nope").unwrap_err().to_string();
         assert!(e.contains("no run 'nope'"), "{e}");
         let e = Store::open_existing(&temp_db("missing.db")).err().unwrap();

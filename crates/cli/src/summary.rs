@@ -59,7 +59,11 @@ pub fn render(records: &[Record], cells: &[CellRecord], impls: &[String]) -> Str
         }
     }
     if !out.is_empty() {
-        out.push_str("\n* noisy: the 95% interval is wider than ±5% of the median.  ~ the intervals overlap: no significant difference.\n");
+        out.push_str("\n* noisy: the 95% interval is wider than ±5% of the median.  factor [95% CI]: ~ not significant (the interval holds 1, or the factor is within the noise floor); u unpaired (two blocks of samples, not ratios taken side by side).\n");
+    }
+    if let Some(n) = crate::figures::NoiseFloor::of(records) {
+        out.push_str(&n.describe());
+        out.push('\n');
     }
     out
 }

@@ -142,8 +142,9 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // 4 pairs x (3 handshake metrics + 2 bulk metrics)
-    assert_eq!(records.len(), 4 * 5);
+    // (4 pairs + the baseline's A/A copy) x (3 handshake metrics + 2 bulk metrics)
+    assert_eq!(records.len(), 5 * 5);
+    assert!(stdout.contains("noise floor"), "{stdout}");
     let openssl_version = String::from_utf8_lossy(
         &Command::new("openssl")
             .arg("version")
@@ -154,7 +155,26 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
     .to_string();
     for rec in &records {
         assert_eq!(rec.schema, SCHEMA);
-        assert_eq!(rec.samples.len(), 3);
+        // Paired: 3 passes of one round; the reference pair runs in each of the two groups
+        // (rustls-aws-lc's and the A/A one), every other cell has a ratio to it per round,
+        // each from its own block (process).
+        let reference = rec.client == "openssl-3.0" && rec.server == "openssl-3.0";
+        assert_eq!(rec.samples.len(), if reference { 6 } else { 3 }, "{rec:?}");
+        assert_eq!(rec.blocks.len(), rec.samples.len());
+        match &rec.paired {
+            None => assert!(reference, "{rec:?}"),
+            Some(p) => {
+                assert_eq!(
+                    (p.reference_client.as_str(), p.reference_server.as_str()),
+                    ("openssl-3.0", "openssl-3.0")
+                );
+                assert_eq!(p.ratios.len(), 3);
+                let mut blocks = p.blocks.clone();
+                blocks.dedup();
+                assert_eq!(blocks.len(), 3, "one block per pass: {rec:?}");
+                assert!(p.ratios.iter().all(|r| r.is_finite() && *r > 0.0));
+            }
+        }
         assert!(rec.samples.iter().all(|v| v.is_finite() && *v > 0.0));
         assert!(
             rec.ci_low <= rec.median && rec.median <= rec.ci_high,
@@ -165,7 +185,7 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
             (&rec.client, &rec.client_version),
             (&rec.server, &rec.server_version),
         ] {
-            if name == "openssl-3.0" {
+            if name.starts_with("openssl-3.0") {
                 assert!(version.starts_with("OpenSSL 3.0."), "{version}");
                 assert!(
                     openssl_version.contains(version.as_str()),
@@ -198,7 +218,7 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
     assert!(r2.status.success(), "{}", stderr(&r2));
     assert_eq!(
         std::fs::read_to_string(&out).unwrap().lines().count(),
-        20 + 3
+        25 + 2 * 3
     );
 }
 
@@ -467,6 +487,7 @@ fn baseline_pairs_are_each_impl_with_itself_and_with_the_baseline() {
             p("openssl-3.0", "rustls-aws-lc"),
             p("rustls-aws-lc", "openssl-3.0"),
             p("rustls-aws-lc", "rustls-aws-lc"),
+            p("rustls-aws-lc (A/A)", "rustls-aws-lc (A/A)"),
             p("rustls-aws-lc", "rustls-ring"),
             p("rustls-ring", "rustls-aws-lc"),
             p("rustls-ring", "rustls-ring"),

@@ -12,6 +12,7 @@ pub mod interop;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;
+pub mod paired;
 pub mod protocol;
 pub mod record;
 pub mod scenario;

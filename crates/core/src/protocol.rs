@@ -46,24 +46,35 @@ pub struct ImplInfo {
     pub version: String,
 }
 
-/// One line of `tlsmatrix-driver run` output.
+/// One line of `tlsmatrix-driver run` or `group` output. In `group` output every line but
+/// `Done` names the cell it is about (its place in the `--cell` list), and samples their round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DriverMessage {
-    /// First line: the versions actually running on each side.
+    /// First line (per cell): the versions actually running on each side.
     Hello {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
         client_version: String,
         server_version: String,
     },
     Sample {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<u32>,
         values: Vec<(Metric, f64)>,
     },
     /// The pair cannot run this scenario; nothing was measured.
     Unsupported {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
         reason: String,
     },
     /// The scenario failed; `message` is one sentence for the user.
     Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
         message: String,
     },
     /// Last line of a successful run.
@@ -86,18 +97,31 @@ mod tests {
     fn messages_round_trip() {
         let msgs = [
             DriverMessage::Hello {
+                cell: None,
                 client_version: "a".into(),
                 server_version: "b".into(),
             },
             DriverMessage::Sample {
+                cell: Some(2),
+                round: Some(7),
                 values: vec![(Metric::ClientCpuNs, 12.5)],
             },
-            DriverMessage::Unsupported { reason: "x".into() },
+            DriverMessage::Unsupported {
+                cell: Some(1),
+                reason: "x".into(),
+            },
             DriverMessage::Error {
+                cell: None,
                 message: "y".into(),
             },
             DriverMessage::Done,
         ];
+        // A single-cell run's lines carry no cell field, as before groups existed.
+        let plain = DriverMessage::Error {
+            cell: None,
+            message: "y".into(),
+        };
+        assert!(!plain.to_line().contains("cell"));
         for m in msgs {
             let line = m.to_line();
             let back: DriverMessage = serde_json::from_str(line.trim_end()).unwrap();

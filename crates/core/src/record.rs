@@ -186,6 +186,47 @@ pub struct Record {
     pub ci_low: f64,
     pub ci_high: f64,
     pub env: Env,
+    /// The block (one driver process: a stretch of the run on one core) of each sample, when
+    /// the samples were taken in several; the interval is then a two-level bootstrap over
+    /// blocks and samples (`stats::summarize_blocked`). Empty when taken in one block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<u32>,
+    /// Paired with the reference pair: each sample over the reference's sample of the same
+    /// round, when the two were sampled in turns in one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
+}
+
+/// A record's samples paired with the reference pair's (the baseline with itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Paired {
+    pub reference_client: String,
+    pub reference_server: String,
+    /// This record's sample over the reference's in the same round, in recorded units (so a
+    /// time ratio under 1 is faster), one per sample that had a partner.
+    pub ratios: Vec<f64>,
+    /// The block of each ratio, as `Record::blocks`.
+    pub blocks: Vec<u32>,
+}
+
+impl Paired {
+    /// The median ratio with its two-level bootstrap interval; significance against 1 only.
+    pub fn factor(&self) -> Option<crate::stats::Factor> {
+        crate::stats::paired_factor(&self.ratios, &self.blocks)
+    }
+}
+
+/// The label of the baseline's second copy in a run's A/A comparison: the same impl measured
+/// against itself under two names, which says how far apart two identical figures land.
+pub fn aa_label(imp: &str) -> String {
+    format!("{imp}{AA_SUFFIX}")
+}
+
+const AA_SUFFIX: &str = " (A/A)";
+
+/// Whether a record's client is the A/A copy of the baseline.
+pub fn is_aa(name: &str) -> bool {
+    name.ends_with(AA_SUFFIX)
 }
 
 impl Record {
@@ -249,7 +290,31 @@ impl Record {
         samples: Vec<f64>,
         env: Env,
     ) -> Option<Record> {
-        let s = crate::stats::summarize(&samples)?;
+        Record::from_blocks(
+            run_id,
+            scenario,
+            client,
+            server,
+            metric,
+            samples,
+            Vec::new(),
+            env,
+        )
+    }
+
+    /// As [`Record::from_samples`], for samples taken in blocks (one per sample).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_blocks(
+        run_id: &str,
+        scenario: &str,
+        client: (&str, &str),
+        server: (&str, &str),
+        metric: Metric,
+        samples: Vec<f64>,
+        blocks: Vec<u32>,
+        env: Env,
+    ) -> Option<Record> {
+        let s = crate::stats::summarize_blocked(&samples, &blocks)?;
         Some(Record {
             schema: SCHEMA.into(),
             run_id: run_id.into(),
@@ -266,6 +331,8 @@ impl Record {
             ci_low: s.ci_low,
             ci_high: s.ci_high,
             env,
+            blocks,
+            paired: None,
         })
     }
 
@@ -331,6 +398,13 @@ mod tests {
             ci_low: 1.0,
             ci_high: 2.0,
             env: Env::default(),
+            blocks: vec![0, 1],
+            paired: Some(Paired {
+                reference_client: "a".into(),
+                reference_server: "a".into(),
+                ratios: vec![1.1, 0.9],
+                blocks: vec![0, 1],
+            }),
         };
         let line = r.to_line();
         assert_eq!(line.matches('\n').count(), 1);

@@ -38,6 +38,9 @@ pub struct Factor {
     pub ci_low: f64,
     pub ci_high: f64,
     pub significant: bool,
+    /// From ratios of samples taken side by side ([`paired_factor`]), not from two separate
+    /// sets of samples ([`factor`]).
+    pub paired: bool,
 }
 
 /// Compares two sets of samples; `None` if either is empty or B's median is zero.
@@ -64,6 +67,7 @@ pub fn factor(a: &[f64], b: &[f64]) -> Option<Factor> {
         ci_low: at(0.025),
         ci_high: at(0.975),
         significant: sa.ci_high < sb.ci_low || sb.ci_high < sa.ci_low,
+        paired: false,
     })
 }
 
@@ -114,6 +118,99 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
         ci_low: at(0.025),
         ci_high: at(0.975),
     })
+}
+
+/// Median and a two-level bootstrap interval for samples taken in blocks (a block is one
+/// driver process: one stretch of the run, on one core). Each resample draws blocks with
+/// replacement, then samples with replacement inside each drawn block, so the interval
+/// widens with the differences between blocks: it says what a rerun would give, not only
+/// how tightly one stretch of time agreed with itself. With one block (or none given) this
+/// is [`summarize`].
+pub fn summarize_blocked(samples: &[f64], blocks: &[u32]) -> Option<Summary> {
+    if samples.is_empty() {
+        return None;
+    }
+    let groups = group_by_block(samples, blocks);
+    if groups.len() < 2 {
+        return summarize(samples);
+    }
+    let mut rng = XorShift(0xd1b5_4a32_d192_ed03);
+    let mut medians = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    let mut resample: Vec<f64> = Vec::with_capacity(samples.len() * 2);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        resample.clear();
+        for _ in 0..groups.len() {
+            let g = &groups[rng.below(groups.len())];
+            for _ in 0..g.len() {
+                resample.push(g[rng.below(g.len())]);
+            }
+        }
+        resample.sort_by(f64::total_cmp);
+        medians.push(median_sorted(&resample));
+    }
+    medians.sort_by(f64::total_cmp);
+    let at = |q: f64| medians[((q * (BOOTSTRAP_RESAMPLES - 1) as f64).round()) as usize];
+    Some(Summary {
+        median: median(samples),
+        min: samples.iter().copied().fold(f64::INFINITY, f64::min),
+        ci_low: at(0.025).min(median(samples)),
+        ci_high: at(0.975).max(median(samples)),
+    })
+}
+
+/// The samples of each block, in order of first appearance; every sample in one block when
+/// `blocks` does not give one per sample.
+fn group_by_block(samples: &[f64], blocks: &[u32]) -> Vec<Vec<f64>> {
+    if blocks.len() != samples.len() {
+        return vec![samples.to_vec()];
+    }
+    let mut ids: Vec<u32> = Vec::new();
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    for (&v, &b) in samples.iter().zip(blocks) {
+        match ids.iter().position(|&id| id == b) {
+            Some(i) => groups[i].push(v),
+            None => {
+                ids.push(b);
+                groups.push(vec![v]);
+            }
+        }
+    }
+    groups
+}
+
+/// A factor from paired samples: `ratios[i]` is a sample of A over the sample of B taken
+/// beside it in the same round. The factor is their median, its interval the two-level
+/// bootstrap of [`summarize_blocked`]. `significant` says only that the interval excludes 1;
+/// the caller also holds it against the run's noise floor ([`Factor::beyond`]).
+pub fn paired_factor(ratios: &[f64], blocks: &[u32]) -> Option<Factor> {
+    let s = summarize_blocked(ratios, blocks)?;
+    Some(Factor {
+        ratio: s.median,
+        ci_low: s.ci_low,
+        ci_high: s.ci_high,
+        significant: s.ci_low > 1.0 || s.ci_high < 1.0,
+        paired: true,
+    })
+}
+
+impl Factor {
+    /// The factor of B over A: the same comparison read the other way.
+    pub fn inverted(self) -> Factor {
+        Factor {
+            ratio: 1.0 / self.ratio,
+            ci_low: 1.0 / self.ci_high,
+            ci_high: 1.0 / self.ci_low,
+            ..self
+        }
+    }
+
+    /// Significant, and further from 1 than the noise floor (0.01 for ±1%).
+    pub fn beyond(self, floor: f64) -> Factor {
+        Factor {
+            significant: self.significant && (self.ratio - 1.0).abs() > floor,
+            ..self
+        }
+    }
 }
 
 struct XorShift(u64);
@@ -176,6 +273,51 @@ mod tests {
         assert!(g.ci_low <= 1.0 && 1.0 <= g.ci_high, "{g:?}");
         assert!(factor(&[], &b).is_none());
         assert!(factor(&a, &[0.0]).is_none());
+    }
+
+    #[test]
+    fn blocked_intervals_widen_with_differences_between_blocks() {
+        // Three blocks that agree inside themselves but not with each other.
+        let mut samples = Vec::new();
+        let mut blocks = Vec::new();
+        for (b, level) in [(0u32, 100.0), (1, 110.0), (2, 90.0)] {
+            for i in 0..20 {
+                samples.push(level + (i % 3) as f64 * 0.1);
+                blocks.push(b);
+            }
+        }
+        let flat = summarize(&samples).unwrap();
+        let blocked = summarize_blocked(&samples, &blocks).unwrap();
+        assert_eq!(flat.median, blocked.median);
+        assert!(
+            blocked.ci_high - blocked.ci_low > 3.0 * (flat.ci_high - flat.ci_low),
+            "flat {flat:?} blocked {blocked:?}"
+        );
+        assert!(
+            blocked.ci_low <= 91.0 && blocked.ci_high >= 109.0,
+            "{blocked:?}"
+        );
+        // One block, or no block ids: the plain bootstrap.
+        assert_eq!(summarize_blocked(&samples, &[]), summarize(&samples));
+        assert_eq!(
+            summarize_blocked(&samples, &vec![7; 60]),
+            summarize(&samples)
+        );
+    }
+
+    #[test]
+    fn paired_factors_are_the_median_ratio_and_the_floor_decides_significance() {
+        let ratios: Vec<f64> = (0..40).map(|i| 1.10 + (i % 5) as f64 * 0.002).collect();
+        let blocks: Vec<u32> = (0..40).map(|i| i / 10).collect();
+        let f = paired_factor(&ratios, &blocks).unwrap();
+        assert!((f.ratio - 1.104).abs() < 1e-9, "{f:?}");
+        assert!(f.significant && f.ci_low > 1.09, "{f:?}");
+        assert!(f.beyond(0.05).significant);
+        assert!(!f.beyond(0.2).significant);
+        let inv = f.inverted();
+        assert!((inv.ratio * f.ratio - 1.0).abs() < 1e-12 && inv.ci_low < inv.ci_high);
+        let near: Vec<f64> = (0..40).map(|i| 0.99 + (i % 5) as f64 * 0.005).collect();
+        assert!(!paired_factor(&near, &blocks).unwrap().significant);
     }
 
     #[test]

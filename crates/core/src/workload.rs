@@ -37,6 +37,68 @@ impl Default for Budget {
 /// One sample: a value per metric.
 pub type Sample = Vec<(Metric, f64)>;
 
+/// Something that produces one short sample at a time, so that several can be interleaved
+/// (see [`crate::paired`]): set up and warmed when built, then asked for samples.
+pub trait Sampler {
+    fn sample(&mut self) -> anyhow::Result<Sample>;
+}
+
+/// Handshakes in batches sized to take about `sample_target`; a sample is the mean per
+/// handshake of each side's time (full or resumed, as the scenario says).
+pub struct HandshakeSampler<'a> {
+    client: &'a dyn EndpointFactory,
+    server: &'a dyn EndpointFactory,
+    params: ConnParams,
+    batch: u64,
+}
+
+impl<'a> HandshakeSampler<'a> {
+    /// Primes (a session to resume), warms up for `warmup`, and sizes the batch from it.
+    pub fn warm(
+        client: &'a dyn EndpointFactory,
+        server: &'a dyn EndpointFactory,
+        params: &ConnParams,
+        warmup: Duration,
+        sample_target: Duration,
+    ) -> Result<Self, PairError> {
+        pair::prime(client, server, params)?;
+        let start = Instant::now();
+        let mut warm = 0u32;
+        while warm < 2 || start.elapsed() < warmup {
+            pair::handshake(client, server, params)?;
+            warm += 1;
+        }
+        let per = start.elapsed() / warm;
+        let batch = (sample_target.as_nanos() / per.as_nanos().max(1)).clamp(1, 100_000) as u64;
+        Ok(HandshakeSampler {
+            client,
+            server,
+            params: *params,
+            batch,
+        })
+    }
+}
+
+impl Sampler for HandshakeSampler<'_> {
+    fn sample(&mut self) -> anyhow::Result<Sample> {
+        let (mut client_ns, mut server_ns) = (0u64, 0u64);
+        for _ in 0..self.batch {
+            let p = pair::handshake(self.client, self.server, &self.params)?;
+            client_ns += p.client_ns;
+            server_ns += p.server_ns;
+        }
+        let n = self.batch as f64;
+        Ok(vec![
+            (Metric::ClientCpuNs, client_ns as f64 / n),
+            (Metric::ServerCpuNs, server_ns as f64 / n),
+            (
+                Metric::HandshakesPerS,
+                n * 1e9 / (client_ns + server_ns).max(1) as f64,
+            ),
+        ])
+    }
+}
+
 /// Handshake samples: each is the mean over a batch of handshakes (full or resumed, as the
 /// scenario says), per side.
 pub fn handshakes(
@@ -45,35 +107,77 @@ pub fn handshakes(
     params: &ConnParams,
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
-) -> Result<(), PairError> {
-    pair::prime(client, server, params)?;
-    let start = Instant::now();
-    let mut warm = 0u32;
-    while warm < 2 || start.elapsed() < budget.warmup {
-        pair::handshake(client, server, params)?;
-        warm += 1;
-    }
-    let per = start.elapsed() / warm;
-    let batch = (budget.sample_target.as_nanos() / per.as_nanos().max(1)).clamp(1, 100_000) as u64;
-
+) -> anyhow::Result<()> {
+    let mut sampler =
+        HandshakeSampler::warm(client, server, params, budget.warmup, budget.sample_target)?;
     for _ in 0..budget.runs {
-        let (mut client_ns, mut server_ns) = (0u64, 0u64);
-        for _ in 0..batch {
-            let p = pair::handshake(client, server, params)?;
-            client_ns += p.client_ns;
-            server_ns += p.server_ns;
-        }
-        let n = batch as f64;
-        on_sample(vec![
-            (Metric::ClientCpuNs, client_ns as f64 / n),
-            (Metric::ServerCpuNs, server_ns as f64 / n),
-            (
-                Metric::HandshakesPerS,
-                n * 1e9 / (client_ns + server_ns) as f64,
-            ),
-        ]);
+        on_sample(sampler.sample()?);
     }
     Ok(())
+}
+
+/// Bulk data client to server over one connection in writes of the scenario's size; a sample
+/// is `bytes` sent, the client's time giving the send rate and the server's the receive rate.
+pub struct BulkSampler {
+    stream: BulkStream,
+    bytes: usize,
+}
+
+impl BulkSampler {
+    /// Handshakes, warms up for `warmup`, and sizes a sample to take about `sample_target`
+    /// (whole writes), or to `fixed_bytes` when given.
+    pub fn warm(
+        client: &dyn EndpointFactory,
+        server: &dyn EndpointFactory,
+        params: &ConnParams,
+        write_size: usize,
+        warmup: Duration,
+        size: BulkSize,
+    ) -> Result<Self, PairError> {
+        let mut stream = BulkStream::open(client, server, params, write_size)?;
+        let chunk = (1usize << 20).max(write_size);
+        let start = Instant::now();
+        let mut sent = 0usize;
+        while sent == 0 || start.elapsed() < warmup {
+            stream.send(&mut Clock::default(), chunk)?;
+            sent += chunk;
+        }
+        let bytes = match size {
+            BulkSize::Bytes(b) => b,
+            BulkSize::Time(target) => {
+                let per_byte = start.elapsed().as_secs_f64() / sent as f64;
+                let writes = (target.as_secs_f64() / per_byte / write_size as f64).ceil();
+                write_size * (writes as usize).clamp(1, (1 << 30) / write_size.max(1))
+            }
+        };
+        Ok(BulkSampler { stream, bytes })
+    }
+}
+
+/// How much a bulk sample sends: a fixed amount, or about as much as takes this long.
+#[derive(Debug, Clone, Copy)]
+pub enum BulkSize {
+    Bytes(usize),
+    Time(Duration),
+}
+
+impl Sampler for BulkSampler {
+    fn sample(&mut self) -> anyhow::Result<Sample> {
+        let mut clock = Clock::default();
+        self.stream.send(&mut clock, self.bytes)?;
+        // bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
+        let bytes = self.bytes as f64;
+        Ok(vec![
+            (
+                Metric::SendMbPerS,
+                bytes * 1e3 / clock.client_ns.max(1) as f64,
+            ),
+            (
+                Metric::RecvMbPerS,
+                bytes * 1e3 / clock.server_ns.max(1) as f64,
+            ),
+        ])
+    }
 }
 
 /// Bulk samples: client to server over one connection, `budget.bulk_bytes` per sample in
@@ -85,28 +189,11 @@ pub fn bulk(
     write_size: usize,
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
-) -> Result<(), PairError> {
-    let mut stream = BulkStream::open(client, server, params, write_size)?;
-    let warm_bytes = (budget.bulk_bytes / 8).max(write_size);
-    let start = Instant::now();
-    while start.elapsed() < budget.warmup {
-        stream.send(&mut Clock::default(), warm_bytes)?;
-    }
+) -> anyhow::Result<()> {
+    let size = BulkSize::Bytes(budget.bulk_bytes);
+    let mut sampler = BulkSampler::warm(client, server, params, write_size, budget.warmup, size)?;
     for _ in 0..budget.runs {
-        let mut clock = Clock::default();
-        stream.send(&mut clock, budget.bulk_bytes)?;
-        // bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
-        let bytes = budget.bulk_bytes as f64;
-        on_sample(vec![
-            (
-                Metric::SendMbPerS,
-                bytes * 1e3 / clock.client_ns.max(1) as f64,
-            ),
-            (
-                Metric::RecvMbPerS,
-                bytes * 1e3 / clock.server_ns.max(1) as f64,
-            ),
-        ]);
+        on_sample(sampler.sample()?);
     }
     Ok(())
 }

@@ -12,12 +12,13 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsLibrary};
 use tlsmatrix_core::interop;
+use tlsmatrix_core::paired;
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::wire;
-use tlsmatrix_core::workload::{self, Budget};
+use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler, Sampler};
 
 #[derive(Parser)]
 #[command(
@@ -35,8 +36,43 @@ enum Command {
     Info,
     /// Run one scenario for one pair and print JSON messages: hello, samples, done.
     Run(RunArgs),
+    /// Run several pairs of one scenario in turns, one short sample each per round (paired
+    /// sampling; `tlsmatrix run` uses it for timed handshake and bulk scenarios).
+    Group(GroupArgs),
     /// One side of an interop case over TCP (`tlsmatrix peer` and `tlsmatrix interop` run it).
     Peer(PeerArgs),
+}
+
+#[derive(clap::Args)]
+struct GroupArgs {
+    /// Scenario id (handshake or bulk), e.g. handshake-tls13-ecdsa-p256-x25519-full.
+    #[arg(long)]
+    scenario: String,
+    /// A pair as CLIENT,SERVER, once per cell; the first is the reference the others are
+    /// paired with. The same pair may appear twice (an A/A comparison).
+    #[arg(long = "cell", required = true, value_parser = parse_cell)]
+    cells: Vec<(String, String)>,
+    /// Folder of cached test certificates (generated there if missing).
+    #[arg(long)]
+    certs: PathBuf,
+    /// Rounds: each takes one sample of every cell.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: u32,
+    /// Warm-up per cell in milliseconds, before the first round.
+    #[arg(long, default_value_t = 20)]
+    warmup_ms: u64,
+    /// Target duration of one sample in milliseconds.
+    #[arg(long, default_value_t = 5)]
+    sample_ms: u64,
+}
+
+fn parse_cell(s: &str) -> Result<(String, String), String> {
+    match s.split_once(',') {
+        Some((c, v)) if !c.is_empty() && !v.is_empty() && !v.contains(',') => {
+            Ok((c.to_string(), v.to_string()))
+        }
+        _ => Err(format!("'{s}' is not a pair; write CLIENT,SERVER")),
+    }
 }
 
 #[derive(clap::Args)]
@@ -141,17 +177,19 @@ fn run(args: &RunArgs) -> Result<()> {
     };
     if let Some(reason) = not_counted.filter(|_| args.measure == Measure::Instructions) {
         emit(&DriverMessage::Unsupported {
+            cell: None,
             reason: reason.into(),
         });
         return Ok(());
     }
     for lib in [&client, &server] {
         if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(&cfg)) {
-            emit(&DriverMessage::Unsupported { reason });
+            emit(&DriverMessage::Unsupported { cell: None, reason });
             return Ok(());
         }
     }
     emit(&DriverMessage::Hello {
+        cell: None,
         client_version: client.version(),
         server_version: server.version(),
     });
@@ -168,7 +206,13 @@ fn run(args: &RunArgs) -> Result<()> {
         bulk_bytes: args.bulk_bytes,
     };
     let params = scenario.params();
-    let on_sample = |values| emit(&DriverMessage::Sample { values });
+    let on_sample = |values| {
+        emit(&DriverMessage::Sample {
+            cell: None,
+            round: None,
+            values,
+        })
+    };
     let (c, s) = (cf.as_ref(), sf.as_ref());
     match (args.measure, scenario) {
         (Measure::Time, Scenario::Handshake(_)) => {
@@ -217,6 +261,110 @@ fn run(args: &RunArgs) -> Result<()> {
             unreachable!("refused above")
         }
     }
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
+/// Runs the cells of one scenario in rounds (see `tlsmatrix_core::paired`): every line names
+/// its cell; a cell that is unsupported or fails says so and the others go on.
+fn group(args: &GroupArgs) -> Result<()> {
+    let scenario: Scenario = args.scenario.parse()?;
+    let write_size = match scenario {
+        Scenario::Handshake(_) => None,
+        Scenario::Bulk(b) => Some(b.size.bytes()),
+        _ => {
+            anyhow::bail!("{scenario} is not a handshake or bulk scenario; `run` measures it alone")
+        }
+    };
+    let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
+    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
+    let params = scenario.params();
+    type Factories = (Box<dyn EndpointFactory>, Box<dyn EndpointFactory>);
+    let mut factories: Vec<Option<Factories>> = Vec::with_capacity(args.cells.len());
+    for (cell, (client, server)) in args.cells.iter().enumerate() {
+        let set_up = || -> Result<Result<Factories, String>> {
+            let (client, server) = (find(client)?, find(server)?);
+            for lib in [&client, &server] {
+                if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(&cfg)) {
+                    return Ok(Err(reason));
+                }
+            }
+            emit(&DriverMessage::Hello {
+                cell: Some(cell),
+                client_version: client.version(),
+                server_version: server.version(),
+            });
+            let cf = client
+                .factory(Side::Client, &cfg)
+                .with_context(|| format!("{} cannot be configured as a client", client.name()))?;
+            let sf = server
+                .factory(Side::Server, &cfg)
+                .with_context(|| format!("{} cannot be configured as a server", server.name()))?;
+            Ok(Ok((cf, sf)))
+        };
+        factories.push(match set_up() {
+            Ok(Ok(f)) => Some(f),
+            Ok(Err(reason)) => {
+                emit(&DriverMessage::Unsupported {
+                    cell: Some(cell),
+                    reason,
+                });
+                None
+            }
+            Err(e) => {
+                emit(&DriverMessage::Error {
+                    cell: Some(cell),
+                    message: format!("{e:#}"),
+                });
+                None
+            }
+        });
+    }
+    let warmup = Duration::from_millis(args.warmup_ms);
+    let target = Duration::from_millis(args.sample_ms);
+    let mut samplers: Vec<Option<Box<dyn Sampler + '_>>> = Vec::new();
+    for (cell, f) in factories.iter().enumerate() {
+        let Some((c, s)) = f else {
+            samplers.push(None);
+            continue;
+        };
+        let (c, s) = (c.as_ref(), s.as_ref());
+        let sampler: Result<Box<dyn Sampler>> = match write_size {
+            None => HandshakeSampler::warm(c, s, &params, warmup, target)
+                .map(|x| Box::new(x) as Box<dyn Sampler>)
+                .map_err(Into::into),
+            Some(w) => BulkSampler::warm(c, s, &params, w, warmup, BulkSize::Time(target))
+                .map(|x| Box::new(x) as Box<dyn Sampler>)
+                .map_err(Into::into),
+        };
+        samplers.push(match sampler {
+            Ok(x) => Some(x),
+            Err(e) => {
+                emit(&DriverMessage::Error {
+                    cell: Some(cell),
+                    message: format!("{e:#}"),
+                });
+                None
+            }
+        });
+    }
+    paired::run_rounds(
+        &mut samplers,
+        args.rounds as usize,
+        |cell, round, values| {
+            emit(&DriverMessage::Sample {
+                cell: Some(cell),
+                round: Some(round as u32),
+                values,
+            })
+        },
+        |cell, e| {
+            emit(&DriverMessage::Error {
+                cell: Some(cell),
+                message: format!("{e:#}"),
+            })
+        },
+    );
     emit(&DriverMessage::Done);
     Ok(())
 }
@@ -306,10 +454,21 @@ fn main() -> ExitCode {
                 }
             },
         },
+        Command::Group(g) => match group(&g) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                emit(&DriverMessage::Error {
+                    cell: None,
+                    message: format!("{e:#}"),
+                });
+                ExitCode::FAILURE
+            }
+        },
         Command::Run(r) => match run(&r) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 emit(&DriverMessage::Error {
+                    cell: None,
                     message: format!("{e:#}"),
                 });
                 ExitCode::FAILURE

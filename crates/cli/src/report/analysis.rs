@@ -224,6 +224,7 @@ fn comparisons<'a>(
     impls: &'a [String],
 ) -> Vec<Comparison<'a>> {
     let baseline = impls[0].as_str();
+    let floor = figures::NoiseFloor::floor_of(&run.records);
     let mut out = Vec::new();
     for &scenario in area_scenarios {
         for m in metrics_of(run, scenario) {
@@ -235,7 +236,7 @@ fn comparisons<'a>(
                 let Some(rec) = idx.get(scenario, &c, &s, m) else {
                     continue;
                 };
-                if let Some(factor) = advantage(rec, base) {
+                if let Some(factor) = advantage(rec, base, floor) {
                     out.push(Comparison {
                         scenario,
                         metric: m,
@@ -459,7 +460,7 @@ fn factor_table(cmps: &[Comparison], baseline: &str) -> Table {
                 Cell::plain(baseline),
                 Cell::figure(c.rec),
                 Cell::figure(c.base),
-                Cell::factor(c.rec, c.base),
+                Cell::of_factor(Some(c.factor)),
             ]
         })
         .collect();
@@ -641,10 +642,20 @@ fn noise_note(run: &RunData) -> String {
         .map(|r| r.samples.len())
         .max()
         .unwrap_or(0);
-    format!(
+    let paired = shown_records.iter().any(|r| r.paired.is_some());
+    let mut note = format!(
         "Every figure is the median of up to {runs} samples with a bootstrap 95% confidence interval of the median; {noisy} of {} figures are noisy (interval wider than ±5% of the median, marked *).",
         shown_records.len()
-    )
+    );
+    if paired {
+        note.push_str(" Timed handshakes and bulk transfers were sampled paired: each impl's cells and the baseline's own pair took turns in one process, a few milliseconds each, and each factor is the median of the ratios of samples taken side by side, its interval a bootstrap over the run's passes and their rounds (so it says what a rerun would give). A factor counts as significant when its interval excludes 1 and it is further from 1 than the noise floor.");
+    }
+    if let Some(n) = figures::NoiseFloor::of(&run.records) {
+        note.push(' ');
+        note.push_str(&n.describe());
+        note.push('.');
+    }
+    note
 }
 
 /// Runs reported beside the main one: the newest instruction-count run and the newest run of

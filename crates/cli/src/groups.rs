@@ -1,0 +1,414 @@
+//! Paired runs of timed handshake and bulk scenarios. Each impl's cells (as client against
+//! the baseline, as server against it, with itself) form a group with the baseline's own
+//! pair as reference; a group runs in one driver process that samples its cells in turns
+//! (`tlsmatrix_core::paired`). The run makes several passes over all scenarios, each pass a
+//! new process per group on the next core, so a cell's samples come from several stretches
+//! of the run: its interval covers drift between them (a two-level bootstrap over blocks),
+//! and every factor is a median of ratios taken side by side.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use tlsmatrix_core::paired::{self, Tagged};
+use tlsmatrix_core::protocol::DriverMessage;
+use tlsmatrix_core::record::{self, Env, Metric, Paired, Record};
+use tlsmatrix_core::scenario::Scenario;
+
+use crate::drivers::{self, DriverProcess, ImplEntry};
+
+/// One cell of a group: the impls it runs and the labels its records carry (the A/A copy of
+/// the baseline runs the baseline under another label).
+#[derive(Debug, Clone)]
+pub struct GroupCell<'r> {
+    pub client: &'r ImplEntry,
+    pub server: &'r ImplEntry,
+    pub label: (String, String),
+}
+
+/// The cells one driver process samples in turns; the first is the reference when the group
+/// has one (the baseline with itself, which every driver holding the baseline can run).
+#[derive(Debug, Clone)]
+pub struct Group<'r> {
+    pub scenario: Scenario,
+    pub driver: PathBuf,
+    pub cells: Vec<GroupCell<'r>>,
+    pub has_reference: bool,
+}
+
+/// Whether a scenario is measured in groups: timed handshakes and bulk transfers are; memory
+/// (exact counts), throughput (wall-time windows across threads) and instruction counts
+/// (deterministic) run a cell at a time.
+pub fn is_grouped(s: &Scenario) -> bool {
+    matches!(s, Scenario::Handshake(_) | Scenario::Bulk(_))
+}
+
+/// Splits one scenario's planned pairs into groups: per impl other than the baseline, every
+/// pair it takes part in (the first of them it meets as client, else as server), with the
+/// baseline's own pair in front when that impl's driver holds the baseline; then the A/A
+/// group, the baseline's pair twice. Pairs whose impls share no driver are returned apart.
+pub fn plan<'r>(
+    scenario: Scenario,
+    pairs: &[(&'r ImplEntry, &'r ImplEntry)],
+    baseline: &'r ImplEntry,
+) -> (Vec<Group<'r>>, Vec<(&'r ImplEntry, &'r ImplEntry)>) {
+    let mut apart = Vec::new();
+    let mut keyed: Vec<(String, PathBuf, Vec<GroupCell<'r>>)> = Vec::new();
+    let mut baseline_pair = false;
+    for &(c, s) in pairs {
+        let Some(driver) = drivers::shared_driver(c, s) else {
+            apart.push((c, s));
+            continue;
+        };
+        if c.name == baseline.name && s.name == baseline.name {
+            baseline_pair = true;
+            continue;
+        }
+        let key = if c.name != baseline.name {
+            &c.name
+        } else {
+            &s.name
+        };
+        let cell = GroupCell {
+            client: c,
+            server: s,
+            label: (c.name.clone(), s.name.clone()),
+        };
+        match keyed.iter_mut().find(|(k, d, _)| k == key && d == driver) {
+            Some((_, _, cells)) => cells.push(cell),
+            None => keyed.push((key.clone(), driver.to_path_buf(), vec![cell])),
+        }
+    }
+    let reference = || GroupCell {
+        client: baseline,
+        server: baseline,
+        label: (baseline.name.clone(), baseline.name.clone()),
+    };
+    let mut groups: Vec<Group> = keyed
+        .into_iter()
+        .map(|(_, driver, cells)| {
+            let has_reference = baseline_pair && baseline.drivers.contains(&driver);
+            let mut all: Vec<GroupCell> = Vec::new();
+            if has_reference {
+                all.push(reference());
+            }
+            all.extend(cells);
+            Group {
+                scenario,
+                driver,
+                cells: all,
+                has_reference,
+            }
+        })
+        .collect();
+    if baseline_pair {
+        let aa = record::aa_label(&baseline.name);
+        groups.push(Group {
+            scenario,
+            driver: baseline.driver().to_path_buf(),
+            cells: vec![
+                reference(),
+                GroupCell {
+                    client: baseline,
+                    server: baseline,
+                    label: (aa.clone(), aa),
+                },
+            ],
+            has_reference: true,
+        });
+    }
+    (groups, apart)
+}
+
+/// How a group process is run.
+pub struct GroupRequest<'a> {
+    pub certs: &'a Path,
+    pub rounds: u32,
+    pub warmup_ms: u64,
+    pub sample_ms: u64,
+    pub silence_limit: Duration,
+    /// The core the process is pinned to, so that all its cells share one core's speed.
+    pub core: Option<usize>,
+}
+
+/// What a group's cell gave in one process.
+#[derive(Debug)]
+pub enum CellRun {
+    Measured {
+        versions: (String, String),
+        samples: Vec<(u32, Vec<(Metric, f64)>)>,
+    },
+    Unsupported(String),
+    Failed(String),
+}
+
+fn group_command(g: &Group, req: &GroupRequest) -> Command {
+    let mut cmd = Command::new(&g.driver);
+    cmd.args(["group", "--scenario", &g.scenario.to_string(), "--certs"])
+        .arg(req.certs)
+        .args(["--rounds", &req.rounds.to_string()])
+        .args(["--warmup-ms", &req.warmup_ms.to_string()])
+        .args(["--sample-ms", &req.sample_ms.to_string()]);
+    for c in &g.cells {
+        cmd.arg("--cell")
+            .arg(format!("{},{}", c.client.name, c.server.name));
+    }
+    if let Some(core) = req.core {
+        // SAFETY: only sched_setaffinity, which is async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(core, &mut set);
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd
+}
+
+/// Runs one group in one driver process; `on_sample` is called as samples arrive.
+pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> Vec<CellRun> {
+    let n = g.cells.len();
+    let mut proc = match DriverProcess::spawn(group_command(g, req), req.silence_limit) {
+        Ok(p) => p,
+        Err(e) => return (0..n).map(|_| CellRun::Failed(e.clone())).collect(),
+    };
+    let mut versions: Vec<Option<(String, String)>> = vec![None; n];
+    let mut samples: Vec<Vec<(u32, Vec<(Metric, f64)>)>> = vec![Vec::new(); n];
+    let mut ended: Vec<Option<CellRun>> = (0..n).map(|_| None).collect();
+    let cell_of = |c: Option<usize>| c.filter(|&c| c < n);
+    let failure = loop {
+        match proc.next() {
+            Ok(DriverMessage::Hello {
+                cell,
+                client_version,
+                server_version,
+            }) => match cell_of(cell) {
+                Some(c) => versions[c] = Some((client_version, server_version)),
+                None => break Some("driver sent a hello for no cell of the group".to_string()),
+            },
+            Ok(DriverMessage::Sample {
+                cell,
+                round: Some(round),
+                values,
+            }) if cell_of(cell).is_some() => {
+                samples[cell.expect("checked")].push((round, values));
+                on_sample();
+            }
+            Ok(DriverMessage::Sample { .. }) => {
+                break Some("driver sent a sample without its cell and round".to_string())
+            }
+            Ok(DriverMessage::Unsupported { cell, reason }) => match cell_of(cell) {
+                Some(c) => ended[c] = Some(CellRun::Unsupported(reason)),
+                None => break Some(format!("unsupported: {reason}")),
+            },
+            Ok(DriverMessage::Error { cell, message }) => match cell_of(cell) {
+                Some(c) => ended[c] = Some(CellRun::Failed(message)),
+                None => break Some(message),
+            },
+            Ok(DriverMessage::Done) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    let failure = proc.finish(failure);
+    ended
+        .into_iter()
+        .zip(versions)
+        .zip(samples)
+        .map(
+            |((ended, versions), samples)| match (ended, &failure, versions) {
+                (Some(e), _, _) => e,
+                (None, Some(f), _) => CellRun::Failed(f.clone()),
+                (None, None, Some(versions)) => CellRun::Measured { versions, samples },
+                (None, None, None) => {
+                    CellRun::Failed("driver finished without saying which versions ran".into())
+                }
+            },
+        )
+        .collect()
+}
+
+/// A cell's samples gathered over every block (process) it ran in, tagged by block and round.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    pub versions: Option<(String, String)>,
+    pub by_metric: BTreeMap<Metric, Vec<Tagged>>,
+}
+
+impl Gathered {
+    pub fn add(
+        &mut self,
+        block: u32,
+        versions: (String, String),
+        samples: Vec<(u32, Vec<(Metric, f64)>)>,
+    ) {
+        self.versions.get_or_insert(versions);
+        for (round, values) in samples {
+            for (m, v) in values {
+                self.by_metric.entry(m).or_default().push(Tagged {
+                    value: v,
+                    block,
+                    round,
+                });
+            }
+        }
+    }
+}
+
+/// The records of one cell: each metric's samples with their blocks, and, unless the cell is
+/// the reference itself, its ratios to the reference's samples of the same block and round.
+pub fn records(
+    run_id: &str,
+    scenario: &str,
+    label: &(String, String),
+    cell: &Gathered,
+    reference: Option<(&(String, String), &Gathered)>,
+    env: &Env,
+) -> Vec<Record> {
+    let Some((cv, sv)) = &cell.versions else {
+        return Vec::new();
+    };
+    cell.by_metric
+        .iter()
+        .filter_map(|(&metric, tagged)| {
+            let mut r = Record::from_blocks(
+                run_id,
+                scenario,
+                (&label.0, cv),
+                (&label.1, sv),
+                metric,
+                tagged.iter().map(|t| t.value).collect(),
+                tagged.iter().map(|t| t.block).collect(),
+                env.clone(),
+            )?;
+            if let Some((ref_label, ref_cell)) = reference.filter(|(l, _)| *l != label) {
+                let pairs = paired::ratios(tagged, ref_cell.by_metric.get(&metric)?);
+                if !pairs.is_empty() {
+                    let (ratios, blocks) = pairs.into_iter().unzip();
+                    r.paired = Some(Paired {
+                        reference_client: ref_label.0.clone(),
+                        reference_server: ref_label.1.clone(),
+                        ratios,
+                        blocks,
+                    });
+                }
+            }
+            Some(r)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, drivers: &[&str]) -> ImplEntry {
+        ImplEntry {
+            name: name.into(),
+            version: format!("{name} 1"),
+            drivers: drivers.iter().map(PathBuf::from).collect(),
+        }
+    }
+
+    #[test]
+    fn groups_hold_each_impl_with_the_reference_and_an_aa_group() {
+        let b = entry("base", &["main", "other"]);
+        let x = entry("x", &["main"]);
+        let y = entry("y", &["other"]);
+        let z = entry("z", &["third"]);
+        let impls = [&b, &x, &y, &z];
+        let mut pairs = Vec::new();
+        for &c in &impls {
+            for &s in &impls {
+                if c.name == s.name || c.name == "base" || s.name == "base" {
+                    pairs.push((c, s));
+                }
+            }
+        }
+        let scenario: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+        let (groups, apart) = plan(scenario, &pairs, &b);
+        let names = |g: &Group| -> Vec<String> {
+            g.cells
+                .iter()
+                .map(|c| format!("{}>{}", c.label.0, c.label.1))
+                .collect()
+        };
+        assert_eq!(groups.len(), 4, "x, y, z and the A/A group");
+        assert_eq!(names(&groups[0]), ["base>base", "base>x", "x>base", "x>x"]);
+        assert_eq!(groups[0].driver, PathBuf::from("main"));
+        assert_eq!(names(&groups[1]), ["base>base", "base>y", "y>base", "y>y"]);
+        assert_eq!(groups[1].driver, PathBuf::from("other"));
+        // z lives where the baseline does not: unpaired, alone.
+        assert_eq!(names(&groups[2]), ["z>z"]);
+        assert!(!groups[2].has_reference);
+        let aa = record::aa_label("base");
+        assert_eq!(
+            names(&groups[3]),
+            ["base>base".to_string(), format!("{aa}>{aa}")]
+        );
+        assert_eq!(apart.len(), 2, "base with z cannot share a process");
+        // Every planned pair is in exactly one group or apart; the reference in every group
+        // that can hold it.
+        let planned: usize = groups
+            .iter()
+            .map(|g| g.cells.len() - usize::from(g.has_reference))
+            .sum::<usize>();
+        assert_eq!(planned - 1 + 1 + apart.len(), pairs.len());
+    }
+
+    #[test]
+    fn records_carry_blocks_and_ratios_to_the_reference() {
+        let t = |value, block, round| Tagged {
+            value,
+            block,
+            round,
+        };
+        let versions = ("a 1".to_string(), "a 1".to_string());
+        let mut reference = Gathered {
+            versions: Some(versions.clone()),
+            ..Gathered::default()
+        };
+        reference.by_metric.insert(
+            Metric::ClientCpuNs,
+            vec![t(100.0, 0, 0), t(100.0, 0, 1), t(200.0, 1, 0)],
+        );
+        let mut cell = Gathered {
+            versions: Some(versions),
+            ..Gathered::default()
+        };
+        cell.by_metric.insert(
+            Metric::ClientCpuNs,
+            vec![t(150.0, 0, 0), t(150.0, 0, 1), t(300.0, 1, 0)],
+        );
+        let ref_label = ("a".to_string(), "a".to_string());
+        let label = ("b".to_string(), "a".to_string());
+        let recs = records(
+            "r",
+            "s",
+            &label,
+            &cell,
+            Some((&ref_label, &reference)),
+            &Env::default(),
+        );
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].blocks, [0, 0, 1]);
+        let p = recs[0].paired.as_ref().unwrap();
+        assert_eq!(p.ratios, [1.5, 1.5, 1.5]);
+        assert_eq!(p.factor().unwrap().ratio, 1.5);
+        // The reference has no ratio to itself.
+        let own = records(
+            "r",
+            "s",
+            &ref_label,
+            &reference,
+            Some((&ref_label, &reference)),
+            &Env::default(),
+        );
+        assert!(own[0].paired.is_none());
+    }
+}
