@@ -17,7 +17,7 @@ MEMORY_RUNS ?= 2
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
 BIN := target/release
 
-.PHONY: all setup build report run test go-test lint bench bench-go clean driver-boringssl
+.PHONY: all setup build report run test go-test lint bench bench-go clean driver-boringssl repeatability
 
 all: build
 
@@ -92,6 +92,19 @@ lint: setup
 	  --target-dir target/driver-boringssl -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./...
+
+# The default plan REPEAT times in a row, then how far each factor against the baseline moved
+# between the runs (targets: max/min <= 1.03 handshakes, 1.05 bulk; 90% of intervals hold
+# the median; A/A within 1 +- 0.02). About REPEAT x 4 minutes here.
+REPEAT ?= 5
+repeatability: build
+	mkdir -p results/repeatability
+	rm -f results/repeatability/run-*.jsonl
+	@for i in $$(seq $(REPEAT)); do echo "repeatability: run $$i of $(REPEAT)" >&2; \
+	  $(BIN)/tlsmatrix run --runs $(RUNS) --out results/repeatability/run-$$i.jsonl \
+	    --db results/repeatability/tlsmatrix.db > results/repeatability/run-$$i.txt || exit $$?; \
+	done
+	$(BIN)/tlsmatrix repeatability results/repeatability/run-*.jsonl | tee results/repeatability/summary.txt
 
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
 bench: build

@@ -68,9 +68,9 @@ pub fn values(r: &Record) -> Vec<f64> {
     r.samples.iter().map(|&v| f(v)).collect()
 }
 
-/// The statistics of the shown figures.
+/// The statistics of the shown figures, over the record's blocks when it has them.
 pub fn summary(r: &Record) -> Summary {
-    stats::summarize(&values(r)).unwrap_or(r.summary())
+    stats::summarize_blocked(&values(r), &r.blocks).unwrap_or(r.summary())
 }
 
 /// How many times better `r` is than `base` (same metric): above 1 is better whichever way

@@ -138,7 +138,7 @@ pub struct GroupRequest<'a> {
 pub enum CellRun {
     Measured {
         versions: (String, String),
-        samples: Vec<(u32, Vec<(Metric, f64)>)>,
+        samples: Vec<RoundSample>,
     },
     Unsupported(String),
     Failed(String),
@@ -171,6 +171,9 @@ fn group_command(g: &Group, req: &GroupRequest) -> Command {
     cmd
 }
 
+/// One sample of a cell: the round it was taken in and its metric values.
+pub type RoundSample = (u32, Vec<(Metric, f64)>);
+
 /// Runs one group in one driver process; `on_sample` is called as samples arrive.
 pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> Vec<CellRun> {
     let n = g.cells.len();
@@ -179,7 +182,7 @@ pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> 
         Err(e) => return (0..n).map(|_| CellRun::Failed(e.clone())).collect(),
     };
     let mut versions: Vec<Option<(String, String)>> = vec![None; n];
-    let mut samples: Vec<Vec<(u32, Vec<(Metric, f64)>)>> = vec![Vec::new(); n];
+    let mut samples: Vec<Vec<RoundSample>> = vec![Vec::new(); n];
     let mut ended: Vec<Option<CellRun>> = (0..n).map(|_| None).collect();
     let cell_of = |c: Option<usize>| c.filter(|&c| c < n);
     let failure = loop {

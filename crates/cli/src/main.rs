@@ -9,6 +9,7 @@ mod groups;
 mod history;
 mod interop;
 mod list;
+mod repeatability;
 mod report;
 mod results_file;
 mod run;
@@ -83,6 +84,14 @@ enum Command {
         threshold: f64,
         #[command(flatten)]
         db: DbArg,
+    },
+    /// How far factors move between reruns of one plan (`make repeatability` makes the runs):
+    /// max/min of each factor across the runs, whether each run's interval holds their
+    /// median, and the A/A factors; exits 1 when a target is missed.
+    Repeatability {
+        /// Results files of two or more runs of the same plan.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Store the runs of .jsonl results files (e.g. `make bench-go`'s) in the database.
     Import {
@@ -263,6 +272,7 @@ fn main() -> ExitCode {
             threshold,
             db,
         } => compare::compare(&base, &candidate, threshold, &db.db),
+        Command::Repeatability { files } => repeatability::repeatability(&files),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Report {
             run,

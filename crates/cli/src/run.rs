@@ -312,18 +312,28 @@ impl Sink {
                     .println(format!("{id} {client} -> {server}: {status}"));
             }
         } else {
-            // No bar without a terminal, so each line carries the estimate instead.
-            let done = self.cells.len() + 1;
-            let left = self.started.elapsed().as_secs_f64() / done as f64
-                * self.planned.saturating_sub(done) as f64;
-            eprintln!(
-                "[{done}/{}, ~{} left] {id} {client} -> {server}: {status}",
-                self.planned,
-                eta(left)
-            );
+            self.log(&format!("{id} {client} -> {server}: {status}"));
         }
         self.cells.push(cell);
         Ok(())
+    }
+
+    /// Without a terminal there is no bar, so each line carries the progress and estimate
+    /// instead, from the samples taken so far (the unit the bar counts).
+    fn log(&self, text: &str) {
+        let (done, all) = (self.bar.position(), self.bar.length().unwrap_or(0).max(1));
+        let left = if done == 0 {
+            "?".to_string()
+        } else {
+            let spent = self.started.elapsed().as_secs_f64();
+            eta(spent / done as f64 * all.saturating_sub(done) as f64)
+        };
+        eprintln!(
+            "[{}/{} cells, {:.0}%, ~{left} left] {text}",
+            self.cells.len(),
+            self.planned,
+            100.0 * done as f64 / all as f64
+        );
     }
 }
 
@@ -374,28 +384,34 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .filter(|s| !grouped(s))
         .flat_map(|s| pairs.iter().map(move |&(c, v)| (*s, c, v)))
         .collect();
-    let paired_plan: Vec<(Scenario, Vec<groups::Group>, Vec<(&ImplEntry, &ImplEntry)>)> = scenarios
+    let paired_plan: Vec<ScenarioGroups> = scenarios
         .iter()
         .filter(|s| grouped(s))
         .map(|s| {
-            let (g, apart) = groups::plan(*s, &pairs, baseline);
-            (*s, g, apart)
+            let (groups, apart) = groups::plan(*s, &pairs, baseline);
+            ScenarioGroups {
+                scenario: *s,
+                groups,
+                apart,
+            }
         })
         .collect();
-    let passes = opts.passes.max(1);
+    // No pass without a round: fewer samples than passes means fewer passes.
+    let passes = opts.passes.clamp(1, opts.runs.max(1));
     let rounds = opts.runs.div_ceil(passes);
     let paired_samples: u64 = paired_plan
         .iter()
-        .flat_map(|(_, g, _)| g)
+        .flat_map(|p| &p.groups)
         .map(|g| g.cells.len() as u64)
         .sum::<u64>()
         * u64::from(rounds * passes);
     let planned_cells = single.len()
         + paired_plan
             .iter()
-            .map(|(_, g, apart)| {
-                apart.len()
-                    + g.iter()
+            .map(|p| {
+                p.apart.len()
+                    + p.groups
+                        .iter()
                         .map(|g| g.cells.len() - usize::from(g.has_reference))
                         .sum::<usize>()
                     + 1
@@ -534,10 +550,17 @@ struct PairedOptions<'a> {
     env: &'a Env,
 }
 
+/// A grouped scenario's plan: its groups, and the pairs that run apart (see `groups::plan`).
+struct ScenarioGroups<'a> {
+    scenario: Scenario,
+    groups: Vec<groups::Group<'a>>,
+    apart: Vec<(&'a ImplEntry, &'a ImplEntry)>,
+}
+
 /// The grouped scenarios, in passes: each pass runs every group of every scenario once, in a
 /// new process pinned to the next core; a scenario's cells are written after its last pass.
 fn run_paired(
-    plan: &[(Scenario, Vec<groups::Group>, Vec<(&ImplEntry, &ImplEntry)>)],
+    plan: &[ScenarioGroups],
     o: &PairedOptions,
     baseline: &ImplEntry,
     sink: &mut Sink,
@@ -551,7 +574,15 @@ fn run_paired(
         (0..plan.len()).map(|_| BTreeMap::new()).collect();
     let mut block = 0u32;
     for pass in 0..o.passes {
-        for (si, (scenario, scenario_groups, apart)) in plan.iter().enumerate() {
+        for (
+            si,
+            ScenarioGroups {
+                scenario,
+                groups: scenario_groups,
+                apart,
+            },
+        ) in plan.iter().enumerate()
+        {
             let id = scenario.to_string();
             for group in scenario_groups {
                 // Cells that ended (unsupported, failed) stay out of later passes.
@@ -577,6 +608,18 @@ fn run_paired(
                 };
                 let bar = sink.bar.clone();
                 let outcomes = groups::run_group(&g, &req, || bar.inc(1));
+                if !sink.interactive {
+                    sink.log(&format!(
+                        "{id} pass {}/{}: {} sampled in turns",
+                        pass + 1,
+                        o.passes,
+                        g.cells
+                            .iter()
+                            .map(|c| format!("{} -> {}", c.label.0, c.label.1))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
                 for (cell, run) in g.cells.iter().zip(outcomes) {
                     if ended[si].contains_key(&cell.label) {
                         continue; // the reference, ended in an earlier group of this pass

@@ -1,0 +1,196 @@
+//! `tlsmatrix repeatability FILE...`: the same plan run several times (`make repeatability`);
+//! how far each factor against the baseline moves between the runs, whether each run's
+//! interval holds the runs' median, and where the A/A factors land. The targets are those a
+//! user comparing two reruns needs: max/min of a factor within 1.03 for handshakes and 1.05
+//! for bulk, intervals that hold the median for at least 90% of factors, A/A within 1 ± 0.02.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use tlsmatrix_core::record::{is_aa, Metric, Record};
+use tlsmatrix_core::stats::{self, Factor};
+
+use crate::figures::{self, shown};
+use crate::rundata::{self, RunData};
+use crate::table::Table;
+
+/// Max/min of a factor across reruns that a comparison should stay within.
+pub fn spread_target(scenario: &str) -> f64 {
+    if scenario.starts_with("bulk-") {
+        1.05
+    } else {
+        1.03
+    }
+}
+
+/// Every paired factor of a run against its reference, keyed by (scenario, client, server,
+/// metric), as times better.
+fn factors(run: &RunData) -> BTreeMap<(String, String, String, Metric), Factor> {
+    run.records
+        .iter()
+        .filter(|r| figures::in_tables(r.metric))
+        .filter_map(|r: &Record| Some((r.key(), figures::paired_advantage(r)?)))
+        .collect()
+}
+
+/// One factor across the runs.
+struct Across {
+    key: (String, String, String, Metric),
+    values: Vec<Factor>,
+}
+
+impl Across {
+    fn spread(&self) -> f64 {
+        let max = self.values.iter().map(|f| f.ratio).fold(f64::MIN, f64::max);
+        let min = self.values.iter().map(|f| f.ratio).fold(f64::MAX, f64::min);
+        max / min
+    }
+
+    fn median(&self) -> f64 {
+        stats::median(&self.values.iter().map(|f| f.ratio).collect::<Vec<_>>())
+    }
+
+    fn covered(&self) -> usize {
+        let m = self.median();
+        self.values
+            .iter()
+            .filter(|f| f.ci_low <= m && m <= f.ci_high)
+            .count()
+    }
+}
+
+pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
+    let mut runs: Vec<RunData> = Vec::new();
+    for f in files {
+        runs.extend(rundata::read_jsonl(f)?);
+    }
+    if runs.len() < 2 {
+        bail!(
+            "repeatability needs at least two runs of the same plan; {} given",
+            runs.len()
+        );
+    }
+    let per_run: Vec<_> = runs.iter().map(factors).collect();
+    let mut across: Vec<Across> = Vec::new();
+    for (key, _) in per_run[0].iter() {
+        let values: Vec<Factor> = per_run.iter().filter_map(|f| f.get(key).copied()).collect();
+        if values.len() == runs.len() {
+            across.push(Across {
+                key: key.clone(),
+                values,
+            });
+        }
+    }
+    if across.is_empty() {
+        bail!("the runs share no paired factor; were they made with the same plan by `tlsmatrix run`?");
+    }
+    let mut t = Table::new(
+        &[
+            "scenario",
+            "client",
+            "server",
+            "figure",
+            "factors",
+            "max/min",
+            "CI holds median",
+        ],
+        4,
+    );
+    for a in &across {
+        let (s, c, v, m) = &a.key;
+        let target = if is_aa(c) { 1.02 } else { spread_target(s) };
+        t.row(vec![
+            s.clone(),
+            c.clone(),
+            v.clone(),
+            shown(*m).title.into(),
+            a.values
+                .iter()
+                .map(|f| format!("{:.3}", f.ratio))
+                .collect::<Vec<_>>()
+                .join(" "),
+            format!(
+                "{:.3}{}",
+                a.spread(),
+                if a.spread() > target { " !" } else { "" }
+            ),
+            format!("{}/{}", a.covered(), a.values.len()),
+        ]);
+    }
+    println!(
+        "{} runs: {}",
+        runs.len(),
+        runs.iter()
+            .map(|r| r.run_id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    print!("{}", t.render());
+
+    let mut ok = true;
+    let factors: Vec<&Across> = across.iter().filter(|a| !is_aa(&a.key.1)).collect();
+    for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
+        let of_kind: Vec<&&Across> = factors
+            .iter()
+            .filter(|a| a.key.0.starts_with(prefix))
+            .collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let target = spread_target(prefix);
+        let worst = of_kind
+            .iter()
+            .max_by(|a, b| a.spread().total_cmp(&b.spread()))
+            .expect("not empty");
+        let within = of_kind.iter().filter(|a| a.spread() <= target).count();
+        println!(
+            "{kind}: {within} of {} factors within max/min {target:.2} across the runs; worst {:.3} ({} {} -> {}, {})",
+            of_kind.len(),
+            worst.spread(),
+            worst.key.0,
+            worst.key.1,
+            worst.key.2,
+            shown(worst.key.3).title
+        );
+        ok &= within == of_kind.len();
+    }
+    let (covered, total) = factors
+        .iter()
+        .fold((0, 0), |(c, t), a| (c + a.covered(), t + a.values.len()));
+    let share = covered as f64 / total.max(1) as f64;
+    println!(
+        "intervals: {covered} of {total} run factors ({:.0}%) have a 95% interval holding the median of the runs (target 90%)",
+        share * 100.0
+    );
+    ok &= share >= 0.9;
+    let aa: Vec<f64> = across
+        .iter()
+        .filter(|a| is_aa(&a.key.1))
+        .flat_map(|a| a.values.iter().map(|f| f.ratio))
+        .collect();
+    if !aa.is_empty() {
+        let worst = aa.iter().copied().fold(1.0, |w: f64, f| {
+            if (f - 1.0).abs() > (w - 1.0).abs() {
+                f
+            } else {
+                w
+            }
+        });
+        let within = aa.iter().filter(|f| (*f - 1.0).abs() <= 0.02).count();
+        println!(
+            "A/A: {within} of {} A/A factors within 1 ± 0.02; furthest {worst:.3}",
+            aa.len()
+        );
+        ok &= within == aa.len();
+    }
+    println!(
+        "{}",
+        if ok {
+            "all targets met"
+        } else {
+            "TARGETS MISSED (marked !)"
+        }
+    );
+    Ok(ok)
+}
