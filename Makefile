@@ -49,8 +49,8 @@ driver-boringssl:
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
 # one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
-# (results/interop.jsonl and .md); the Go transport's benchmark
-# records if `make bench-go` made them; then $(REPORT)/ (index.html, report.md, results.csv)
+# (results/interop.jsonl and .md); the Go transport's paired benchmarks (`make bench-go`);
+# then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
 	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl
@@ -64,7 +64,7 @@ report: build
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB); fi; \
+	$(MAKE) --no-print-directory bench-go || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
@@ -82,8 +82,7 @@ test: build lint go-test
 go-test: setup
 	mkdir -p target
 	set -o pipefail; cd go && $(GO) test -count=1 -v ./... 2>&1 | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
-	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=20x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
-	cd go && $(GO) run ./cmd/benchrecords --in ../target/go-bench-smoke.txt --out ../target/go-bench-smoke.jsonl >/dev/null
+	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
 
 lint: setup
 	$(CARGO) fmt --all --check
@@ -110,22 +109,21 @@ repeatability: build
 bench: build
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
 
-# The libp2p transport's benchmarks as the go-libp2p-tls pull request ran them (-cpu=1,
-# -benchmem), BENCH_RUNS times interleaved, then records in results/go-bench.jsonl and the
-# factor table against std/std. About BENCH_RUNS x 12 x BENCHTIME.
-BENCH_RUNS ?= 5
-BENCHTIME ?= 5s
+# The libp2p transport's benchmarks (Handshake, Latency, Connections) paired: upstream
+# go-libp2p's transport (the reference), an A/A copy of it and every pair of our backends take
+# turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; records with per-round
+# ratios in results/go-bench.jsonl, the factor table in results/go-bench.txt. About
+# 3 x 6 x GO_ROUNDS x GO_SAMPLE x 1.5 (40 s on defaults); `make report` runs it too.
+GO_ROUNDS ?= 60
+GO_SAMPLE ?= 20ms
 bench-go: build
 	mkdir -p results
-	@set -o pipefail; cd go && : > ../results/go-bench.txt && start=$$SECONDS && \
-	for i in $$(seq $(BENCH_RUNS)); do \
-	  done_s=$$((SECONDS - start)); \
-	  eta=$$([ $$i -gt 1 ] && echo "$$(( done_s * ($(BENCH_RUNS) - i + 1) / (i - 1) ))s left" || echo "first run"); \
-	  echo "bench-go: run $$i of $(BENCH_RUNS) ($$eta)" >&2; \
-	  $(GO) test ./bench -run '^$$' -bench . -benchtime=$(BENCHTIME) -cpu=1 -benchmem >> ../results/go-bench.txt || { echo "bench-go: run $$i failed; see results/go-bench.txt" >&2; exit 1; }; \
-	done
-	cd go && $(GO) run ./cmd/benchrecords --in ../results/go-bench.txt --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)"
-	$(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB)
+	rm -f results/go-bench.jsonl
+	@status=0; set -o pipefail; \
+	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) \
+	  --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)") | tee results/go-bench.txt || status=$$?; \
+	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB) || exit $$?; fi; \
+	exit $$status
 
 clean:
 	$(CARGO) clean

@@ -1,192 +1,130 @@
 package bench
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"fmt"
-	"io"
-	"net"
+	"strings"
 	"testing"
 
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/core/sec"
 
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
 )
 
-// group is pinned on both sides: crypto/tls would otherwise offer
-// X25519MLKEM768 first, which the system OpenSSL 3.0 lacks.
-const group = tls.X25519
-
-// peers is a client and a server transport on one backend pair.
-type peers struct {
-	client, server *libp2ptls.Transport
-	serverID       peer.ID
+// pairs are the client/server transports the Go benchmarks run: upstream
+// go-libp2p with itself, then every pair of this module's backends.
+var pairs = [][2]string{
+	{UpstreamName, UpstreamName},
+	{StdName, StdName}, {StdName, OpenSSLName},
+	{OpenSSLName, StdName}, {OpenSSLName, OpenSSLName},
 }
 
-func newPeers(b *testing.B, client, server libp2ptls.Backend) peers {
-	b.Helper()
-	mk := func(be libp2ptls.Backend) (*libp2ptls.Transport, peer.ID) {
+// benchmark runs a workload on every pair as a sub-benchmark; each is
+// timed by the session, which leaves out what is not the operation.
+// `make bench-go` runs the same workloads paired instead (cmd/pairedbench);
+// these are for `go test -bench` and benchstat.
+func benchmark(b *testing.B, name string) {
+	w, err := WorkloadNamed(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range pairs {
+		b.Run(fmt.Sprintf("client=%s/server=%s", p[0], p[1]), func(b *testing.B) {
+			client, err := NewTransport(p[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			server, err := NewTransport(p[1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := w.Open(client, server)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			spent, err := s.Run(b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/op")
+		})
+	}
+}
+
+func BenchmarkHandshake(b *testing.B)   { benchmark(b, "Handshake") }
+func BenchmarkLatency(b *testing.B)     { benchmark(b, "Latency") }
+func BenchmarkConnections(b *testing.B) { benchmark(b, "Connections") }
+
+// Every workload runs on every pair and checks what it negotiated, the
+// upstream transport included (which needs tlsmlkem=0, set in main_test.go).
+func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
+	for _, w := range Workloads {
+		for _, p := range pairs {
+			client, err := NewTransport(p[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, err := NewTransport(p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := w.Open(client, server)
+			if err != nil {
+				t.Fatalf("%s %s -> %s: %v", w.Name, p[0], p[1], err)
+			}
+			spent, err := s.Run(3)
+			if err != nil {
+				t.Fatalf("%s %s -> %s: %v", w.Name, p[0], p[1], err)
+			}
+			if spent <= 0 {
+				t.Errorf("%s %s -> %s: took %v for 3 operations", w.Name, p[0], p[1], spent)
+			}
+			if err := s.Close(); err != nil {
+				t.Errorf("%s %s -> %s: close: %v", w.Name, p[0], p[1], err)
+			}
+		}
+	}
+}
+
+func TestUnknownNamesAreRefused(t *testing.T) {
+	if _, err := NewTransport("go-libp2p-wolfssl"); err == nil {
+		t.Error("an unknown transport was accepted")
+	}
+	if _, err := WorkloadNamed("Throughput"); err == nil {
+		t.Error("an unknown workload was accepted")
+	}
+}
+
+// A pair that negotiates another group than the scenario names fails its
+// handshake instead of being measured.
+func TestAnotherGroupFailsTheCheck(t *testing.T) {
+	p256 := func() *Transport {
 		key, _, err := ic.GenerateEd25519Key(rand.Reader)
 		if err != nil {
-			b.Fatal(err)
+			t.Fatal(err)
 		}
-		t, err := libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(be), libp2ptls.WithGroups(group))
+		tr, err := libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithGroups(tls.CurveP256))
 		if err != nil {
-			b.Fatal(err)
+			t.Fatal(err)
 		}
-		id, _ := peer.IDFromPrivateKey(key)
-		return t, id
-	}
-	c, _ := mk(client)
-	s, sid := mk(server)
-	return peers{client: c, server: s, serverID: sid}
-}
-
-// forEachPair names sub-benchmarks client=X/server=Y, the form
-// cmd/benchrecords reads.
-func forEachPair(b *testing.B, fn func(b *testing.B, p peers)) {
-	for _, c := range libp2ptls.Backends {
-		for _, s := range libp2ptls.Backends {
-			b.Run(fmt.Sprintf("client=%s/server=%s", c, s), func(b *testing.B) {
-				fn(b, newPeers(b, c, s))
-			})
-		}
-	}
-}
-
-// check fails the benchmark unless both ends are secured and negotiated
-// what it claims to measure: TLS 1.3, TLS_AES_128_GCM_SHA256, X25519.
-func check(b *testing.B, cl, sv secured) {
-	if cl.err != nil || sv.err != nil {
-		b.Fatalf("client: %v, server: %v", cl.err, sv.err)
-	}
-	for _, c := range []sec.SecureConn{cl.conn, sv.conn} {
-		d := c.(interface{ Details() libp2ptls.Details }).Details()
-		if d.Version != tls.VersionTLS13 || d.CipherSuite != tls.TLS_AES_128_GCM_SHA256 || d.Group != group {
-			b.Fatalf("%s negotiated version %#x, %s, group %v; the benchmark pins TLS 1.3, TLS_AES_128_GCM_SHA256, X25519",
-				d.Backend, d.Version, tls.CipherSuiteName(d.CipherSuite), d.Group)
-		}
-	}
-}
-
-func tcpPair(b *testing.B, ln net.Listener) (net.Conn, net.Conn) {
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
+		id, err := peer.IDFromPrivateKey(key)
 		if err != nil {
-			accepted <- nil
-			return
+			t.Fatal(err)
 		}
-		accepted <- c
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+		return &Transport{Name: "p256-only", Version: "test", sec: tr, id: id}
+	}
+	s, err := Workloads[0].Open(p256(), p256())
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	s := <-accepted
-	if s == nil {
-		b.Fatal("accept failed")
+	defer s.Close()
+	_, err = s.Run(1)
+	if err == nil || !strings.Contains(err.Error(), "the benchmarks pin") {
+		t.Fatalf("a P-256 handshake passed the X25519 check: %v", err)
 	}
-	return c, s
-}
-
-func listen(b *testing.B) net.Listener {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	return ln
-}
-
-type secured struct {
-	conn sec.SecureConn
-	err  error
-}
-
-// handshake secures an established TCP pair, the server in a goroutine.
-func handshake(p peers, c, s net.Conn) (client, server secured) {
-	done := make(chan secured, 1)
-	go func() {
-		conn, err := p.server.SecureInbound(context.Background(), s, "")
-		done <- secured{conn, err}
-	}()
-	conn, err := p.client.SecureOutbound(context.Background(), c, p.serverID)
-	return secured{conn, err}, <-done
-}
-
-// BenchmarkHandshake times the handshake alone, both sides on one CPU with
-// -cpu=1; TCP set-up and teardown are outside the timer.
-func BenchmarkHandshake(b *testing.B) {
-	forEachPair(b, func(b *testing.B, p peers) {
-		ln := listen(b)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			b.StopTimer()
-			c, s := tcpPair(b, ln)
-			b.StartTimer()
-			cl, sv := handshake(p, c, s)
-			b.StopTimer()
-			check(b, cl, sv)
-			cl.conn.Close()
-			sv.conn.Close()
-			b.StartTimer()
-		}
-	})
-}
-
-// BenchmarkLatency times a 6-byte ping and its echo on an established connection.
-func BenchmarkLatency(b *testing.B) {
-	forEachPair(b, func(b *testing.B, p peers) {
-		c, s := tcpPair(b, listen(b))
-		cl, sv := handshake(p, c, s)
-		check(b, cl, sv)
-		defer cl.conn.Close()
-		defer sv.conn.Close()
-		go func() {
-			buf := make([]byte, 6)
-			for {
-				if _, err := io.ReadFull(sv.conn, buf); err != nil {
-					return
-				}
-				if _, err := sv.conn.Write(buf); err != nil {
-					return
-				}
-			}
-		}()
-		ping, pong := []byte("foobar"), make([]byte, 6)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			if _, err := cl.conn.Write(ping); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.ReadFull(cl.conn, pong); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// BenchmarkConnections times a whole connection: TCP dial and accept,
-// handshake on both sides, close.
-func BenchmarkConnections(b *testing.B) {
-	forEachPair(b, func(b *testing.B, p peers) {
-		ln := listen(b)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			c, s := tcpPair(b, ln)
-			cl, sv := handshake(p, c, s)
-			b.StopTimer()
-			check(b, cl, sv)
-			b.StartTimer()
-			cl.conn.Close()
-			sv.conn.Close()
-		}
-	})
 }

@@ -1,17 +1,7 @@
+//go:debug tlsmlkem=0
+
 package bench
 
-import (
-	"fmt"
-	"os"
-	"runtime"
-	"testing"
-
-	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
-)
-
-// TestMain prints the versions under test, which cmd/benchrecords requires
-// in the output it converts.
-func TestMain(m *testing.M) {
-	fmt.Printf("tlsmatrix-versions\tgo-crypto-tls=%s\tgo-openssl=%s\n", runtime.Version(), libp2ptls.OpenSSLVersion())
-	os.Exit(m.Run())
-}
+// The //go:debug line above makes crypto/tls offer X25519 first by default,
+// as upstream go-libp2p cannot be told which groups to offer; every
+// handshake checks what was negotiated (checkNegotiated).

@@ -589,7 +589,8 @@ fn run_paired(
                 let mut g = group.clone();
                 g.cells.retain(|c| !ended[si].contains_key(&c.label));
                 g.has_reference = g.cells.first().is_some_and(|c| c.label == reference);
-                if g.cells.is_empty() {
+                // A group whose other cells all ended has nothing left to pair with.
+                if g.cells.iter().all(|c| c.label == reference) {
                     continue;
                 }
                 sink.bar.set_message(format!(

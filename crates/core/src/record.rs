@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_record_written_by_the_go_benchmarks_reads() {
-        // As go/cmd/benchrecords writes it.
+        // As go/cmd/pairedbench writes it (the reference pair: no ratios).
         let line = r#"{"schema":"tlsmatrix.result/1","run_id":"go-bench-20261123T120000Z","scenario":"libp2p-handshake-tls13-ecdsa-p256-x25519","client":"go-openssl","server":"go-openssl","client_version":"OpenSSL 3.0.19 27 Jan 2026","server_version":"OpenSSL 3.0.19 27 Jan 2026","metric":"ns_per_op","unit":"ns","samples":[3000000,3200000],"median":3100000,"min":3000000,"ci_low":3000000,"ci_high":3200000,"env":{"cpu_model":"AMD EPYC","cores":2,"kernel":"6.1","compilers":{"go":"go1.26.8"},"git_revision":"abc","timestamp":"2026-11-23T12:00:00Z","command":"make bench-go"}}"#;
         let r: Record = serde_json::from_str(line).unwrap();
         assert_eq!(r.metric, Metric::NsPerOp);

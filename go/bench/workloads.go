@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/sec"
+
+	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
+)
+
+// A Workload is one of the benchmarks the go-libp2p-tls OpenSSL pull
+// request ran, over loopback TCP.
+type Workload struct {
+	Name     string // the Go benchmark name: Handshake, Latency, Connections
+	Scenario string // the tlsmatrix scenario id
+	open     func(client, server *Transport) (Session, error)
+}
+
+// A Session runs a workload's operations on one client/server pair.
+type Session interface {
+	// Run does n operations and returns the time they took, set-up that is
+	// not part of the operation left out.
+	Run(n int) (time.Duration, error)
+	Close() error
+}
+
+// Open starts the workload on a pair: listeners, and for Latency the
+// connection it pings over.
+func (w Workload) Open(client, server *Transport) (Session, error) {
+	return w.open(client, server)
+}
+
+// Workloads are the three benchmarks, in the order they are reported.
+var Workloads = []Workload{
+	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", openHandshakes},
+	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", openLatency},
+	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", openConnections},
+}
+
+// WorkloadNamed finds a workload by its benchmark name.
+func WorkloadNamed(name string) (Workload, error) {
+	for _, w := range Workloads {
+		if w.Name == name {
+			return w, nil
+		}
+	}
+	return Workload{}, fmt.Errorf("unknown workload %q (valid: Handshake, Latency, Connections)", name)
+}
+
+// handshakeTimeout bounds one handshake, so a peer that stalls fails its
+// session instead of hanging the run.
+const handshakeTimeout = 10 * time.Second
+
+type secured struct {
+	conn sec.SecureConn
+	err  error
+}
+
+// handshake secures an established TCP pair, the server in a goroutine, and
+// checks that both ends negotiated what the scenarios name.
+func handshake(client, server *Transport, c, s net.Conn) (sec.SecureConn, sec.SecureConn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+	defer cancel()
+	done := make(chan secured, 1)
+	go func() {
+		conn, err := server.sec.SecureInbound(ctx, s, "")
+		done <- secured{conn, err}
+	}()
+	conn, cerr := client.sec.SecureOutbound(ctx, c, server.id)
+	sv := <-done
+	if err := errors.Join(cerr, sv.err); err != nil {
+		c.Close()
+		s.Close()
+		return nil, nil, fmt.Errorf("%s -> %s handshake: %w", client.Name, server.Name, err)
+	}
+	for _, end := range []struct {
+		t    *Transport
+		conn sec.SecureConn
+	}{{client, conn}, {server, sv.conn}} {
+		if err := checkNegotiated(end.conn); err != nil {
+			conn.Close()
+			sv.conn.Close()
+			return nil, nil, fmt.Errorf("%s: %w", end.t.Name, err)
+		}
+	}
+	return conn, sv.conn, nil
+}
+
+// checkNegotiated fails unless the connection is TLS 1.3 with
+// TLS_AES_128_GCM_SHA256 and X25519, what the scenario ids name.
+func checkNegotiated(c sec.SecureConn) error {
+	var version, suite uint16
+	var group tls.CurveID
+	switch c := c.(type) {
+	case interface{ Details() libp2ptls.Details }:
+		d := c.Details()
+		version, suite, group = d.Version, d.CipherSuite, d.Group
+	case interface{ ConnectionState() tls.ConnectionState }:
+		st := c.ConnectionState()
+		version, suite, group = st.Version, st.CipherSuite, st.CurveID
+	default:
+		return fmt.Errorf("cannot tell what %T negotiated", c)
+	}
+	if version != tls.VersionTLS13 || suite != tls.TLS_AES_128_GCM_SHA256 || group != Group {
+		return fmt.Errorf("negotiated version %#x, %s, group %v; the benchmarks pin TLS 1.3, TLS_AES_128_GCM_SHA256, %v",
+			version, tls.CipherSuiteName(suite), group, Group)
+	}
+	return nil
+}
+
+// loopback is a listener on 127.0.0.1 that hands out connected TCP pairs.
+type loopback struct {
+	ln net.Listener
+}
+
+func listen() (*loopback, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return &loopback{ln}, nil
+}
+
+func (l *loopback) pair() (net.Conn, net.Conn, error) {
+	type accepted struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan accepted, 1)
+	go func() {
+		c, err := l.ln.Accept()
+		ch <- accepted{c, err}
+	}()
+	c, err := net.DialTimeout("tcp", l.ln.Addr().String(), handshakeTimeout)
+	if err != nil {
+		l.ln.Close() // ends the Accept above
+		<-ch
+		return nil, nil, err
+	}
+	a := <-ch
+	if a.err != nil {
+		c.Close()
+		return nil, nil, a.err
+	}
+	return c, a.c, nil
+}
+
+func (l *loopback) Close() error { return l.ln.Close() }
+
+// handshakes times the handshake alone: TCP set-up and teardown are outside.
+type handshakes struct {
+	client, server *Transport
+	*loopback
+}
+
+func openHandshakes(client, server *Transport) (Session, error) {
+	l, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	return &handshakes{client, server, l}, nil
+}
+
+func (h *handshakes) Run(n int) (time.Duration, error) {
+	var spent time.Duration
+	for range n {
+		c, s, err := h.pair()
+		if err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		cl, sv, err := handshake(h.client, h.server, c, s)
+		spent += time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		cl.Close()
+		sv.Close()
+	}
+	return spent, nil
+}
+
+// connections times a whole connection: TCP dial and accept, the handshake
+// on both sides, close. Checking what was negotiated is inside: it reads
+// state the handshake left and costs next to nothing.
+type connections struct {
+	client, server *Transport
+	*loopback
+}
+
+func openConnections(client, server *Transport) (Session, error) {
+	l, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	return &connections{client, server, l}, nil
+}
+
+func (h *connections) Run(n int) (time.Duration, error) {
+	start := time.Now()
+	for range n {
+		c, s, err := h.pair()
+		if err != nil {
+			return 0, err
+		}
+		cl, sv, err := handshake(h.client, h.server, c, s)
+		if err != nil {
+			return 0, err
+		}
+		cl.Close()
+		sv.Close()
+	}
+	return time.Since(start), nil
+}
+
+// latency times a 6-byte ping and its echo on one established connection.
+type latency struct {
+	client, server sec.SecureConn
+	ping, pong     []byte
+	echoed         chan struct{}
+}
+
+func openLatency(client, server *Transport) (Session, error) {
+	l, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	c, s, err := l.pair()
+	if err != nil {
+		return nil, err
+	}
+	cl, sv, err := handshake(client, server, c, s)
+	if err != nil {
+		return nil, err
+	}
+	lat := &latency{client: cl, server: sv, ping: []byte("foobar"), pong: make([]byte, 6), echoed: make(chan struct{})}
+	go lat.echo()
+	return lat, nil
+}
+
+func (l *latency) echo() {
+	defer close(l.echoed)
+	buf := make([]byte, len(l.ping))
+	for {
+		if _, err := io.ReadFull(l.server, buf); err != nil {
+			return
+		}
+		if _, err := l.server.Write(buf); err != nil {
+			return
+		}
+	}
+}
+
+func (l *latency) Run(n int) (time.Duration, error) {
+	// A stalled peer fails the session instead of hanging the run.
+	if err := l.client.SetDeadline(time.Now().Add(handshakeTimeout + time.Duration(n)*time.Millisecond)); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range n {
+		if _, err := l.client.Write(l.ping); err != nil {
+			return 0, err
+		}
+		if _, err := io.ReadFull(l.client, l.pong); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (l *latency) Close() error {
+	err := errors.Join(l.client.Close(), l.server.Close())
+	<-l.echoed
+	return err
+}

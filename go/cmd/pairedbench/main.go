@@ -1,0 +1,310 @@
+//go:debug tlsmlkem=0
+
+// Command pairedbench runs the libp2p TLS transport's benchmarks (Handshake,
+// Latency, Connections) paired: for each workload, upstream go-libp2p's own
+// p2p/security/tls (the reference), a second copy of it (A/A: the noise
+// floor), and every pair of this module's backends take turns in one
+// process, a short sample each per round. Each factor is the median over
+// rounds of an arm's time over the reference's time in the same round, so a
+// machine whose speed drifts moves both alike. It writes tlsmatrix records
+// (with the per-round ratios) and prints the factors with 95% intervals.
+//
+//	pairedbench --out results/go-bench.jsonl [--rounds 40] [--sample 20ms]
+//
+// Both peers share one CPU (GOMAXPROCS=1, as -cpu=1 in the pull request
+// that added the OpenSSL backend). The //go:debug line above makes upstream
+// offer X25519 first, the group every arm pins; each handshake is checked.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/bench"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
+)
+
+// arm is one client/server pair of a workload; aa marks the reference's
+// second copy, recorded under the A/A label tlsmatrix uses.
+type arm struct {
+	client, server string
+	aa             bool
+}
+
+// arms are sampled in turns for each workload; the first is the reference.
+var arms = []arm{
+	{bench.UpstreamName, bench.UpstreamName, false},
+	{bench.UpstreamName, bench.UpstreamName, true},
+	{bench.StdName, bench.StdName, false},
+	{bench.StdName, bench.OpenSSLName, false},
+	{bench.OpenSSLName, bench.StdName, false},
+	{bench.OpenSSLName, bench.OpenSSLName, false},
+}
+
+func (a arm) labels() (string, string) {
+	if a.aa {
+		return a.client + " (A/A)", a.server + " (A/A)"
+	}
+	return a.client, a.server
+}
+
+// targets are the transport issue's limits: the std backend against
+// upstream (a drop-in replacement must not be slower than what it replaces).
+const stdTarget = 1.03
+
+type options struct {
+	rounds    int
+	sample    time.Duration
+	warmup    time.Duration
+	workloads []bench.Workload
+	out, rev  string
+}
+
+func main() {
+	var o options
+	var workloads string
+	flag.IntVar(&o.rounds, "rounds", 40, "rounds per workload: each round takes one sample of every arm")
+	flag.DurationVar(&o.sample, "sample", 20*time.Millisecond, "the time one sample aims at (its operations are fixed after the warm-up)")
+	flag.DurationVar(&o.warmup, "warmup", 200*time.Millisecond, "warm-up of each arm before the first round")
+	flag.StringVar(&workloads, "workloads", "Handshake,Latency,Connections", "comma-separated workloads to run")
+	flag.StringVar(&o.out, "out", "", "JSON-lines file for the records (required; replaced atomically)")
+	flag.StringVar(&o.rev, "git-rev", "", "git revision to record in the environment")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: pairedbench --out FILE [options]\n\n"+
+			"Samples upstream go-libp2p's TLS transport, a copy of it (A/A) and every pair of\n"+
+			"this module's backends in turns, per workload; writes tlsmatrix records and prints\n"+
+			"each arm's time over upstream's in the same rounds, with a bootstrap 95%% interval.\n"+
+			"Exits 1 if an arm failed (its cell is recorded as failed), 2 on bad usage.\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	var err error
+	if o.workloads, err = parseWorkloads(workloads); err != nil || o.out == "" || flag.NArg() > 0 || o.rounds < 2 || o.sample <= 0 {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pairedbench:", err)
+		} else if o.rounds < 2 || o.sample <= 0 {
+			fmt.Fprintln(os.Stderr, "pairedbench: --rounds must be at least 2 and --sample positive")
+		}
+		flag.Usage()
+		os.Exit(2)
+	}
+	runtime.GOMAXPROCS(1)
+	failed, err := run(o, os.Stdout, progressTo(os.Stderr))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pairedbench:", err)
+		os.Exit(1)
+	}
+	if failed > 0 {
+		fmt.Fprintf(os.Stderr, "pairedbench: %d arm(s) failed; see the FAILED lines above\n", failed)
+		os.Exit(1)
+	}
+}
+
+func parseWorkloads(list string) ([]bench.Workload, error) {
+	var ws []bench.Workload
+	for name := range strings.SplitSeq(list, ",") {
+		w, err := bench.WorkloadNamed(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
+// outcome is what one workload gave: each arm's samples, or why it has none.
+type outcome struct {
+	w        bench.Workload
+	versions [][2]string
+	samples  [][]paired.Sample
+	errs     []error
+}
+
+// run measures every workload, writes the records and prints the tables; it
+// returns how many arms failed.
+func run(o options, w io.Writer, progress func(done, total int)) (int, error) {
+	start := time.Now()
+	total := len(o.workloads) * len(arms) * o.rounds
+	var results []outcome
+	for i, wl := range o.workloads {
+		offset := i * len(arms) * o.rounds
+		results = append(results, measure(wl, o, func(done, _ int) { progress(offset+done, total) }))
+	}
+	env := newEnv(o.rev, start)
+	runID := "go-bench-" + start.UTC().Format("20060102T150405Z")
+	lines, failed, err := recordLines(results, runID, env)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeAtomically(o.out, lines); err != nil {
+		return 0, err
+	}
+	for _, r := range results {
+		printTable(w, r)
+	}
+	fmt.Fprintf(w, "\n%d lines written to %s in %s\n", len(lines), o.out, time.Since(start).Round(time.Second))
+	return failed, nil
+}
+
+// measure opens every arm on the workload and samples them in turns. An arm
+// that cannot open keeps its error and takes no turns.
+func measure(wl bench.Workload, o options, progress func(done, total int)) outcome {
+	out := outcome{w: wl, versions: make([][2]string, len(arms)), errs: make([]error, len(arms))}
+	runners := make([]paired.Runner, len(arms))
+	for i, a := range arms {
+		s, versions, err := open(wl, a)
+		out.versions[i] = versions
+		if err != nil {
+			out.errs[i] = err
+			runners[i] = failedArm{err}
+			continue
+		}
+		defer s.Close()
+		runners[i] = s
+	}
+	samples, errs := paired.Run(runners, paired.Options{Rounds: o.rounds, Target: o.sample, Warmup: o.warmup, Progress: progress})
+	out.samples = samples
+	for i, err := range errs {
+		if out.errs[i] == nil {
+			out.errs[i] = err
+		}
+	}
+	return out
+}
+
+func open(wl bench.Workload, a arm) (bench.Session, [2]string, error) {
+	client, err := bench.NewTransport(a.client)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	server, err := bench.NewTransport(a.server)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	s, err := wl.Open(client, server)
+	return s, [2]string{client.Version, server.Version}, err
+}
+
+// failedArm stands in for an arm that could not open, so it keeps its place.
+type failedArm struct{ err error }
+
+func (f failedArm) Run(int) (time.Duration, error) { return 0, f.err }
+
+// recordLines turns the outcomes into records (each arm's ns/op paired with
+// the reference's) and failed-cell lines.
+func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
+	var lines []any
+	failed := 0
+	for _, r := range results {
+		ref := r.samples[0]
+		for i, a := range arms {
+			client, server := a.labels()
+			if r.errs[i] != nil {
+				failed++
+				lines = append(lines, cellLine{cellSchema, runID, r.w.Scenario, client, server, "failed", r.errs[i].Error()})
+				continue
+			}
+			base := record{RunID: runID, Scenario: r.w.Scenario, Client: client, Server: server,
+				ClientVersion: r.versions[i][0], ServerVersion: r.versions[i][1], Env: e}
+			for _, m := range metrics {
+				rec, err := newRecord(base, m, pick(r.samples[i], m.get))
+				if err != nil {
+					return nil, 0, fmt.Errorf("%s: %w", r.w.Name, err)
+				}
+				if m.name == nsPerOp.name && i > 0 && r.errs[0] == nil {
+					ratios := paired.Ratios(r.samples[i], ref)
+					rec.Paired = &pairing{arms[0].client, arms[0].server, ratios, make([]uint32, len(ratios))}
+				}
+				lines = append(lines, rec)
+			}
+		}
+	}
+	return lines, failed, nil
+}
+
+// factorText is the median ratio with its interval, "1.16x [1.15-1.17]".
+func factorText(ratios []float64) string {
+	if len(ratios) == 0 {
+		return "-"
+	}
+	lo, hi := paired.MedianCI(ratios)
+	return fmt.Sprintf("%.3fx [%.3f-%.3f]", paired.Median(ratios), lo, hi)
+}
+
+func printTable(w io.Writer, r outcome) {
+	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, bench.Group, len(r.samples[0]))
+	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op\tallocs/op")
+	for i, a := range arms {
+		client, server := a.labels()
+		if r.errs[i] != nil {
+			fmt.Fprintf(tw, "%s\t%s\tFAILED: %v\n", client, server, r.errs[i])
+			continue
+		}
+		ns := pick(r.samples[i], nsPerOp.get)
+		lo, hi := paired.MedianCI(ns)
+		m := paired.Median(ns)
+		factor := "reference"
+		if i > 0 {
+			factor = factorText(paired.Ratios(r.samples[i], r.samples[0]))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%.1f\n", client, server, m, (hi-lo)/2/m*100, factor,
+			paired.Median(pick(r.samples[i], metrics[1].get)), paired.Median(pick(r.samples[i], metrics[2].get)))
+	}
+	tw.Flush()
+	// The comparisons the transport issue sets targets on, from the same rounds.
+	std, ossl := armIndex(bench.StdName, bench.StdName), armIndex(bench.OpenSSLName, bench.OpenSSLName)
+	if r.errs[0] == nil && r.errs[std] == nil {
+		ratios := paired.Ratios(r.samples[std], r.samples[0])
+		verdict := "met"
+		if paired.Median(ratios) > stdTarget {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "std backend / upstream: %s (target <= %.2fx: %s)\n", factorText(ratios), stdTarget, verdict)
+	}
+	if r.errs[std] == nil && r.errs[ossl] == nil {
+		fmt.Fprintf(w, "openssl backend / std backend: %s\n", factorText(paired.Ratios(r.samples[ossl], r.samples[std])))
+	}
+}
+
+func armIndex(client, server string) int {
+	for i, a := range arms {
+		if a.client == client && a.server == server && !a.aa {
+			return i
+		}
+	}
+	panic("no arm " + client + " -> " + server)
+}
+
+// progressTo reports progress with an estimate of the time left: one
+// rewritten line on a terminal, a line every tenth otherwise.
+func progressTo(f *os.File) func(done, total int) {
+	start := time.Now()
+	st, err := f.Stat()
+	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
+	lastTenth := -1
+	return func(done, total int) {
+		if total == 0 || done == 0 {
+			return
+		}
+		left := time.Duration(float64(time.Since(start)) / float64(done) * float64(total-done)).Round(time.Second)
+		line := fmt.Sprintf("pairedbench: %d/%d samples (%.0f%%), ~%s left", done, total, 100*float64(done)/float64(total), left)
+		switch {
+		case tty:
+			fmt.Fprintf(f, "\r%s\x1b[K", line)
+			if done == total {
+				fmt.Fprintln(f)
+			}
+		case done*10/total != lastTenth:
+			lastTenth = done * 10 / total
+			fmt.Fprintln(f, line)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/bench"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
+	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
+)
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// A short run of one workload: every arm is measured, its figures are sane,
+// its versions are the ones linked, and every arm but the reference carries
+// a ratio per round.
+func TestAShortRunWritesSaneRecords(t *testing.T) {
+	wl, _ := bench.WorkloadNamed("Handshake")
+	out := filepath.Join(t.TempDir(), "go.jsonl")
+	var sb strings.Builder
+	o := options{rounds: 3, sample: time.Millisecond, warmup: time.Millisecond, workloads: []bench.Workload{wl}, out: out}
+	failed, err := run(o, &sb, func(int, int) {})
+	if err != nil || failed != 0 {
+		t.Fatalf("failed %d, %v", failed, err)
+	}
+	lines := readLines(t, out)
+	if len(lines) != len(arms)*len(metrics) {
+		t.Fatalf("%d lines, want %d", len(lines), len(arms)*len(metrics))
+	}
+	versions := map[string]string{bench.StdName: "go1.", bench.OpenSSLName: libp2ptls.OpenSSLVersion(), bench.UpstreamName: "go-libp2p v0."}
+	for _, l := range lines {
+		if l["schema"] != resultSchema || l["scenario"] != wl.Scenario {
+			t.Fatalf("line %v", l)
+		}
+		client := strings.TrimSuffix(l["client"].(string), " (A/A)")
+		if !strings.HasPrefix(l["client_version"].(string), versions[client]) {
+			t.Errorf("%s reported %q", client, l["client_version"])
+		}
+		for _, s := range l["samples"].([]any) {
+			v := s.(float64)
+			if math.IsNaN(v) || v < 0 || (l["metric"] == "ns_per_op" && v == 0) {
+				t.Errorf("%s %s: implausible sample %v", client, l["metric"], v)
+			}
+		}
+		p, isPaired := l["paired"].(map[string]any)
+		isRef := l["client"] == bench.UpstreamName && l["server"] == bench.UpstreamName
+		switch {
+		case l["metric"] != "ns_per_op" || isRef:
+			if isPaired {
+				t.Errorf("%s %s should carry no ratios", client, l["metric"])
+			}
+		case !isPaired || len(p["ratios"].([]any)) != 3 || p["reference_client"] != bench.UpstreamName:
+			t.Errorf("%s -> %s: pairing %v", l["client"], l["server"], l["paired"])
+		}
+	}
+	for _, want := range []string{"std backend / upstream:", "openssl backend / std backend:", "go-libp2p-upstream (A/A)"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, sb.String())
+		}
+	}
+}
+
+// An arm that failed is a failed cell with its reason, never a figure, and
+// the others are still written.
+func TestAFailedArmIsACellWithItsReason(t *testing.T) {
+	wl, _ := bench.WorkloadNamed("Latency")
+	n := len(arms)
+	r := outcome{w: wl, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n)}
+	for i := range arms {
+		r.samples[i] = []paired.Sample{{Round: 0, NsPerOp: 100}, {Round: 1, NsPerOp: 110}}
+	}
+	r.errs[3], r.samples[3] = errors.New("handshake: peer reset"), nil
+	lines, failed, err := recordLines([]outcome{r}, "go-bench-test", env{})
+	if err != nil || failed != 1 {
+		t.Fatalf("failed %d, %v", failed, err)
+	}
+	var cells int
+	for _, l := range lines {
+		if c, ok := l.(cellLine); ok {
+			cells++
+			if c.Outcome != "failed" || c.Reason != "handshake: peer reset" || c.Client != arms[3].client {
+				t.Errorf("cell %+v", c)
+			}
+		}
+	}
+	if cells != 1 || len(lines) != 1+(n-1)*len(metrics) {
+		t.Errorf("%d cells, %d lines", cells, len(lines))
+	}
+}
+
+// A zero time is refused, not written.
+func TestImplausibleFiguresAreRefused(t *testing.T) {
+	if _, err := newRecord(record{Client: "a", Server: "b"}, nsPerOp, []float64{100, 0}); err == nil {
+		t.Error("a zero ns/op was accepted")
+	}
+	if _, err := newRecord(record{Client: "a", Server: "b"}, metrics[2], []float64{0, 0}); err != nil {
+		t.Errorf("zero allocations were refused: %v", err)
+	}
+}

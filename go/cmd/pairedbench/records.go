@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
+)
+
+// The schemas of tlsmatrix results files (crates/core/src/record.rs): a
+// record of figures, and a cell that produced none.
+const (
+	resultSchema = "tlsmatrix.result/1"
+	cellSchema   = "tlsmatrix.cell/1"
+)
+
+type env struct {
+	CPUModel    string            `json:"cpu_model"`
+	Cores       int               `json:"cores"`
+	Kernel      string            `json:"kernel"`
+	Compilers   map[string]string `json:"compilers"`
+	GitRevision string            `json:"git_revision"`
+	Timestamp   string            `json:"timestamp"`
+	Command     string            `json:"command"`
+}
+
+// pairing is a record's samples over the reference's of the same round.
+type pairing struct {
+	ReferenceClient string    `json:"reference_client"`
+	ReferenceServer string    `json:"reference_server"`
+	Ratios          []float64 `json:"ratios"`
+	Blocks          []uint32  `json:"blocks"`
+}
+
+type record struct {
+	Schema        string    `json:"schema"`
+	RunID         string    `json:"run_id"`
+	Scenario      string    `json:"scenario"`
+	Client        string    `json:"client"`
+	Server        string    `json:"server"`
+	ClientVersion string    `json:"client_version"`
+	ServerVersion string    `json:"server_version"`
+	Metric        string    `json:"metric"`
+	Unit          string    `json:"unit"`
+	Samples       []float64 `json:"samples"`
+	Median        float64   `json:"median"`
+	Min           float64   `json:"min"`
+	CILow         float64   `json:"ci_low"`
+	CIHigh        float64   `json:"ci_high"`
+	Env           env       `json:"env"`
+	Paired        *pairing  `json:"paired,omitempty"`
+}
+
+type cellLine struct {
+	Schema   string `json:"schema"`
+	RunID    string `json:"run_id"`
+	Scenario string `json:"scenario"`
+	Client   string `json:"client"`
+	Server   string `json:"server"`
+	Outcome  string `json:"outcome"`
+	Reason   string `json:"reason"`
+}
+
+// metric is one figure of a sample, as a record metric.
+type metric struct {
+	name, unit string
+	get        func(paired.Sample) float64
+	positive   bool // zero is implausible for a time; allocations may be zero
+}
+
+var (
+	nsPerOp = metric{"ns_per_op", "ns", func(s paired.Sample) float64 { return s.NsPerOp }, true}
+	metrics = []metric{
+		nsPerOp,
+		{"bytes_per_op", "B", func(s paired.Sample) float64 { return s.BytesPerOp }, false},
+		{"allocs_per_op", "allocs", func(s paired.Sample) float64 { return s.AllocsPerOp }, false},
+	}
+)
+
+func pick(ss []paired.Sample, f func(paired.Sample) float64) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
+	}
+	return out
+}
+
+// newRecord summarises one metric of an arm; it refuses figures that cannot
+// be right (negative, not finite, a zero time).
+func newRecord(base record, m metric, xs []float64) (record, error) {
+	if len(xs) == 0 {
+		return record{}, fmt.Errorf("%s -> %s: no %s samples", base.Client, base.Server, m.name)
+	}
+	mn := math.Inf(1)
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || (m.positive && x == 0) {
+			return record{}, fmt.Errorf("%s -> %s: implausible %s %v", base.Client, base.Server, m.name, x)
+		}
+		mn = math.Min(mn, x)
+	}
+	r := base
+	r.Schema, r.Metric, r.Unit, r.Samples = resultSchema, m.name, m.unit, xs
+	r.Median, r.Min = paired.Median(xs), mn
+	r.CILow, r.CIHigh = paired.MedianCI(xs)
+	return r, nil
+}
+
+func newEnv(rev string, now time.Time) env {
+	return env{
+		CPUModel:    cpuModel(),
+		Cores:       runtime.NumCPU(),
+		Kernel:      kernel(),
+		Compilers:   map[string]string{"go": runtime.Version()},
+		GitRevision: rev,
+		Timestamp:   now.UTC().Format(time.RFC3339),
+		Command:     "pairedbench " + strings.Join(os.Args[1:], " "),
+	}
+}
+
+func kernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// writeAtomically writes the lines to a temporary file beside path, syncs,
+// then renames, so a reader never sees half a file.
+func writeAtomically(path string, lines []any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pairedbench-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	enc := json.NewEncoder(tmp)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
