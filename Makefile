@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 GO ?= go
-RUNS ?= 30
+RUNS ?= 60
 OUT ?= results/latest.jsonl
 DB ?= results/tlsmatrix.db
 REPORT ?= report

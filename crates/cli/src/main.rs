@@ -182,14 +182,14 @@ struct RunArgs {
     scenario: Vec<String>,
     /// Samples per (scenario, pair, metric), after warm-up. Timed handshake and bulk
     /// scenarios take them in rounds, spread over --passes.
-    #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 60, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     runs: u32,
     /// Timed handshake and bulk scenarios are sampled paired: each impl's cells and the
     /// baseline's own pair run in one process and take turns, one short sample each per
     /// round, and each factor is the median of the per-round ratios. The run makes this many
     /// passes over all scenarios, each in new processes on the next core, so that intervals
     /// cover the drift between them (a two-level bootstrap over passes and samples).
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 12, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     passes: u32,
     /// JSON-lines file the records are appended to; test certificates are cached in a
     /// `certs` folder beside it.

@@ -161,6 +161,35 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
     })
 }
 
+type Factories = (Box<dyn EndpointFactory>, Box<dyn EndpointFactory>);
+
+/// Checks that both libraries take the cell's configuration, says hello with the versions
+/// they report, and builds their endpoint factories; `Ok(Err(reason))` when unsupported.
+fn set_up_cell(
+    cfg: &EndpointConfig,
+    client: &dyn TlsLibrary,
+    server: &dyn TlsLibrary,
+    cell: Option<usize>,
+) -> Result<Result<Factories, String>> {
+    for lib in [client, server] {
+        if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(cfg)) {
+            return Ok(Err(reason));
+        }
+    }
+    emit(&DriverMessage::Hello {
+        cell,
+        client_version: client.version(),
+        server_version: server.version(),
+    });
+    let cf = client
+        .factory(Side::Client, cfg)
+        .with_context(|| format!("{} cannot be configured as a client", client.name()))?;
+    let sf = server
+        .factory(Side::Server, cfg)
+        .with_context(|| format!("{} cannot be configured as a server", server.name()))?;
+    Ok(Ok((cf, sf)))
+}
+
 fn run(args: &RunArgs) -> Result<()> {
     let scenario: Scenario = args.scenario.parse()?;
     let client = find(&args.client)?;
@@ -182,23 +211,13 @@ fn run(args: &RunArgs) -> Result<()> {
         });
         return Ok(());
     }
-    for lib in [&client, &server] {
-        if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(&cfg)) {
+    let (cf, sf) = match set_up_cell(&cfg, client.as_ref(), server.as_ref(), None)? {
+        Ok(f) => f,
+        Err(reason) => {
             emit(&DriverMessage::Unsupported { cell: None, reason });
             return Ok(());
         }
-    }
-    emit(&DriverMessage::Hello {
-        cell: None,
-        client_version: client.version(),
-        server_version: server.version(),
-    });
-    let cf = client
-        .factory(Side::Client, &cfg)
-        .with_context(|| format!("{} cannot be configured as a client", client.name()))?;
-    let sf = server
-        .factory(Side::Server, &cfg)
-        .with_context(|| format!("{} cannot be configured as a server", server.name()))?;
+    };
     let budget = Budget {
         runs: args.runs as usize,
         warmup: Duration::from_millis(args.warmup_ms),
@@ -279,28 +298,15 @@ fn group(args: &GroupArgs) -> Result<()> {
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
     let params = scenario.params();
-    type Factories = (Box<dyn EndpointFactory>, Box<dyn EndpointFactory>);
     let mut factories: Vec<Option<Factories>> = Vec::with_capacity(args.cells.len());
     for (cell, (client, server)) in args.cells.iter().enumerate() {
-        let set_up = || -> Result<Result<Factories, String>> {
-            let (client, server) = (find(client)?, find(server)?);
-            for lib in [&client, &server] {
-                if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(&cfg)) {
-                    return Ok(Err(reason));
-                }
-            }
-            emit(&DriverMessage::Hello {
-                cell: Some(cell),
-                client_version: client.version(),
-                server_version: server.version(),
-            });
-            let cf = client
-                .factory(Side::Client, &cfg)
-                .with_context(|| format!("{} cannot be configured as a client", client.name()))?;
-            let sf = server
-                .factory(Side::Server, &cfg)
-                .with_context(|| format!("{} cannot be configured as a server", server.name()))?;
-            Ok(Ok((cf, sf)))
+        let set_up = || {
+            set_up_cell(
+                &cfg,
+                find(client)?.as_ref(),
+                find(server)?.as_ref(),
+                Some(cell),
+            )
         };
         factories.push(match set_up() {
             Ok(Ok(f)) => Some(f),
