@@ -56,9 +56,10 @@ func benchmark(b *testing.B, name string) {
 	}
 }
 
-func BenchmarkHandshake(b *testing.B)   { benchmark(b, "Handshake") }
-func BenchmarkLatency(b *testing.B)     { benchmark(b, "Latency") }
-func BenchmarkConnections(b *testing.B) { benchmark(b, "Connections") }
+func BenchmarkHandshake(b *testing.B)         { benchmark(b, "Handshake") }
+func BenchmarkHandshakeNewPeers(b *testing.B) { benchmark(b, "HandshakeNewPeers") }
+func BenchmarkLatency(b *testing.B)           { benchmark(b, "Latency") }
+func BenchmarkConnections(b *testing.B)       { benchmark(b, "Connections") }
 
 // Every workload runs on every pair and checks what it negotiated, the
 // upstream transport included (which needs tlsmlkem=0, set in main_test.go).
@@ -127,4 +128,47 @@ func TestAnotherGroupFailsTheCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the benchmarks pin") {
 		t.Fatalf("a P-256 handshake passed the X25519 check: %v", err)
 	}
+}
+
+// HandshakeNewPeers makes both sides anew for every handshake, so no
+// transport meets a peer twice.
+func TestNewPeerHandshakesNeverReuseAPeer(t *testing.T) {
+	w, err := WorkloadNamed("HandshakeNewPeers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, server := mustTransport(t, StdName), mustTransport(t, StdName)
+	s, err := w.Open(client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seen := map[peer.ID]bool{}
+	made := 0
+	s.(*newPeerHandshakes).make = func(name string) (*Transport, error) {
+		tr, err := NewTransport(name)
+		if err == nil {
+			made++
+			if seen[tr.id] {
+				t.Errorf("peer %s made twice", tr.id)
+			}
+			seen[tr.id] = true
+		}
+		return tr, err
+	}
+	if _, err := s.Run(4); err != nil {
+		t.Fatal(err)
+	}
+	if made != 8 {
+		t.Fatalf("%d transports made for 4 handshakes, want 8", made)
+	}
+}
+
+func mustTransport(t *testing.T, name string) *Transport {
+	t.Helper()
+	tr, err := NewTransport(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/sec"
@@ -39,6 +40,7 @@ func (w Workload) Open(client, server *Transport) (Session, error) {
 // Workloads are the three benchmarks, in the order they are reported.
 var Workloads = []Workload{
 	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", openHandshakes},
+	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", openNewPeerHandshakes},
 	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", openLatency},
 	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", openConnections},
 }
@@ -50,7 +52,11 @@ func WorkloadNamed(name string) (Workload, error) {
 			return w, nil
 		}
 	}
-	return Workload{}, fmt.Errorf("unknown workload %q (valid: Handshake, Latency, Connections)", name)
+	names := make([]string, len(Workloads))
+	for i, w := range Workloads {
+		names[i] = w.Name
+	}
+	return Workload{}, fmt.Errorf("unknown workload %q (valid: %s)", name, strings.Join(names, ", "))
 }
 
 // handshakeTimeout bounds one handshake, so a peer that stalls fails its
@@ -176,6 +182,51 @@ func (h *handshakes) Run(n int) (time.Duration, error) {
 		}
 		start := time.Now()
 		cl, sv, err := handshake(h.client, h.server, c, s)
+		spent += time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		cl.Close()
+		sv.Close()
+	}
+	return spent, nil
+}
+
+// newPeerHandshakes times handshakes between peers that have never met:
+// both sides are new transports (host key, certificate) each time, made
+// outside the timed part, so nothing a transport remembers about a peer
+// helps. Handshake, with the same two peers throughout, is a reconnect.
+type newPeerHandshakes struct {
+	client, server string
+	make           func(name string) (*Transport, error)
+	*loopback
+}
+
+func openNewPeerHandshakes(client, server *Transport) (Session, error) {
+	l, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	return &newPeerHandshakes{client.Name, server.Name, NewTransport, l}, nil
+}
+
+func (h *newPeerHandshakes) Run(n int) (time.Duration, error) {
+	var spent time.Duration
+	for range n {
+		client, err := h.make(h.client)
+		if err != nil {
+			return 0, err
+		}
+		server, err := h.make(h.server)
+		if err != nil {
+			return 0, err
+		}
+		c, s, err := h.pair()
+		if err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		cl, sv, err := handshake(client, server, c, s)
 		spent += time.Since(start)
 		if err != nil {
 			return 0, err

@@ -77,7 +77,7 @@ func transportFor(t testing.TB, key ic.PrivKey, b Backend, muxers []protocol.ID,
 			t.Fatal(err)
 		}
 	}
-	tr, err := newTransport(ID, key, muxers, identity, options{backend: b})
+	tr, err := newTransport(ID, key, muxers, identity, options{backend: b, verifiedCerts: DefaultVerifiedCerts})
 	if err != nil {
 		t.Fatal(err)
 	}

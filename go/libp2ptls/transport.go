@@ -38,6 +38,7 @@ type Transport struct {
 	protos     []string
 	backend    tlsBackend
 	name       Backend
+	verified   *verifiedCerts
 }
 
 var _ sec.SecureTransport = (*Transport)(nil)
@@ -46,9 +47,10 @@ var _ sec.SecureTransport = (*Transport)(nil)
 type Option func(*options) error
 
 type options struct {
-	backend  Backend
-	settings backendSettings
-	identity []IdentityOption
+	backend       Backend
+	verifiedCerts int
+	settings      backendSettings
+	identity      []IdentityOption
 }
 
 // WithBackend chooses the TLS implementation; the default is BackendStd.
@@ -75,6 +77,19 @@ func WithGroups(groups ...tls.CurveID) Option {
 	}
 }
 
+// WithVerifiedCertCache sets how many verified peer certificates the
+// transport remembers (DefaultVerifiedCerts unless set); 0 turns the cache
+// off, so every handshake checks both signatures again.
+func WithVerifiedCertCache(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("WithVerifiedCertCache: %d is negative", n)
+		}
+		o.verifiedCerts = n
+		return nil
+	}
+}
+
 // WithIdentityOptions passes options to the certificate's creation.
 func WithIdentityOptions(opts ...IdentityOption) Option {
 	return func(o *options) error {
@@ -86,7 +101,7 @@ func WithIdentityOptions(opts ...IdentityOption) Option {
 // New makes a transport for the peer owning key. muxers are offered in
 // ALPN in preference order, so the muxer is agreed on in the handshake.
 func New(id protocol.ID, key ic.PrivKey, muxers []tptu.StreamMuxer, opts ...Option) (*Transport, error) {
-	o := options{backend: BackendStd}
+	o := options{backend: BackendStd, verifiedCerts: DefaultVerifiedCerts}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -117,7 +132,10 @@ func newTransport(id protocol.ID, key ic.PrivKey, muxers []protocol.ID, identity
 	if err != nil {
 		return nil, err
 	}
-	return &Transport{protocolID: id, localPeer: local, protos: protos, backend: backend, name: o.backend}, nil
+	return &Transport{
+		protocolID: id, localPeer: local, protos: protos, backend: backend, name: o.backend,
+		verified: newVerifiedCerts(o.verifiedCerts),
+	}, nil
 }
 
 // ID is the protocol id this transport was made with.
@@ -140,7 +158,7 @@ func (t *Transport) SecureOutbound(ctx context.Context, insecure net.Conn, p pee
 }
 
 func (t *Transport) secure(ctx context.Context, insecure net.Conn, p peer.ID, server bool) (_ sec.SecureConn, err error) {
-	check := &peerCheck{expected: p}
+	check := &peerCheck{expected: p, verified: t.verified}
 	c, err := t.backend.handshake(ctx, insecure, handshakeSpec{server: server, protos: t.protos, verify: check.verify})
 	if err == nil && ctx.Err() != nil {
 		// Cancelled as the handshake finished: honour the cancellation.

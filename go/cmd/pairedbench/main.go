@@ -1,7 +1,7 @@
 //go:debug tlsmlkem=0
 
 // Command pairedbench runs the libp2p TLS transport's benchmarks (Handshake,
-// Latency, Connections) paired: for each workload, upstream go-libp2p's own
+// HandshakeNewPeers, Latency, Connections) paired: for each workload, upstream go-libp2p's own
 // p2p/security/tls (the reference), a second copy of it (A/A: the noise
 // floor), and every pair of this module's backends take turns in one
 // process, a short sample each per round. Each factor is the median over
@@ -72,7 +72,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 40, "rounds per workload: each round takes one sample of every arm")
 	flag.DurationVar(&o.sample, "sample", 20*time.Millisecond, "the time one sample aims at (its operations are fixed after the warm-up)")
 	flag.DurationVar(&o.warmup, "warmup", 200*time.Millisecond, "warm-up of each arm before the first round")
-	flag.StringVar(&workloads, "workloads", "Handshake,Latency,Connections", "comma-separated workloads to run")
+	flag.StringVar(&workloads, "workloads", "Handshake,HandshakeNewPeers,Latency,Connections", "comma-separated workloads to run")
 	flag.StringVar(&o.out, "out", "", "JSON-lines file for the records (required; replaced atomically)")
 	flag.StringVar(&o.rev, "git-rev", "", "git revision to record in the environment")
 	flag.Usage = func() {
