@@ -17,7 +17,7 @@ MEMORY_RUNS ?= 2
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
 BIN := target/release
 
-.PHONY: all setup build report run test go-test lint bench bench-go clean driver-boringssl repeatability
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability
 
 all: build
 
@@ -83,6 +83,21 @@ go-test: setup
 	mkdir -p target
 	set -o pipefail; cd go && $(GO) test -count=1 -v ./... 2>&1 | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
 	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
+	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
+
+# Go native fuzzing of everything the transport parses from a peer: each target FUZZTIME.
+# make test runs them for FUZZTIME_TEST; a finding is saved under go/libp2ptls/testdata/fuzz
+# and fails the run (rerun it with go test -run 'Fuzz.../<id>').
+FUZZ_TARGETS := FuzzPeerKeyFromChain FuzzSignedKeyExtension
+FUZZTIME ?= 5m
+FUZZTIME_TEST ?= 5s
+fuzz-go: setup
+	@mkdir -p target; cd go && for f in $(FUZZ_TARGETS); do \
+	  log=../target/fuzz-$$f.log; \
+	  if $(GO) test ./libp2ptls -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) > $$log 2>&1; then \
+	    echo "fuzz $$f, $(FUZZTIME): $$(grep -o 'execs: [0-9]*' $$log | tail -1), no finding"; \
+	  else cat $$log; echo "fuzz $$f: FAILED (log: target/fuzz-$$f.log)"; exit 1; fi; \
+	done
 
 lint: setup
 	$(CARGO) fmt --all --check

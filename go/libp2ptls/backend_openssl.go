@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
 )
@@ -21,8 +22,18 @@ type opensslBackend struct {
 // AES instructions, so the two backends agree on what they negotiate.
 const defaultSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
-// defaultGroups is crypto/tls's classical order; OpenSSL 3.0 has no ML-KEM.
-const defaultGroups = "X25519:P-256:P-384"
+// defaultGroups is crypto/tls's default order, less what the libssl lacks:
+// OpenSSL before 3.5 has no ML-KEM, and then the offer starts at X25519.
+func defaultGroups() string {
+	if OpenSSLHasMLKEM() {
+		return "X25519MLKEM768:X25519:P-256:P-384"
+	}
+	return "X25519:P-256:P-384"
+}
+
+// OpenSSLHasMLKEM reports whether the OpenSSL backend's libssl offers
+// X25519MLKEM768, asked of the library itself.
+var OpenSSLHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
 
 var opensslGroupNames = map[tls.CurveID]string{
 	tls.X25519:         "X25519",
@@ -33,7 +44,7 @@ var opensslGroupNames = map[tls.CurveID]string{
 }
 
 func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opensslBackend, error) {
-	groups := defaultGroups
+	groups := defaultGroups()
 	if len(s.groups) > 0 {
 		names := make([]string, len(s.groups))
 		for i, g := range s.groups {

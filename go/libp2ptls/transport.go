@@ -118,6 +118,18 @@ func New(id protocol.ID, key ic.PrivKey, muxers []tptu.StreamMuxer, opts ...Opti
 	return newTransport(id, key, ids, identity, o)
 }
 
+// Constructor is New with opts fixed, in the shape go-libp2p's
+// libp2p.Security wants:
+//
+//	libp2p.Security(libp2ptls.ID, libp2ptls.Constructor(libp2ptls.WithBackend(libp2ptls.BackendOpenSSL)))
+//
+// libp2p.Security(libp2ptls.ID, libp2ptls.New) works too, with the defaults.
+func Constructor(opts ...Option) func(protocol.ID, ic.PrivKey, []tptu.StreamMuxer) (*Transport, error) {
+	return func(id protocol.ID, key ic.PrivKey, muxers []tptu.StreamMuxer) (*Transport, error) {
+		return New(id, key, muxers, opts...)
+	}
+}
+
 func newTransport(id protocol.ID, key ic.PrivKey, muxers []protocol.ID, identity *Identity, o options) (*Transport, error) {
 	local, err := peer.IDFromPrivateKey(key)
 	if err != nil {

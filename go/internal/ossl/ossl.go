@@ -37,6 +37,14 @@ func init() {
 // OpenSSL reports it at run time, e.g. "OpenSSL 3.0.19 27 Jan 2026".
 func Version() string { return C.GoString(C.tm_version()) }
 
+// GroupsSupported reports whether this libssl knows every group in the
+// colon-separated list (OpenSSL names, e.g. "X25519MLKEM768").
+func GroupsSupported(groups string) bool {
+	c := C.CString(groups)
+	defer C.free(unsafe.Pointer(c))
+	return C.tm_groups_supported(c) == 1
+}
+
 // Config describes one side of a TLS connection.
 type Config struct {
 	Server bool

@@ -517,3 +517,14 @@ void tm_error(tm_conn *c, char *buf, size_t len) {
 }
 
 const char *tm_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
+
+int tm_groups_supported(const char *groups) {
+	SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+	if (!ctx)
+		return 0;
+	int ok = SSL_CTX_set1_groups_list(ctx, groups);
+	SSL_CTX_free(ctx);
+	/* A refused list leaves reasons on the thread's error queue. */
+	ERR_clear_error();
+	return ok == 1;
+}

@@ -79,6 +79,8 @@ void tm_get_state(tm_conn *c, tm_state *s);
 /* The first queued OpenSSL error of the last failed call, as text. */
 void tm_error(tm_conn *c, char *buf, size_t len);
 
+/* Whether this libssl knows every group in the list (OpenSSL names). */
+int tm_groups_supported(const char *groups);
 const char *tm_version(void);
 
 #endif
