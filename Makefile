@@ -81,9 +81,23 @@ test: build lint go-test
 # of its benchmarks converted to records, to check they run and their figures are sane.
 go-test: setup
 	mkdir -p target
-	set -o pipefail; cd go && $(GO) test -count=1 -v ./... 2>&1 | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
+	set -o pipefail; cd go && TLSMATRIX_EXPECT_OPENSSL=$(SYSTEM_OPENSSL) $(GO) test -count=1 -v ./... 2>&1 \
+	  | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
+	@set -o pipefail; for v in $(OPENSSL_RELEASES); do \
+	  [ -f target/openssl/$$v/lib/libssl.a ] || { echo "go-test: OpenSSL $$v is not built (make build builds it)"; exit 1; }; \
+	  echo "go tests, the OpenSSL backend on vendored OpenSSL $$v:"; \
+	  (cd go && $(call go_vendored,$$v) TLSMATRIX_EXPECT_OPENSSL=$$v $(GO) test -count=1 -v $(call go_vendored_flags,$$v) ./libp2ptls 2>&1 \
+	    | tee -a ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)') || exit 1; \
+	done
 	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
+
+# The Go OpenSSL backend on a vendored release: its static archives from target/openssl/V (which
+# the OpenSSL drivers' build makes), and the release it must find at run time.
+SYSTEM_OPENSSL := $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)
+go_vendored = CGO_CFLAGS="-I$(CURDIR)/target/openssl/$(1)/include" \
+  CGO_LDFLAGS="$(CURDIR)/target/openssl/$(1)/lib/libssl.a $(CURDIR)/target/openssl/$(1)/lib/libcrypto.a"
+go_vendored_flags = -tags ossl_vendored -ldflags "-X github.com/tlsmatrix/tlsmatrix/go/internal/ossl.BuiltFor=$(1)"
 
 # Go native fuzzing of everything the transport parses from a peer: each target FUZZTIME.
 # make test runs them for FUZZTIME_TEST; a finding is saved under go/libp2ptls/testdata/fuzz
@@ -124,19 +138,29 @@ repeatability: build
 bench: build
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
 
-# The libp2p transport's benchmarks (Handshake, Latency, Connections) paired: upstream
-# go-libp2p's transport (the reference), an A/A copy of it and every pair of our backends take
-# turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; records with per-round
-# ratios in results/go-bench.jsonl, the factor table in results/go-bench.txt. About
-# 3 x 6 x GO_ROUNDS x GO_SAMPLE x 1.5 (40 s on defaults); `make report` runs it too.
+# The libp2p transport's benchmarks (Handshake, HandshakeNewPeers, Latency, Connections) paired:
+# upstream go-libp2p's transport (the reference), an A/A copy of it and every pair of our
+# backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; then, for
+# each of GO_OPENSSL_RELEASES, a process built against that vendored OpenSSL samples the
+# reference and its OpenSSL arms. One run: records with per-round ratios in
+# results/go-bench.jsonl, the factor tables in results/go-bench.txt. About 45 s for the first
+# process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
+# Vendored OpenSSL releases the Go OpenSSL backend is also measured on, one process each.
+GO_OPENSSL_RELEASES ?= $(OPENSSL_RELEASES)
 GO_SAMPLE ?= 20ms
 bench-go: build
 	mkdir -p results
-	rm -f results/go-bench.jsonl
-	@status=0; set -o pipefail; \
-	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) \
-	  --out ../results/go-bench.jsonl --git-rev "$$(git rev-parse HEAD 2>/dev/null)") | tee results/go-bench.txt || status=$$?; \
+	rm -f results/go-bench.jsonl results/go-bench-openssl-*.jsonl
+	@status=0; set -o pipefail; run=go-bench-$$(date -u +%Y%m%dT%H%M%SZ); rev="$$(git rev-parse HEAD 2>/dev/null)"; \
+	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run \
+	  --out ../results/go-bench.jsonl --git-rev "$$rev") | tee results/go-bench.txt || status=$$?; \
+	for v in $(GO_OPENSSL_RELEASES); do \
+	  (cd go && $(call go_vendored,$$v) $(GO) run $(call go_vendored_flags,$$v) ./cmd/pairedbench --arms openssl \
+	    --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run --out ../results/go-bench-openssl-$$v.jsonl \
+	    --git-rev "$$rev") | tee -a results/go-bench.txt || status=$$?; \
+	  if [ -f results/go-bench-openssl-$$v.jsonl ]; then cat results/go-bench-openssl-$$v.jsonl >> results/go-bench.jsonl; fi; \
+	done; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB) || exit $$?; fi; \
 	exit $$status
 

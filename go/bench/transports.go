@@ -27,8 +27,19 @@ const Group = tls.X25519
 const (
 	UpstreamName = "go-libp2p-upstream"
 	StdName      = "go-libp2p-std"
-	OpenSSLName  = "go-libp2p-openssl"
 )
+
+// OpenSSLName is the OpenSSL backend's impl name: go-libp2p-openssl on the
+// system libssl, go-libp2p-openssl-3.6 (say) when built against a vendored
+// release, so results from different libraries never share a name.
+var OpenSSLName = opensslName(libp2ptls.OpenSSLBuild())
+
+func opensslName(build string) string {
+	if build == "" {
+		return "go-libp2p-openssl"
+	}
+	return "go-libp2p-openssl-" + build
+}
 
 // Transport is one side's libp2p security transport, with a fresh Ed25519
 // host key.

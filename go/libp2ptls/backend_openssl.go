@@ -44,6 +44,9 @@ var opensslGroupNames = map[tls.CurveID]string{
 }
 
 func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opensslBackend, error) {
+	if err := ossl.CheckBuild(); err != nil {
+		return nil, err
+	}
 	groups := defaultGroups()
 	if len(s.groups) > 0 {
 		names := make([]string, len(s.groups))
@@ -107,6 +110,10 @@ func (c opensslConn) details() Details {
 		ALPN:          st.ALPN,
 	}
 }
+
+// OpenSSLBuild is the vendored OpenSSL release this binary was built
+// against ("3.6"), or "" for the system libssl.
+func OpenSSLBuild() string { return ossl.BuiltFor }
 
 // OpenSSLVersion is the libssl version the OpenSSL backend runs with.
 func OpenSSLVersion() string { return ossl.Version() }

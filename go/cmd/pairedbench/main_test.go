@@ -122,3 +122,20 @@ func TestImplausibleFiguresAreRefused(t *testing.T) {
 		t.Errorf("zero allocations were refused: %v", err)
 	}
 }
+
+// A vendored build's process samples the reference and the OpenSSL arms
+// only, so no arm appears twice in a run shared with the system build's.
+func TestOpenSSLArmsKeepTheReferenceAndOpenSSLOnly(t *testing.T) {
+	kept := opensslArms(arms)
+	if len(kept) != 4 || kept[0] != arms[0] {
+		t.Fatalf("kept %v", kept)
+	}
+	for _, a := range kept[1:] {
+		if a.aa || (a.client != bench.OpenSSLName && a.server != bench.OpenSSLName) {
+			t.Fatalf("kept %v, which has no OpenSSL side", a)
+		}
+	}
+	if len(arms) != 6 {
+		t.Fatal("opensslArms changed the full list")
+	}
+}

@@ -10,7 +10,6 @@
 package ossl
 
 /*
-#cgo pkg-config: libssl libcrypto
 #cgo CFLAGS: -O2 -Wall
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,20 @@ func init() {
 	if C.tm_init() == 0 {
 		panic("ossl: OpenSSL could not allocate an ex_data index")
 	}
+}
+
+// BuiltFor is the OpenSSL release a vendored build was linked against
+// ("3.6"), set with -ldflags -X by the Makefile; empty for the system libssl.
+var BuiltFor string
+
+// CheckBuild fails when the libssl running is not the release the binary was
+// built for, so a build that picked up another library never measures it
+// under the wrong name.
+func CheckBuild() error {
+	if BuiltFor != "" && !strings.HasPrefix(Version(), "OpenSSL "+BuiltFor+".") {
+		return fmt.Errorf("ossl: built for OpenSSL %s but running %s", BuiltFor, Version())
+	}
+	return nil
 }
 
 // Version is the version string of the libssl this process runs with, as

@@ -474,7 +474,10 @@ static uint16_t group_code(int nid) {
 	case NID_X9_62_prime256v1: return 0x0017;
 	case NID_secp384r1: return 0x0018;
 	case NID_secp521r1: return 0x0019;
-	default: return 0;
+	default:
+		/* Groups without a NID (X25519MLKEM768 in 3.5+) come as the TLS code
+		 * point tagged TLSEXT_nid_unknown. */
+		return (nid & TLSEXT_nid_unknown) ? (uint16_t)(nid & 0xffff) : 0;
 	}
 }
 

@@ -1,0 +1,8 @@
+//go:build !ossl_vendored
+
+package ossl
+
+// The system libssl, found by pkg-config.
+
+// #cgo pkg-config: libssl libcrypto
+import "C"

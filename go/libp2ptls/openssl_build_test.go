@@ -1,0 +1,39 @@
+package libp2ptls
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	ic "github.com/libp2p/go-libp2p/core/crypto"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
+)
+
+// The OpenSSL backend runs the library it was built for. `make go-test`
+// names it in TLSMATRIX_EXPECT_OPENSSL for each build it tests: the system
+// libssl's release line, then each vendored one.
+func TestOpenSSLIsTheLibraryBuiltFor(t *testing.T) {
+	want := os.Getenv("TLSMATRIX_EXPECT_OPENSSL")
+	if want == "" {
+		t.Skip("TLSMATRIX_EXPECT_OPENSSL is not set (make go-test sets it)")
+	}
+	if got := OpenSSLVersion(); !strings.HasPrefix(got, "OpenSSL "+want+".") {
+		t.Fatalf("the OpenSSL backend runs %q, want OpenSSL %s", got, want)
+	}
+	if b := OpenSSLBuild(); b != "" && b != want {
+		t.Fatalf("built for %q, expected %q", b, want)
+	}
+}
+
+// A binary built for one release that finds another at run time refuses to
+// make an OpenSSL transport rather than measure the wrong library.
+func TestABuildForAnotherOpenSSLRefusesToRun(t *testing.T) {
+	saved := ossl.BuiltFor
+	ossl.BuiltFor = "9.9"
+	defer func() { ossl.BuiltFor = saved }()
+	_, err := New(ID, hostKey(t, ic.Ed25519, 0), nil, WithBackend(BackendOpenSSL))
+	if err == nil || !strings.Contains(err.Error(), "built for OpenSSL 9.9") {
+		t.Fatalf("a build for OpenSSL 9.9 made a transport on %s: %v", OpenSSLVersion(), err)
+	}
+}
