@@ -48,6 +48,8 @@ pub enum Class {
     Failed,
     /// Failed exactly as the case requires.
     Expected,
+    /// Failed because a third-party peer deviates, as a listed known deviation says.
+    Deviation,
 }
 
 impl Class {
@@ -79,6 +81,7 @@ impl Class {
             Class::Unsupported => "unsupported",
             Class::Failed => "failed",
             Class::Expected => "expected",
+            Class::Deviation => "deviation",
         }
     }
 }

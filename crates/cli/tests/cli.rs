@@ -819,8 +819,10 @@ fn quick_interop_matrix_every_same_impl_cell_passes() {
             && l["client"] != "rustls-ring";
         let go_deviation = l["case"] == "no-close-notify" && l["client"] == "go-crypto-tls";
         if (gnutls_deviation || go_deviation) && l["client"] == l["server"] {
-            assert_eq!(outcome, "fail", "{l}");
+            // Listed known deviations: findings, not failures, with what and why.
+            assert_eq!(outcome, "known-deviation", "{l}");
             let why = l["reason"].as_str().unwrap();
+            assert!(why.starts_with("known deviation of "), "{l}");
             assert!(
                 why.contains("alert [40]") || why.contains("clean end of stream"),
                 "{l}"
@@ -861,15 +863,13 @@ fn quick_interop_matrix_every_same_impl_cell_passes() {
         }
     }
     assert!(resumed > 0, "no resumption cell passed");
-    // Exit 1: the GnuTLS cells above fail.
+    // Known deviations alone leave the exit status 0; the quick matrix has nothing else.
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.contains("client \\ server"), "{text}");
-    let fails = lines.iter().filter(|l| l["outcome"] == "fail").count();
-    assert_eq!(
-        r.status.code(),
-        Some(if fails > 0 { 1 } else { 0 }),
-        "{text}"
-    );
+    assert!(lines.iter().any(|l| l["outcome"] == "known-deviation"));
+    let fails: Vec<_> = lines.iter().filter(|l| l["outcome"] == "fail").collect();
+    assert!(fails.is_empty(), "{fails:?}");
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
 }
 
 /// Peers that send garbage or never speak cost one cell each, within the limit, with the
@@ -923,7 +923,12 @@ time.sleep(60)
     let secs = started.elapsed().as_secs();
     // 9 cells, 2 at a time, none longer than 3 s (plus start-up).
     assert!(secs < 25, "took {secs} s");
+    // Unknown failures: exit 1, each named at the end of the output.
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let err = stderr(&r);
+    for (c, s) in [("rustls-aws-lc", "garbage"), ("silent", "rustls-aws-lc")] {
+        assert!(err.contains(&format!("FAILED tls13 {c} -> {s}: ")), "{err}");
+    }
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()

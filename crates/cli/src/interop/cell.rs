@@ -21,6 +21,8 @@ use super::peers::{Peer, Ready};
 pub enum Outcome {
     Pass,
     ExpectedFailure,
+    /// Failed because a third-party peer deviates as a listed known deviation says.
+    KnownDeviation,
     Fail,
     Unsupported,
 }
@@ -30,6 +32,7 @@ impl Outcome {
         match self {
             Outcome::Pass => "pass",
             Outcome::ExpectedFailure => "expected-failure",
+            Outcome::KnownDeviation => "known-deviation",
             Outcome::Fail => "fail",
             Outcome::Unsupported => "unsupported",
         }

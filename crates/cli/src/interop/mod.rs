@@ -2,6 +2,7 @@
 //! time, cells in parallel up to the number of cores, each under a hard time limit.
 
 mod cell;
+pub mod deviations;
 pub mod peers;
 
 use std::io::IsTerminal;
@@ -166,6 +167,7 @@ struct Done {
 fn short(outcome: &str) -> &str {
     match outcome {
         "expected-failure" => "xfail",
+        "known-deviation" => "known",
         "fail" => "FAIL",
         "unsupported" => "unsup",
         other => other,
@@ -209,6 +211,7 @@ pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Tab
                                 let class = match c.outcome.as_str() {
                                     "pass" => doc::Class::Good,
                                     "expected-failure" => doc::Class::Expected,
+                                    "known-deviation" => doc::Class::Deviation,
                                     "unsupported" => doc::Class::Unsupported,
                                     _ => doc::Class::Failed,
                                 };
@@ -248,7 +251,7 @@ fn render(cells: &[CellLine], markdown: bool) -> String {
     }
     let notes: Vec<&CellLine> = cells
         .iter()
-        .filter(|c| c.outcome == "fail" || c.outcome == "unsupported")
+        .filter(|c| ["fail", "known-deviation", "unsupported"].contains(&c.outcome.as_str()))
         .collect();
     if !notes.is_empty() {
         out.push_str(if markdown {
@@ -357,8 +360,18 @@ pub fn run(opts: Options) -> Result<bool> {
             });
         }
         drop(tx);
-        for d in rx {
+        for mut d in rx {
             let (c, s) = (&peers[d.client], &peers[d.server]);
+            if d.verdict.outcome == Outcome::Fail {
+                if let Some(k) = deviations::explain(d.case.id, &c.name, &s.name, &d.verdict.reason)
+                {
+                    d.verdict.outcome = Outcome::KnownDeviation;
+                    d.verdict.reason = format!(
+                        "known deviation of {}: {}; {}. Seen: {}",
+                        k.peer, k.what, k.why, d.verdict.reason
+                    );
+                }
+            }
             let line = Line {
                 schema: SCHEMA,
                 run_id: &run_id,
@@ -417,14 +430,22 @@ pub fn run(opts: Options) -> Result<bool> {
     print!("{}", render(&lines, opts.markdown));
     let count = |o: Outcome| done.iter().filter(|d| d.verdict.outcome == o).count();
     eprintln!(
-        "interop {run_id} finished in {:.0} s: {} pass, {} expected-failure, {} fail, {} unsupported; records in {}",
+        "interop {run_id} finished in {:.0} s: {} pass, {} expected-failure, {} known deviations, {} fail, {} unsupported; records in {}",
         started.elapsed().as_secs_f64(),
         count(Outcome::Pass),
         count(Outcome::ExpectedFailure),
+        count(Outcome::KnownDeviation),
         count(Outcome::Fail),
         count(Outcome::Unsupported),
         results.path().display()
     );
+    // New failures are named last, where a user looks when the exit status is 1.
+    for l in lines.iter().filter(|l| l.outcome == "fail") {
+        eprintln!(
+            "FAILED {} {} -> {}: {}",
+            l.case, l.client, l.server, l.reason
+        );
+    }
     Ok(count(Outcome::Fail) == 0)
 }
 

@@ -684,11 +684,12 @@ fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
     }
     let count = |o: &str| cells.iter().filter(|c| c.outcome == o).count();
     let mut blocks = vec![Block::Para(format!(
-        "Run {}: {} cells over TCP, each peer in its own process with a hard time limit: {} pass, {} failed exactly as the case requires, {} fail, {} unsupported. Rows are clients, columns servers.",
+        "Run {}: {} cells over TCP, each peer in its own process with a hard time limit: {} pass, {} failed exactly as the case requires, {} known deviations of third-party peers (orange; the hover says what and why), {} fail, {} unsupported. Rows are clients, columns servers.",
         cells[0].run_id,
         cells.len(),
         count("pass"),
         count("expected-failure"),
+        count("known-deviation"),
         count("fail"),
         count("unsupported")
     ))];

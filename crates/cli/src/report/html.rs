@@ -17,7 +17,7 @@ th, td { padding: 2px 9px; border-bottom: 1px solid #eee; white-space: nowrap; }
 th { background: #f4f4f4; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.good { background: #dff3e4; } td.bad { background: #fbe3e1; } td.same { color: #666; }
-td.noisy { background: #fff6d6; } td.expected { background: #e3eefb; } td.unsupported { background: #eee; color: #555; } td.failed { background: #f8c9c4; font-weight: bold; }
+td.noisy { background: #fff6d6; } td.expected { background: #e3eefb; } td.deviation { background: #fde3c4; } td.unsupported { background: #eee; color: #555; } td.failed { background: #f8c9c4; font-weight: bold; }
 .chart { display: block; margin: .8em 0 1.6em; max-width: 100%; height: auto; }
 .legendnote { color: #555; font-size: 12px; }
 "#;

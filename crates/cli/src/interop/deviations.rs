@@ -1,0 +1,103 @@
+//! Known deviations: interop cells that fail because a third-party library or tool does
+//! not do what the case (and the RFC behind it) requires. They are findings, shown as
+//! "known deviation" with the reason, and do not fail the run. A cell matches only when its
+//! case, the deviating peer in its role, and the failure's own words all match, so any other
+//! failure of the same cell still fails the run.
+
+/// Which side of a cell the deviating peer is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+#[derive(Debug)]
+pub struct Deviation {
+    pub case: &'static str,
+    pub peer: &'static str,
+    pub role: Role,
+    /// The failure as it shows in the cell's reason: one of these must appear.
+    pub evidence: &'static [&'static str],
+    /// What the peer does.
+    pub what: &'static str,
+    /// Why that is a deviation.
+    pub why: &'static str,
+}
+
+pub const KNOWN: &[Deviation] = &[
+    Deviation {
+        case: "version-mismatch",
+        peer: "gnutls-tool",
+        role: Role::Server,
+        evidence: &["alert number 40", "alert [40]", "ALERT_HANDSHAKE_FAILURE"],
+        what: "gnutls-serv (TLS 1.3 only) answers the TLS 1.2-only hellos of OpenSSL, BoringSSL \
+               and GnuTLS with handshake_failure (40); rustls's and crypto/tls's hellos get \
+               protocol_version (70)",
+        why: "RFC 8446 4.2.1 and appendix D: a server that supports none of the versions a \
+              client offers aborts with protocol_version",
+    },
+    Deviation {
+        case: "no-close-notify",
+        peer: "go-crypto-tls",
+        role: Role::Client,
+        evidence: &["crypto/tls reported a clean end of stream"],
+        what: "crypto/tls reports a TCP FIN at a record boundary without close_notify as a \
+               clean end of stream (io.EOF)",
+        why: "RFC 8446 6.1: close_notify is what tells an end of data from a truncation; \
+              without it the receiver cannot know the data is complete",
+    },
+];
+
+/// The known deviation that explains a failed cell, if any.
+pub fn explain(case: &str, client: &str, server: &str, reason: &str) -> Option<&'static Deviation> {
+    KNOWN.iter().find(|d| {
+        let peer = match d.role {
+            Role::Client => client,
+            Role::Server => server,
+        };
+        d.case == case && d.peer == peer && d.evidence.iter().any(|e| reason.contains(e))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_core::interop::CASES;
+
+    #[test]
+    fn a_deviation_explains_only_its_own_failure() {
+        let gnutls = "client: OpenSSL: ... SSL alert number 40; server: no output";
+        assert!(explain("version-mismatch", "openssl-3.0", "gnutls-tool", gnutls).is_some());
+        // Another failure of the same cell, the peer on the other side, or another case: no.
+        assert!(explain(
+            "version-mismatch",
+            "openssl-3.0",
+            "gnutls-tool",
+            "timed out"
+        )
+        .is_none());
+        assert!(explain("version-mismatch", "gnutls-tool", "openssl-3.0", gnutls).is_none());
+        assert!(explain("tls13", "openssl-3.0", "gnutls-tool", gnutls).is_none());
+        let go = "the client did not notice the missing close_notify: ok: crypto/tls reported a clean end of stream";
+        assert!(explain("no-close-notify", "go-crypto-tls", "rustls-ring", go).is_some());
+        assert!(explain("no-close-notify", "rustls-ring", "go-crypto-tls", go).is_none());
+    }
+
+    #[test]
+    fn every_deviation_names_a_real_case_and_never_our_transport() {
+        for d in KNOWN {
+            assert!(
+                CASES.iter().any(|c| c.id == d.case),
+                "{}: no such case",
+                d.case
+            );
+            assert!(!d.evidence.is_empty() && !d.what.is_empty() && !d.why.is_empty());
+            // The libp2p transport is ours: its failures are never excused.
+            assert!(
+                !d.peer.starts_with("go-libp2p-"),
+                "{} is our own peer",
+                d.peer
+            );
+        }
+    }
+}
