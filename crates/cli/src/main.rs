@@ -150,7 +150,8 @@ enum Command {
         #[arg(long = "impl")]
         imp: String,
         /// The driver's options: --case CASE, --listen ADDR, --connect ADDR, --timeout S,
-        /// --certs DIR (see `tlsmatrix-driver peer --help`).
+        /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses;
+        /// see `tlsmatrix-driver peer --help`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },

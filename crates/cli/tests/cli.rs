@@ -970,3 +970,49 @@ time.sleep(60)
         String::from_utf8_lossy(&ps.stdout)
     );
 }
+
+/// `tlsmatrix peer` started by hand: certificates default to results/certs (made there as
+/// `tlsmatrix interop` makes them), and a server that first gets a port probe (connect, close)
+/// says so and serves the real client that follows.
+#[test]
+fn a_peer_by_hand_uses_interops_certificates_and_survives_a_port_probe() {
+    use std::io::{BufRead, BufReader};
+    let d = scratch("peer-by-hand");
+    let mut server = Command::new(bin())
+        .args(["peer", "server", "--impl", "rustls-ring", "--case", "tls13"])
+        .args(["--listen", "127.0.0.1:0", "--timeout", "20"])
+        .env("TLSMATRIX_DRIVER_DIR", bin().parent().unwrap())
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("{first}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(d.join("results/certs").is_dir(), "no results/certs made");
+    drop(std::net::TcpStream::connect(&addr).unwrap()); // the probe
+    let client = Command::new(bin())
+        .args(["peer", "client", "--impl", "rustls-ring", "--case", "tls13"])
+        .args(["--connect", &addr, "--timeout", "20"])
+        .env("TLSMATRIX_DRIVER_DIR", bin().parent().unwrap())
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&client.stdout);
+    assert!(client.status.success(), "{out}{}", stderr(&client));
+    assert!(out.contains("ok: "), "{out}");
+    let status = server.wait().unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{rest:?} {err}");
+    assert!(rest.iter().any(|l| l.starts_with("ok: ")), "{rest:?}");
+    assert!(err.contains("port probe"), "{err}");
+}

@@ -327,12 +327,38 @@ fn check_alpn(case: &Case, ep: &dyn TlsEndpoint) -> Result<()> {
     }
 }
 
+/// The next connection that sends something. One that closes before its first byte (a port
+/// probe, such as a readiness check) is said on stderr and skipped, so the real client that
+/// follows is served instead of failing the case on an empty handshake.
 fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
     listener.set_nonblocking(true)?;
     loop {
         match listener.accept() {
-            Ok((s, _)) => {
+            Ok((s, from)) => {
                 s.set_nonblocking(false)?;
+                let left = deadline.saturating_duration_since(Instant::now());
+                s.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+                match s.peek(&mut [0u8; 1]) {
+                    Ok(0) => {
+                        eprintln!(
+                            "note: {from} connected and closed without sending a byte (a port probe?); waiting for the client"
+                        );
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                        bail!("timed out: {from} connected but sent nothing")
+                    }
+                    // A reset before the first byte is a probe too.
+                    Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                        eprintln!(
+                            "note: {from} connected and reset before sending a byte (a port probe?); waiting for the client"
+                        );
+                        continue;
+                    }
+                    Err(e) => return Err(anyhow!(e).context("reading the client's first bytes")),
+                }
+                s.set_read_timeout(None)?;
                 return Ok(s);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => {

@@ -26,6 +26,10 @@ use peers::Peer;
 
 pub const SCHEMA: &str = "tlsmatrix.interop/1";
 
+/// Where `tlsmatrix interop` keeps its certificates on its defaults (beside
+/// results/interop.jsonl), and so where `tlsmatrix peer` looks unless told.
+pub const DEFAULT_CERTS: &str = "results/certs";
+
 pub struct Options {
     pub peers: Vec<String>,
     pub cases: Vec<String>,
@@ -450,12 +454,23 @@ pub fn run(opts: Options) -> Result<bool> {
 }
 
 /// `tlsmatrix peer`: one side of a case, run by the driver that holds the impl.
+/// Without `--certs` it uses `DEFAULT_CERTS`, as `tlsmatrix interop` does on its defaults, so
+/// a peer started by hand meets interop's peers with the same certificates.
 pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
     let reg = Registry::discover()?;
     let entry = reg.get(imp)?;
+    let mut args = rest.to_vec();
+    if !rest
+        .iter()
+        .any(|a| a == "--certs" || a.starts_with("--certs="))
+    {
+        let all: Vec<&Case> = CASES.iter().collect();
+        prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
+        args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
+    }
     let status = std::process::Command::new(entry.driver())
         .args(["peer", role, "--impl", imp])
-        .args(rest)
+        .args(&args)
         .status()
         .with_context(|| format!("cannot start {}", entry.driver().display()))?;
     Ok(status.success())
