@@ -64,7 +64,7 @@ report: build
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(MAKE) --no-print-directory bench-go || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
+	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
@@ -146,6 +146,8 @@ bench: build
 # results/go-bench.jsonl, the factor tables in results/go-bench.txt. About 45 s for the first
 # process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
+# make report's shorter pass over the same benchmarks.
+REPORT_GO_ROUNDS ?= 30
 # Vendored OpenSSL releases the Go OpenSSL backend is also measured on, one process each.
 GO_OPENSSL_RELEASES ?= $(OPENSSL_RELEASES)
 GO_SAMPLE ?= 20ms

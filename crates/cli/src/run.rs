@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Result};
@@ -449,11 +451,22 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         cell_lines: Vec::new(),
     };
 
-    for &(scenario, client_entry, server_entry) in &single {
+    // Instruction counts do not depend on what else the machine runs, so their cells run side
+    // by side, one per core; timed and memory cells run alone. Cells are written in plan order.
+    let jobs = if opts.measure == Measure::Instructions {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    };
+    let measure_single = |&(scenario, client_entry, server_entry): &(
+        Scenario,
+        &ImplEntry,
+        &ImplEntry,
+    )|
+     -> CellOutcome {
         let (client, server) = (&client_entry.name, &server_entry.name);
         let id = scenario.to_string();
         bar.set_message(format!("{id} {client} -> {server}"));
-        let before = bar.position();
         let shared = drivers::shared_driver(client_entry, server_entry);
         let req = CellRequest {
             driver: shared.unwrap_or(client_entry.driver()),
@@ -468,32 +481,63 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             measure: opts.measure,
             scratch: &scratch.0,
         };
+        let mut ticks = 0u64;
         // Cross-library pairs must live in one driver to run in memory.
         let outcome = if shared.is_none() {
             CellOutcome::Unsupported(apart_reason(client, server))
         } else {
-            drivers::run_cell(&req, || bar.inc(1))
+            drivers::run_cell(&req, || {
+                ticks += 1;
+                bar.inc(1);
+            })
         };
-        bar.set_position(before + u64::from(opts.runs));
-        let mut cell = Cell {
-            scenario,
-            client: client.clone(),
-            server: server.clone(),
-            outcome,
-        };
-        let records = records_for(
-            &cell,
-            [client_entry, server_entry],
-            opts.runs,
-            &run_id,
-            &env,
-        )
-        .unwrap_or_else(|why| {
-            cell.outcome = CellOutcome::Failed(why);
-            Vec::new()
-        });
-        sink.finish(cell, records)?;
-    }
+        // A cell that ended early still moves the bar by all its samples.
+        bar.inc(u64::from(opts.runs).saturating_sub(ticks));
+        outcome
+    };
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| -> Result<()> {
+        let (tx, rx) = mpsc::channel::<(usize, CellOutcome)>();
+        for _ in 0..jobs {
+            let (tx, next, single, measure_single) = (tx.clone(), &next, &single, &measure_single);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(cell) = single.get(i) else { break };
+                if tx.send((i, measure_single(cell))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, CellOutcome> = BTreeMap::new();
+        let mut written = 0;
+        for (i, outcome) in rx {
+            waiting.insert(i, outcome);
+            while let Some(outcome) = waiting.remove(&written) {
+                let (scenario, client_entry, server_entry) = single[written];
+                written += 1;
+                let mut cell = Cell {
+                    scenario,
+                    client: client_entry.name.clone(),
+                    server: server_entry.name.clone(),
+                    outcome,
+                };
+                let records = records_for(
+                    &cell,
+                    [client_entry, server_entry],
+                    opts.runs,
+                    &run_id,
+                    &env,
+                )
+                .unwrap_or_else(|why| {
+                    cell.outcome = CellOutcome::Failed(why);
+                    Vec::new()
+                });
+                sink.finish(cell, records)?;
+            }
+        }
+        Ok(())
+    })?;
 
     run_paired(
         &paired_plan,
