@@ -120,7 +120,8 @@ enum Command {
         /// Only the core cases (`--list-cases` marks them): seconds for every pair.
         #[arg(long)]
         quick: bool,
-        /// Cells run at once (default: the number of cores).
+        /// Cells run at once (default: twice the number of cores; a cell spends about half its
+        /// time waiting on its peers' processes).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: Option<u64>,
         /// Hard limit per cell in seconds; a peer still running then is killed and the cell fails.
@@ -301,7 +302,7 @@ fn main() -> ExitCode {
             cases,
             quick,
             jobs: jobs.map_or_else(
-                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                || 2 * std::thread::available_parallelism().map_or(1, |n| n.get()),
                 |j| j as usize,
             ),
             timeout: Duration::from_secs(timeout),

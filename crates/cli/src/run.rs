@@ -451,9 +451,12 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         cell_lines: Vec::new(),
     };
 
-    // Instruction counts do not depend on what else the machine runs, so their cells run side
-    // by side, one per core; timed and memory cells run alone. Cells are written in plan order.
-    let jobs = if opts.measure == Measure::Instructions {
+    // Instruction counts and heap bytes do not depend on what else the machine runs, so those
+    // cells run side by side, one per core; timed cells (throughput windows) run alone. Cells
+    // are written in plan order.
+    let counted =
+        |s: &Scenario| opts.measure == Measure::Instructions || matches!(s, Scenario::Memory(_));
+    let jobs = if single.iter().all(|(s, _, _)| counted(s)) {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         1
