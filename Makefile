@@ -93,8 +93,9 @@ go-test: setup
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
 
 # The Go OpenSSL backend on a vendored release: its static archives from target/openssl/V (which
-# the OpenSSL drivers' build makes), and the release it must find at run time.
-SYSTEM_OPENSSL := $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)
+# the OpenSSL drivers' build makes), and the release it must find at run time. SYSTEM_OPENSSL is
+# expanded when a recipe runs, after scripts/setup has installed libssl-dev on a fresh machine.
+SYSTEM_OPENSSL = $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)
 go_vendored = CGO_CFLAGS="-I$(CURDIR)/target/openssl/$(1)/include" \
   CGO_LDFLAGS="$(CURDIR)/target/openssl/$(1)/lib/libssl.a $(CURDIR)/target/openssl/$(1)/lib/libcrypto.a"
 go_vendored_flags = -tags ossl_vendored -ldflags "-X github.com/tlsmatrix/tlsmatrix/go/internal/ossl.BuiltFor=$(1)"
