@@ -330,11 +330,13 @@ impl Sink {
             let spent = self.started.elapsed().as_secs_f64();
             eta(spent / done as f64 * all.saturating_sub(done) as f64)
         };
+        // Paired cells are written only after their last pass, so the share of samples taken
+        // is the progress; the cell count says what is already on disk.
         eprintln!(
-            "[{}/{} cells, {:.0}%, ~{left} left] {text}",
+            "[{:.0}% of samples, {}/{} cells written, ~{left} left] {text}",
+            100.0 * done as f64 / all as f64,
             self.cells.len(),
             self.planned,
-            100.0 * done as f64 / all as f64
         );
     }
 }
