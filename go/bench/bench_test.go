@@ -32,15 +32,7 @@ func benchmark(b *testing.B, name string) {
 	}
 	for _, p := range pairs {
 		b.Run(fmt.Sprintf("client=%s/server=%s", p[0], p[1]), func(b *testing.B) {
-			client, err := NewTransport(p[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			server, err := NewTransport(p[1])
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := w.Open(client, server)
+			s, _, err := w.OpenNamed(p[0], p[1])
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -66,15 +58,7 @@ func BenchmarkConnections(b *testing.B)       { benchmark(b, "Connections") }
 func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
 	for _, w := range Workloads {
 		for _, p := range pairs {
-			client, err := NewTransport(p[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			server, err := NewTransport(p[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := w.Open(client, server)
+			s, _, err := w.OpenNamed(p[0], p[1])
 			if err != nil {
 				t.Fatalf("%s %s -> %s: %v", w.Name, p[0], p[1], err)
 			}

@@ -45,6 +45,21 @@ var Workloads = []Workload{
 	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", openConnections},
 }
 
+// OpenNamed makes the two named transports (NewTransport) and opens the
+// workload on them; it also returns their versions, client first.
+func (w Workload) OpenNamed(client, server string) (Session, [2]string, error) {
+	c, err := NewTransport(client)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	s, err := NewTransport(server)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	session, err := w.Open(c, s)
+	return session, [2]string{c.Version, s.Version}, err
+}
+
 // WorkloadNamed finds a workload by its benchmark name.
 func WorkloadNamed(name string) (Workload, error) {
 	for _, w := range Workloads {

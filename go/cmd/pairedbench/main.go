@@ -188,7 +188,7 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 	out := outcome{w: wl, versions: make([][2]string, len(arms)), errs: make([]error, len(arms))}
 	runners := make([]paired.Runner, len(arms))
 	for i, a := range arms {
-		s, versions, err := open(wl, a)
+		s, versions, err := wl.OpenNamed(a.client, a.server)
 		out.versions[i] = versions
 		if err != nil {
 			out.errs[i] = err
@@ -206,19 +206,6 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 		}
 	}
 	return out
-}
-
-func open(wl bench.Workload, a arm) (bench.Session, [2]string, error) {
-	client, err := bench.NewTransport(a.client)
-	if err != nil {
-		return nil, [2]string{}, err
-	}
-	server, err := bench.NewTransport(a.server)
-	if err != nil {
-		return nil, [2]string{}, err
-	}
-	s, err := wl.Open(client, server)
-	return s, [2]string{client.Version, server.Version}, err
 }
 
 // failedArm stands in for an arm that could not open, so it keeps its place.
