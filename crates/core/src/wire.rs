@@ -338,25 +338,21 @@ fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
                 s.set_nonblocking(false)?;
                 let left = deadline.saturating_duration_since(Instant::now());
                 s.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
-                match s.peek(&mut [0u8; 1]) {
-                    Ok(0) => {
-                        eprintln!(
-                            "note: {from} connected and closed without sending a byte (a port probe?); waiting for the client"
-                        );
-                        continue;
-                    }
-                    Ok(_) => {}
+                // A close or a reset before the first byte is a probe.
+                let probe = match s.peek(&mut [0u8; 1]) {
+                    Ok(0) => Some("closed"),
+                    Ok(_) => None,
+                    Err(e) if e.kind() == ErrorKind::ConnectionReset => Some("reset"),
                     Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                         bail!("timed out: {from} connected but sent nothing")
                     }
-                    // A reset before the first byte is a probe too.
-                    Err(e) if e.kind() == ErrorKind::ConnectionReset => {
-                        eprintln!(
-                            "note: {from} connected and reset before sending a byte (a port probe?); waiting for the client"
-                        );
-                        continue;
-                    }
                     Err(e) => return Err(anyhow!(e).context("reading the client's first bytes")),
+                };
+                if let Some(how) = probe {
+                    eprintln!(
+                        "note: {from} connected and {how} without sending a byte (a port probe?); waiting for the client"
+                    );
+                    continue;
                 }
                 s.set_read_timeout(None)?;
                 return Ok(s);
