@@ -22,8 +22,12 @@ pub struct Section {
 pub enum Block {
     Para(String),
     Bullets(Vec<String>),
+    /// The report's headline: a few lines read before anything else.
+    Headlines(Vec<String>),
     Table(Table),
     Chart(Chart),
+    /// Blocks folded under a one-line summary (`<details>` in HTML), for long lists.
+    Folded(String, Vec<Block>),
 }
 
 pub struct Table {
@@ -267,4 +271,95 @@ pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> 
         });
     }
     out
+}
+
+/// One area's figures at a glance: a row per scenario and figure, a column per impl (the
+/// baseline first), each cell the impl's figure with its other side held at the baseline and
+/// its factor against the baseline's own pair. A cell that was not measured shows `-`, classed
+/// by its outcome with the reason as hover text.
+pub fn area_table(
+    caption: String,
+    records: &[Record],
+    cells: &[CellRecord],
+    scenarios: &[&str],
+    impls: &[String],
+) -> Table {
+    let baseline = impls.first().map(String::as_str).unwrap_or_default();
+    let floor = figures::NoiseFloor::floor_of(records);
+    let find = |sc: &str, c: &str, s: &str, m: Metric| {
+        records
+            .iter()
+            .find(|r| r.scenario == sc && r.client == c && r.server == s && r.metric == m)
+    };
+    let mut rows = Vec::new();
+    for &sc in scenarios {
+        let mut metrics: Vec<Metric> = records
+            .iter()
+            .filter(|r| r.scenario == sc && figures::in_tables(r.metric))
+            .map(|r| r.metric)
+            .collect();
+        metrics.sort();
+        metrics.dedup();
+        for m in metrics {
+            let mut row = vec![Cell::plain(sc), Cell::plain(figures::shown(m).title)];
+            for imp in impls {
+                let (c, s) = figures::pair_for(m, imp, baseline);
+                let base = find(sc, baseline, baseline, m);
+                row.push(match find(sc, &c, &s, m) {
+                    Some(r) if imp == baseline => {
+                        let mut cell = Cell::figure(r);
+                        cell.text = crate::table::figure(figures::summary(r).median);
+                        cell
+                    }
+                    Some(r) => glance_cell(r, base, floor),
+                    None => match cells
+                        .iter()
+                        .find(|x| x.scenario == sc && x.client == c && x.server == s)
+                    {
+                        Some(x) => Cell::with("-", Class::of_status(x.outcome).0, {
+                            Some(format!("{c} -> {s}: {}", x.reason))
+                        }),
+                        None => Cell::plain(""),
+                    },
+                });
+            }
+            rows.push(row);
+        }
+    }
+    let mut header = vec!["scenario".to_string(), "figure".to_string()];
+    header.extend(impls.iter().cloned());
+    Table {
+        caption,
+        header,
+        rows,
+        label_cols: 2,
+    }
+}
+
+/// "1,656 (0.35x)": a figure and its factor against the baseline, classed by the factor, its
+/// intervals in the hover text.
+fn glance_cell(r: &Record, base: Option<&Record>, floor: f64) -> Cell {
+    let figure = crate::table::figure(figures::summary(r).median);
+    let Some(f) = base.and_then(|b| advantage(r, b, floor)) else {
+        return Cell::figure(r);
+    };
+    let factor = Cell::of_factor(Some(f));
+    let interval = Cell::figure(r);
+    Cell::with(
+        format!(
+            "{figure} ({:.2}x{})",
+            f.ratio,
+            if f.significant { "" } else { "~" }
+        ),
+        if interval.class == Class::Noisy && factor.class == Class::Same {
+            Class::Noisy
+        } else {
+            factor.class
+        },
+        Some(format!(
+            "{}; factor {}",
+            interval.title.unwrap_or_default(),
+            factor.title.unwrap_or_default()
+        )),
+    )
 }

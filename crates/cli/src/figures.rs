@@ -57,6 +57,53 @@ pub fn shown(m: Metric) -> Shown {
     }
 }
 
+/// Which side a figure belongs to, and so which side is held at the baseline to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+    Pair,
+}
+
+impl Side {
+    /// " as a client", " as a server", or nothing for a pair's figure.
+    pub fn as_phrase(self) -> &'static str {
+        match self {
+            Side::Client => " as a client",
+            Side::Server => " as a server",
+            Side::Pair => "",
+        }
+    }
+}
+
+pub fn side(m: Metric) -> Side {
+    match m {
+        Metric::ClientCpuNs
+        | Metric::SendMbPerS
+        | Metric::ClientInstructions
+        | Metric::SendInstrPerMib
+        | Metric::ClientHeapBytes
+        | Metric::ClientHeapBytesAfterIo => Side::Client,
+        Metric::ServerCpuNs
+        | Metric::RecvMbPerS
+        | Metric::ServerInstructions
+        | Metric::RecvInstrPerMib
+        | Metric::ServerHeapBytes
+        | Metric::ServerHeapBytesAfterIo
+        | Metric::ServerCapacityPerS => Side::Server,
+        _ => Side::Pair,
+    }
+}
+
+/// The (client, server) whose figure stands for `imp` when the other side is the baseline.
+pub fn pair_for(m: Metric, imp: &str, baseline: &str) -> (String, String) {
+    match side(m) {
+        Side::Client => (imp.into(), baseline.into()),
+        Side::Server => (baseline.into(), imp.into()),
+        Side::Pair => (imp.into(), imp.into()),
+    }
+}
+
 /// The pair rate is the sum of the two sides the tables already show.
 pub fn in_tables(m: Metric) -> bool {
     m != Metric::HandshakesPerS

@@ -74,14 +74,14 @@ pub fn environment(run: &RunData) -> Vec<(String, String)> {
     out
 }
 
-pub fn show(spec: &str, db: &Path) -> Result<()> {
+pub fn show(spec: &str, db: &Path, verbose: bool) -> Result<()> {
     let run = rundata::resolve(spec, db, RunKind::Any)?;
     for (k, v) in environment(&run) {
         println!("{k:>14}: {v}");
     }
     print!(
         "{}",
-        summary::render(&run.records, &run.cells, &run.impls())
+        summary::render(&run.records, &run.cells, &run.impls(), verbose)
     );
     Ok(())
 }

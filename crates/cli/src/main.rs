@@ -1,5 +1,6 @@
 //! `tlsmatrix`: measure TLS implementations side by side.
 
+mod area;
 mod compare;
 mod doc;
 mod drivers;
@@ -64,6 +65,9 @@ enum Command {
     Show {
         /// A run id from `tlsmatrix history`, `latest`, or a .jsonl results file.
         run: String,
+        /// Also every pair's table with intervals, and why each unmeasured cell was not.
+        #[arg(long, short)]
+        verbose: bool,
         #[command(flatten)]
         db: DbArg,
     },
@@ -137,6 +141,10 @@ enum Command {
         /// List the cases and exit.
         #[arg(long)]
         list_cases: bool,
+        /// Print each case's matrix and every unsupported cell with its reason, not only the
+        /// summary matrix and the cells that did not pass.
+        #[arg(long, short)]
+        verbose: bool,
     },
     /// One side of an interop case over TCP, for trying a peer by hand.
     ///
@@ -233,6 +241,10 @@ struct RunArgs {
     /// Default: tlsmatrix.db beside --out (so results/tlsmatrix.db).
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
+    /// After the run, print every pair's table with intervals and each unmeasured cell's
+    /// reason, not only the compact table per area.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 /// A file in the same folder as `path`.
@@ -265,9 +277,10 @@ fn main() -> ExitCode {
             baseline_pairs_only: a.pairs == "baseline",
             shard: a.shard,
             run_id: a.run_id,
+            verbose: a.verbose,
         }),
         Command::History { db } => history::history(&db.db).map(|()| true),
-        Command::Show { run, db } => history::show(&run, &db.db).map(|()| true),
+        Command::Show { run, verbose, db } => history::show(&run, &db.db, verbose).map(|()| true),
         Command::Compare {
             base,
             candidate,
@@ -297,6 +310,7 @@ fn main() -> ExitCode {
             format,
             out,
             list_cases: false,
+            verbose,
         } => interop::run(interop::Options {
             peers,
             cases,
@@ -307,6 +321,7 @@ fn main() -> ExitCode {
             ),
             timeout: Duration::from_secs(timeout),
             markdown: format == "md",
+            verbose,
             out,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         }),

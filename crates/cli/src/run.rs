@@ -42,6 +42,8 @@ pub struct RunOptions {
     pub shard: Shard,
     /// A run id to use instead of a new one, so that shards store into one run.
     pub run_id: Option<String>,
+    /// Print every pair's table and each unmeasured cell's reason after the run.
+    pub verbose: bool,
 }
 
 /// Shard K of N: every Nth scenario of the plan, starting at the Kth. Whole scenarios go to a
@@ -566,7 +568,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
     print!(
         "{}",
-        summary::render(&sink.records, &sink.cell_lines, &names)
+        summary::render(&sink.records, &sink.cell_lines, &names, opts.verbose)
     );
     use std::io::Write as _;
     let _ = std::io::stdout().flush();

@@ -313,6 +313,196 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     );
 }
 
+/// A run as the main job makes it with seven impls: each impl with itself and against the
+/// first (the baseline) on the other side, two handshake scenarios and a bulk one.
+fn seven_impl_run() -> (Vec<String>, String) {
+    let impls: Vec<String> = [
+        "rustls-aws-lc",
+        "rustls-ring",
+        "openssl-3.0",
+        "s2n-tls",
+        "boringssl",
+        "openssl-3.6",
+        "openssl-4.0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let base = impls[0].as_str();
+    let mut lines = String::new();
+    for (scenario, metrics) in [
+        (
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            &[
+                (Metric::ClientCpuNs, 200_000.0),
+                (Metric::ServerCpuNs, 100_000.0),
+            ][..],
+        ),
+        (
+            "handshake-tls13-rsa-2048-x25519-full",
+            &[
+                (Metric::ClientCpuNs, 300_000.0),
+                (Metric::ServerCpuNs, 900_000.0),
+            ],
+        ),
+        (
+            "bulk-tls13-aes-128-gcm-16k",
+            &[(Metric::SendMbPerS, 3_000.0), (Metric::RecvMbPerS, 2_800.0)],
+        ),
+    ] {
+        for (i, imp) in impls.iter().enumerate() {
+            let slow = 1.0 + 0.3 * i as f64;
+            let mut pairs = vec![(imp.as_str(), imp.as_str())];
+            if imp != base {
+                pairs.extend([(imp.as_str(), base), (base, imp.as_str())]);
+            }
+            for (c, s) in pairs {
+                for &(m, v) in metrics {
+                    let v = if m.higher_is_better() {
+                        v / slow
+                    } else {
+                        v * slow
+                    };
+                    lines.push_str(&record("r7", scenario, (c, s), m, v).to_line());
+                }
+            }
+        }
+    }
+    (impls, lines)
+}
+
+/// Layout facts the browser computes: the viewport's width, the widest element outside a
+/// scrolling box, every legend entry inside its chart, the headline and the interop summary.
+const LAYOUT_SCRIPT: &str = r#"<script>
+window.addEventListener('load', function () {
+  var vw = document.documentElement.clientWidth, overflow = [];
+  Array.prototype.forEach.call(document.querySelectorAll('body *'), function (e) {
+    if (e.closest('.scroll') && !e.classList.contains('scroll')) return;
+    if (e.closest('details') && !e.closest('details').open) return;
+    var b = e.getBoundingClientRect();
+    if (b.right > vw + 1) overflow.push(e.tagName + '.' + e.className + ' ' + Math.round(b.right));
+  });
+  var legends = Array.prototype.map.call(document.querySelectorAll('svg.chart'), function (svg) {
+    var box = svg.getBoundingClientRect();
+    var entries = svg.querySelectorAll('g.legend-entry');
+    var inside = Array.prototype.filter.call(entries, function (g) {
+      var b = g.getBoundingClientRect();
+      return b.width > 0 && b.left >= box.left - 1 && b.right <= box.right + 1 && b.top >= box.top - 1;
+    }).length;
+    return { title: svg.getAttribute('aria-label'), entries: entries.length, inside: inside };
+  });
+  var captions = Array.prototype.map.call(document.querySelectorAll('table caption'), function (c) { return c.textContent; });
+  var pre = document.createElement('pre'); pre.id = 'layout-check';
+  pre.textContent = JSON.stringify({ viewport: vw, overflow: overflow, legends: legends,
+    headlines: document.querySelectorAll('ul.headlines li').length,
+    details: document.querySelectorAll('details').length, captions: captions });
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+#[test]
+fn seven_impls_fit_the_page_with_a_headline_and_an_interop_summary() {
+    let d = scratch("report-seven");
+    let db = d.join("h.db");
+    let (impls, run) = seven_impl_run();
+    let f = d.join("run.jsonl");
+    std::fs::write(&f, run).unwrap();
+    let o = tlsmatrix(&["import", f.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Interop among the seven and three tools: ten peers, two cases.
+    let mut peers = impls.clone();
+    peers.extend(["go-crypto-tls", "openssl-cli", "gnutls-cli"].map(String::from));
+    let mut cells = String::new();
+    for case in ["tls13-ecdsa", "version-mismatch"] {
+        for c in &peers {
+            for s in &peers {
+                let outcome = match (case, c.as_str(), s.as_str()) {
+                    (_, "gnutls-cli", "s2n-tls") => "known-deviation",
+                    ("version-mismatch", _, _) => "expected-failure",
+                    _ => "pass",
+                };
+                cells.push_str(&format!(
+                    "{{\"schema\":\"tlsmatrix.interop/1\",\"run_id\":\"i7\",\"case\":\"{case}\",\"client\":\"{c}\",\"server\":\"{s}\",\"client_version\":\"{c} 1\",\"server_version\":\"{s} 1\",\"outcome\":\"{outcome}\",\"reason\":\"why {outcome}\",\"seconds\":0.1,\"command\":\"x\"}}\n"
+                ));
+            }
+        }
+    }
+    let interop = d.join("interop.jsonl");
+    std::fs::write(&interop, cells).unwrap();
+    let out = d.join("report");
+    let o = tlsmatrix(&[
+        "report",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--interop",
+        interop.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("<script"));
+    // The compact area table: a figure and its factor in one cell.
+    assert!(
+        html.contains("(0.77x)"),
+        "openssl-3.0's factor 1/1.3 in the area table"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("full handshakes, client hs/s: rustls-aws-lc leads, 1.30x better than the runner-up rustls-ring; last openssl-4.0 at 0.36x rustls-aws-lc's."),
+        "{md}"
+    );
+    assert!(
+        md.contains("| rustls-aws-lc | **2/2** |"),
+        "interop summary cells: {md}"
+    );
+
+    let probe = d.join("probe.html");
+    std::fs::write(
+        &probe,
+        html.replace("</body>", &format!("{LAYOUT_SCRIPT}</body>")),
+    )
+    .unwrap();
+    let dom = chromium(&[
+        "--virtual-time-budget=5000",
+        "--window-size=900,2000",
+        "--dump-dom",
+        &format!("file://{}", probe.display()),
+    ]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let json = dom
+        .split("<pre id=\"layout-check\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the layout script did not run: {dom}"))
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let facts: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(facts["viewport"].as_u64().unwrap() <= 900, "{facts}");
+    assert_eq!(
+        facts["overflow"].as_array().unwrap().len(),
+        0,
+        "wider than the page: {facts}"
+    );
+    let legends = facts["legends"].as_array().unwrap();
+    assert!(legends.len() >= 4, "{facts}");
+    for l in legends {
+        assert_eq!(l["entries"], 7, "every impl in the legend: {l}");
+        assert_eq!(l["inside"], l["entries"], "a legend entry is cut off: {l}");
+    }
+    assert!(facts["headlines"].as_u64().unwrap() >= 4, "{facts}");
+    assert!(facts["details"].as_u64().unwrap() >= 3, "{facts}");
+    assert!(
+        facts["captions"].as_array().unwrap().iter().any(|c| c
+            .as_str()
+            .unwrap()
+            .starts_with("All cases: passed of applicable cases")),
+        "{facts}"
+    );
+}
+
 #[test]
 fn bad_input_is_one_sentence_exit_2_and_no_report() {
     let d = scratch("report-bad");

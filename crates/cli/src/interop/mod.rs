@@ -37,6 +37,8 @@ pub struct Options {
     pub jobs: usize,
     pub timeout: Duration,
     pub markdown: bool,
+    /// Every case's matrix and every unsupported cell in the terminal, not only the summary.
+    pub verbose: bool,
     pub out: PathBuf,
     pub command_line: String,
 }
@@ -178,6 +180,89 @@ fn short(outcome: &str) -> &str {
     }
 }
 
+/// Peers in the order the cells first name them.
+pub fn peers_of<'a>(cells: impl IntoIterator<Item = &'a CellLine>) -> Vec<&'a str> {
+    let mut peers: Vec<&str> = Vec::new();
+    for c in cells {
+        for p in [c.client.as_str(), c.server.as_str()] {
+            if !peers.contains(&p) {
+                peers.push(p);
+            }
+        }
+    }
+    peers
+}
+
+/// Every case at once: per client and server, "passed of applicable cases" (a case failed
+/// exactly as it requires counts as passed; unsupported cases are not applicable). Green when
+/// all passed, orange when the rest are listed deviations of a third-party peer, red when
+/// anything else failed; the hover names the cases that did not pass.
+pub fn summary_matrix(cells: &[CellLine]) -> doc::Table {
+    let peers = peers_of(cells);
+    let mut header = vec!["client \\ server".to_string()];
+    header.extend(peers.iter().map(|p| p.to_string()));
+    let rows = peers
+        .iter()
+        .map(|client| {
+            let mut row = vec![doc::Cell::plain(*client)];
+            row.extend(peers.iter().map(|server| {
+                let pair: Vec<&CellLine> = cells
+                    .iter()
+                    .filter(|c| c.client == *client && c.server == *server)
+                    .collect();
+                let applicable: Vec<&&CellLine> =
+                    pair.iter().filter(|c| c.outcome != "unsupported").collect();
+                let passed = applicable
+                    .iter()
+                    .filter(|c| matches!(c.outcome.as_str(), "pass" | "expected-failure"))
+                    .count();
+                let not_passed: Vec<String> = applicable
+                    .iter()
+                    .filter(|c| !matches!(c.outcome.as_str(), "pass" | "expected-failure"))
+                    .map(|c| format!("{}: {}", c.case, c.outcome))
+                    .collect();
+                let class = if applicable.is_empty() {
+                    doc::Class::Unsupported
+                } else if not_passed.is_empty() {
+                    doc::Class::Good
+                } else if applicable
+                    .iter()
+                    .all(|c| c.outcome != "fail")
+                {
+                    doc::Class::Deviation
+                } else {
+                    doc::Class::Failed
+                };
+                if pair.is_empty() {
+                    return doc::Cell::plain("-");
+                }
+                let title = format!(
+                    "{client} -> {server}: {passed} of {} applicable cases passed ({} unsupported){}",
+                    applicable.len(),
+                    pair.len() - applicable.len(),
+                    if not_passed.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; not passed: {}", not_passed.join(", "))
+                    }
+                );
+                doc::Cell::with(
+                    format!("{passed}/{}", applicable.len()),
+                    class,
+                    Some(title),
+                )
+            }));
+            row
+        })
+        .collect();
+    doc::Table {
+        caption: "All cases: passed of applicable cases per client (rows) and server (columns); green all passed, orange the rest are listed known deviations of a third-party peer, red a failure. Hover a cell for the cases that did not pass.".into(),
+        header,
+        rows,
+        label_cols: 1,
+    }
+}
+
 /// Per case a client-by-server matrix, peers and cases in the order the cells name them; the
 /// cell shows `text(outcome)`, its class the outcome, its hover the reason. The terminal and
 /// the report both draw these.
@@ -192,14 +277,7 @@ pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Tab
         .into_iter()
         .map(|case| {
             // The peers that took part in this case: its family's.
-            let mut peers: Vec<&str> = Vec::new();
-            for c in cells.iter().filter(|c| c.case == case) {
-                for p in [c.client.as_str(), c.server.as_str()] {
-                    if !peers.contains(&p) {
-                        peers.push(p);
-                    }
-                }
-            }
+            let peers = peers_of(cells.iter().filter(|c| c.case == case));
             let mut header = vec!["client \\ server".to_string()];
             header.extend(peers.iter().map(|p| p.to_string()));
             let rows = peers
@@ -238,10 +316,17 @@ pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Tab
         .collect()
 }
 
-/// The matrices, then every cell that failed or was unsupported, with why.
-fn render(cells: &[CellLine], markdown: bool) -> String {
+/// The summary matrix, then (Markdown, or text with `verbose`) each case's matrix; then every
+/// cell that did not pass with why, unsupported cells only counted unless `verbose`.
+fn render(cells: &[CellLine], markdown: bool, verbose: bool) -> String {
     let mut out = String::new();
-    for t in matrix_tables(cells, short) {
+    let full = markdown || verbose;
+    let tables = std::iter::once(summary_matrix(cells)).chain(
+        full.then(|| matrix_tables(cells, short))
+            .into_iter()
+            .flatten(),
+    );
+    for t in tables {
         if markdown {
             out.push('\n');
             out.push_str(&crate::report::markdown_table(&t));
@@ -253,10 +338,12 @@ fn render(cells: &[CellLine], markdown: bool) -> String {
             ));
         }
     }
-    let notes: Vec<&CellLine> = cells
-        .iter()
-        .filter(|c| ["fail", "known-deviation", "unsupported"].contains(&c.outcome.as_str()))
-        .collect();
+    let listed = |c: &&CellLine| match c.outcome.as_str() {
+        "fail" | "known-deviation" => true,
+        "unsupported" => full,
+        _ => false,
+    };
+    let notes: Vec<&CellLine> = cells.iter().filter(listed).collect();
     if !notes.is_empty() {
         out.push_str(if markdown {
             "\n### Not passing\n\n"
@@ -272,6 +359,14 @@ fn render(cells: &[CellLine], markdown: bool) -> String {
                 c.server,
                 c.outcome,
                 c.reason
+            ));
+        }
+    }
+    if !full {
+        let unsupported = cells.iter().filter(|c| c.outcome == "unsupported").count();
+        if unsupported > 0 {
+            out.push_str(&format!(
+                "\n{unsupported} cells unsupported (--verbose lists each with its reason, and each case's matrix)\n"
             ));
         }
     }
@@ -431,7 +526,7 @@ pub fn run(opts: Options) -> Result<bool> {
             reason: d.verdict.reason.clone(),
         })
         .collect();
-    print!("{}", render(&lines, opts.markdown));
+    print!("{}", render(&lines, opts.markdown, opts.verbose));
     let count = |o: Outcome| done.iter().filter(|d| d.verdict.outcome == o).count();
     eprintln!(
         "interop {run_id} finished in {:.0} s: {} pass, {} expected-failure, {} known deviations, {} fail, {} unsupported; records in {}",

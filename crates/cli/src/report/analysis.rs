@@ -4,122 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use tlsmatrix_core::record::{Metric, Record};
-use tlsmatrix_core::scenario::{Extras, Resumption, Scenario};
+use tlsmatrix_core::record::{is_aa, Metric, Record};
 use tlsmatrix_core::stats::Factor;
 
+use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
-use crate::figures::{self, advantage, shown};
+use crate::figures::{self, advantage, pair_for, shown, side, Side};
 use crate::history::environment;
 use crate::rundata::RunData;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Area {
-    Handshake,
-    Resumption,
-    /// Full handshakes with an extra: mTLS, a longer chain, a HelloRetryRequest. Kept apart
-    /// so they do not move the plain full-handshake summary.
-    Extras,
-    Bulk,
-    Memory,
-    Throughput,
-    Other,
-}
-
-impl Area {
-    fn title(self) -> &'static str {
-        match self {
-            Area::Handshake => "Full handshakes",
-            Area::Resumption => "Resumed handshakes",
-            Area::Extras => "Handshakes with mTLS, longer chains or a HelloRetryRequest",
-            Area::Bulk => "Bulk transfer",
-            Area::Memory => "Memory per session",
-            Area::Throughput => "Handshake throughput on one and all cores",
-            Area::Other => "Other scenarios",
-        }
-    }
-
-    /// The area's name in the summary's table.
-    fn short(self) -> &'static str {
-        match self {
-            Area::Handshake => "full handshakes",
-            Area::Resumption => "resumed handshakes",
-            Area::Extras => "mTLS, chains, HRR",
-            Area::Bulk => "bulk",
-            Area::Memory => "memory",
-            Area::Throughput => "throughput",
-            Area::Other => "other",
-        }
-    }
-
-    fn id(self) -> &'static str {
-        match self {
-            Area::Handshake => "handshake",
-            Area::Resumption => "resumption",
-            Area::Extras => "extras",
-            Area::Bulk => "bulk",
-            Area::Memory => "memory",
-            Area::Throughput => "throughput",
-            Area::Other => "other",
-        }
-    }
-}
-
-pub fn area(scenario: &str) -> Area {
-    match scenario.parse::<Scenario>() {
-        Ok(Scenario::Handshake(h)) if h.extras != Extras::default() => Area::Extras,
-        Ok(Scenario::Handshake(h)) if h.resumption == Resumption::Full => Area::Handshake,
-        Ok(Scenario::Handshake(_)) => Area::Resumption,
-        Ok(Scenario::Bulk(_)) => Area::Bulk,
-        Ok(Scenario::Memory(_)) => Area::Memory,
-        Ok(Scenario::Throughput(_)) => Area::Throughput,
-        Err(_) => Area::Other,
-    }
-}
-
-/// Which side a figure belongs to, and so which side is held at the baseline to compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Client,
-    Server,
-    Pair,
-}
-
-fn role(m: Metric) -> Role {
-    match m {
-        Metric::ClientCpuNs
-        | Metric::SendMbPerS
-        | Metric::ClientInstructions
-        | Metric::SendInstrPerMib
-        | Metric::ClientHeapBytes
-        | Metric::ClientHeapBytesAfterIo => Role::Client,
-        Metric::ServerCpuNs
-        | Metric::RecvMbPerS
-        | Metric::ServerInstructions
-        | Metric::RecvInstrPerMib
-        | Metric::ServerHeapBytes
-        | Metric::ServerHeapBytesAfterIo
-        | Metric::ServerCapacityPerS => Role::Server,
-        _ => Role::Pair,
-    }
-}
-
-/// The (client, server) whose figure stands for `imp` when the other side is the baseline.
-fn pair_for(m: Metric, imp: &str, baseline: &str) -> (String, String) {
-    match role(m) {
-        Role::Client => (imp.into(), baseline.into()),
-        Role::Server => (baseline.into(), imp.into()),
-        Role::Pair => (imp.into(), imp.into()),
-    }
-}
-
-fn as_side(m: Metric) -> &'static str {
-    match role(m) {
-        Role::Client => " as a client",
-        Role::Server => " as a server",
-        Role::Pair => "",
-    }
-}
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal).
 fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'static str) {
@@ -394,13 +286,62 @@ fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
     }
 }
 
+/// The report's headline: per row of the summary's table, which impl leads and by how much
+/// over the runner-up, and which comes last. Factors are all "times better than the
+/// baseline", so the ratio of two of them is how many times better one is than the other.
+fn headlines(rows: &[GlanceRow], baseline: &str) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let most = r.factors.values().map(|f| f.2).max()?;
+            let mut ranked: Vec<(&str, f64, usize)> = r
+                .factors
+                .iter()
+                .filter(|(imp, _)| !is_aa(imp))
+                .map(|(imp, &(ratio, _, n))| (imp.as_str(), ratio, n))
+                .collect();
+            ranked.push((baseline, 1.0, most));
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let [(lead, lead_f, lead_n), (second, second_f, _), ..] = ranked[..] else {
+                return None;
+            };
+            let (last, last_f, _) = *ranked.last()?;
+            let over = |n: usize| {
+                if n < most {
+                    format!(" (over {n} of {most} scenarios)")
+                } else {
+                    String::new()
+                }
+            };
+            let margin = lead_f / second_f;
+            let lead_text = if negligible(margin) {
+                format!(
+                    "{lead}{} and {second} lead together (within 1%)",
+                    over(lead_n)
+                )
+            } else {
+                format!(
+                    "{lead}{} leads, {} better than the runner-up {second}",
+                    over(lead_n),
+                    times(margin)
+                )
+            };
+            let tail = if ranked.len() > 2 {
+                format!("; last {last} at {} {baseline}'s", times(last_f))
+            } else {
+                String::new()
+            };
+            Some(format!("{}, {}: {lead_text}{tail}.", r.area, r.figure))
+        })
+        .collect()
+}
+
 /// One sentence per (figure, impl) of an area: a single scenario gets its interval, several
 /// get the geometric mean and the range.
 fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
     let mut out = Vec::new();
     for ((m, imp), group) in by_figure_and_impl(cmps) {
         let (does, better, worse, equal) = phrase(m, area);
-        let side = as_side(m);
+        let side = side(m).as_phrase();
         if let [c] = group.as_slice() {
             let f = &c.factor;
             let how = if !f.significant || negligible(f.ratio) {
@@ -509,10 +450,10 @@ fn area_charts(run: &RunData, idx: &Index, scenarios: &[&str], impls: &[String])
             title: format!(
                 "{}{}",
                 shown(m).title,
-                match role(m) {
-                    Role::Client => format!(" (server: {baseline})"),
-                    Role::Server => format!(" (client: {baseline})"),
-                    Role::Pair => String::new(),
+                match side(m) {
+                    Side::Client => format!(" (server: {baseline})"),
+                    Side::Server => format!(" (client: {baseline})"),
+                    Side::Pair => String::new(),
                 }
             ),
             unit: format!("{} ({}; median, 95% CI)", shown(m).unit, direction(m)),
@@ -674,14 +615,7 @@ pub struct Companions {
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
 /// reason.
 fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
-    let mut peers: Vec<&str> = Vec::new();
-    for c in cells {
-        for p in [c.client.as_str(), c.server.as_str()] {
-            if !peers.contains(&p) {
-                peers.push(p);
-            }
-        }
-    }
+    let peers = crate::interop::peers_of(cells);
     let count = |o: &str| cells.iter().filter(|c| c.outcome == o).count();
     let mut blocks = vec![Block::Para(format!(
         "Run {}: {} cells over TCP, each peer in its own process with a hard time limit: {} pass, {} failed exactly as the case requires, {} known deviations of third-party peers (orange; the hover says what and why), {} fail, {} unsupported. Rows are clients, columns servers.",
@@ -708,11 +642,14 @@ fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
         }
     }
     blocks.push(Block::Bullets(versions));
-    blocks.extend(
+    blocks.push(Block::Table(crate::interop::summary_matrix(cells)));
+    blocks.push(Block::Folded(
+        "Each case's matrix".into(),
         crate::interop::matrix_tables(cells, |o| o)
             .into_iter()
-            .map(Block::Table),
-    );
+            .map(Block::Table)
+            .collect(),
+    ));
     Section {
         id: "interop".into(),
         title: "Interoperability".into(),
@@ -758,23 +695,47 @@ fn area_sections(
             _ => label,
         };
         glance.extend(glance_rows(&cmps, &label));
-        let mut blocks = Vec::new();
-        let said = sentences(&cmps, a, &baseline);
-        if !said.is_empty() {
-            blocks.push(Block::Bullets(said));
-        }
-        if cmps.is_empty() {
+        let mut blocks = vec![Block::Table(doc::area_table(
+            format!(
+                "Each impl's figure (median) and, in brackets, its factor against {baseline} (times better; ~ within noise): client figures are the impl as client against a {baseline} server, server figures the reverse, pair figures the impl with itself. Hover a cell for its intervals or, for -, why it was not measured."
+            ),
+            &run.records,
+            &run.cells,
+            scenarios,
+            &impls,
+        ))];
+        let unmeasured = run
+            .cells
+            .iter()
+            .filter(|c| scenarios.contains(&c.scenario.as_str()))
+            .count();
+        if unmeasured > 0 {
             blocks.push(Block::Para(format!(
-                "Only {baseline} has figures here, so there is nothing to compare; the full results below list them."
+                "{unmeasured} of this area's planned cells produced no figures (unsupported or failed); \"Not measured\" lists each with its reason."
             )));
-        } else {
-            blocks.push(Block::Table(factor_table(&cmps, &baseline)));
         }
         blocks.extend(
             area_charts(run, &idx, scenarios, &impls)
                 .into_iter()
                 .map(Block::Chart),
         );
+        let said = sentences(&cmps, a, &baseline);
+        if cmps.is_empty() {
+            blocks.push(Block::Para(format!(
+                "Only {baseline} has figures here, so there is nothing to compare."
+            )));
+        } else {
+            blocks.push(Block::Folded(
+                format!(
+                    "In words, and every comparison with its intervals ({} comparisons)",
+                    cmps.len()
+                ),
+                vec![
+                    Block::Bullets(said),
+                    Block::Table(factor_table(&cmps, &baseline)),
+                ],
+            ));
+        }
         let (id, title) = if suffix.is_empty() {
             (a.id().to_string(), a.title().to_string())
         } else {
@@ -841,6 +802,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         lead.insert(0, Block::Para("This run has a single impl, so it compares nothing; the tables below give its figures.".into()));
     } else {
         lead.insert(0, Block::Table(glance_table(&glance, &impls, &baseline)));
+        lead.insert(0, Block::Headlines(headlines(&glance, &baseline)));
     }
     if !run.cells.is_empty() {
         let n = run.cells.len();
@@ -912,7 +874,12 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     results.extend(
         doc::pair_tables(&run.records, &run.cells, &baseline)
             .into_iter()
-            .map(Block::Table),
+            .map(|t| {
+                Block::Folded(
+                    format!("{} ({} pairs)", t.caption, t.rows.len()),
+                    vec![Block::Table(t)],
+                )
+            }),
     );
     if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
         sections.push(interop_section(cells));
@@ -958,25 +925,5 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             impls.join(", ")
         ),
         sections,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn areas_follow_the_scenario() {
-        assert_eq!(
-            area("handshake-tls13-ecdsa-p256-x25519-full"),
-            Area::Handshake
-        );
-        assert_eq!(area("bulk-tls13-aes-128-gcm-16k"), Area::Bulk);
-        assert_eq!(
-            area("handshake-tls13-ecdsa-p256-x25519-full-hrr"),
-            Area::Extras
-        );
-        assert_eq!(area("memory-tls13-ecdsa-p256-n100"), Area::Memory);
-        assert_eq!(area("libp2p-handshake"), Area::Other);
     }
 }

@@ -18,6 +18,10 @@ th { background: #f4f4f4; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.good { background: #dff3e4; } td.bad { background: #fbe3e1; } td.same { color: #666; }
 td.noisy { background: #fff6d6; } td.expected { background: #e3eefb; } td.deviation { background: #fde3c4; } td.unsupported { background: #eee; color: #555; } td.failed { background: #f8c9c4; font-weight: bold; }
+.scroll { max-width: 100%; overflow-x: auto; }
+details { margin: .4em 0 1em; } summary { cursor: pointer; color: #0b5394; }
+ul.headlines { background: #f4f8fc; border: 1px solid #cfe0f1; border-radius: 4px; padding: .6em 1em .6em 2.2em; }
+ul.headlines li { margin: .15em 0; }
 .chart { display: block; margin: .8em 0 1.6em; max-width: 100%; height: auto; }
 .legendnote { color: #555; font-size: 12px; }
 "#;
@@ -25,7 +29,7 @@ td.noisy { background: #fff6d6; } td.expected { background: #e3eefb; } td.deviat
 fn table(out: &mut String, t: &Table) {
     let _ = write!(
         out,
-        "<table><caption>{}</caption><thead><tr>",
+        "<div class=\"scroll\"><table><caption>{}</caption><thead><tr>",
         escape(&t.caption)
     );
     for h in &t.header {
@@ -53,7 +57,35 @@ fn table(out: &mut String, t: &Table) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
+}
+
+fn block(out: &mut String, b: &Block, index_of: &dyn Fn(&str) -> usize) {
+    match b {
+        Block::Para(p) => {
+            let _ = write!(out, "<p>{}</p>", escape(p));
+        }
+        Block::Bullets(items) | Block::Headlines(items) => {
+            out.push_str(if matches!(b, Block::Headlines(_)) {
+                "<ul class=\"headlines\">"
+            } else {
+                "<ul>"
+            });
+            for i in items {
+                let _ = write!(out, "<li>{}</li>", escape(i));
+            }
+            out.push_str("</ul>");
+        }
+        Block::Table(t) => table(out, t),
+        Block::Chart(c) => out.push_str(&svg::render(c, index_of)),
+        Block::Folded(summary, blocks) => {
+            let _ = write!(out, "<details><summary>{}</summary>", escape(summary));
+            for b in blocks {
+                block(out, b, index_of);
+            }
+            out.push_str("</details>");
+        }
+    }
 }
 
 pub fn render(doc: &Doc, impls: &[String]) -> String {
@@ -92,20 +124,7 @@ pub fn render(doc: &Doc, impls: &[String]) -> String {
             escape(&s.title)
         );
         for b in &s.blocks {
-            match b {
-                Block::Para(p) => {
-                    let _ = write!(out, "<p>{}</p>", escape(p));
-                }
-                Block::Bullets(items) => {
-                    out.push_str("<ul>");
-                    for i in items {
-                        let _ = write!(out, "<li>{}</li>", escape(i));
-                    }
-                    out.push_str("</ul>");
-                }
-                Block::Table(t) => table(&mut out, t),
-                Block::Chart(c) => out.push_str(&svg::render(c, &index_of)),
-            }
+            block(&mut out, b, &index_of);
         }
         out.push_str("</section>");
     }

@@ -34,25 +34,35 @@ pub fn table(out: &mut String, t: &Table) {
     out.push('\n');
 }
 
+fn block(out: &mut String, b: &Block) {
+    match b {
+        Block::Para(p) => out.push_str(&format!("{p}\n\n")),
+        Block::Bullets(items) | Block::Headlines(items) => {
+            for i in items {
+                out.push_str(&format!("- {i}\n"));
+            }
+            out.push('\n');
+        }
+        Block::Table(t) => table(out, t),
+        Block::Chart(c) => out.push_str(&format!(
+            "(Chart in index.html: {}, {}.)\n\n",
+            c.title, c.unit
+        )),
+        Block::Folded(summary, blocks) => {
+            out.push_str(&format!("**{summary}**\n\n"));
+            for b in blocks {
+                block(out, b);
+            }
+        }
+    }
+}
+
 pub fn render(doc: &Doc) -> String {
     let mut out = format!("# {}\n\n{}\n\n", doc.title, doc.subtitle);
     for s in &doc.sections {
         out.push_str(&format!("## {}\n\n", s.title));
         for b in &s.blocks {
-            match b {
-                Block::Para(p) => out.push_str(&format!("{p}\n\n")),
-                Block::Bullets(items) => {
-                    for i in items {
-                        out.push_str(&format!("- {i}\n"));
-                    }
-                    out.push('\n');
-                }
-                Block::Table(t) => table(&mut out, t),
-                Block::Chart(c) => out.push_str(&format!(
-                    "(Chart in index.html: {}, {}.)\n\n",
-                    c.title, c.unit
-                )),
-            }
+            block(&mut out, b);
         }
     }
     out.push_str("Factors in **bold** are significantly better than the baseline; `~` marks a factor within noise, `*` a noisy figure.\n");

@@ -83,8 +83,8 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 
 fn analysis_is_matrix(r: &RunData) -> bool {
     r.records.iter().any(|x| {
-        analysis::area(&x.scenario) != analysis::Area::Memory
-            && analysis::area(&x.scenario) != analysis::Area::Throughput
+        crate::area::area(&x.scenario) != crate::area::Area::Memory
+            && crate::area::area(&x.scenario) != crate::area::Area::Throughput
             && !x.scenario.starts_with("libp2p-")
     })
 }

@@ -60,19 +60,45 @@ fn open(chart: &Chart, width: f64, height: f64) -> String {
     )
 }
 
-fn legend(out: &mut String, chart: &Chart, index_of: &dyn Fn(&str) -> usize, x: f64, y: f64) {
-    let mut cx = x;
+/// Legend entries laid out left to right from `x`, wrapping before `right`: each entry's
+/// (x, line), and the number of lines. Text width is estimated (7.5 px a character at 12 px
+/// is wide for the fonts browsers pick), so an entry never runs past `right`.
+fn legend_layout(chart: &Chart, x: f64, right: f64) -> (Vec<(f64, usize)>, usize) {
+    let mut at = Vec::new();
+    let (mut cx, mut line) = (x, 0);
     for s in &chart.series {
+        let w = 16.0 + 7.5 * s.name.chars().count() as f64 + 18.0;
+        if cx > x && cx + w > right {
+            cx = x;
+            line += 1;
+        }
+        at.push((cx, line));
+        cx += w;
+    }
+    (at, line + 1)
+}
+
+/// Height of one legend line.
+const LEGEND_LINE: f64 = 17.0;
+
+/// Draws the legend with its first line's baseline at `y`.
+fn legend(
+    out: &mut String,
+    chart: &Chart,
+    index_of: &dyn Fn(&str) -> usize,
+    at: &[(f64, usize)],
+    y: f64,
+) {
+    for (s, &(cx, line)) in chart.series.iter().zip(at) {
         let colour = PALETTE[index_of(&s.name) % PALETTE.len()];
+        let ly = y + line as f64 * LEGEND_LINE;
         let _ = write!(
             out,
-            r#"<rect class="legend" x="{cx:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/><text x="{:.1}" y="{:.1}" font-size="12">{}</text>"#,
-            y - 10.0,
+            r#"<g class="legend-entry"><rect class="legend" x="{cx:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/><text x="{:.1}" y="{ly:.1}" font-size="12">{}</text></g>"#,
+            ly - 10.0,
             cx + 16.0,
-            y,
             escape(&s.name)
         );
-        cx += 16.0 + 7.5 * s.name.len() as f64 + 18.0;
     }
 }
 
@@ -81,17 +107,18 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let plot_w = 520.0;
     let bar_h = 14.0;
     let group_gap = 10.0;
-    let top = 44.0;
+    let width = label_w + plot_w + 90.0;
+    let (legend_at, legend_lines) = legend_layout(chart, 4.0, width - 4.0);
+    let top = 44.0 + (legend_lines - 1) as f64 * LEGEND_LINE;
     let n = chart.series.len().max(1) as f64;
     let group_h = n * bar_h + group_gap;
     let height = top + group_h * chart.categories.len() as f64 + 40.0;
-    let width = label_w + plot_w + 90.0;
     let ticks = ticks(max_value(chart));
     let scale_max = *ticks.last().unwrap_or(&1.0);
     let x_of = |v: f64| label_w + v / scale_max * plot_w;
 
     let mut out = open(chart, width, height);
-    legend(&mut out, chart, index_of, label_w, 34.0);
+    legend(&mut out, chart, index_of, &legend_at, 34.0);
     let axis_y = height - 34.0;
     for t in &ticks {
         let x = x_of(*t);
@@ -170,8 +197,10 @@ fn error_bar(out: &mut String, a: f64, b: f64, at: f64, horizontal: bool) {
 }
 
 fn lines(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
-    let (left, top, plot_w, plot_h) = (100.0, 44.0, 560.0, 220.0);
+    let (left, plot_w, plot_h) = (100.0, 560.0, 220.0);
     let width = left + plot_w + 40.0;
+    let (legend_at, legend_lines) = legend_layout(chart, 4.0, width - 4.0);
+    let top = 44.0 + (legend_lines - 1) as f64 * LEGEND_LINE;
     let height = top + plot_h + 80.0;
     let ticks = ticks(max_value(chart));
     let scale_max = *ticks.last().unwrap_or(&1.0);
@@ -180,7 +209,7 @@ fn lines(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let y_of = |v: f64| top + plot_h - v / scale_max * plot_h;
 
     let mut out = open(chart, width, height);
-    legend(&mut out, chart, index_of, left, 34.0);
+    legend(&mut out, chart, index_of, &legend_at, 34.0);
     for t in &ticks {
         let y = y_of(*t);
         let _ = write!(
@@ -261,6 +290,43 @@ mod tests {
         assert_eq!(ticks(9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         let t = ticks(4_321.0);
         assert!(*t.last().unwrap() >= 4_321.0 && t.len() <= 7, "{t:?}");
+    }
+
+    #[test]
+    fn legends_wrap_inside_the_chart_for_any_number_of_series() {
+        let point = || {
+            Some(Point {
+                median: 1.0,
+                low: 1.0,
+                high: 1.0,
+            })
+        };
+        for kind in [ChartKind::Bars, ChartKind::Lines] {
+            let chart = Chart {
+                kind,
+                title: "t".into(),
+                unit: "u".into(),
+                categories: vec!["s".into(), "s2".into()],
+                series: (0..12)
+                    .map(|i| Series {
+                        name: format!("impl-with-a-long-name-{i}"),
+                        points: vec![point(), point()],
+                    })
+                    .collect(),
+            };
+            let width = match chart.kind {
+                ChartKind::Bars => 8.0 + 6.6 * 2.0 + 520.0 + 90.0,
+                ChartKind::Lines => 700.0,
+            };
+            let (at, lines) = legend_layout(&chart, 4.0, width - 4.0);
+            assert!(lines > 1, "twelve long names need more than one line");
+            for (s, (x, _)) in chart.series.iter().zip(&at) {
+                let right = x + 16.0 + 7.5 * s.name.len() as f64;
+                assert!(right <= width, "{} ends at {right} past {width}", s.name);
+            }
+            let svg = render(&chart, &|_| 0);
+            assert_eq!(svg.matches("class=\"legend-entry\"").count(), 12);
+        }
     }
 
     #[test]
