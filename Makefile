@@ -9,12 +9,16 @@ DB ?= results/tlsmatrix.db
 REPORT ?= report
 # Instruction counts (callgrind) for a few scenarios, reported beside the timings.
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
-INSTR_RUNS ?= 3
+# Counts repeat within 0.1%, so two samples show that and a third buys nothing.
+INSTR_RUNS ?= 2
 # Heap per connection (allocator counts), with 100 to 1,000 connections alive.
 MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
 MEMORY_RUNS ?= 2
-# Handshakes per second with one thread and with one per core.
+# Handshakes per second with one thread and with one per core: THROUGHPUT_RUNS windows of
+# THROUGHPUT_MS each per cell.
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
+THROUGHPUT_RUNS ?= 10
+THROUGHPUT_MS ?= 250
 BIN := target/release
 
 .PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability
@@ -60,7 +64,7 @@ report: build
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs 10 --sample-ms 500 --pairs baseline \
+	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -148,7 +152,7 @@ bench: build
 # process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
 # make report's shorter pass over the same benchmarks.
-REPORT_GO_ROUNDS ?= 30
+REPORT_GO_ROUNDS ?= 20
 # Vendored OpenSSL releases the Go OpenSSL backend is also measured on, one process each.
 GO_OPENSSL_RELEASES ?= $(OPENSSL_RELEASES)
 GO_SAMPLE ?= 20ms

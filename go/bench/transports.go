@@ -31,12 +31,16 @@ const (
 
 // OpenSSLName is the OpenSSL backend's impl name: go-libp2p-openssl on the
 // system libssl, go-libp2p-openssl-3.6 (say) when built against a vendored
-// release, so results from different libraries never share a name.
+// release, go-libp2p-boringssl on BoringSSL, so results from different
+// libraries never share a name.
 var OpenSSLName = opensslName(libp2ptls.OpenSSLBuild())
 
 func opensslName(build string) string {
-	if build == "" {
+	switch build {
+	case "":
 		return "go-libp2p-openssl"
+	case "boringssl":
+		return "go-libp2p-boringssl"
 	}
 	return "go-libp2p-openssl-" + build
 }

@@ -38,6 +38,10 @@ type Details struct {
 	Group         tls.CurveID
 	PeerSignature tls.SignatureScheme // the peer's CertificateVerify scheme; 0 if the backend cannot tell
 	ALPN          string
+	// Library is the TLS library that ran the handshake, as it reports
+	// itself at run time: "Go crypto/tls go1.26.8", "OpenSSL 3.6.3 9 Jun
+	// 2026", "BoringSSL (boring-sys 5.4.0)".
+	Library string
 }
 
 // handshakeSpec is everything libp2p-specific a backend needs for one

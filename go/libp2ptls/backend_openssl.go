@@ -108,11 +108,13 @@ func (c opensslConn) details() Details {
 		Group:         tls.CurveID(st.Group),
 		PeerSignature: tls.SignatureScheme(st.PeerSignature),
 		ALPN:          st.ALPN,
+		Library:       ossl.Version(),
 	}
 }
 
-// OpenSSLBuild is the vendored OpenSSL release this binary was built
-// against ("3.6"), or "" for the system libssl.
+// OpenSSLBuild is the vendored library this binary was built against (an
+// OpenSSL release such as "3.6", or "boringssl"), or "" for the system
+// libssl.
 func OpenSSLBuild() string { return ossl.BuiltFor }
 
 // OpenSSLVersion is the libssl version the OpenSSL backend runs with.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"runtime"
 	"slices"
 )
 
@@ -69,6 +70,7 @@ func (c stdConn) details() Details {
 		// crypto/tls does not report the peer's signature scheme; with
 		// libp2p's ECDSA P-256 certificates in TLS 1.3 it can only be
 		// ecdsa_secp256r1_sha256, which the OpenSSL backend confirms.
-		ALPN: st.NegotiatedProtocol,
+		ALPN:    st.NegotiatedProtocol,
+		Library: "Go crypto/tls " + runtime.Version(),
 	}
 }

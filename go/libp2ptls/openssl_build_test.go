@@ -1,7 +1,9 @@
 package libp2ptls
 
 import (
+	"context"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,11 +20,33 @@ func TestOpenSSLIsTheLibraryBuiltFor(t *testing.T) {
 	if want == "" {
 		t.Skip("TLSMATRIX_EXPECT_OPENSSL is not set (make go-test sets it)")
 	}
-	if got := OpenSSLVersion(); !strings.HasPrefix(got, "OpenSSL "+want+".") {
-		t.Fatalf("the OpenSSL backend runs %q, want OpenSSL %s", got, want)
+	prefix := "OpenSSL " + want + "."
+	if want == "boringssl" {
+		prefix = "BoringSSL ("
+	}
+	if got := OpenSSLVersion(); !strings.HasPrefix(got, prefix) {
+		t.Fatalf("the OpenSSL backend runs %q, want %s", got, prefix)
 	}
 	if b := OpenSSLBuild(); b != "" && b != want {
 		t.Fatalf("built for %q, expected %q", b, want)
+	}
+	// Each connection names the library that ran it, on both backends.
+	for _, b := range []Backend{BackendOpenSSL, BackendStd} {
+		client := transportFor(t, hostKey(t, ic.ECDSA, 1), b, nil, nil)
+		server := transportFor(t, hostKey(t, ic.ECDSA, 2), b, nil, nil)
+		cl, sv := handshakePair(t, context.Background(), client, server, server.localPeer, client.localPeer)
+		if cl.err != nil || sv.err != nil {
+			t.Fatalf("%v: %v / %v", b, cl.err, sv.err)
+		}
+		wantLib := OpenSSLVersion()
+		if b == BackendStd {
+			wantLib = "Go crypto/tls " + runtime.Version()
+		}
+		for _, c := range []result{cl, sv} {
+			if got := detailsOf(t, c.conn).Library; got != wantLib {
+				t.Fatalf("%v: Details().Library = %q, want %q", b, got, wantLib)
+			}
+		}
 	}
 }
 

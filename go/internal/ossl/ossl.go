@@ -32,23 +32,43 @@ func init() {
 	}
 }
 
-// BuiltFor is the OpenSSL release a vendored build was linked against
-// ("3.6"), set with -ldflags -X by the Makefile; empty for the system libssl.
+// BuiltFor is the library a vendored build was linked against, an OpenSSL
+// release ("3.6") or "boringssl", set with -ldflags -X by the Makefile;
+// empty for the system libssl.
 var BuiltFor string
 
-// CheckBuild fails when the libssl running is not the release the binary was
-// built for, so a build that picked up another library never measures it
-// under the wrong name.
+// BoringSource names the source a BoringSSL build came from ("boring-sys
+// 5.4.0"), set by the Makefile: BoringSSL has no version of its own.
+var BoringSource string
+
+// CheckBuild fails when the libssl running is not the library the binary
+// was built for, so a build that picked up another library never measures
+// it under the wrong name.
 func CheckBuild() error {
-	if BuiltFor != "" && !strings.HasPrefix(Version(), "OpenSSL "+BuiltFor+".") {
-		return fmt.Errorf("ossl: built for OpenSSL %s but running %s", BuiltFor, Version())
+	v := Version()
+	switch {
+	case BuiltFor == "":
+		return nil
+	case BuiltFor == "boringssl":
+		if !strings.HasPrefix(v, "BoringSSL") {
+			return fmt.Errorf("ossl: built for BoringSSL but running %s", v)
+		}
+	case !strings.HasPrefix(v, "OpenSSL "+BuiltFor+"."):
+		return fmt.Errorf("ossl: built for OpenSSL %s but running %s", BuiltFor, v)
 	}
 	return nil
 }
 
 // Version is the version string of the libssl this process runs with, as
-// OpenSSL reports it at run time, e.g. "OpenSSL 3.0.19 27 Jan 2026".
-func Version() string { return C.GoString(C.tm_version()) }
+// the library reports it at run time, e.g. "OpenSSL 3.0.19 27 Jan 2026" or,
+// for BoringSSL, "BoringSSL (boring-sys 5.4.0)".
+func Version() string {
+	v := C.GoString(C.tm_version())
+	if v == "BoringSSL" && BoringSource != "" {
+		return v + " (" + BoringSource + ")"
+	}
+	return v
+}
 
 // GroupsSupported reports whether this libssl knows every group in the
 // colon-separated list (OpenSSL names, e.g. "X25519MLKEM768").

@@ -1,5 +1,6 @@
 #include "shim.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,9 +9,19 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+/* BoringSSL differs where it is better: certificates stay DER buffers
+ * (TLS_with_buffers_method, no X509 parsing), the peer's chain is checked
+ * through its custom-verify callback, group and signature scheme come as
+ * code points, and its client seals an alert under the handshake key by
+ * itself, so the deferred-alert machinery below is OpenSSL's alone. */
+#ifdef OPENSSL_IS_BORINGSSL
+#include <openssl/pool.h>
+#else
+#include <openssl/kdf.h>
+#endif
 
 #include "_cgo_export.h"
 
@@ -28,6 +39,7 @@ struct tm_conn {
 	tm_io io;
 	int alert_sent, alert_received;
 	unsigned long first_error;
+#ifndef OPENSSL_IS_BORINGSSL
 	/* Client only: the server's certificate was refused, and the alert
 	 * waits until the handshake write key exists (see seal_alert). */
 	int deferred_reject;
@@ -35,6 +47,7 @@ struct tm_conn {
 	 * secret, to seal that alert. Wiped when the handshake ends. */
 	uint8_t chts[64];
 	size_t chts_len;
+#endif
 };
 
 static int conn_index = -1;
@@ -46,9 +59,51 @@ int tm_init(void) {
 
 static tm_conn *conn_of(const SSL *ssl) { return SSL_get_ex_data(ssl, conn_index); }
 
-/* Hands the peer's certificates, exactly as received, to Go, where the libp2p
- * checks live. Returning 0 with an X509 error makes OpenSSL send the matching
- * alert (bad_certificate for X509_V_ERR_CERT_REJECTED). */
+/* Hands the peer's certificates, exactly as received (DER, leaf first), to Go,
+ * where the libp2p checks live; returns an X509_V_* verdict. */
+static int check_chain(tm_conn *c, const uint8_t *const *ders, const size_t *lens, int n) {
+	if (n <= 0 || n > 16)
+		return X509_V_ERR_CERT_REJECTED;
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += lens[i];
+	uint8_t *buf = OPENSSL_malloc(total);
+	if (buf == NULL)
+		return X509_V_ERR_OUT_OF_MEM;
+	uint8_t *p = buf;
+	for (int i = 0; i < n; i++) {
+		memcpy(p, ders[i], lens[i]);
+		p += lens[i];
+	}
+	int verdict = tmVerifyPeer(c->handle, buf, (size_t *)lens, n);
+	OPENSSL_free(buf);
+	return verdict;
+}
+
+#ifdef OPENSSL_IS_BORINGSSL
+static enum ssl_verify_result_t verify_peer(SSL *ssl, uint8_t *out_alert) {
+	const STACK_OF(CRYPTO_BUFFER) *chain = SSL_get0_peer_certificates(ssl);
+	size_t n = chain ? sk_CRYPTO_BUFFER_num(chain) : 0;
+	if (n == 0 || n > 16) {
+		*out_alert = SSL_AD_BAD_CERTIFICATE;
+		return ssl_verify_invalid;
+	}
+	const uint8_t *ders[16];
+	size_t lens[16];
+	for (size_t i = 0; i < n; i++) {
+		const CRYPTO_BUFFER *b = sk_CRYPTO_BUFFER_value(chain, i);
+		ders[i] = CRYPTO_BUFFER_data(b);
+		lens[i] = CRYPTO_BUFFER_len(b);
+	}
+	if (check_chain(conn_of(ssl), ders, lens, (int)n) != X509_V_OK) {
+		*out_alert = SSL_AD_BAD_CERTIFICATE;
+		return ssl_verify_invalid;
+	}
+	return ssl_verify_ok;
+}
+#else
+/* Returning 0 with an X509 error makes OpenSSL send the matching alert
+ * (bad_certificate for X509_V_ERR_CERT_REJECTED). */
 static int verify_peer(X509_STORE_CTX *store, void *arg) {
 	(void)arg;
 	SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
@@ -60,26 +115,19 @@ static int verify_peer(X509_STORE_CTX *store, void *arg) {
 		X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
 		return 0;
 	}
-	size_t lens[16], total = 0;
-	for (int i = 0; i < n; i++) {
-		int l = i2d_X509(sk_X509_value(chain, i), NULL);
-		if (l <= 0) {
-			X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
-			return 0;
-		}
-		lens[i] = (size_t)l;
-		total += (size_t)l;
+	uint8_t *ders[16] = {0};
+	size_t lens[16];
+	int verdict = X509_V_OK;
+	for (int i = 0; i < n && verdict == X509_V_OK; i++) {
+		int l = i2d_X509(sk_X509_value(chain, i), &ders[i]);
+		if (l <= 0)
+			verdict = X509_V_ERR_CERT_REJECTED;
+		lens[i] = l > 0 ? (size_t)l : 0;
 	}
-	uint8_t *buf = OPENSSL_malloc(total);
-	if (buf == NULL) {
-		X509_STORE_CTX_set_error(store, X509_V_ERR_OUT_OF_MEM);
-		return 0;
-	}
-	uint8_t *p = buf;
+	if (verdict == X509_V_OK)
+		verdict = check_chain(c, (const uint8_t *const *)ders, lens, n);
 	for (int i = 0; i < n; i++)
-		i2d_X509(sk_X509_value(chain, i), &p);
-	int verdict = tmVerifyPeer(c->handle, buf, lens, n);
-	OPENSSL_free(buf);
+		OPENSSL_free(ders[i]);
 	if (verdict != X509_V_OK && !SSL_is_server(ssl)) {
 		c->deferred_reject = 1;
 		return 1;
@@ -90,6 +138,7 @@ static int verify_peer(X509_STORE_CTX *store, void *arg) {
 	}
 	return 1;
 }
+#endif
 
 /* Picks the client's most preferred protocol that the server accepts, as the
  * libp2p spec's inlined muxer negotiation asks (TLS's default is the server's). */
@@ -117,6 +166,7 @@ static void note_alerts(const SSL *ssl, int where, int ret) {
 		c->alert_sent = ret & 0xff;
 }
 
+#ifndef OPENSSL_IS_BORINGSSL
 /* Keeps the client handshake traffic secret in the connection; nothing is
  * written anywhere. */
 static void keep_handshake_secret(const SSL *ssl, const char *line) {
@@ -212,6 +262,8 @@ done:
 	return n;
 }
 
+#endif /* !OPENSSL_IS_BORINGSSL */
+
 static void set_err(char *err, size_t errlen, const char *what) {
 	unsigned long e = ERR_peek_last_error();
 	if (e != 0) {
@@ -224,6 +276,30 @@ static void set_err(char *err, size_t errlen, const char *what) {
 	ERR_clear_error();
 }
 
+#ifdef OPENSSL_IS_BORINGSSL
+/* Our chain as DER buffers and our key, in one call. */
+static int set_chain_and_key(SSL_CTX *ctx, const tm_ctx_config *cfg) {
+	if (cfg->chain_count <= 0 || cfg->chain_count > 16)
+		return 0;
+	CRYPTO_BUFFER *bufs[16] = {0};
+	const uint8_t *p = cfg->chain;
+	int ok = 1;
+	for (int i = 0; i < cfg->chain_count && ok; i++) {
+		bufs[i] = CRYPTO_BUFFER_new(p, cfg->chain_lens[i], NULL);
+		ok = bufs[i] != NULL;
+		p += cfg->chain_lens[i];
+	}
+	const unsigned char *kp = cfg->key;
+	EVP_PKEY *key = ok ? d2i_AutoPrivateKey(NULL, &kp, (long)cfg->key_len) : NULL;
+	ok = key != NULL &&
+	     SSL_CTX_set_chain_and_key(ctx, bufs, (size_t)cfg->chain_count, key, NULL);
+	EVP_PKEY_free(key);
+	for (int i = 0; i < cfg->chain_count; i++)
+		CRYPTO_BUFFER_free(bufs[i]);
+	return ok;
+}
+#endif
+
 tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 	tm_ctx *t = OPENSSL_zalloc(sizeof *t);
 	if (t == NULL) {
@@ -231,7 +307,11 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		return NULL;
 	}
 	t->is_server = cfg->is_server;
+#ifdef OPENSSL_IS_BORINGSSL
+	t->ctx = SSL_CTX_new(TLS_with_buffers_method());
+#else
 	t->ctx = SSL_CTX_new(cfg->is_server ? TLS_server_method() : TLS_client_method());
+#endif
 	if (t->ctx == NULL) {
 		set_err(err, errlen, "SSL_CTX_new");
 		goto fail;
@@ -252,6 +332,21 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		set_err(err, errlen, "unsupported key-exchange group list");
 		goto fail;
 	}
+#ifdef OPENSSL_IS_BORINGSSL
+	/* BoringSSL's TLS 1.3 suites are fixed: these three, in this order where
+	 * the CPU has AES instructions. Any other list would be a silent lie. */
+	if (cfg->ciphersuites && *cfg->ciphersuites &&
+	    strcmp(cfg->ciphersuites, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+	                              "TLS_CHACHA20_POLY1305_SHA256") != 0) {
+		snprintf(err, errlen, "BoringSSL's TLS 1.3 cipher suites are fixed; cannot use %s",
+		         cfg->ciphersuites);
+		goto fail;
+	}
+	if (!set_chain_and_key(ctx, cfg)) {
+		set_err(err, errlen, "setting our certificate and private key");
+		goto fail;
+	}
+#else
 	if (cfg->ciphersuites && *cfg->ciphersuites &&
 	    !SSL_CTX_set_ciphersuites(ctx, cfg->ciphersuites)) {
 		set_err(err, errlen, "unsupported TLS 1.3 cipher suite list");
@@ -292,17 +387,22 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		set_err(err, errlen, "setting our private key");
 		goto fail;
 	}
+#endif
 
 	/* Mutual authentication: a server demands a certificate (TLS 1.3 sends
 	 * certificate_required without one); both sides check it in Go. */
 	int mode = SSL_VERIFY_PEER;
 	if (cfg->is_server)
 		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+#ifdef OPENSSL_IS_BORINGSSL
+	SSL_CTX_set_custom_verify(ctx, mode, verify_peer);
+#else
 	SSL_CTX_set_verify(ctx, mode, NULL);
 	SSL_CTX_set_cert_verify_callback(ctx, verify_peer, NULL);
-	SSL_CTX_set_info_callback(ctx, note_alerts);
 	if (!cfg->is_server)
 		SSL_CTX_set_keylog_callback(ctx, keep_handshake_secret);
+#endif
+	SSL_CTX_set_info_callback(ctx, note_alerts);
 
 	if (cfg->alpn_len > 0) {
 		if (cfg->is_server) {
@@ -359,7 +459,9 @@ tm_conn *tm_conn_new(tm_ctx *t) {
 void tm_conn_free(tm_conn *c) {
 	if (c == NULL)
 		return;
+#ifndef OPENSSL_IS_BORINGSSL
 	OPENSSL_cleanse(c->chts, sizeof c->chts);
+#endif
 	SSL_free(c->ssl);
 	OPENSSL_free(c);
 }
@@ -368,17 +470,18 @@ tm_io *tm_conn_io(tm_conn *c) { return &c->io; }
 
 void tm_drain(tm_conn *c, uint8_t *out, size_t outcap) {
 	size_t n = 0;
-	if (outcap > 0 && BIO_ctrl_pending(c->wbio) > 0 && !BIO_read_ex(c->wbio, out, outcap, &n))
-		n = 0;
+	if (outcap > 0 && BIO_ctrl_pending(c->wbio) > 0) {
+		int got = BIO_read(c->wbio, out, outcap > INT_MAX ? INT_MAX : (int)outcap);
+		n = got > 0 ? (size_t)got : 0;
+	}
 	c->io.outlen = n;
 	c->io.more_out = BIO_ctrl_pending(c->wbio) > 0;
 }
 
 static int feed(tm_conn *c, const uint8_t *in, size_t inlen) {
-	size_t written;
 	/* The error queue is per thread; drop what an earlier call left on it. */
 	ERR_clear_error();
-	return inlen == 0 || BIO_write_ex(c->rbio, in, inlen, &written);
+	return inlen == 0 || (inlen <= INT_MAX && BIO_write(c->rbio, in, (int)inlen) == (int)inlen);
 }
 
 /* Maps an SSL_* return value to TM_*, remembering the first error. */
@@ -404,6 +507,7 @@ int tm_handshake(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *out, size
 		int ret = SSL_do_handshake(c->ssl);
 		rc = ret == 1 ? TM_OK : classify(c, ret);
 	}
+#ifndef OPENSSL_IS_BORINGSSL
 	if (c->deferred_reject && rc != TM_WANT_READ) {
 		/* Our second flight stays unsent; the sealed alert replaces it. */
 		(void)BIO_reset(c->wbio);
@@ -419,6 +523,9 @@ int tm_handshake(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *out, size
 		OPENSSL_cleanse(c->chts, sizeof c->chts);
 		c->chts_len = 0;
 	}
+#else
+	tm_drain(c, out, outcap);
+#endif
 	return rc;
 }
 
@@ -439,8 +546,10 @@ int tm_read(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *p, size_t n) {
 	if (!feed(c, in, inlen))
 		rc = TM_ERROR;
 	else {
-		int ret = SSL_read_ex(c->ssl, p, n, &c->io.nread);
-		rc = ret == 1 ? TM_OK : classify(c, ret);
+		int ret = SSL_read(c->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+		if (ret > 0)
+			c->io.nread = (size_t)ret;
+		rc = ret > 0 ? TM_OK : classify(c, ret);
 	}
 	c->io.buffered = SSL_pending(c->ssl) > 0 || has_full_record(c->rbio);
 	c->io.outlen = 0;
@@ -453,8 +562,11 @@ int tm_write(tm_conn *c, const uint8_t *p, size_t n, uint8_t *out, size_t outcap
 	c->io.written = 0;
 	ERR_clear_error();
 	if (n > 0) {
-		int ret = SSL_write_ex(c->ssl, p, n, &c->io.written);
-		rc = ret == 1 ? TM_OK : classify(c, ret);
+		/* Partial writes are on: a short write reports what it took. */
+		int ret = SSL_write(c->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+		if (ret > 0)
+			c->io.written = (size_t)ret;
+		rc = ret > 0 ? TM_OK : classify(c, ret);
 	}
 	tm_drain(c, out, outcap);
 	return rc;
@@ -467,6 +579,7 @@ void tm_shutdown(tm_conn *c, uint8_t *out, size_t outcap) {
 	tm_drain(c, out, outcap);
 }
 
+#ifndef OPENSSL_IS_BORINGSSL
 static uint16_t group_code(int nid) {
 	switch (nid) {
 	case NID_X25519: return 0x001d;
@@ -498,15 +611,22 @@ static uint16_t sigalg_code(SSL *ssl) {
 	}
 }
 
+#endif
+
 void tm_get_state(tm_conn *c, tm_state *s) {
 	memset(s, 0, sizeof *s);
 	s->version = (uint16_t)SSL_version(c->ssl);
 	const SSL_CIPHER *cipher = SSL_get_current_cipher(c->ssl);
 	s->cipher = cipher ? SSL_CIPHER_get_protocol_id(cipher) : 0;
 	/* OpenSSL 3.0 reads the group from the session, absent after an early failure. */
+#ifdef OPENSSL_IS_BORINGSSL
+	s->group = SSL_get_group_id(c->ssl);
+	s->peer_sigalg = SSL_get_peer_signature_algorithm(c->ssl);
+#else
 	if (SSL_get_session(c->ssl) != NULL)
 		s->group = group_code(SSL_get_negotiated_group(c->ssl));
 	s->peer_sigalg = sigalg_code(c->ssl);
+#endif
 	SSL_get0_alpn_selected(c->ssl, &s->alpn, &s->alpn_len);
 	s->alert_sent = c->alert_sent;
 	s->alert_received = c->alert_received;
