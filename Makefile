@@ -87,22 +87,20 @@ go-test: setup
 	mkdir -p target
 	set -o pipefail; cd go && TLSMATRIX_EXPECT_OPENSSL=$(SYSTEM_OPENSSL) $(GO) test -count=1 -v ./... 2>&1 \
 	  | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
-	@set -o pipefail; for v in $(OPENSSL_RELEASES); do \
-	  [ -f target/openssl/$$v/lib/libssl.a ] || { echo "go-test: OpenSSL $$v is not built (make build builds it)"; exit 1; }; \
-	  echo "go tests, the OpenSSL backend on vendored OpenSSL $$v:"; \
-	  (cd go && $(call go_vendored,$$v) TLSMATRIX_EXPECT_OPENSSL=$$v $(GO) test -count=1 -v $(call go_vendored_flags,$$v) ./libp2ptls 2>&1 \
-	    | tee -a ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)') || exit 1; \
+	@set -o pipefail; for v in $(GO_LIBSSL); do \
+	  echo "go tests, the OpenSSL backend on $$v:"; \
+	  (cd go && TLSMATRIX_EXPECT_OPENSSL=$$v ../scripts/go-libssl $$v test -count=1 -v ./libp2ptls 2>&1 \
+	    | tee -a ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic|go-libssl)') || exit 1; \
 	done
 	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
 
-# The Go OpenSSL backend on a vendored release: its static archives from target/openssl/V (which
-# the OpenSSL drivers' build makes), and the release it must find at run time. SYSTEM_OPENSSL is
-# expanded when a recipe runs, after scripts/setup has installed libssl-dev on a fresh machine.
+# The libssl the Go OpenSSL backend is also built against, each statically, beside the system
+# one (scripts/go-libssl sets up cgo for one): the vendored OpenSSL releases and BoringSSL.
+GO_LIBSSL ?= $(OPENSSL_RELEASES) boringssl
+# The system OpenSSL's release line, read when a recipe runs (after scripts/setup has
+# installed libssl-dev on a fresh machine).
 SYSTEM_OPENSSL = $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)
-go_vendored = CGO_CFLAGS="-I$(CURDIR)/target/openssl/$(1)/include" \
-  CGO_LDFLAGS="$(CURDIR)/target/openssl/$(1)/lib/libssl.a $(CURDIR)/target/openssl/$(1)/lib/libcrypto.a"
-go_vendored_flags = -tags ossl_vendored -ldflags "-X github.com/tlsmatrix/tlsmatrix/go/internal/ossl.BuiltFor=$(1)"
 
 # Go native fuzzing of everything the transport parses from a peer: each target FUZZTIME.
 # make test runs them for FUZZTIME_TEST; a finding is saved under go/libp2ptls/testdata/fuzz
@@ -146,15 +144,13 @@ bench: build
 # The libp2p transport's benchmarks (Handshake, HandshakeNewPeers, Latency, Connections) paired:
 # upstream go-libp2p's transport (the reference), an A/A copy of it and every pair of our
 # backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; then, for
-# each of GO_OPENSSL_RELEASES, a process built against that vendored OpenSSL samples the
+# each of GO_LIBSSL, a process built against that vendored libssl samples the
 # reference and its OpenSSL arms. One run: records with per-round ratios in
 # results/go-bench.jsonl, the factor tables in results/go-bench.txt. About 45 s for the first
 # process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
 # make report's shorter pass over the same benchmarks.
 REPORT_GO_ROUNDS ?= 20
-# Vendored OpenSSL releases the Go OpenSSL backend is also measured on, one process each.
-GO_OPENSSL_RELEASES ?= $(OPENSSL_RELEASES)
 GO_SAMPLE ?= 20ms
 bench-go: build
 	mkdir -p results
@@ -162,8 +158,8 @@ bench-go: build
 	@status=0; set -o pipefail; run=go-bench-$$(date -u +%Y%m%dT%H%M%SZ); rev="$$(git rev-parse HEAD 2>/dev/null)"; \
 	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run \
 	  --out ../results/go-bench.jsonl --git-rev "$$rev") | tee results/go-bench.txt || status=$$?; \
-	for v in $(GO_OPENSSL_RELEASES); do \
-	  (cd go && $(call go_vendored,$$v) $(GO) run $(call go_vendored_flags,$$v) ./cmd/pairedbench --arms openssl \
+	for v in $(GO_LIBSSL); do \
+	  (cd go && ../scripts/go-libssl $$v run ./cmd/pairedbench --arms openssl \
 	    --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run --out ../results/go-bench-openssl-$$v.jsonl \
 	    --git-rev "$$rev") | tee -a results/go-bench.txt || status=$$?; \
 	  if [ -f results/go-bench-openssl-$$v.jsonl ]; then cat results/go-bench-openssl-$$v.jsonl >> results/go-bench.jsonl; fi; \

@@ -237,6 +237,9 @@ func TestInvalidCertificates(t *testing.T) {
 					} else {
 						sid = tc.make(t, sk)
 					}
+					if refusedAtSetUp(t, p, offender, tc.name, cid, sid, ck, sk) {
+						return
+					}
 					client := transportFor(t, ck, p.client, nil, cid)
 					server := transportFor(t, sk, p.server, nil, sid)
 					cl, sv := handshakePair(t, context.Background(), client, server, "", "")
@@ -282,6 +285,25 @@ func TestInvalidCertificates(t *testing.T) {
 func knownPlaintextAlert(p pair, offender, name string) bool {
 	return p.client == BackendOpenSSL && p.server == BackendStd && offender == "server" &&
 		name == "key-mismatch"
+}
+
+// refusedAtSetUp: BoringSSL checks that a private key matches its
+// certificate when the context is made, so on BoringSSL the OpenSSL backend
+// cannot be built to offend with key-mismatch. That refusal is asserted
+// instead of the handshake.
+func refusedAtSetUp(t *testing.T, p pair, offender, name string, cid, sid *Identity, ck, sk ic.PrivKey) bool {
+	b, id, key := p.client, cid, ck
+	if offender == "server" {
+		b, id, key = p.server, sid, sk
+	}
+	if b != BackendOpenSSL || name != "key-mismatch" || OpenSSLBuild() != "boringssl" {
+		return false
+	}
+	_, err := newTransport(ID, key, nil, id, options{backend: b, verifiedCerts: DefaultVerifiedCerts})
+	if err == nil || !strings.Contains(err.Error(), "does not match the certificate") {
+		t.Fatalf("BoringSSL made a transport whose key does not match its certificate: %v", err)
+	}
+	return true
 }
 
 func containsAny(s string, subs []string) bool {

@@ -2,6 +2,7 @@ package libp2ptls
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -29,6 +30,14 @@ func TestOpenSSLIsTheLibraryBuiltFor(t *testing.T) {
 	}
 	if b := OpenSSLBuild(); b != "" && b != want {
 		t.Fatalf("built for %q, expected %q", b, want)
+	}
+	// ML-KEM came with OpenSSL 3.5; BoringSSL has it. The backend must see it
+	// exactly where it exists, or the default-group tests prove nothing.
+	var major, minor int
+	fmt.Sscanf(want, "%d.%d", &major, &minor)
+	hasMLKEM := want == "boringssl" || major > 3 || (major == 3 && minor >= 5)
+	if OpenSSLHasMLKEM() != hasMLKEM {
+		t.Fatalf("%s: OpenSSLHasMLKEM() = %v, want %v", OpenSSLVersion(), OpenSSLHasMLKEM(), hasMLKEM)
 	}
 	// Each connection names the library that ran it, on both backends.
 	for _, b := range []Backend{BackendOpenSSL, BackendStd} {

@@ -187,10 +187,15 @@ func (e *AlertError) Error() string {
 }
 
 // cleanOpenSSLError turns "error:0A000086:SSL routines::certificate verify failed"
-// into "certificate verify failed".
+// into "certificate verify failed", and BoringSSL's reason codes
+// ("error:1000007b:SSL routines:OPENSSL_internal:BAD_SIGNATURE") into the
+// same kind of words ("bad signature"), so errors read alike on either.
 func cleanOpenSSLError(s string) string {
 	if i := strings.LastIndex(s, ":"); i >= 0 && i+1 < len(s) {
-		return s[i+1:]
+		s = s[i+1:]
+	}
+	if s != "" && strings.ToUpper(s) == s {
+		s = strings.ToLower(strings.ReplaceAll(s, "_", " "))
 	}
 	return s
 }

@@ -343,7 +343,7 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		goto fail;
 	}
 	if (!set_chain_and_key(ctx, cfg)) {
-		set_err(err, errlen, "setting our certificate and private key");
+		set_err(err, errlen, "setting our certificate and private key (BoringSSL refuses a key that does not match the certificate)");
 		goto fail;
 	}
 #else
