@@ -126,6 +126,9 @@ pub fn summary(r: &Record) -> Summary {
 /// otherwise it compares the two sets of samples. A paired factor is significant when its
 /// interval excludes 1 and it is further from 1 than `floor` (the run's [`NoiseFloor`]).
 pub fn advantage(r: &Record, base: &Record, floor: f64) -> Option<Factor> {
+    if !same_machine_kind(r, base) {
+        return None;
+    }
     let paired = r
         .paired
         .as_ref()
@@ -140,6 +143,27 @@ pub fn advantage(r: &Record, base: &Record, floor: f64) -> Option<Factor> {
     } else {
         stats::factor(&b, &v)
     }
+}
+
+/// Whether two figures may be compared: timings only when taken on the same CPU model (a
+/// factor between two machines measures the machines); counts and heap bytes always.
+pub fn same_machine_kind(r: &Record, base: &Record) -> bool {
+    r.metric.machine_independent() || r.env.cpu_model == base.env.cpu_model
+}
+
+/// The CPU models a set of records' timings were taken on, when more than one: the report
+/// says that factors across them are not computed.
+pub fn timing_cpu_models(records: &[Record]) -> Vec<&str> {
+    let mut models: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| !r.metric.machine_independent()) {
+        if !models.contains(&r.env.cpu_model.as_str()) {
+            models.push(&r.env.cpu_model);
+        }
+    }
+    if models.len() < 2 {
+        models.clear();
+    }
+    models
 }
 
 /// A record's paired factor against its own reference, as times better; `None` unpaired.
@@ -239,6 +263,29 @@ impl NoiseFloor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn on(cpu: &str, metric: Metric, centre: f64) -> Record {
+        let env = tlsmatrix_core::record::Env {
+            cpu_model: cpu.into(),
+            ..Default::default()
+        };
+        let samples = (0..8)
+            .map(|i| centre * (1.0 + 0.01 * f64::from(i)))
+            .collect();
+        Record::from_samples("r", "s", ("a", "a 1"), ("b", "b 1"), metric, samples, env).unwrap()
+    }
+
+    #[test]
+    fn timings_from_two_cpu_models_are_never_compared_counts_are() {
+        let (x, y) = ("EPYC 7B13", "Xeon 8375C");
+        let time = |cpu| on(cpu, Metric::ClientCpuNs, 1e6);
+        assert!(advantage(&time(x), &time(x), 0.0).is_some());
+        assert!(advantage(&time(x), &time(y), 0.0).is_none());
+        let count = |cpu| on(cpu, Metric::ClientInstructions, 5e6);
+        assert!(advantage(&count(x), &count(y), 0.0).is_some());
+        assert_eq!(timing_cpu_models(&[time(x), time(y), count(x)]), vec![x, y]);
+        assert!(timing_cpu_models(&[time(x), count(y)]).is_empty());
+    }
 
     #[test]
     fn handshake_cost_is_shown_as_a_rate_and_counts_lower_is_better() {

@@ -145,6 +145,15 @@ enum Command {
         /// summary matrix and the cells that did not pass.
         #[arg(long, short)]
         verbose: bool,
+        /// Run only shard K of N of the planned cells (every Nth cell from the Kth). Give every
+        /// shard the same --run-id and --out (or concatenate their files): the report reads
+        /// them as one run. Interop cells judge outcomes, not speed, so shards may run on
+        /// different machines.
+        #[arg(long, default_value = "1/1", value_name = "K/N")]
+        shard: run::Shard,
+        /// The run id to record under (default: a new one from the time and process id).
+        #[arg(long, value_name = "ID")]
+        run_id: Option<String>,
     },
     /// One side of an interop case over TCP, for trying a peer by hand.
     ///
@@ -311,6 +320,8 @@ fn main() -> ExitCode {
             out,
             list_cases: false,
             verbose,
+            shard,
+            run_id,
         } => interop::run(interop::Options {
             peers,
             cases,
@@ -322,6 +333,8 @@ fn main() -> ExitCode {
             timeout: Duration::from_secs(timeout),
             markdown: format == "md",
             verbose,
+            shard,
+            run_id,
             out,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         }),

@@ -129,7 +129,7 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
     assert!(r.status.success(), "{}", stderr(&r));
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(
-        stdout.contains("times better than openssl-3.0 -> openssl-3.0"),
+        stdout.contains("in brackets times better than openssl-3.0"),
         "{stdout}"
     );
     assert!(
@@ -782,6 +782,67 @@ fn runs_are_stored_and_read_back() {
 
 /// The quick interop matrix over real sockets: every peer against itself must end as the case
 /// requires; a peer that cannot play a role says why.
+/// Interop shards: N shard plans together are the unsharded plan, no cell twice, and shards
+/// written under one run id read back as one run.
+#[test]
+fn interop_shards_cover_the_plan_once_and_merge_into_one_run() {
+    let d = scratch("interop-shards");
+    let cells = |path: &std::path::Path| -> Vec<(String, String, String, String)> {
+        let mut v: Vec<_> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|l| {
+                let f = |k: &str| l[k].as_str().unwrap().to_string();
+                (f("case"), f("client"), f("server"), f("run_id"))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let base = [
+        "interop",
+        "--peer",
+        "rustls-aws-lc,openssl-3.0",
+        "--case",
+        "tls13*,version-mismatch",
+    ];
+    let whole = d.join("whole.jsonl");
+    let r = tlsmatrix(&[&base[..], &["--out", whole.to_str().unwrap()]].concat());
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let sharded = d.join("sharded.jsonl");
+    for k in ["1/3", "2/3", "3/3"] {
+        let r = tlsmatrix(
+            &[
+                &base[..],
+                &[
+                    "--shard",
+                    k,
+                    "--run-id",
+                    "interop-merged",
+                    "--out",
+                    sharded.to_str().unwrap(),
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(r.status.code(), Some(0), "shard {k}: {}", stderr(&r));
+    }
+    let strip = |v: Vec<(String, String, String, String)>| -> Vec<(String, String, String)> {
+        v.into_iter().map(|(c, a, b, _)| (c, a, b)).collect()
+    };
+    let (w, s) = (cells(&whole), cells(&sharded));
+    assert!(s.iter().all(|c| c.3 == "interop-merged"), "{s:?}");
+    let s = strip(s);
+    let mut dedup = s.clone();
+    dedup.dedup();
+    assert_eq!(dedup.len(), s.len(), "a cell ran in two shards: {s:?}");
+    assert_eq!(strip(w), s, "the shards together are not the whole plan");
+    let r = tlsmatrix(&[&base[..], &["--shard", "4/3"]].concat());
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("is not a shard"), "{}", stderr(&r));
+}
+
 #[test]
 fn quick_interop_matrix_every_same_impl_cell_passes() {
     let d = scratch("interop");

@@ -113,6 +113,21 @@ impl Metric {
         )
     }
 
+    /// A figure that depends on the code and the work alone, not on how fast the machine
+    /// is: instruction counts and heap bytes. Only these compare across CPU models.
+    pub fn machine_independent(self) -> bool {
+        self.is_count()
+            || matches!(
+                self,
+                Metric::ClientHeapBytes
+                    | Metric::ServerHeapBytes
+                    | Metric::ClientHeapBytesAfterIo
+                    | Metric::ServerHeapBytesAfterIo
+                    | Metric::BytesPerOp
+                    | Metric::AllocsPerOp
+            )
+    }
+
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,

@@ -39,6 +39,10 @@ pub struct Options {
     pub markdown: bool,
     /// Every case's matrix and every unsupported cell in the terminal, not only the summary.
     pub verbose: bool,
+    /// This run's share of the planned cells (`--shard K/N`).
+    pub shard: crate::run::Shard,
+    /// A run id to use instead of a new one, so that shards record into one run.
+    pub run_id: Option<String>,
     pub out: PathBuf,
     pub command_line: String,
 }
@@ -392,11 +396,13 @@ pub fn run(opts: Options) -> Result<bool> {
     let mut results = crate::results_file::ResultsFile::open(&opts.out)?;
     let certs_dir = crate::beside(&opts.out, "certs");
     prepare_certs(&cases, &certs_dir)?;
-    let run_id = format!(
-        "interop-{}-{:04x}",
-        crate::env::compact(SystemTime::now()),
-        std::process::id() & 0xffff
-    );
+    let run_id = opts.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "interop-{}-{:04x}",
+            crate::env::compact(SystemTime::now()),
+            std::process::id() & 0xffff
+        )
+    });
     // Each case pairs the peers of its family: TLS peers, or libp2p peers.
     let mut plan: Vec<(&'static Case, usize, usize)> = Vec::new();
     for &c in &cases {
@@ -411,6 +417,14 @@ pub fn run(opts: Options) -> Result<bool> {
     }
     if plan.is_empty() {
         bail!("no peer on this machine takes part in the chosen cases");
+    }
+    let plan = opts.shard.select(&plan);
+    if plan.is_empty() {
+        bail!(
+            "shard {}/{} of these cases has no cell; use fewer shards",
+            opts.shard.index,
+            opts.shard.count
+        );
     }
     eprintln!(
         "interop {run_id}: {} cases, {} peers, {} cells, {} at a time, {} s limit each -> {}",

@@ -596,6 +596,14 @@ fn noise_note(run: &RunData) -> String {
         note.push_str(&n.describe());
         note.push('.');
     }
+    let models = figures::timing_cpu_models(&run.records);
+    if !models.is_empty() {
+        note.push_str(&format!(
+            " This run's timings were taken on {} CPU models ({}), e.g. shards run on different machines: a factor between timings from two CPU models would measure the machines, so none is computed (shown as -); instruction counts and heap bytes compare across machines.",
+            models.len(),
+            models.join("; ")
+        ));
+    }
     note
 }
 
