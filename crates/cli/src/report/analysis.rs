@@ -293,18 +293,21 @@ fn headlines(rows: &[GlanceRow], baseline: &str) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
             let most = r.factors.values().map(|f| f.2).max()?;
-            let mut ranked: Vec<(&str, f64, usize)> = r
+            // (impl, factor, significant against the baseline in every scenario, scenarios)
+            let mut ranked: Vec<(&str, f64, bool, usize)> = r
                 .factors
                 .iter()
                 .filter(|(imp, _)| !is_aa(imp))
-                .map(|(imp, &(ratio, _, n))| (imp.as_str(), ratio, n))
+                .map(|(imp, &(ratio, sig, n))| (imp.as_str(), ratio, sig, n))
                 .collect();
-            ranked.push((baseline, 1.0, most));
+            ranked.push((baseline, 1.0, true, most));
             ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let [(lead, lead_f, lead_n), (second, second_f, _), ..] = ranked[..] else {
+            let [(lead, lead_f, lead_sig, lead_n), (second, second_f, second_sig, _), ..] =
+                ranked[..]
+            else {
                 return None;
             };
-            let (last, last_f, _) = *ranked.last()?;
+            let (last, last_f, _, _) = *ranked.last()?;
             let over = |n: usize| {
                 if n < most {
                     format!(" (over {n} of {most} scenarios)")
@@ -313,7 +316,16 @@ fn headlines(rows: &[GlanceRow], baseline: &str) -> Vec<String> {
                 }
             };
             let margin = lead_f / second_f;
-            let lead_text = if negligible(margin) {
+            // Against the baseline the factor's own significance decides; between two others
+            // a margin under 1% is a tie.
+            let within_noise =
+                (lead == baseline && !second_sig) || (second == baseline && !lead_sig);
+            let lead_text = if within_noise {
+                format!(
+                    "{lead}{} and {second} lead together (within noise)",
+                    over(lead_n)
+                )
+            } else if negligible(margin) {
                 format!(
                     "{lead}{} and {second} lead together (within 1%)",
                     over(lead_n)
