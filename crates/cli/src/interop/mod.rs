@@ -202,14 +202,10 @@ pub fn peers_of<'a>(cells: impl IntoIterator<Item = &'a CellLine>) -> Vec<&'a st
 /// all passed, orange when the rest are listed deviations of a third-party peer, red when
 /// anything else failed; the hover names the cases that did not pass.
 pub fn summary_matrix(cells: &[CellLine]) -> doc::Table {
-    let peers = peers_of(cells);
-    let mut header = vec!["client \\ server".to_string()];
-    header.extend(peers.iter().map(|p| p.to_string()));
-    let rows = peers
-        .iter()
-        .map(|client| {
-            let mut row = vec![doc::Cell::plain(*client)];
-            row.extend(peers.iter().map(|server| {
+    client_by_server(
+        &peers_of(cells),
+        "All cases: passed of applicable cases per client (rows) and server (columns); green all passed, orange the rest are listed known deviations of a third-party peer, red a failure. Hover a cell for the cases that did not pass.".into(),
+        |client, server| {
                 let pair: Vec<&CellLine> = cells
                     .iter()
                     .filter(|c| c.client == *client && c.server == *server)
@@ -255,12 +251,28 @@ pub fn summary_matrix(cells: &[CellLine]) -> doc::Table {
                     class,
                     Some(title),
                 )
-            }));
+        },
+    )
+}
+
+/// A client-by-server table over `peers`, each cell made by `cell(client, server)`.
+fn client_by_server(
+    peers: &[&str],
+    caption: String,
+    cell: impl Fn(&str, &str) -> doc::Cell,
+) -> doc::Table {
+    let mut header = vec!["client \\ server".to_string()];
+    header.extend(peers.iter().map(|p| p.to_string()));
+    let rows = peers
+        .iter()
+        .map(|client| {
+            let mut row = vec![doc::Cell::plain(*client)];
+            row.extend(peers.iter().map(|server| cell(client, server)));
             row
         })
         .collect();
     doc::Table {
-        caption: "All cases: passed of applicable cases per client (rows) and server (columns); green all passed, orange the rest are listed known deviations of a third-party peer, red a failure. Hover a cell for the cases that did not pass.".into(),
+        caption,
         header,
         rows,
         label_cols: 1,
@@ -282,40 +294,27 @@ pub fn matrix_tables(cells: &[CellLine], text: fn(&str) -> &str) -> Vec<doc::Tab
         .map(|case| {
             // The peers that took part in this case: its family's.
             let peers = peers_of(cells.iter().filter(|c| c.case == case));
-            let mut header = vec!["client \\ server".to_string()];
-            header.extend(peers.iter().map(|p| p.to_string()));
-            let rows = peers
-                .iter()
-                .map(|client| {
-                    let mut row = vec![doc::Cell::plain(*client)];
-                    row.extend(peers.iter().map(|server| {
-                        match cells
-                            .iter()
-                            .find(|c| c.case == case && c.client == *client && c.server == *server)
-                        {
-                            Some(c) => {
-                                let class = match c.outcome.as_str() {
-                                    "pass" => doc::Class::Good,
-                                    "expected-failure" => doc::Class::Expected,
-                                    "known-deviation" => doc::Class::Deviation,
-                                    "unsupported" => doc::Class::Unsupported,
-                                    _ => doc::Class::Failed,
-                                };
-                                doc::Cell::with(text(&c.outcome), class, Some(c.reason.clone()))
-                            }
-                            None => doc::Cell::plain("-"),
-                        }
-                    }));
-                    row
-                })
-                .collect();
             let about = CASES.iter().find(|c| c.id == case).map_or("", |c| c.about);
-            doc::Table {
-                caption: format!("interop case {case}: {about}"),
-                header,
-                rows,
-                label_cols: 1,
-            }
+            client_by_server(
+                &peers,
+                format!("interop case {case}: {about}"),
+                |client, server| match cells
+                    .iter()
+                    .find(|c| c.case == case && c.client == client && c.server == server)
+                {
+                    Some(c) => {
+                        let class = match c.outcome.as_str() {
+                            "pass" => doc::Class::Good,
+                            "expected-failure" => doc::Class::Expected,
+                            "known-deviation" => doc::Class::Deviation,
+                            "unsupported" => doc::Class::Unsupported,
+                            _ => doc::Class::Failed,
+                        };
+                        doc::Cell::with(text(&c.outcome), class, Some(c.reason.clone()))
+                    }
+                    None => doc::Cell::plain("-"),
+                },
+            )
         })
         .collect()
 }
