@@ -8,11 +8,9 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use tlsmatrix_core::record::{Metric, Record};
 
-use crate::figures::{self, shown};
-use crate::rundata::{self, RunData};
-use crate::store::RunKind;
-use crate::summary::with_interval;
-use crate::table::Table;
+use tlsmatrix_history::{resolve, RunData, RunKind};
+use tlsmatrix_report::figures::{self, shown, with_interval};
+use tlsmatrix_report::text_table::Table;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -143,8 +141,8 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 /// Prints the table; Ok(false) when any figure regressed.
 pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool> {
-    let b = rundata::resolve(base, db, RunKind::Any)?;
-    let c = rundata::resolve(cand, db, RunKind::Any)?;
+    let b = resolve(base, db, RunKind::Any)?;
+    let c = resolve(cand, db, RunKind::Any)?;
     let (rows, only_base, only_cand) = judge(&b, &c, threshold);
     if rows.is_empty() {
         bail!(

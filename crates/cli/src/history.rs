@@ -4,11 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::rundata::{self, RunData};
-use crate::store::RunKind;
-use crate::store::Store;
-use crate::summary;
-use crate::table::Table;
+use tlsmatrix_history::{read_jsonl, resolve, RunKind, Store};
+use tlsmatrix_report::environment::environment;
+use tlsmatrix_report::summary;
+use tlsmatrix_report::text_table::Table;
 
 pub fn history(db: &Path) -> Result<()> {
     let store = Store::open_existing(db)?;
@@ -51,31 +50,8 @@ pub fn history(db: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The environment of a run, as `key: value` lines.
-pub fn environment(run: &RunData) -> Vec<(String, String)> {
-    let e = &run.env;
-    let mut out = vec![
-        (
-            "run".to_string(),
-            format!("{} ({})", run.run_id, run.status),
-        ),
-        ("started".into(), e.timestamp.clone()),
-        ("command".into(), e.command.clone()),
-        ("git revision".into(), e.git_revision.clone()),
-        ("cpu".into(), format!("{} ({} cores)", e.cpu_model, e.cores)),
-        ("kernel".into(), e.kernel.clone()),
-    ];
-    for (tool, v) in &e.compilers {
-        out.push((tool.clone(), v.clone()));
-    }
-    for (name, v) in run.versions() {
-        out.push((name, v));
-    }
-    out
-}
-
 pub fn show(spec: &str, db: &Path, verbose: bool) -> Result<()> {
-    let run = rundata::resolve(spec, db, RunKind::Any)?;
+    let run = resolve(spec, db, RunKind::Any)?;
     for (k, v) in environment(&run) {
         println!("{k:>14}: {v}");
     }
@@ -90,7 +66,7 @@ pub fn show(spec: &str, db: &Path, verbose: bool) -> Result<()> {
 pub fn import(files: &[PathBuf], db: &Path) -> Result<()> {
     let mut store = Store::open(db)?;
     for f in files {
-        for run in rundata::read_jsonl(f)? {
+        for run in read_jsonl(f)? {
             let measure = if run.records.iter().any(|r| r.metric.is_count()) {
                 "instructions"
             } else {

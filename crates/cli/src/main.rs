@@ -1,23 +1,15 @@
 //! `tlsmatrix`: measure TLS implementations side by side.
 
-mod area;
 mod compare;
-mod doc;
 mod drivers;
 mod env;
-mod figures;
 mod groups;
 mod history;
 mod interop;
 mod list;
 mod repeatability;
-mod report;
 mod results_file;
 mod run;
-mod rundata;
-mod store;
-mod summary;
-mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -303,7 +295,7 @@ fn main() -> ExitCode {
             out,
             db,
             interop,
-        } => report::write(&run, &out, &db.db, &interop).map(|()| true),
+        } => tlsmatrix_report::write(&run, &out, &db.db, &interop).map(|()| true),
         Command::Interop {
             list_cases: true, ..
         } => {

@@ -11,9 +11,9 @@ use anyhow::{bail, Result};
 use tlsmatrix_core::record::{is_aa, Metric, Record};
 use tlsmatrix_core::stats::{self, Factor};
 
-use crate::figures::{self, shown};
-use crate::rundata::{self, RunData};
-use crate::table::Table;
+use tlsmatrix_history::{read_jsonl, RunData};
+use tlsmatrix_report::figures::{self, shown};
+use tlsmatrix_report::text_table::Table;
 
 /// Max/min of a factor across reruns that a comparison should stay within.
 pub fn spread_target(scenario: &str) -> f64 {
@@ -63,7 +63,7 @@ impl Across {
 pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     let mut runs: Vec<RunData> = Vec::new();
     for f in files {
-        runs.extend(rundata::read_jsonl(f)?);
+        runs.extend(read_jsonl(f)?);
     }
     if runs.len() < 2 {
         bail!(

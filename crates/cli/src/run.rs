@@ -18,8 +18,8 @@ use tlsmatrix_core::scenario::Scenario;
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::groups;
 use crate::results_file::ResultsFile;
-use crate::store::Store;
-use crate::summary;
+use tlsmatrix_history::Store;
+use tlsmatrix_report::summary;
 
 pub struct RunOptions {
     pub impls: Vec<String>,

@@ -5,38 +5,10 @@
 //! figure.
 
 use tlsmatrix_core::record::{CellRecord, CellStatus, Record};
-use tlsmatrix_core::stats::Summary;
 
 use crate::area::{area, Area};
-use crate::doc::{self, Class};
-use crate::table::{figure, Table};
-
-/// "4,231 ±1.2%", with `*` when the interval is wider than ±5%.
-pub fn with_interval(s: &Summary) -> String {
-    format!(
-        "{} ±{:.1}%{}",
-        figure(s.median),
-        s.relative_half_width() * 100.0,
-        if s.is_noisy() { "*" } else { "" }
-    )
-}
-
-/// Scenario ids in the order the run met them.
-pub fn scenario_order<'a>(
-    records: impl IntoIterator<Item = &'a str>,
-    cells: &'a [CellRecord],
-) -> Vec<String> {
-    let mut order: Vec<String> = Vec::new();
-    for id in records
-        .into_iter()
-        .chain(cells.iter().map(|c| c.scenario.as_str()))
-    {
-        if !order.iter().any(|o| o == id) {
-            order.push(id.to_string());
-        }
-    }
-    order
-}
+use crate::doc::{self, scenario_order, Class};
+use crate::text_table::Table;
 
 /// The run at a glance: per area one table, a row per scenario and figure, a column per impl,
 /// each cell the figure and its factor against the baseline; cells not measured are counted

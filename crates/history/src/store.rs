@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use tlsmatrix_core::record::{CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
 
-use crate::rundata::RunData;
+use crate::run_data::RunData;
 
 /// Bumped when a table changes; a newer database is refused, not guessed at, and an older
 /// one is brought up to date (`MIGRATIONS`).

@@ -2,31 +2,19 @@
 //! The folder is written under a temporary name beside the target and renamed into place
 //! only when every file is complete, so a reader never sees half a report.
 
-mod analysis;
-mod csv;
-mod html;
-mod md;
-mod svg;
-
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use tlsmatrix_history::{interop_file, resolve, RunData, RunKind, Store};
 
-use crate::rundata::{self, RunData};
-use crate::store::{RunKind, Store};
-
-/// A document table as Markdown, as `report.md` writes it.
-pub fn markdown_table(t: &crate::doc::Table) -> String {
-    let mut out = String::new();
-    md::table(&mut out, t);
-    out
-}
+use crate::area::{area, Area};
+use crate::{analysis, csv, html, md};
 
 /// How many runs the history charts go back.
 const HISTORY_RUNS: usize = 20;
 
 pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
-    let run = rundata::resolve(spec, db, RunKind::Matrix)?;
+    let run = resolve(spec, db, RunKind::Matrix)?;
     let (history, extra) = if db.is_file() {
         let store = Store::open_existing(db)?;
         let mut history: Vec<RunData> = Vec::new();
@@ -64,7 +52,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
         (Vec::new(), analysis::Companions::default())
     };
     let mut extra = extra;
-    extra.interop = crate::interop::read_latest(interop)?;
+    extra.interop = interop_file::read_latest(interop)?;
     let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();
     let files = [
@@ -83,8 +71,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 
 fn analysis_is_matrix(r: &RunData) -> bool {
     r.records.iter().any(|x| {
-        crate::area::area(&x.scenario) != crate::area::Area::Memory
-            && crate::area::area(&x.scenario) != crate::area::Area::Throughput
+        !matches!(area(&x.scenario), Area::Memory | Area::Throughput)
             && !x.scenario.starts_with("libp2p-")
     })
 }

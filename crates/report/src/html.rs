@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::doc::{Block, Class, Doc, Table};
-use crate::report::svg::{self, escape, PALETTE};
+use crate::svg::{self, escape, PALETTE};
 
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em; color: #222; }

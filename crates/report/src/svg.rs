@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::doc::{Chart, ChartKind, Point};
-use crate::table::figure;
+use crate::figures::figure;
 
 /// Colour-blind-safe (Okabe-Ito); an impl keeps its colour across charts by its index.
 pub const PALETTE: &[&str] = &[

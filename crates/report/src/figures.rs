@@ -260,9 +260,49 @@ impl NoiseFloor {
     }
 }
 
+/// 12345.6 -> "12,346"; values under 100 keep one decimal.
+pub fn figure(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v.abs() < 100.0 {
+        return format!("{v:.1}");
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// "4,231 ±1.2%", with `*` when the interval is wider than ±5%.
+pub fn with_interval(s: &Summary) -> String {
+    format!(
+        "{} ±{:.1}%{}",
+        figure(s.median),
+        s.relative_half_width() * 100.0,
+        if s.is_noisy() { "*" } else { "" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_read_with_thousands_separators() {
+        assert_eq!(figure(1234567.4), "1,234,567");
+        assert_eq!(figure(999.5), "1,000");
+        assert_eq!(figure(12.34), "12.3");
+        assert_eq!(figure(f64::NAN), "-");
+    }
 
     fn on(cpu: &str, metric: Metric, centre: f64) -> Record {
         let env = tlsmatrix_core::record::Env {

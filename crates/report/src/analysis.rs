@@ -9,9 +9,10 @@ use tlsmatrix_core::stats::Factor;
 
 use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
+use crate::environment::environment;
 use crate::figures::{self, advantage, pair_for, shown, side, Side};
-use crate::history::environment;
-use crate::rundata::RunData;
+use tlsmatrix_history::interop_file::CellLine;
+use tlsmatrix_history::RunData;
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal).
 fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'static str) {
@@ -629,12 +630,12 @@ pub struct Companions {
     pub areas: Vec<RunData>,
     pub libp2p: Option<RunData>,
     /// The newest `tlsmatrix interop` run.
-    pub interop: Option<Vec<crate::interop::CellLine>>,
+    pub interop: Option<Vec<CellLine>>,
 }
 
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
 /// reason.
-fn interop_section(cells: &[crate::interop::CellLine]) -> Section {
+fn interop_section(cells: &[CellLine]) -> Section {
     let peers = crate::interop::peers_of(cells);
     let count = |o: &str| cells.iter().filter(|c| c.outcome == o).count();
     let mut blocks = vec![Block::Para(format!(

@@ -3,8 +3,7 @@
 
 use tlsmatrix_core::record::{CellRecord, CellStatus, Metric, Record};
 
-use crate::figures::{self, advantage, factor_text};
-use crate::summary::{scenario_order, with_interval};
+use crate::figures::{self, advantage, factor_text, figure, with_interval};
 
 pub struct Doc {
     pub title: String,
@@ -194,6 +193,23 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
+/// Scenario ids in the order the run met them.
+pub fn scenario_order<'a>(
+    records: impl IntoIterator<Item = &'a str>,
+    cells: &'a [CellRecord],
+) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for id in records
+        .into_iter()
+        .chain(cells.iter().map(|c| c.scenario.as_str()))
+    {
+        if !order.iter().any(|o| o == id) {
+            order.push(id.to_string());
+        }
+    }
+    order
+}
+
 /// Per scenario, every pair as a row with each figure and its factor against the baseline's
 /// own pair; cells that were not measured say so, with the reason as hover text.
 pub fn pair_tables(records: &[Record], cells: &[CellRecord], baseline: &str) -> Vec<Table> {
@@ -308,7 +324,7 @@ pub fn area_table(
                 row.push(match find(sc, &c, &s, m) {
                     Some(r) if imp == baseline => {
                         let mut cell = Cell::figure(r);
-                        cell.text = crate::table::figure(figures::summary(r).median);
+                        cell.text = figure(figures::summary(r).median);
                         cell
                     }
                     Some(r) => glance_cell(r, base, floor),
@@ -339,7 +355,7 @@ pub fn area_table(
 /// "1,656 (0.35x)": a figure and its factor against the baseline, classed by the factor, its
 /// intervals in the hover text.
 fn glance_cell(r: &Record, base: Option<&Record>, floor: f64) -> Cell {
-    let figure = crate::table::figure(figures::summary(r).median);
+    let figure = figure(figures::summary(r).median);
     let Some(f) = base.and_then(|b| advantage(r, b, floor)) else {
         return Cell::figure(r);
     };

@@ -8,8 +8,6 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use tlsmatrix_core::record::{CellRecord, Env, Record, CELL_SCHEMA, SCHEMA};
 
-use crate::store::{RunKind, Store};
-
 #[derive(Debug, Clone)]
 pub struct RunData {
     pub run_id: String,
@@ -107,35 +105,6 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<RunData>> {
         bail!("{} holds no results", path.display());
     }
     Ok(runs)
-}
-
-/// A run named on the command line: a `.jsonl` file (its last run) or a run id in the database.
-/// `latest` names the newest run of `kind` in the database.
-pub fn resolve(spec: &str, db: &Path, kind: RunKind) -> Result<RunData> {
-    if spec.ends_with(".jsonl") || Path::new(spec).is_file() {
-        let mut runs = read_jsonl(Path::new(spec))?;
-        if runs.len() > 1 {
-            eprintln!(
-                "note: {spec} holds {} runs; using the last, {}",
-                runs.len(),
-                runs.last().map(|r| r.run_id.as_str()).unwrap_or("")
-            );
-        }
-        return Ok(runs.pop().expect("read_jsonl returns at least one run"));
-    }
-    let store = Store::open_existing(db)?;
-    let id = if spec == "latest" {
-        store.latest_run(kind)?.with_context(|| {
-            format!(
-                "the database {} holds no {}run yet",
-                db.display(),
-                kind.describe()
-            )
-        })?
-    } else {
-        spec.to_string()
-    };
-    store.load(&id)
 }
 
 #[cfg(test)]

@@ -1,0 +1,31 @@
+//! The report: a run (with its history and companion runs) is analysed into a [`doc::Doc`]
+//! (sections of headlines, tables, charts and sentences), which is drawn as a self-contained
+//! `index.html` with SVG charts, as `report.md`, and beside it the figures as `results.csv`.
+//! The terminal's tables ([`summary`], [`interop`]) are drawn from the same document model.
+//!
+//! Layers, each using only those above it: [`area`] and [`figures`] (what a metric is and how
+//! it is shown) -> [`doc`] (the document model) -> [`text_table`], [`summary`], [`interop`] and
+//! `analysis` (building documents) -> `html`/`svg`, `md`, `csv` (drawing them) -> [`write`].
+
+mod analysis;
+pub mod area;
+mod csv;
+pub mod doc;
+pub mod environment;
+pub mod figures;
+mod html;
+pub mod interop;
+mod md;
+pub mod summary;
+mod svg;
+pub mod text_table;
+mod write;
+
+pub use write::write;
+
+/// A document table as Markdown, as `report.md` writes it.
+pub fn markdown_table(t: &doc::Table) -> String {
+    let mut out = String::new();
+    md::table(&mut out, t);
+    out
+}
