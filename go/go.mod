@@ -2,7 +2,10 @@ module github.com/tlsmatrix/tlsmatrix/go
 
 go 1.26.0
 
-require github.com/libp2p/go-libp2p v0.51.0
+require (
+	github.com/libp2p/go-libp2p v0.51.0
+	golang.org/x/crypto v0.54.0
+)
 
 require (
 	filippo.io/bigmod v0.1.1-0.20260103110540-f8a47775ebe5 // indirect
@@ -78,7 +81,6 @@ require (
 	go.uber.org/mock v0.6.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/exp v0.0.0-20260718201538-764159d718ef // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.57.0 // indirect

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,12 +25,36 @@ const defaultSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA2
 
 // defaultGroups is crypto/tls's default order, less what the libssl lacks:
 // OpenSSL before 3.5 has no ML-KEM, and then the offer starts at X25519.
-func defaultGroups() string {
+func defaultGroups() []string {
 	if OpenSSLHasMLKEM() {
-		return "X25519MLKEM768:X25519:P-256:P-384"
+		return []string{"X25519MLKEM768", "X25519", "P-256", "P-384"}
 	}
-	return "X25519:P-256:P-384"
+	return []string{"X25519", "P-256", "P-384"}
 }
+
+// offerGroups is the libssl's groups string for a preference list. The
+// client sends key shares as crypto/tls does: for the first group and, when
+// that one is post-quantum, for the first classical group after it too, so
+// that a server that has no ML-KEM answers without a HelloRetryRequest.
+// BoringSSL does this by itself; OpenSSL 3.5+ sends the first group's share
+// only unless the list marks each share with '*'.
+func offerGroups(names []string) string {
+	if ossl.IsBoringSSL() || len(names) < 2 || names[0] != pqGroup {
+		return strings.Join(names, ":")
+	}
+	marked := slices.Clone(names)
+	marked[0] = "*" + marked[0]
+	for i, n := range marked[1:] {
+		if n != pqGroup {
+			marked[i+1] = "*" + n
+			break
+		}
+	}
+	return strings.Join(marked, ":")
+}
+
+// pqGroup is the one post-quantum group the backend knows.
+const pqGroup = "X25519MLKEM768"
 
 // OpenSSLHasMLKEM reports whether the OpenSSL backend's libssl offers
 // X25519MLKEM768, asked of the library itself.
@@ -49,20 +74,19 @@ func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opens
 	}
 	groups := defaultGroups()
 	if len(s.groups) > 0 {
-		names := make([]string, len(s.groups))
+		groups = make([]string, len(s.groups))
 		for i, g := range s.groups {
 			name, ok := opensslGroupNames[g]
 			if !ok {
 				return nil, fmt.Errorf("openssl backend: unsupported group %v", g)
 			}
-			names[i] = name
+			groups[i] = name
 		}
-		groups = strings.Join(names, ":")
 	}
 	cfg := ossl.Config{
 		Chain:        id.chain,
 		Key:          id.keyDER,
-		Groups:       groups,
+		Groups:       offerGroups(groups),
 		Ciphersuites: defaultSuites,
 		ALPN:         protos,
 		MinVersion:   tls.VersionTLS13,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 	tptu "github.com/libp2p/go-libp2p/p2p/net/upgrader"
 	upstream "github.com/libp2p/go-libp2p/p2p/security/tls"
+	"golang.org/x/crypto/cryptobyte"
 )
 
 func TestSpecVectors(t *testing.T) {
@@ -70,16 +72,19 @@ func TestSpecVectors(t *testing.T) {
 }
 
 // TestClientHello checks what each backend's client puts on the wire: TLS
-// 1.3 only, no SNI, ALPN with "libp2p" last.
+// 1.3 only, no SNI, ALPN with "libp2p" last, and crypto/tls's default offer:
+// X25519MLKEM768 first where the library has it, with key shares for it and
+// for X25519 (one round trip with a server of either kind), else X25519.
 func TestClientHello(t *testing.T) {
 	for _, b := range Backends {
 		t.Run(string(b), func(t *testing.T) {
 			key := hostKey(t, ic.Ed25519, 0)
 			client := transportFor(t, key, b, []protocol.ID{"/yamux/1.0.0"}, nil)
 			cc, sc := connect(t)
+			raw := &recordingConn{Conn: sc}
 			hellos := make(chan *tls.ClientHelloInfo, 1)
 			go func() {
-				srv := tls.Server(sc, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+				srv := tls.Server(raw, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 					hellos <- h
 					return nil, io.EOF // stop here
 				}})
@@ -97,8 +102,74 @@ func TestClientHello(t *testing.T) {
 			if !slices.Equal(h.SupportedProtos, []string{"/yamux/1.0.0", "libp2p"}) {
 				t.Errorf("client offered ALPN %q", h.SupportedProtos)
 			}
+			wantShares := []tls.CurveID{tls.X25519}
+			if b == BackendStd || OpenSSLHasMLKEM() {
+				wantShares = []tls.CurveID{tls.X25519MLKEM768, tls.X25519}
+			}
+			if h.SupportedCurves[0] != wantShares[0] {
+				t.Errorf("client prefers %v, want %v", h.SupportedCurves, wantShares[0])
+			}
+			shares, err := keyShareGroups(raw.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(shares, wantShares) {
+				t.Errorf("client sent key shares for %v, want %v", shares, wantShares)
+			}
 		})
 	}
+}
+
+// recordingConn keeps every byte read through it.
+type recordingConn struct {
+	net.Conn
+	read []byte
+}
+
+func (c *recordingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read = append(c.read, p[:n]...)
+	return n, err
+}
+
+// keyShareGroups reads the groups of the key_share extension of the
+// ClientHello that starts a client's first flight (RFC 8446, 4.1.2, 4.2.8).
+func keyShareGroups(flight []byte) ([]tls.CurveID, error) {
+	s := cryptobyte.String(flight)
+	var record, hello, body, exts cryptobyte.String
+	var msgType uint8
+	if !s.Skip(3) || !s.ReadUint16LengthPrefixed(&record) || // type, version, length
+		!record.ReadUint8(&msgType) || msgType != 1 || !record.ReadUint24LengthPrefixed(&hello) ||
+		!hello.Skip(2+32) || !hello.ReadUint8LengthPrefixed(&body) || // version, random, session id
+		!hello.ReadUint16LengthPrefixed(&body) || !hello.ReadUint8LengthPrefixed(&body) || // suites, compression
+		!hello.ReadUint16LengthPrefixed(&exts) {
+		return nil, fmt.Errorf("not a ClientHello record: % x", flight[:min(len(flight), 16)])
+	}
+	for !exts.Empty() {
+		var typ uint16
+		var ext cryptobyte.String
+		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&ext) {
+			return nil, fmt.Errorf("truncated extensions")
+		}
+		if typ != 0x0033 { // key_share
+			continue
+		}
+		var list cryptobyte.String
+		if !ext.ReadUint16LengthPrefixed(&list) {
+			return nil, fmt.Errorf("truncated key_share")
+		}
+		var groups []tls.CurveID
+		for !list.Empty() {
+			var g uint16
+			var key cryptobyte.String
+			if !list.ReadUint16(&g) || !list.ReadUint16LengthPrefixed(&key) {
+				return nil, fmt.Errorf("truncated key share")
+			}
+			groups = append(groups, tls.CurveID(g))
+		}
+		return groups, nil
+	}
+	return nil, fmt.Errorf("the ClientHello has no key_share extension")
 }
 
 // tls12Config is a plain crypto/tls peer that stops at TLS 1.2.

@@ -70,6 +70,9 @@ func Version() string {
 	return v
 }
 
+// IsBoringSSL reports whether the linked libssl is BoringSSL.
+func IsBoringSSL() bool { return C.tm_is_boringssl() == 1 }
+
 // GroupsSupported reports whether this libssl knows every group in the
 // colon-separated list (OpenSSL names, e.g. "X25519MLKEM768").
 func GroupsSupported(groups string) bool {

@@ -641,6 +641,14 @@ void tm_error(tm_conn *c, char *buf, size_t len) {
 
 const char *tm_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 
+int tm_is_boringssl(void) {
+#ifdef OPENSSL_IS_BORINGSSL
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 int tm_groups_supported(const char *groups) {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_method());
 	if (!ctx)
