@@ -3,6 +3,7 @@ package bench
 import (
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,21 +31,30 @@ func benchmark(b *testing.B, name string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, p := range pairs {
-		b.Run(fmt.Sprintf("client=%s/server=%s", p[0], p[1]), func(b *testing.B) {
-			s, _, err := w.OpenNamed(p[0], p[1])
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			b.ReportAllocs()
-			b.ResetTimer()
-			spent, err := s.Run(b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/op")
-		})
+	for _, g := range Groups {
+		w, ok := w.WithGroup(g)
+		if !ok {
+			continue
+		}
+		for _, p := range pairs {
+			b.Run(fmt.Sprintf("group=%v/client=%s/server=%s", g, p[0], p[1]), func(b *testing.B) {
+				s, _, err := w.OpenNamed(p[0], p[1])
+				if errors.Is(err, ErrUnsupported) {
+					b.Skip(err)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				b.ReportAllocs()
+				b.ResetTimer()
+				spent, err := s.Run(b.N)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/op")
+			})
+		}
 	}
 }
 
@@ -53,31 +63,63 @@ func BenchmarkHandshakeNewPeers(b *testing.B) { benchmark(b, "HandshakeNewPeers"
 func BenchmarkLatency(b *testing.B)           { benchmark(b, "Latency") }
 func BenchmarkConnections(b *testing.B)       { benchmark(b, "Connections") }
 
-// Every workload runs on every pair and checks what it negotiated, the
-// upstream transport included (which needs tlsmlkem=0, set in main_test.go).
+// Every workload runs on every pair with every group that changes it and
+// checks what it negotiated, the upstream transport included; only an
+// OpenSSL backend whose libssl has no ML-KEM may call a group unsupported.
 func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
-	for _, w := range Workloads {
-		for _, p := range pairs {
-			s, _, err := w.OpenNamed(p[0], p[1])
-			if err != nil {
-				t.Fatalf("%s %s -> %s: %v", w.Name, p[0], p[1], err)
+	for _, base := range Workloads {
+		for _, g := range Groups {
+			w, ok := base.WithGroup(g)
+			if !ok {
+				continue
 			}
-			spent, err := s.Run(3)
-			if err != nil {
-				t.Fatalf("%s %s -> %s: %v", w.Name, p[0], p[1], err)
-			}
-			if spent <= 0 {
-				t.Errorf("%s %s -> %s: took %v for 3 operations", w.Name, p[0], p[1], spent)
-			}
-			if err := s.Close(); err != nil {
-				t.Errorf("%s %s -> %s: close: %v", w.Name, p[0], p[1], err)
+			for _, p := range pairs {
+				at := fmt.Sprintf("%s %s -> %s", w.Label(), p[0], p[1])
+				s, _, err := w.OpenNamed(p[0], p[1])
+				if errors.Is(err, ErrUnsupported) {
+					onOpenSSL := p[0] == OpenSSLName || p[1] == OpenSSLName
+					if g != tls.X25519MLKEM768 || !onOpenSSL || libp2ptls.OpenSSLHasMLKEM() {
+						t.Errorf("%s: %v", at, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", at, err)
+				}
+				spent, err := s.Run(3)
+				if err != nil {
+					t.Fatalf("%s: %v", at, err)
+				}
+				if spent <= 0 {
+					t.Errorf("%s: took %v for 3 operations", at, spent)
+				}
+				if err := s.Close(); err != nil {
+					t.Errorf("%s: close: %v", at, err)
+				}
 			}
 		}
 	}
 }
 
+// The ML-KEM workloads are the X25519 ones with the group in their names;
+// Latency, which times no handshake, has none.
+func TestGroupsNameTheirWorkloads(t *testing.T) {
+	w, _ := WorkloadNamed("Handshake")
+	m, ok := w.WithGroup(tls.X25519MLKEM768)
+	if !ok || m.Scenario != "libp2p-handshake-tls13-ecdsa-p256-x25519mlkem768" || m.Name != "Handshake/X25519MLKEM768" {
+		t.Errorf("ML-KEM handshake workload: %+v", m)
+	}
+	if w.Scenario != "libp2p-handshake-tls13-ecdsa-p256-x25519" {
+		t.Errorf("the X25519 workload changed: %s", w.Scenario)
+	}
+	lat, _ := WorkloadNamed("Latency")
+	if _, ok := lat.WithGroup(tls.X25519MLKEM768); ok {
+		t.Error("Latency has an ML-KEM variant, but its timing has no handshake")
+	}
+}
+
 func TestUnknownNamesAreRefused(t *testing.T) {
-	if _, err := NewTransport("go-libp2p-wolfssl"); err == nil {
+	if _, err := NewTransport("go-libp2p-wolfssl", tls.X25519); err == nil {
 		t.Error("an unknown transport was accepted")
 	}
 	if _, err := WorkloadNamed("Throughput"); err == nil {
@@ -101,7 +143,7 @@ func TestAnotherGroupFailsTheCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Transport{Name: "p256-only", Version: "test", sec: tr, id: id}
+		return &Transport{Name: "p256-only", Version: "test", Group: tls.X25519, sec: tr, id: id}
 	}
 	s, err := Workloads[0].Open(p256(), p256())
 	if err != nil {
@@ -129,8 +171,8 @@ func TestNewPeerHandshakesNeverReuseAPeer(t *testing.T) {
 	defer s.Close()
 	seen := map[peer.ID]bool{}
 	made := 0
-	s.(*newPeerHandshakes).make = func(name string) (*Transport, error) {
-		tr, err := NewTransport(name)
+	s.(*newPeerHandshakes).make = func(name string, group tls.CurveID) (*Transport, error) {
+		tr, err := NewTransport(name, group)
 		if err == nil {
 			made++
 			if seen[tr.id] {
@@ -150,7 +192,7 @@ func TestNewPeerHandshakesNeverReuseAPeer(t *testing.T) {
 
 func mustTransport(t *testing.T, name string) *Transport {
 	t.Helper()
-	tr, err := NewTransport(name)
+	tr, err := NewTransport(name, tls.X25519)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,12 @@ package bench
 import (
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -15,11 +18,52 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
 )
 
-// Group is pinned on every side. crypto/tls offers X25519MLKEM768 first by
-// default and the system OpenSSL 3.0 has no ML-KEM; upstream go-libp2p has
-// no option for it, so the programs that run it set GODEBUG tlsmlkem=0
-// (a //go:debug line), and every handshake is checked.
-const Group = tls.X25519
+// Groups are the key exchanges the handshake workloads run with, each pinned
+// on every side and checked on every handshake: X25519, which every libssl
+// has, and X25519MLKEM768, crypto/tls's default first choice (OpenSSL 3.5+
+// and BoringSSL have it; the system OpenSSL 3.0 does not).
+var Groups = []tls.CurveID{tls.X25519, tls.X25519MLKEM768}
+
+// ErrUnsupported marks a transport that cannot run a group at all: its
+// cell is unsupported, not failed.
+var ErrUnsupported = errors.New("unsupported")
+
+// offer is what this module's backends offer to negotiate group: X25519
+// alone, or X25519MLKEM768 with X25519 after it, which is what crypto/tls
+// (and so upstream go-libp2p) offers by default, key shares for both
+// included; pinning ML-KEM alone would spare our client the X25519 share
+// upstream's client sends, and the comparison would not be like for like.
+func offer(group tls.CurveID) []tls.CurveID {
+	if group == tls.X25519MLKEM768 {
+		return []tls.CurveID{tls.X25519MLKEM768, tls.X25519}
+	}
+	return []tls.CurveID{group}
+}
+
+// upstreamOffers makes upstream go-libp2p, which cannot be told which groups
+// to offer, negotiate group: crypto/tls offers X25519MLKEM768 first unless
+// GODEBUG tlsmlkem=0, which it reads at each handshake. The setting is the
+// process's, so workloads of different groups must not run at the same time.
+func upstreamOffers(group tls.CurveID) error {
+	switch group {
+	case tls.X25519:
+		return setGODEBUG("tlsmlkem", "0")
+	case tls.X25519MLKEM768:
+		return setGODEBUG("tlsmlkem", "1")
+	}
+	return fmt.Errorf("%w: upstream go-libp2p cannot be made to negotiate %v", ErrUnsupported, group)
+}
+
+// setGODEBUG sets one GODEBUG setting, keeping the others the user set.
+func setGODEBUG(key, value string) error {
+	var kept []string
+	for kv := range strings.SplitSeq(os.Getenv("GODEBUG"), ",") {
+		if kv != "" && !strings.HasPrefix(kv, key+"=") {
+			kept = append(kept, kv)
+		}
+	}
+	return os.Setenv("GODEBUG", strings.Join(append(kept, key+"="+value), ","))
+}
 
 // The tlsmatrix impl names of the transports: this module's transport on
 // each backend (the names the interop matrix uses) and go-libp2p's own
@@ -50,12 +94,14 @@ func opensslName(build string) string {
 type Transport struct {
 	Name    string
 	Version string
+	Group   tls.CurveID // what it offers first and must negotiate
 	sec     sec.SecureTransport
 	id      peer.ID
 }
 
-// NewTransport makes the transport named by one of the impl names above.
-func NewTransport(name string) (*Transport, error) {
+// NewTransport makes the transport named by one of the impl names above,
+// offering group (see offer and upstreamOffers).
+func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 	key, _, err := ic.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -64,17 +110,22 @@ func NewTransport(name string) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{Name: name, id: id}
+	t := &Transport{Name: name, Group: group, id: id}
 	switch name {
 	case UpstreamName:
-		t.sec, err = upstream.New(upstream.ID, key, nil)
+		if err = upstreamOffers(group); err == nil {
+			t.sec, err = upstream.New(upstream.ID, key, nil)
+		}
 		t.Version = fmt.Sprintf("go-libp2p %s (%s)", moduleVersion("github.com/libp2p/go-libp2p"), runtime.Version())
 	case StdName:
-		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(Group))
+		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(offer(group)...))
 		t.Version = runtime.Version()
 	case OpenSSLName:
-		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(Group))
 		t.Version = libp2ptls.OpenSSLVersion()
+		if group == tls.X25519MLKEM768 && !libp2ptls.OpenSSLHasMLKEM() {
+			return nil, fmt.Errorf("%w: %s has no X25519MLKEM768", ErrUnsupported, t.Version)
+		}
+		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(offer(group)...))
 	default:
 		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s)", name, UpstreamName, StdName, OpenSSLName)
 	}

@@ -20,7 +20,13 @@ import (
 type Workload struct {
 	Name     string // the Go benchmark name: Handshake, Latency, Connections
 	Scenario string // the tlsmatrix scenario id
-	open     func(client, server *Transport) (Session, error)
+	// Group is the key exchange every handshake pins and is checked for.
+	Group tls.CurveID
+	// grouped workloads time handshakes, so each group is a workload of its
+	// own (WithGroup); Latency times pings after the handshake, which no
+	// group changes, and runs with X25519 only.
+	grouped bool
+	open    func(client, server *Transport) (Session, error)
 }
 
 // A Session runs a workload's operations on one client/server pair.
@@ -38,21 +44,49 @@ func (w Workload) Open(client, server *Transport) (Session, error) {
 }
 
 // Workloads are the three benchmarks, in the order they are reported.
+// Each is X25519's; WithGroup gives the other groups'.
 var Workloads = []Workload{
-	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", openHandshakes},
-	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", openNewPeerHandshakes},
-	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", openLatency},
-	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", openConnections},
+	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, openHandshakes},
+	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, openNewPeerHandshakes},
+	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, openLatency},
+	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", tls.X25519, true, openConnections},
+}
+
+// WithGroup is the workload with every handshake on group: its scenario id
+// names the group, and so does its name ("Handshake/X25519MLKEM768") unless
+// the group is X25519. ok is false for a workload no group changes.
+func (w Workload) WithGroup(group tls.CurveID) (Workload, bool) {
+	if group == w.Group {
+		return w, true
+	}
+	if !w.grouped {
+		return w, false
+	}
+	w.Scenario = strings.TrimSuffix(w.Scenario, groupID(w.Group)) + groupID(group)
+	w.Name += "/" + group.String()
+	w.Group = group
+	return w, true
+}
+
+// groupID is a group as scenario ids spell it.
+func groupID(g tls.CurveID) string { return strings.ToLower(g.String()) }
+
+// Label names the workload and its group, for tables and errors.
+func (w Workload) Label() string {
+	if strings.Contains(w.Name, "/") {
+		return w.Name
+	}
+	return w.Name + "/" + w.Group.String()
 }
 
 // OpenNamed makes the two named transports (NewTransport) and opens the
 // workload on them; it also returns their versions, client first.
 func (w Workload) OpenNamed(client, server string) (Session, [2]string, error) {
-	c, err := NewTransport(client)
+	c, err := NewTransport(client, w.Group)
 	if err != nil {
 		return nil, [2]string{}, err
 	}
-	s, err := NewTransport(server)
+	s, err := NewTransport(server, w.Group)
 	if err != nil {
 		return nil, [2]string{}, err
 	}
@@ -60,7 +94,7 @@ func (w Workload) OpenNamed(client, server string) (Session, [2]string, error) {
 	return session, [2]string{c.Version, s.Version}, err
 }
 
-// WorkloadNamed finds a workload by its benchmark name.
+// WorkloadNamed finds a workload by its benchmark name, with X25519.
 func WorkloadNamed(name string) (Workload, error) {
 	for _, w := range Workloads {
 		if w.Name == name {
@@ -104,7 +138,7 @@ func handshake(client, server *Transport, c, s net.Conn) (sec.SecureConn, sec.Se
 		t    *Transport
 		conn sec.SecureConn
 	}{{client, conn}, {server, sv.conn}} {
-		if err := checkNegotiated(end.conn); err != nil {
+		if err := checkNegotiated(end.conn, end.t.Group); err != nil {
 			conn.Close()
 			sv.conn.Close()
 			return nil, nil, fmt.Errorf("%s: %w", end.t.Name, err)
@@ -114,23 +148,24 @@ func handshake(client, server *Transport, c, s net.Conn) (sec.SecureConn, sec.Se
 }
 
 // checkNegotiated fails unless the connection is TLS 1.3 with
-// TLS_AES_128_GCM_SHA256 and X25519, what the scenario ids name.
-func checkNegotiated(c sec.SecureConn) error {
+// TLS_AES_128_GCM_SHA256 and the group the workload pins, what the
+// scenario ids name.
+func checkNegotiated(c sec.SecureConn, group tls.CurveID) error {
 	var version, suite uint16
-	var group tls.CurveID
+	var got tls.CurveID
 	switch c := c.(type) {
 	case interface{ Details() libp2ptls.Details }:
 		d := c.Details()
-		version, suite, group = d.Version, d.CipherSuite, d.Group
+		version, suite, got = d.Version, d.CipherSuite, d.Group
 	case interface{ ConnectionState() tls.ConnectionState }:
 		st := c.ConnectionState()
-		version, suite, group = st.Version, st.CipherSuite, st.CurveID
+		version, suite, got = st.Version, st.CipherSuite, st.CurveID
 	default:
 		return fmt.Errorf("cannot tell what %T negotiated", c)
 	}
-	if version != tls.VersionTLS13 || suite != tls.TLS_AES_128_GCM_SHA256 || group != Group {
+	if version != tls.VersionTLS13 || suite != tls.TLS_AES_128_GCM_SHA256 || got != group {
 		return fmt.Errorf("negotiated version %#x, %s, group %v; the benchmarks pin TLS 1.3, TLS_AES_128_GCM_SHA256, %v",
-			version, tls.CipherSuiteName(suite), group, Group)
+			version, tls.CipherSuiteName(suite), got, group)
 	}
 	return nil
 }
@@ -224,7 +259,8 @@ func (l *loopback) timedHandshake(client, server *Transport) (time.Duration, err
 // helps. Handshake, with the same two peers throughout, is a reconnect.
 type newPeerHandshakes struct {
 	client, server string
-	make           func(name string) (*Transport, error)
+	group          tls.CurveID
+	make           func(name string, group tls.CurveID) (*Transport, error)
 	*loopback
 }
 
@@ -233,17 +269,17 @@ func openNewPeerHandshakes(client, server *Transport) (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &newPeerHandshakes{client.Name, server.Name, NewTransport, l}, nil
+	return &newPeerHandshakes{client.Name, server.Name, client.Group, NewTransport, l}, nil
 }
 
 func (h *newPeerHandshakes) Run(n int) (time.Duration, error) {
 	var spent time.Duration
 	for range n {
-		client, err := h.make(h.client)
+		client, err := h.make(h.client, h.group)
 		if err != nil {
 			return 0, err
 		}
-		server, err := h.make(h.server)
+		server, err := h.make(h.server, h.group)
 		if err != nil {
 			return 0, err
 		}

@@ -1,5 +1,3 @@
-//go:debug tlsmlkem=0
-
 // Command pairedbench runs the libp2p TLS transport's benchmarks (Handshake,
 // HandshakeNewPeers, Latency, Connections) paired: for each workload, upstream go-libp2p's own
 // p2p/security/tls (the reference), a second copy of it (A/A: the noise
@@ -12,11 +10,15 @@
 //	pairedbench --out results/go-bench.jsonl [--rounds 40] [--sample 20ms]
 //
 // Both peers share one CPU (GOMAXPROCS=1, as -cpu=1 in the pull request
-// that added the OpenSSL backend). The //go:debug line above makes upstream
-// offer X25519 first, the group every arm pins; each handshake is checked.
+// that added the OpenSSL backend). The handshake workloads run once per
+// group (--groups), the group pinned on every arm (upstream's through
+// GODEBUG tlsmlkem) and checked on each handshake; an arm whose library
+// lacks the group is recorded as unsupported, with the reason.
 package main
 
 import (
+	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,6 +89,8 @@ func main() {
 	flag.DurationVar(&o.sample, "sample", 20*time.Millisecond, "the time one sample aims at (its operations are fixed after the warm-up)")
 	flag.DurationVar(&o.warmup, "warmup", 200*time.Millisecond, "warm-up of each arm before the first round")
 	flag.StringVar(&workloads, "workloads", "Handshake,HandshakeNewPeers,Latency,Connections", "comma-separated workloads to run")
+	var groups string
+	flag.StringVar(&groups, "groups", "X25519,X25519MLKEM768", "comma-separated key exchanges each handshake workload runs with (Latency runs with X25519 only: its timing has no handshake)")
 	flag.StringVar(&o.out, "out", "", "JSON-lines file for the records (required; replaced atomically)")
 	flag.StringVar(&o.rev, "git-rev", "", "git revision to record in the environment")
 	flag.StringVar(&o.runID, "run-id", "", "run id for the records (default go-bench-TIMESTAMP); processes built against different libssl releases share one to make one run")
@@ -110,7 +114,7 @@ func main() {
 		err = fmt.Errorf("--arms %q: want all or openssl", armSet)
 	}
 	if err == nil {
-		o.workloads, err = parseWorkloads(workloads)
+		o.workloads, err = parseWorkloads(workloads, groups)
 	}
 	if err != nil || o.out == "" || flag.NArg() > 0 || o.rounds < 2 || o.sample <= 0 {
 		if err != nil {
@@ -133,16 +137,40 @@ func main() {
 	}
 }
 
-func parseWorkloads(list string) ([]bench.Workload, error) {
+// parseWorkloads is each named workload with each group that changes it.
+func parseWorkloads(list, groupList string) ([]bench.Workload, error) {
+	var groups []tls.CurveID
+	for name := range strings.SplitSeq(groupList, ",") {
+		g, err := groupNamed(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+	}
 	var ws []bench.Workload
 	for name := range strings.SplitSeq(list, ",") {
 		w, err := bench.WorkloadNamed(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
 		}
-		ws = append(ws, w)
+		for i, g := range groups {
+			if wg, ok := w.WithGroup(g); ok || i == 0 {
+				ws = append(ws, wg)
+			}
+		}
 	}
 	return ws, nil
+}
+
+func groupNamed(name string) (tls.CurveID, error) {
+	var valid []string
+	for _, g := range bench.Groups {
+		if strings.EqualFold(g.String(), name) {
+			return g, nil
+		}
+		valid = append(valid, g.String())
+	}
+	return 0, fmt.Errorf("unknown group %q (valid: %s)", name, strings.Join(valid, ", "))
 }
 
 // outcome is what one workload gave: each arm's samples, or why it has none.
@@ -223,8 +251,12 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 		for i, a := range arms {
 			client, server := a.labels()
 			if r.errs[i] != nil {
-				failed++
-				lines = append(lines, cellLine{cellSchema, runID, r.w.Scenario, client, server, "failed", r.errs[i].Error()})
+				status := "unsupported"
+				if !errors.Is(r.errs[i], bench.ErrUnsupported) {
+					status = "failed"
+					failed++
+				}
+				lines = append(lines, cellLine{cellSchema, runID, r.w.Scenario, client, server, status, r.errs[i].Error()})
 				continue
 			}
 			base := record{RunID: runID, Scenario: r.w.Scenario, Client: client, Server: server,
@@ -255,14 +287,18 @@ func factorText(ratios []float64) string {
 }
 
 func printTable(w io.Writer, r outcome) {
-	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, bench.Group, len(r.samples[0]))
+	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, r.w.Group, len(r.samples[0]))
 	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op\tallocs/op")
 	for i, a := range arms {
 		client, server := a.labels()
 		if r.errs[i] != nil {
-			fmt.Fprintf(tw, "%s\t%s\tFAILED: %v\n", client, server, r.errs[i])
+			word := "FAILED"
+			if errors.Is(r.errs[i], bench.ErrUnsupported) {
+				word = "unsupported"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s: %v\n", client, server, word, r.errs[i])
 			continue
 		}
 		ns := pick(r.samples[i], nsPerOp.get)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,6 +111,45 @@ func TestAFailedArmIsACellWithItsReason(t *testing.T) {
 	}
 	if cells != 1 || len(lines) != 1+(n-1)*len(metrics) {
 		t.Errorf("%d cells, %d lines", cells, len(lines))
+	}
+}
+
+// An arm whose library lacks the group is an unsupported cell with the
+// reason, and does not make the run fail.
+func TestAnUnsupportedArmIsNotAFailure(t *testing.T) {
+	wl, _ := bench.WorkloadNamed("Handshake")
+	n := len(arms)
+	r := outcome{w: wl, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n)}
+	for i := range arms {
+		r.samples[i] = []paired.Sample{{Round: 0, NsPerOp: 100}, {Round: 1, NsPerOp: 110}}
+	}
+	r.errs[5] = fmt.Errorf("%w: OpenSSL 3.0.19 has no X25519MLKEM768", bench.ErrUnsupported)
+	lines, failed, err := recordLines([]outcome{r}, "go-bench-test", env{})
+	if err != nil || failed != 0 {
+		t.Fatalf("failed %d, %v", failed, err)
+	}
+	for _, l := range lines {
+		if c, ok := l.(cellLine); ok && (c.Outcome != "unsupported" || !strings.Contains(c.Reason, "no X25519MLKEM768")) {
+			t.Errorf("cell %+v", c)
+		}
+	}
+}
+
+// Each handshake workload runs once per group, Latency once.
+func TestGroupsMultiplyTheHandshakeWorkloads(t *testing.T) {
+	ws, err := parseWorkloads("Handshake,Latency", "X25519,x25519mlkem768")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range ws {
+		names = append(names, w.Name)
+	}
+	if strings.Join(names, " ") != "Handshake Handshake/X25519MLKEM768 Latency" {
+		t.Errorf("workloads %v", names)
+	}
+	if _, err := parseWorkloads("Handshake", "P-521"); err == nil || !strings.Contains(err.Error(), "valid: X25519, X25519MLKEM768") {
+		t.Errorf("an unknown group: %v", err)
 	}
 }
 
