@@ -21,7 +21,7 @@ THROUGHPUT_RUNS ?= 10
 THROUGHPUT_MS ?= 250
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability profile-go
 
 all: build
 
@@ -166,6 +166,25 @@ bench-go: build
 	done; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB) || exit $$?; fi; \
 	exit $$status
+
+# Where the OpenSSL backend's handshake time goes on each libssl: the Handshake benchmark
+# (X25519, reconnecting peers) under perf with DWARF call stacks, split by cmd/profilesplit
+# into the library, the libp2p check, the kernel, the Go runtime and the glue.
+PROFILE_TIME ?= 3s
+profile-go: build
+	mkdir -p results
+	@set -o pipefail; command -v perf >/dev/null || { echo "profile-go: perf is not installed (scripts/setup installs linux-perf)" >&2; exit 2; }; \
+	: > results/go-profile.txt; \
+	for v in system $(GO_LIBSSL); do \
+	  if [ $$v = system ]; then go="$(GO)"; else go="../scripts/go-libssl $$v"; fi; \
+	  (cd go && $$go test -c -o ../target/go-bench-$$v.test ./bench) || exit $$?; \
+	  case $$v in system) name=go-libp2p-openssl;; boringssl) name=go-libp2p-boringssl;; *) name=go-libp2p-openssl-$$v;; esac; \
+	  echo "== $$name: Handshake, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \
+	  perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o target/go-profile-$$v.data \
+	    target/go-bench-$$v.test -test.run '^$$' -test.bench "^BenchmarkHandshake$$/^group=X25519$$/^client=$$name$$/^server=$$name$$" \
+	    -test.benchtime $(PROFILE_TIME) -test.cpu 1 | grep '^Benchmark' | tee -a results/go-profile.txt || exit $$?; \
+	  perf script -i target/go-profile-$$v.data 2>/dev/null | (cd go && $(GO) run ./cmd/profilesplit --top 5) | tee -a results/go-profile.txt || exit $$?; \
+	done
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,199 @@
+// Command profilesplit reads `perf script` output (samples with call
+// stacks) and says where a libp2p handshake's CPU time goes: in the TLS
+// library (libssl and libcrypto), in the libp2p certificate check, in the
+// kernel (sockets, scheduling), in the Go runtime (scheduler, GC, cgo
+// transitions) or in the rest of the Go and C glue (the transport, the
+// shim, net). `make profile-go` runs it on each libssl variant.
+//
+//	perf script -i perf.data | profilesplit
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// category is where one sample's time is charged.
+type category int
+
+const (
+	library category = iota
+	check
+	kernel
+	goRuntime
+	glue
+	categories
+)
+
+var names = [categories]string{
+	library:   "TLS library (libssl, libcrypto)",
+	check:     "libp2p certificate check (Go)",
+	kernel:    "kernel (sockets, scheduling, faults)",
+	goRuntime: "Go runtime (scheduler, GC, cgo calls)",
+	glue:      "glue (transport, shim, net, harness)",
+}
+
+// frame is one line of a stack: the symbol (offset cut) and its object.
+type frame struct {
+	sym, dso string
+}
+
+var frameLine = regexp.MustCompile(`^\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)$`)
+
+// compilerSuffix is what GCC appends to a C function it cloned or split.
+var compilerSuffix = regexp.MustCompile(`(\.(isra|constprop|part|cold|lto_priv|llvm)(\.\d+)?)+$`)
+
+// checkFuncs are the libp2p check's entry points: every sample under one
+// of them is the check's, whatever it calls.
+var checkFuncs = []string{"libp2ptls.PeerKeyFromChain", "libp2ptls.(*verifiedCerts).peerKey"}
+
+// glueC are C symbols that are ours or cgo's, not the library's.
+func glueC(sym string) bool {
+	return strings.HasPrefix(sym, "tm_") || strings.HasPrefix(sym, "_cgo") ||
+		strings.HasPrefix(sym, "x_cgo") || sym == "crosscall2" || strings.HasPrefix(sym, "_cgoexp")
+}
+
+// isGo tells Go symbols ("runtime.mallocgc", "crypto/tls.(*Conn).Read")
+// from C ones ("SSL_do_handshake", "bssl::ssl_run_handshake").
+func isGo(sym string) bool {
+	sym = compilerSuffix.ReplaceAllString(sym, "")
+	return strings.Contains(sym, ".") && !strings.Contains(sym, "::")
+}
+
+func isLibc(f frame) bool {
+	return strings.Contains(f.dso, "libc.so") || strings.Contains(f.dso, "libc-") || strings.Contains(f.dso, "ld-linux")
+}
+
+// classify charges a stack (leaf first) to a category.
+func classify(stack []frame) category {
+	for _, f := range stack {
+		for _, c := range checkFuncs {
+			if strings.HasSuffix(f.sym, c) {
+				return check
+			}
+		}
+	}
+	for _, f := range stack {
+		switch {
+		case f.dso == "[kernel.kallsyms]":
+			return kernel
+		case f.sym == "[unknown]" || isLibc(f):
+			continue // charged to its caller
+		case strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto"):
+			return library
+		case isGo(f.sym):
+			if strings.HasPrefix(f.sym, "runtime.") || strings.HasPrefix(f.sym, "runtime/") {
+				return goRuntime
+			}
+			return glue
+		case glueC(f.sym):
+			return glue
+		default:
+			return library // C code linked from a static libssl/libcrypto
+		}
+	}
+	return glue
+}
+
+// profile is the samples counted per category, and per category per leaf
+// function (the first frame that is not libc's or unknown).
+type profile struct {
+	counts [categories]int
+	leaves [categories]map[string]int
+	total  int
+}
+
+func leaf(stack []frame) string {
+	for _, f := range stack {
+		if f.sym != "[unknown]" && !isLibc(f) {
+			return f.sym
+		}
+	}
+	return stack[0].sym
+}
+
+// split reads perf script output and counts samples per category.
+func split(r io.Reader) (profile, error) {
+	var p profile
+	for c := range categories {
+		p.leaves[c] = map[string]int{}
+	}
+	var stack []frame
+	flush := func() {
+		if len(stack) > 0 {
+			c := classify(stack)
+			p.counts[c]++
+			p.leaves[c][leaf(stack)]++
+			p.total++
+		}
+		stack = stack[:0]
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		if m := frameLine.FindStringSubmatch(line); m != nil {
+			stack = append(stack, frame{m[1], m[2]})
+		}
+	}
+	flush()
+	return p, sc.Err()
+}
+
+// top is a category's n most sampled leaf functions.
+func (p profile) top(c category, n int) []string {
+	fns := make([]string, 0, len(p.leaves[c]))
+	for fn := range p.leaves[c] {
+		fns = append(fns, fn)
+	}
+	sort.Slice(fns, func(i, j int) bool {
+		if p.leaves[c][fns[i]] != p.leaves[c][fns[j]] {
+			return p.leaves[c][fns[i]] > p.leaves[c][fns[j]]
+		}
+		return fns[i] < fns[j]
+	})
+	return fns[:min(n, len(fns))]
+}
+
+func main() {
+	top := flag.Int("top", 0, "also list each category's N most sampled functions")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: perf script -i perf.data | profilesplit [--top N]")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	p, err := split(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profilesplit:", err)
+		os.Exit(1)
+	}
+	if p.total == 0 {
+		fmt.Fprintln(os.Stderr, "profilesplit: no samples with stacks on stdin (perf record -g?)")
+		os.Exit(1)
+	}
+	share := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(p.total)) }
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "where the time goes\tsamples\tshare\t\n")
+	for c := range categories {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", names[c], p.counts[c], share(p.counts[c]))
+		for _, fn := range p.top(c, *top) {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t\n", fn, p.leaves[c][fn], share(p.leaves[c][fn]))
+		}
+	}
+	tw.Flush()
+}

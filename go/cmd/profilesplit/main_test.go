@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Samples as `perf script` prints them, one per category, leaf first.
+const script = `bench.test 1 1.0: 1001001 cpu-clock:
+	4a1 __ecp_nistz256_mul_montx+0x21 (/t/bench.test)
+	4a2 ossl_ec_key_gen.isra.0+0x10 (/t/bench.test)
+	4a3 SSL_do_handshake+0x10 (/t/bench.test)
+	4a4 tm_handshake+0x10 (/t/bench.test)
+
+bench.test 1 1.1: 1001001 cpu-clock:
+	7f1 __GI___libc_malloc+0x5 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	7f2 CRYPTO_malloc+0x20 (/usr/lib/x86_64-linux-gnu/libcrypto.so.3)
+
+bench.test 1 1.2: 1001001 cpu-clock:
+	5b1 crypto/internal/fips140/nistec.p256Mul+0x1 (/t/bench.test)
+	5b2 crypto/x509.(*Certificate).CheckSignatureFrom+0x1 (/t/bench.test)
+	5b3 github.com/tlsmatrix/tlsmatrix/go/libp2ptls.PeerKeyFromChain+0x1 (/t/bench.test)
+	5b4 _cgoexp_1_tmVerifyPeer+0x1 (/t/bench.test)
+	5b5 ssl_verify_cert_chain+0x1 (/t/bench.test)
+
+bench.test 1 1.3: 1001001 cpu-clock:
+	ffffffff81 tcp_sendmsg_locked+0x1 ([kernel.kallsyms])
+	5c1 internal/runtime/syscall/linux.Syscall6+0x1 (/t/bench.test)
+	5c2 net.(*netFD).Write+0x1 (/t/bench.test)
+
+bench.test 1 1.4: 1001001 cpu-clock:
+	5d1 runtime.cgocall+0x1 (/t/bench.test)
+	5d2 github.com/tlsmatrix/tlsmatrix/go/internal/ossl.(*Conn).Handshake+0x1 (/t/bench.test)
+
+bench.test 1 1.5: 1001001 cpu-clock:
+	5e1 github.com/tlsmatrix/tlsmatrix/go/internal/ossl.(*Conn).Handshake+0x1 (/t/bench.test)
+
+bench.test 1 1.6: 1001001 cpu-clock:
+	5f1 _cgo_topofstack+0x1 (/t/bench.test)
+	5f2 [unknown] ([unknown])
+
+bench.test 1 1.7: 1001001 cpu-clock:
+	5a1 bssl::ssl_run_handshake+0x1 (/t/bench.test)
+`
+
+func TestEachSampleIsChargedWhereItsTimeGoes(t *testing.T) {
+	p, err := split(strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [categories]int{library: 3, check: 1, kernel: 1, goRuntime: 1, glue: 2}
+	if p.counts != want || p.total != 8 {
+		t.Fatalf("counts %v (total %d), want %v", p.counts, p.total, want)
+	}
+	// libc is charged to the caller that called it, and not named as a leaf.
+	if p.leaves[library]["CRYPTO_malloc"] != 1 {
+		t.Errorf("library leaves %v", p.leaves[library])
+	}
+	if top := p.top(library, 1); len(top) != 1 {
+		t.Errorf("top %v", top)
+	}
+}
+
+func TestGoAndCSymbolsAreToldApart(t *testing.T) {
+	for sym, goSym := range map[string]bool{
+		"runtime.mallocgc":                   true,
+		"crypto/tls.(*Conn).Read":            true,
+		"SSL_do_handshake":                   false,
+		"ossl_ec_GFp_mont_field_mul.isra.0":  false,
+		"tls_construct_finished.constprop.0": false,
+		"bssl::ssl_run_handshake":            false,
+		"x25519_fe64_sqr.part.0.cold":        false,
+	} {
+		if isGo(sym) != goSym {
+			t.Errorf("isGo(%q) = %v", sym, !goSym)
+		}
+	}
+}
