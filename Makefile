@@ -38,11 +38,20 @@ build: setup
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
 # (a few minutes, once) and linked statically into a driver of its own.
 OPENSSL_RELEASES ?= 3.6 4.0
-driver-openssl-%:
-	CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $* target/openssl/$*
+driver-openssl-%: openssl-lib-%
 	OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(CARGO) build --release --locked \
 	  --manifest-path drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
 	cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
+
+# One release's static libraries under target/openssl/RELEASE, built once.
+openssl-lib-%:
+	CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $* target/openssl/$*
+# OpenSSL 3.5, the LTS distributions ship, for the Go transport (GO_LIBSSL=3.5): openssl-src
+# 300.5 cannot share a lock file with 300.6, so its builder is a workspace of its own.
+openssl-lib-3.5:
+	$(CARGO) build --release --locked --manifest-path crates/openssl-build/lts/Cargo.toml \
+	  --target-dir target/openssl-build-lts
+	CARGO_MAKEFLAGS=-j$$(nproc) target/openssl-build-lts/release/tlsmatrix-openssl-build-lts 3.5 target/openssl/3.5
 
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:

@@ -1,6 +1,8 @@
 //! `tlsmatrix-openssl-build VERSION PREFIX`: builds OpenSSL VERSION (3.6 or 4.0) from the
 //! sources the openssl-src crate ships, as static libraries installed under PREFIX, unless
-//! PREFIX already holds that exact release. The per-version drivers link it statically
+//! PREFIX already holds that exact release. OpenSSL 3.5, the LTS, comes from openssl-src
+//! 300.5, which cannot share a lock file with 300.6: `lts/` builds this same source as a
+//! workspace of its own with the `lts` feature (`tlsmatrix-openssl-build-lts 3.5 PREFIX`). The per-version drivers link it statically
 //! (OPENSSL_DIR=PREFIX, OPENSSL_STATIC=1), so they never load the system's libssl.so.3, which
 //! has the same soname.
 
@@ -11,24 +13,39 @@ use anyhow::{bail, Context, Result};
 /// Builds one release into an output folder (openssl-src installs under `<out>/install`).
 type Builder = fn(&Path) -> Result<(), String>;
 
+/// The release lines this builder makes.
+#[cfg(not(feature = "lts"))]
+const RELEASES: &[&str] = &["3.6", "4.0"];
+#[cfg(feature = "lts")]
+const RELEASES: &[&str] = &["3.5"];
+
 /// The file that records which release a prefix holds.
 const STAMP: &str = "tlsmatrix-openssl-release";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [version, prefix] = args.as_slice() else {
-        bail!("usage: tlsmatrix-openssl-build 3.6|4.0 PREFIX");
+        bail!("usage: tlsmatrix-openssl-build {} PREFIX", RELEASES.join("|"));
     };
     // OpenSSL's Configure takes only an absolute --prefix.
     let prefix = std::path::absolute(prefix)?;
     let (release, build): (&str, Builder) = match version.as_str() {
+        #[cfg(not(feature = "lts"))]
         "3.6" => (openssl_src_3::version(), |out| {
-            configure3().out_dir(out).try_build().map(|_| ())
+            configure!(openssl_src_3).out_dir(out).try_build().map(|_| ())
         }),
+        #[cfg(not(feature = "lts"))]
         "4.0" => (openssl_src_4::version(), |out| {
-            configure4().out_dir(out).try_build().map(|_| ())
+            configure!(openssl_src_4).out_dir(out).try_build().map(|_| ())
         }),
-        other => bail!("no OpenSSL {other} here; versions: 3.6, 4.0"),
+        #[cfg(feature = "lts")]
+        "3.5" => (openssl_src_35::version(), |out| {
+            configure!(openssl_src_35).out_dir(out).try_build().map(|_| ())
+        }),
+        other => bail!(
+            "no OpenSSL {other} from this builder; it builds {}",
+            RELEASES.join(", ")
+        ),
     };
     let stamp = prefix.join(STAMP);
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == release) {
@@ -57,14 +74,12 @@ fn target() -> String {
     format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
 }
 
-fn configure3() -> openssl_src_3::Build {
-    let mut b = openssl_src_3::Build::new();
-    b.target(&target()).host(&target());
-    b
+/// An openssl-src build for this machine, from whichever openssl-src release crate.
+macro_rules! configure {
+    ($krate:ident) => {{
+        let mut b = $krate::Build::new();
+        b.target(&target()).host(&target());
+        b
+    }};
 }
-
-fn configure4() -> openssl_src_4::Build {
-    let mut b = openssl_src_4::Build::new();
-    b.target(&target()).host(&target());
-    b
-}
+use configure;
