@@ -86,15 +86,26 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 	}
 }
 
-// An arm that failed is a failed cell with its reason, never a figure, and
-// the others are still written.
-func TestAFailedArmIsACellWithItsReason(t *testing.T) {
-	wl, _ := bench.WorkloadNamed("Latency")
+// twoRounds is a workload's outcome with two plausible rounds on every arm.
+func twoRounds(t *testing.T, workload string) outcome {
+	t.Helper()
+	wl, err := bench.WorkloadNamed(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := len(arms)
 	r := outcome{w: wl, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n)}
 	for i := range arms {
 		r.samples[i] = []paired.Sample{{Round: 0, NsPerOp: 100}, {Round: 1, NsPerOp: 110}}
 	}
+	return r
+}
+
+// An arm that failed is a failed cell with its reason, never a figure, and
+// the others are still written.
+func TestAFailedArmIsACellWithItsReason(t *testing.T) {
+	r := twoRounds(t, "Latency")
+	n := len(arms)
 	r.errs[3], r.samples[3] = errors.New("handshake: peer reset"), nil
 	lines, failed, err := recordLines([]outcome{r}, "go-bench-test", env{})
 	if err != nil || failed != 1 {
@@ -117,12 +128,7 @@ func TestAFailedArmIsACellWithItsReason(t *testing.T) {
 // An arm whose library lacks the group is an unsupported cell with the
 // reason, and does not make the run fail.
 func TestAnUnsupportedArmIsNotAFailure(t *testing.T) {
-	wl, _ := bench.WorkloadNamed("Handshake")
-	n := len(arms)
-	r := outcome{w: wl, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n)}
-	for i := range arms {
-		r.samples[i] = []paired.Sample{{Round: 0, NsPerOp: 100}, {Round: 1, NsPerOp: 110}}
-	}
+	r := twoRounds(t, "Handshake")
 	r.errs[5] = fmt.Errorf("%w: OpenSSL 3.0.19 has no X25519MLKEM768", bench.ErrUnsupported)
 	lines, failed, err := recordLines([]outcome{r}, "go-bench-test", env{})
 	if err != nil || failed != 0 {
