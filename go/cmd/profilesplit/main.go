@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -84,10 +85,10 @@ func classify(stack []frame) category {
 		switch {
 		case f.dso == "[kernel.kallsyms]":
 			return kernel
+		case strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto"):
+			return library // a shared libssl's, symbols or not
 		case f.sym == "[unknown]" || isLibc(f):
 			continue // charged to its caller
-		case strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto"):
-			return library
 		case isGo(f.sym):
 			if strings.HasPrefix(f.sym, "runtime.") || strings.HasPrefix(f.sym, "runtime/") {
 				return goRuntime
@@ -112,6 +113,9 @@ type profile struct {
 
 func leaf(stack []frame) string {
 	for _, f := range stack {
+		if f.sym == "[unknown]" && (strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto")) {
+			return "[unknown] in " + path.Base(f.dso)
+		}
 		if f.sym != "[unknown]" && !isLibc(f) {
 			return f.sym
 		}
