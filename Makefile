@@ -163,7 +163,7 @@ bench: build
 # process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
 # make report's shorter pass over the same benchmarks.
-REPORT_GO_ROUNDS ?= 20
+REPORT_GO_ROUNDS ?= 12
 GO_SAMPLE ?= 20ms
 bench-go: build
 	mkdir -p results

@@ -862,9 +862,6 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
                 scenarios.push(&r.scenario);
             }
         }
-        if let Some(t) = crate::libp2p_glue::table(go, run) {
-            blocks.push(Block::Table(t));
-        }
         blocks.extend(
             area_charts(go, &go_idx, &scenarios, &go_impls)
                 .into_iter()

@@ -15,7 +15,6 @@ pub mod environment;
 pub mod figures;
 mod html;
 pub mod interop;
-mod libp2p_glue;
 mod md;
 pub mod summary;
 mod svg;
