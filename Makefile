@@ -17,7 +17,7 @@ MEMORY_RUNS ?= 2
 # Handshakes per second with one thread and with one per core: THROUGHPUT_RUNS windows of
 # THROUGHPUT_MS each per cell.
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
-THROUGHPUT_RUNS ?= 10
+THROUGHPUT_RUNS ?= 8
 THROUGHPUT_MS ?= 250
 BIN := target/release
 
@@ -79,7 +79,7 @@ report: build
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
+	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
@@ -163,17 +163,19 @@ bench: build
 # process and 35 s for each other on defaults; `make report` runs it too.
 GO_ROUNDS ?= 60
 # make report's shorter pass over the same benchmarks.
-REPORT_GO_ROUNDS ?= 12
+REPORT_GO_ROUNDS ?= 10
 GO_SAMPLE ?= 20ms
+# Each arm runs GO_WARMUP before the first round (make report: half).
+GO_WARMUP ?= 200ms
 bench-go: build
 	mkdir -p results
 	rm -f results/go-bench.jsonl results/go-bench-openssl-*.jsonl
 	@status=0; set -o pipefail; run=go-bench-$$(date -u +%Y%m%dT%H%M%SZ); rev="$$(git rev-parse HEAD 2>/dev/null)"; \
-	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run \
+	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --warmup $(GO_WARMUP) --run-id $$run \
 	  --out ../results/go-bench.jsonl --git-rev "$$rev") | tee results/go-bench.txt || status=$$?; \
 	for v in $(GO_LIBSSL); do \
 	  (cd go && ../scripts/go-libssl $$v run ./cmd/pairedbench --arms openssl \
-	    --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --run-id $$run --out ../results/go-bench-openssl-$$v.jsonl \
+	    --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --warmup $(GO_WARMUP) --run-id $$run --out ../results/go-bench-openssl-$$v.jsonl \
 	    --git-rev "$$rev") | tee -a results/go-bench.txt || status=$$?; \
 	  if [ -f results/go-bench-openssl-$$v.jsonl ]; then cat results/go-bench-openssl-$$v.jsonl >> results/go-bench.jsonl; fi; \
 	done; \
