@@ -256,7 +256,7 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 					status = "failed"
 					failed++
 				}
-				lines = append(lines, cellLine{cellSchema, runID, r.w.Scenario, client, server, status, r.errs[i].Error()})
+				lines = append(lines, cellLine{cellSchema, runID, r.w.Scenario, client, server, status, reason(r.errs[i])})
 				continue
 			}
 			base := record{RunID: runID, Scenario: r.w.Scenario, Client: client, Server: server,
@@ -275,6 +275,12 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 		}
 	}
 	return lines, failed, nil
+}
+
+// reason is why an arm has no figures, without the "unsupported: " that its
+// status already says.
+func reason(err error) string {
+	return strings.TrimPrefix(err.Error(), bench.ErrUnsupported.Error()+": ")
 }
 
 // factorText is the median ratio with its interval, "1.16x [1.15-1.17]".
@@ -298,7 +304,7 @@ func printTable(w io.Writer, r outcome) {
 			if errors.Is(r.errs[i], bench.ErrUnsupported) {
 				word = "unsupported"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s: %v\n", client, server, word, r.errs[i])
+			fmt.Fprintf(tw, "%s\t%s\t%s: %s\n", client, server, word, reason(r.errs[i]))
 			continue
 		}
 		ns := pick(r.samples[i], nsPerOp.get)
