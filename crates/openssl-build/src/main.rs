@@ -25,22 +25,34 @@ const STAMP: &str = "tlsmatrix-openssl-release";
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [version, prefix] = args.as_slice() else {
-        bail!("usage: tlsmatrix-openssl-build {} PREFIX", RELEASES.join("|"));
+        bail!(
+            "usage: tlsmatrix-openssl-build {} PREFIX",
+            RELEASES.join("|")
+        );
     };
     // OpenSSL's Configure takes only an absolute --prefix.
     let prefix = std::path::absolute(prefix)?;
     let (release, build): (&str, Builder) = match version.as_str() {
         #[cfg(not(feature = "lts"))]
         "3.6" => (openssl_src_3::version(), |out| {
-            configure!(openssl_src_3).out_dir(out).try_build().map(|_| ())
+            configure!(openssl_src_3)
+                .out_dir(out)
+                .try_build()
+                .map(|_| ())
         }),
         #[cfg(not(feature = "lts"))]
         "4.0" => (openssl_src_4::version(), |out| {
-            configure!(openssl_src_4).out_dir(out).try_build().map(|_| ())
+            configure!(openssl_src_4)
+                .out_dir(out)
+                .try_build()
+                .map(|_| ())
         }),
         #[cfg(feature = "lts")]
         "3.5" => (openssl_src_35::version(), |out| {
-            configure!(openssl_src_35).out_dir(out).try_build().map(|_| ())
+            configure!(openssl_src_35)
+                .out_dir(out)
+                .try_build()
+                .map(|_| ())
         }),
         other => bail!(
             "no OpenSSL {other} from this builder; it builds {}",
