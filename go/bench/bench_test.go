@@ -74,7 +74,7 @@ func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
 				continue
 			}
 			for _, p := range pairs {
-				at := fmt.Sprintf("%s %s -> %s", w.Label(), p[0], p[1])
+				at := fmt.Sprintf("%s/%v %s -> %s", base.Name, g, p[0], p[1])
 				s, _, err := w.OpenNamed(p[0], p[1])
 				if errors.Is(err, ErrUnsupported) {
 					onOpenSSL := p[0] == OpenSSLName || p[1] == OpenSSLName

@@ -71,14 +71,6 @@ func (w Workload) WithGroup(group tls.CurveID) (Workload, bool) {
 // groupID is a group as scenario ids spell it.
 func groupID(g tls.CurveID) string { return strings.ToLower(g.String()) }
 
-// Label names the workload and its group, for tables and errors.
-func (w Workload) Label() string {
-	if strings.Contains(w.Name, "/") {
-		return w.Name
-	}
-	return w.Name + "/" + w.Group.String()
-}
-
 // OpenNamed makes the two named transports (NewTransport) and opens the
 // workload on them; it also returns their versions, client first.
 func (w Workload) OpenNamed(client, server string) (Session, [2]string, error) {

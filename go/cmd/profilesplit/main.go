@@ -68,6 +68,12 @@ func isGo(sym string) bool {
 	return strings.Contains(sym, ".") && !strings.Contains(sym, "::")
 }
 
+// inLibrary is a frame in a shared libssl or libcrypto, with or without a
+// symbol.
+func inLibrary(f frame) bool {
+	return strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto")
+}
+
 func isLibc(f frame) bool {
 	return strings.Contains(f.dso, "libc.so") || strings.Contains(f.dso, "libc-") || strings.Contains(f.dso, "ld-linux")
 }
@@ -85,7 +91,7 @@ func classify(stack []frame) category {
 		switch {
 		case f.dso == "[kernel.kallsyms]":
 			return kernel
-		case strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto"):
+		case inLibrary(f):
 			return library // a shared libssl's, symbols or not
 		case f.sym == "[unknown]" || isLibc(f):
 			continue // charged to its caller
@@ -113,7 +119,7 @@ type profile struct {
 
 func leaf(stack []frame) string {
 	for _, f := range stack {
-		if f.sym == "[unknown]" && (strings.Contains(f.dso, "libssl") || strings.Contains(f.dso, "libcrypto")) {
+		if f.sym == "[unknown]" && inLibrary(f) {
 			return "[unknown] in " + path.Base(f.dso)
 		}
 		if f.sym != "[unknown]" && !isLibc(f) {
