@@ -47,6 +47,28 @@ fn record(run: &str, scenario: &str, pair: (&str, &str), metric: Metric, centre:
     .unwrap()
 }
 
+/// One pair's record line per metric, each value made `factor` times worse (lower where
+/// higher is better, higher where lower is).
+fn slowed_lines(
+    run: &str,
+    scenario: &str,
+    pair: (&str, &str),
+    metrics: &[(Metric, f64)],
+    factor: f64,
+) -> String {
+    metrics
+        .iter()
+        .map(|&(m, v)| {
+            let v = if m.higher_is_better() {
+                v / factor
+            } else {
+                v * factor
+            };
+            record(run, scenario, pair, m, v).to_line()
+        })
+        .collect()
+}
+
 /// A matrix run: two impls, two handshake scenarios and a bulk one, and an unsupported cell.
 fn matrix_run(run: &str, slowdown: f64) -> String {
     let impls = ["alpha", "beta"];
@@ -86,15 +108,8 @@ fn matrix_run(run: &str, slowdown: f64) -> String {
                     lines.push_str(&cell.to_line());
                     continue;
                 }
-                for &(m, v) in metrics {
-                    let factor = if c == "beta" || s == "beta" { 1.7 } else { 1.0 } * slowdown;
-                    let v = if m.higher_is_better() {
-                        v / factor
-                    } else {
-                        v * factor
-                    };
-                    lines.push_str(&record(run, scenario, (c, s), m, v).to_line());
-                }
+                let factor = if c == "beta" || s == "beta" { 1.7 } else { 1.0 } * slowdown;
+                lines.push_str(&slowed_lines(run, scenario, (c, s), metrics, factor));
             }
         }
     }
@@ -357,14 +372,7 @@ fn seven_impl_run() -> (Vec<String>, String) {
                 pairs.extend([(imp.as_str(), base), (base, imp.as_str())]);
             }
             for (c, s) in pairs {
-                for &(m, v) in metrics {
-                    let v = if m.higher_is_better() {
-                        v / slow
-                    } else {
-                        v * slow
-                    };
-                    lines.push_str(&record("r7", scenario, (c, s), m, v).to_line());
-                }
+                lines.push_str(&slowed_lines("r7", scenario, (c, s), metrics, slow));
             }
         }
     }

@@ -856,12 +856,8 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
                 .map(Block::Table),
         );
         let go_idx = Index::new(&go.records);
-        let mut scenarios: Vec<&str> = Vec::new();
-        for r in &go.records {
-            if !scenarios.contains(&r.scenario.as_str()) {
-                scenarios.push(&r.scenario);
-            }
-        }
+        let scenarios = doc::scenario_order(go.records.iter().map(|r| r.scenario.as_str()), &[]);
+        let scenarios: Vec<&str> = scenarios.iter().map(String::as_str).collect();
         blocks.extend(
             area_charts(go, &go_idx, &scenarios, &go_impls)
                 .into_iter()
