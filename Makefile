@@ -19,6 +19,11 @@ MEMORY_RUNS ?= 2
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
 THROUGHPUT_RUNS ?= 8
 THROUGHPUT_MS ?= 250
+# Wire figures (bytes, flights, round trips) for the configurations that differ on a network,
+# then real connections through the delay proxy at PROXY_RTTS milliseconds against the model.
+WIRE_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full,handshake-tls12-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519-full-hrr,handshake-tls13-rsa-3072-x25519-full-chain4,handshake-tls13-rsa-3072-x25519mlkem768-full-chain4,handshake-tls13-ecdsa-p256-x25519-ticket,handshake-tls12-ecdsa-p256-x25519-session-id
+WIRE_RUNS ?= 20
+PROXY_RTTS ?= 0.2,30
 BIN := target/release
 
 .PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability profile-go
@@ -68,7 +73,8 @@ driver-boringssl:
 # then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl
+	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
+	  results/wire.jsonl results/proxy-check.json
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
@@ -77,6 +83,10 @@ report: build
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --measure wire --scenario '$(WIRE_SCENARIOS)' --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
+	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
+	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \

@@ -152,6 +152,8 @@ pub enum CellOutcome {
         client_version: String,
         server_version: String,
         samples: Vec<Vec<(tlsmatrix_core::record::Metric, f64)>>,
+        /// A wire cell's median traced connection.
+        trace: Option<tlsmatrix_core::flights::Trace>,
     },
     Unsupported(String),
     Failed(String),
@@ -183,7 +185,7 @@ const INSTRUCTION_HANDSHAKES: u32 = 32;
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
     let mut cmd = match req.measure {
-        Measure::Time => Command::new(req.driver),
+        Measure::Time | Measure::Wire => Command::new(req.driver),
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             c.args(["-q", "--tool=callgrind", "--collect-atstart=no"])
@@ -203,6 +205,9 @@ fn driver_command(req: &CellRequest) -> Command {
             .arg(callgrind_out(req))
             .args(["--per-sample", &INSTRUCTION_HANDSHAKES.to_string()])
             .args(["--bulk-bytes", &INSTRUCTION_BULK_BYTES.to_string()]);
+    }
+    if req.measure == Measure::Wire {
+        cmd.args(["--measure", "wire"]);
     }
     cmd
 }
@@ -330,6 +335,7 @@ pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
     };
     let mut versions = None;
     let mut samples = Vec::new();
+    let mut trace = None;
     let outcome = loop {
         match proc.next() {
             Ok(DriverMessage::Hello {
@@ -341,6 +347,7 @@ pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
                 samples.push(values);
                 on_sample();
             }
+            Ok(DriverMessage::Trace { trace: t, .. }) => trace = Some(t),
             Ok(DriverMessage::Unsupported { reason, .. }) => {
                 break CellOutcome::Unsupported(reason)
             }
@@ -351,6 +358,7 @@ pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
                         client_version,
                         server_version,
                         samples,
+                        trace: trace.take(),
                     }
                 }
                 None => {

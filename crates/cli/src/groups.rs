@@ -214,6 +214,9 @@ pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> 
                 Some(c) => ended[c] = Some(CellRun::Failed(message)),
                 None => break Some(message),
             },
+            Ok(DriverMessage::Trace { .. }) => {
+                break Some("driver sent a wire trace to a timed group".to_string())
+            }
             Ok(DriverMessage::Done) => break None,
             Err(e) => break Some(e),
         }

@@ -10,6 +10,7 @@ mod list;
 mod repeatability;
 mod results_file;
 mod run;
+mod wire;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,6 +89,57 @@ enum Command {
         /// Results files of two or more runs of the same plan.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// What handshakes cost on a network: a wire run's bytes, flights and round trips
+    /// (`tlsmatrix run --measure wire` measures them) and the modelled time from connect to
+    /// the first response byte at each RTT; with --check, real connections timed over
+    /// loopback through tlsmatrix's delay proxy against the model.
+    ///
+    /// The model: a flight leaves when the peer flight it waits for has arrived and its
+    /// sender has done its measured CPU work, takes half a round trip plus its bytes at the
+    /// bandwidth, and a round trip more each time it overflows TCP's congestion window
+    /// (slow start from --initcwnd segments of 1,460 bytes); TCP's own handshake comes first.
+    #[command(after_help = "Examples:
+  tlsmatrix run --measure wire --scenario 'handshake-tls13-*-full*' --runs 20
+  tlsmatrix wire --rtt 0.2,30,150 --bandwidth 5 --initcwnd 4
+  tlsmatrix wire --check --rtt 0.2,30")]
+    Wire {
+        /// Time real connections through the delay proxy instead of showing a run.
+        #[arg(long)]
+        check: bool,
+        /// The wire run to show: a run id, `latest` (the newest wire run) or a .jsonl file.
+        #[arg(long, default_value = "latest")]
+        run: String,
+        /// Round-trip times in milliseconds, comma-separated.
+        #[arg(long, default_value = "0.2,30,150", value_delimiter = ',', value_name = "MS,...", value_parser = wire::parse_rtt)]
+        rtt: Vec<f64>,
+        /// Bandwidth each way in Mbit/s (default: no limit).
+        #[arg(long, value_name = "MBIT/S", value_parser = wire::parse_bandwidth)]
+        bandwidth: Option<f64>,
+        /// Initial congestion window in segments (Linux and RFC 6928: 10).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        initcwnd: u32,
+        /// Leave out TCP's handshake (as on a connection already open, or with TCP Fast Open).
+        #[arg(long)]
+        no_tcp: bool,
+        /// --check: the impl whose client and server are timed (default: the first listed).
+        #[arg(long = "impl", value_name = "NAME")]
+        imp: Option<String>,
+        /// --check: full-handshake scenario ids, comma-separated (default: five that differ
+        /// on the wire: X25519, X25519MLKEM768, TLS 1.2, a retry, a 4-certificate RSA chain).
+        #[arg(long = "scenario", value_delimiter = ',', value_name = "ID,...")]
+        scenarios: Vec<String>,
+        /// --check: connections timed per scenario and RTT (after one that warms up).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
+        /// --check: the file the results replace (the report reads it).
+        #[arg(long, default_value = "results/proxy-check.json", value_name = "FILE")]
+        out: PathBuf,
+        /// --check: a driver that prints nothing for this many seconds is killed.
+        #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
+        #[command(flatten)]
+        db: DbArg,
     },
     /// Store the runs of .jsonl results files (e.g. `make bench-go`'s) in the database.
     Import {
@@ -218,9 +270,12 @@ struct RunArgs {
     /// A driver that prints nothing for this many seconds is killed and its cell fails.
     #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     cell_timeout: u64,
-    /// `time` (the monotonic clock per side) or `instructions`: each cell's driver runs under
+    /// `time` (the monotonic clock per side); `instructions`: each cell's driver runs under
     /// valgrind's callgrind, which counts the instructions of each side's calls only;
-    /// repeated samples agree within 0.1%, so 3 runs are plenty.
+    /// repeated samples agree within 0.1%, so 3 runs are plenty; or `wire` (handshake
+    /// scenarios): the bytes and flights of each traced connection, checked against the round
+    /// trips its protocol allows, and the CPU on its path (`tlsmatrix wire` models time from
+    /// them); each run is one connection.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_core::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
@@ -290,6 +345,43 @@ fn main() -> ExitCode {
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Repeatability { files } => repeatability::repeatability(&files),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
+        Command::Wire {
+            check: true,
+            rtt,
+            bandwidth,
+            imp,
+            scenarios,
+            runs,
+            out,
+            timeout,
+            ..
+        } => wire::check(&wire::CheckOptions {
+            imp,
+            scenarios,
+            rtts_ms: rtt,
+            bandwidth_mbps: bandwidth,
+            runs,
+            out,
+            timeout: Duration::from_secs(timeout),
+        }),
+        Command::Wire {
+            check: false,
+            run,
+            rtt,
+            bandwidth,
+            initcwnd,
+            no_tcp,
+            db,
+            ..
+        } => wire::model(&wire::ModelOptions {
+            run,
+            db: db.db,
+            rtts_ms: rtt,
+            bandwidth_mbps: bandwidth,
+            initcwnd,
+            tcp_handshake: !no_tcp,
+        })
+        .map(|()| true),
         Command::Report {
             run,
             out,

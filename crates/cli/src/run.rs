@@ -221,6 +221,7 @@ fn records_for(
         client_version,
         server_version,
         samples,
+        trace,
     } = &cell.outcome
     else {
         return Ok(Vec::new());
@@ -251,7 +252,7 @@ fn records_for(
     Ok(by_metric
         .into_iter()
         .filter_map(|(metric, samples)| {
-            Record::from_samples(
+            let mut r = Record::from_samples(
                 run_id,
                 &cell.scenario.to_string(),
                 (&cell.client, client_version),
@@ -259,7 +260,11 @@ fn records_for(
                 metric,
                 samples,
                 env.clone(),
-            )
+            )?;
+            if metric == Metric::PathCpuNs {
+                r.trace = trace.clone();
+            }
+            Some(r)
         })
         .collect())
 }
@@ -458,8 +463,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     // Instruction counts and heap bytes do not depend on what else the machine runs, so those
     // cells run side by side, one per core; timed cells (throughput windows) run alone. Cells
     // are written in plan order.
-    let counted =
-        |s: &Scenario| opts.measure == Measure::Instructions || matches!(s, Scenario::Memory(_));
+    let counted = |s: &Scenario| {
+        matches!(opts.measure, Measure::Instructions | Measure::Wire)
+            || matches!(s, Scenario::Memory(_))
+    };
     let jobs = if single.iter().all(|(s, _, _)| counted(s)) {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -774,6 +781,7 @@ fn finish_scenario(
                         client_version,
                         server_version,
                         samples: Vec::new(),
+                        trace: None,
                     },
                     records,
                 )

@@ -541,6 +541,7 @@ fn every_command_explains_every_option() {
         &["report", "--help"],
         &["interop", "--help"],
         &["peer", "--help"],
+        &["wire", "--help"],
     ] {
         let r = tlsmatrix(cmd);
         assert!(r.status.success());
@@ -1076,4 +1077,89 @@ fn a_peer_by_hand_uses_interops_certificates_and_survives_a_port_probe() {
     assert!(status.success(), "{rest:?} {err}");
     assert!(rest.iter().any(|l| l.starts_with("ok: ")), "{rest:?}");
     assert!(err.contains("port probe"), "{err}");
+}
+
+/// A wire run stores each cell's figures and its trace; `wire` models them (an extra round
+/// trip appears with a window too small for the server's flight); `wire --check` times real
+/// connections through the delay proxy within 10% of the model at a 20 ms RTT.
+#[test]
+fn wire_figures_are_stored_modelled_and_checked_over_a_socket() {
+    let dir = scratch("wire");
+    let (out, db) = (dir.join("wire.jsonl"), dir.join("db.sqlite"));
+    let chain4 = "handshake-tls13-rsa-3072-x25519-full-chain4";
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "wire",
+        "--impl",
+        "rustls-aws-lc,openssl-3.0",
+        "--scenario",
+        &format!("handshake-tls13-ecdsa-p256-x25519-full,{chain4}"),
+        "--runs",
+        "3",
+        "--warmup-ms",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let traced: Vec<&Record> = records.iter().filter(|r| r.trace.is_some()).collect();
+    assert_eq!(
+        traced.len(),
+        2 * 4,
+        "a trace per cell: 2 scenarios x 4 pairs"
+    );
+    assert!(traced
+        .iter()
+        .all(|r| r.metric == Metric::PathCpuNs && r.samples.len() == 3));
+    let ready = records
+        .iter()
+        .filter(|r| r.metric == Metric::ClientReadyRtts)
+        .map(|r| r.median);
+    assert!(ready.clone().count() == 8 && ready.into_iter().all(|v| v == 1.0));
+
+    let model = |extra: &[&str]| {
+        let mut args = vec!["wire", "--db", db.to_str().unwrap(), "--rtt", "30"];
+        args.extend_from_slice(extra);
+        let r = tlsmatrix(&args);
+        assert!(r.status.success(), "{}", stderr(&r));
+        String::from_utf8_lossy(&r.stdout).into_owned()
+    };
+    let normal = model(&[]);
+    assert!(
+        normal.contains("first byte @ 30 ms") && !normal.contains("(+1 RTT)"),
+        "{normal}"
+    );
+    // The chain's server flight (about 5 KB) overflows 2 segments, the ECDSA one does not.
+    let small = model(&["--initcwnd", "2"]);
+    let stalled: Vec<&str> = small.lines().filter(|l| l.contains("(+1 RTT)")).collect();
+    assert_eq!(stalled.len(), 4, "{small}");
+    assert!(stalled.iter().all(|l| l.starts_with(chain4)), "{small}");
+
+    let check = dir.join("proxy-check.json");
+    let r = tlsmatrix(&[
+        "wire",
+        "--check",
+        "--impl",
+        "rustls-aws-lc",
+        "--rtt",
+        "20",
+        "--runs",
+        "3",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "--out",
+        check.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let written = tlsmatrix_history::proxy_check::read(&check)
+        .unwrap()
+        .unwrap();
+    let row = &written.rows[0];
+    // Two round trips of 20 ms: the delay alone sets the floor.
+    assert!(row.measured_ms >= 40.0 && row.model_ms >= 40.0, "{row:?}");
+    assert!(row.deviation().abs() <= 0.10, "{row:?}");
 }

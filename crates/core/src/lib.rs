@@ -5,12 +5,15 @@
 pub mod callgrind;
 pub mod certs;
 pub mod codes;
+pub mod delay_proxy;
 pub mod endpoint;
+pub mod flights;
 pub mod glob;
 pub mod heap;
 pub mod interop;
 pub mod memio;
 pub mod negotiated;
+pub mod netmodel;
 pub mod pair;
 pub mod paired;
 pub mod protocol;

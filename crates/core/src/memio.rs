@@ -14,6 +14,10 @@ struct ByteQueue {
     /// Start of the unread bytes.
     pos: usize,
     hellos: HelloScan,
+    /// Bytes ever written into and read out of the queue: where a flight ends, and how much
+    /// of the peer's stream a side had read when it wrote (see `flights`).
+    written: u64,
+    read: u64,
 }
 
 /// Counts the ClientHello messages written into a queue from the TLS record headers alone,
@@ -103,6 +107,7 @@ impl ByteQueue {
             self.pos = 0;
         }
         self.buf.extend_from_slice(bytes);
+        self.written += bytes.len() as u64;
         self.hellos.feed(bytes);
     }
 
@@ -110,6 +115,7 @@ impl ByteQueue {
         let n = out.len().min(self.len());
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
+        self.read += n as u64;
         if self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
@@ -140,6 +146,8 @@ impl MemIo {
                 buf: Vec::with_capacity(bytes),
                 pos: 0,
                 hellos: HelloScan::default(),
+                written: 0,
+                read: 0,
             }))
         };
         let (a, b): (Queue, Queue) = (queue(), queue());
@@ -186,6 +194,26 @@ impl Probe {
     /// How many ClientHello messages the endpoint has written (see [`HelloScan`]).
     pub fn hellos_written(&self) -> usize {
         self.queues[1].borrow().hellos.count
+    }
+
+    /// Bytes the endpoint has written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.queues[1].borrow().written
+    }
+
+    /// Bytes of its peer's stream the endpoint has read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.queues[0].borrow().read
+    }
+
+    /// Bytes the peer has written so far.
+    pub fn peer_bytes_written(&self) -> u64 {
+        self.queues[0].borrow().written
+    }
+
+    /// Bytes of the endpoint's stream the peer has read so far.
+    pub fn peer_bytes_read(&self) -> u64 {
+        self.queues[1].borrow().read
     }
 }
 

@@ -65,6 +65,10 @@ pub struct TransferTimes {
 /// timing, callgrind's collection switched on around one side when counting instructions.
 pub trait Meter {
     fn on<R>(&mut self, side: Side, f: impl FnOnce() -> R) -> R;
+
+    /// Told once per side, right after the step that finished its handshake.
+    #[inline(always)]
+    fn finished(&mut self, _side: Side) {}
 }
 
 /// Monotonic time per side.
@@ -202,6 +206,9 @@ fn connect(
                     step,
                     source,
                 })?;
+            if c.is_handshake_complete() {
+                meter.finished(Side::Client);
+            }
         }
         if !s.is_handshake_complete() {
             meter
@@ -211,6 +218,9 @@ fn connect(
                     step,
                     source,
                 })?;
+            if s.is_handshake_complete() {
+                meter.finished(Side::Server);
+            }
         }
         if c.is_handshake_complete() && s.is_handshake_complete() {
             negotiated::check(params, &c.negotiated(), &s.negotiated())?;

@@ -12,6 +12,8 @@ pub enum Measure {
     #[default]
     Time,
     Instructions,
+    /// The bytes and flights of a handshake (`crate::flights`), handshake scenarios only.
+    Wire,
 }
 
 impl Measure {
@@ -19,6 +21,7 @@ impl Measure {
         match self {
             Measure::Time => "time",
             Measure::Instructions => "instructions",
+            Measure::Wire => "wire",
         }
     }
 }
@@ -29,7 +32,8 @@ impl std::str::FromStr for Measure {
         match s {
             "time" => Ok(Measure::Time),
             "instructions" => Ok(Measure::Instructions),
-            _ => Err(format!("unknown measure '{s}' (time, instructions)")),
+            "wire" => Ok(Measure::Wire),
+            _ => Err(format!("unknown measure '{s}' (time, instructions, wire)")),
         }
     }
 }
@@ -70,6 +74,12 @@ pub enum DriverMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cell: Option<usize>,
         reason: String,
+    },
+    /// The median traced connection of a `--measure wire` cell, after its samples.
+    Trace {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
+        trace: crate::flights::Trace,
     },
     /// The scenario failed; `message` is one sentence for the user.
     Error {

@@ -37,6 +37,23 @@ pub enum Metric {
     /// What the server side alone would sustain: per thread, handshakes over the time its
     /// server calls took, summed over the threads.
     ServerCapacityPerS,
+    /// Wire figures of a handshake (`--measure wire`): bytes each side sent until both had
+    /// finished, flights each way, the client's first flight, the largest flight, and round
+    /// trips until each side may send application data.
+    ClientWireBytes,
+    ServerWireBytes,
+    ClientFlights,
+    ServerFlights,
+    ClientHelloBytes,
+    LargestFlightBytes,
+    ClientReadyRtts,
+    ServerReadyRtts,
+    /// CPU both sides spend on the path to the first response byte; its record carries the
+    /// connection's flights (`Record::trace`), from which the network model works.
+    PathCpuNs,
+    /// Time from connect to the response's first bytes over real TCP through the delay proxy
+    /// (`tlsmatrix wire --check`).
+    TtfbNs,
 }
 
 impl Metric {
@@ -59,6 +76,16 @@ impl Metric {
         Metric::ServerHeapBytesAfterIo,
         Metric::ThroughputPerS,
         Metric::ServerCapacityPerS,
+        Metric::ClientWireBytes,
+        Metric::ServerWireBytes,
+        Metric::ClientFlights,
+        Metric::ServerFlights,
+        Metric::ClientHelloBytes,
+        Metric::LargestFlightBytes,
+        Metric::ClientReadyRtts,
+        Metric::ServerReadyRtts,
+        Metric::PathCpuNs,
+        Metric::TtfbNs,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,12 +108,28 @@ impl Metric {
             Metric::ServerHeapBytesAfterIo => "server_heap_bytes_after_io",
             Metric::ThroughputPerS => "throughput_handshakes_per_s",
             Metric::ServerCapacityPerS => "server_capacity_handshakes_per_s",
+            Metric::ClientWireBytes => "client_wire_bytes",
+            Metric::ServerWireBytes => "server_wire_bytes",
+            Metric::ClientFlights => "client_flights",
+            Metric::ServerFlights => "server_flights",
+            Metric::ClientHelloBytes => "client_hello_bytes",
+            Metric::LargestFlightBytes => "largest_flight_bytes",
+            Metric::ClientReadyRtts => "client_ready_rtts",
+            Metric::ServerReadyRtts => "server_ready_rtts",
+            Metric::PathCpuNs => "path_cpu_ns",
+            Metric::TtfbNs => "ttfb_ns",
         }
     }
 
     pub fn unit(self) -> &'static str {
         match self {
-            Metric::ClientCpuNs | Metric::ServerCpuNs => "ns",
+            Metric::ClientCpuNs | Metric::ServerCpuNs | Metric::PathCpuNs | Metric::TtfbNs => "ns",
+            Metric::ClientWireBytes
+            | Metric::ServerWireBytes
+            | Metric::ClientHelloBytes
+            | Metric::LargestFlightBytes => "B",
+            Metric::ClientFlights | Metric::ServerFlights => "flights",
+            Metric::ClientReadyRtts | Metric::ServerReadyRtts => "RTT",
             Metric::HandshakesPerS => "1/s",
             Metric::SendMbPerS | Metric::RecvMbPerS => "MB/s",
             Metric::NsPerOp => "ns",
@@ -113,10 +156,26 @@ impl Metric {
         )
     }
 
+    /// Read from the bytes on the wire: the same every handshake (up to a signature's length).
+    pub fn is_wire(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientWireBytes
+                | Metric::ServerWireBytes
+                | Metric::ClientFlights
+                | Metric::ServerFlights
+                | Metric::ClientHelloBytes
+                | Metric::LargestFlightBytes
+                | Metric::ClientReadyRtts
+                | Metric::ServerReadyRtts
+        )
+    }
+
     /// A figure that depends on the code and the work alone, not on how fast the machine
     /// is: instruction counts and heap bytes. Only these compare across CPU models.
     pub fn machine_independent(self) -> bool {
         self.is_count()
+            || self.is_wire()
             || matches!(
                 self,
                 Metric::ClientHeapBytes
@@ -210,6 +269,10 @@ pub struct Record {
     /// round, when the two were sampled in turns in one process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<Paired>,
+    /// The connection's flights, on a `path_cpu_ns` record (the median trace: each flight's
+    /// CPU the median over the traced connections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::flights::Trace>,
 }
 
 /// A record's samples paired with the reference pair's (the baseline with itself).
@@ -348,6 +411,7 @@ impl Record {
             env,
             blocks,
             paired: None,
+            trace: None,
         })
     }
 
@@ -420,6 +484,7 @@ mod tests {
                 ratios: vec![1.1, 0.9],
                 blocks: vec![0, 1],
             }),
+            trace: None,
         };
         let line = r.to_line();
         assert_eq!(line.matches('\n').count(), 1);

@@ -10,10 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::endpoint::{EndpointFactory, PeerClosed, Side, TlsEndpoint};
+use crate::flights::{REQUEST_BYTES, RESPONSE_BYTES};
 use crate::interop::{payload, Case, Echo, Expect};
 use crate::memio::MemIo;
 use crate::negotiated::{self, Negotiated};
 use crate::pair::Checksum;
+use crate::scenario::ConnParams;
 
 pub struct Wire {
     tcp: TcpStream,
@@ -384,4 +386,69 @@ fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
         },
         sum.0
     )
+}
+
+/// Serves `connections` connections of a scenario, one after another: handshake, check the
+/// server's view, read the client's request (`flights::REQUEST_BYTES`), answer with the
+/// response (`flights::RESPONSE_BYTES`), close. The accept blocks: the caller bounds the wait
+/// (the time-to-first-byte client always connects or the process is killed).
+pub fn serve_requests(
+    factory: &dyn EndpointFactory,
+    params: &ConnParams,
+    listener: &TcpListener,
+    connections: usize,
+    deadline: Instant,
+) -> Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    for n in 0..connections {
+        let (tcp, _) = listener.accept().context("accepting a connection")?;
+        let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
+        let served = (|| -> Result<()> {
+            wire.handshake(ep.as_mut())?;
+            negotiated::check_one(params, Side::Server, &ep.negotiated())?;
+            let mut got = 0;
+            while got < REQUEST_BYTES {
+                match wire.recv(ep.as_mut(), &mut buf)? {
+                    Received::Data(k) => got += k,
+                    _ => bail!("the client closed before its whole request ({got} bytes)"),
+                }
+            }
+            wire.send(ep.as_mut(), &payload(RESPONSE_BYTES))?;
+            wire.send_close(ep.as_mut())
+        })();
+        served.with_context(|| format!("connection {} of {connections}", n + 1))?;
+    }
+    Ok(())
+}
+
+/// One connection to `addr`: connect, handshake, send the request, and the time until the
+/// response's first bytes arrive. The client's view is checked after the clock stops.
+pub fn time_to_first_byte(
+    factory: &dyn EndpointFactory,
+    params: &ConnParams,
+    addr: SocketAddr,
+    deadline: Instant,
+) -> Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let start = Instant::now();
+    let tcp = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)))
+        .with_context(|| format!("cannot connect to {addr}"))?;
+    let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
+    wire.handshake(ep.as_mut())?;
+    wire.send(ep.as_mut(), &payload(REQUEST_BYTES))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut got = match wire.recv(ep.as_mut(), &mut buf)? {
+        Received::Data(k) => k,
+        _ => bail!("the server closed without answering"),
+    };
+    let elapsed = start.elapsed();
+    negotiated::check_one(params, Side::Client, &ep.negotiated())?;
+    while got < RESPONSE_BYTES {
+        match wire.recv(ep.as_mut(), &mut buf)? {
+            Received::Data(k) => got += k,
+            _ => bail!("the server closed after {got} of {RESPONSE_BYTES} response bytes"),
+        }
+    }
+    wire.send_close(ep.as_mut())?;
+    Ok(elapsed)
 }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::callgrind::Counter;
 use crate::endpoint::{EndpointFactory, Side};
+use crate::flights;
 use crate::heap::{self, HeapMeter};
 use crate::memio::{MemIo, Probe};
 use crate::pair::{self, Clock, Meter, Pair, PairError};
@@ -456,4 +457,50 @@ fn thread_windows(
         out.push(tally);
     }
     Ok(out)
+}
+
+/// Wire samples: `budget.runs` traced connections (handshake, request, response) after a
+/// warm-up, each checked against the round trips its protocol allows. A sample holds the
+/// wire figures and the CPU both sides spent until the response; returns the median trace.
+pub fn wire(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<flights::Trace> {
+    pair::prime(client, server, params)?;
+    let start = Instant::now();
+    while start.elapsed() < budget.warmup {
+        flights::trace(client, server, params)?;
+    }
+    let mut traces = Vec::with_capacity(budget.runs);
+    for _ in 0..budget.runs {
+        let t = flights::trace(client, server, params)?;
+        flights::check_round_trips(params, &t)?;
+        let f = t.figures();
+        let cpu: u64 = t.flights.iter().map(|f| f.cpu_ns).sum::<u64>() + t.tail_ns;
+        on_sample(vec![
+            (Metric::ClientWireBytes, f.client_bytes as f64),
+            (Metric::ServerWireBytes, f.server_bytes as f64),
+            (Metric::ClientFlights, f.client_flights as f64),
+            (Metric::ServerFlights, f.server_flights as f64),
+            (Metric::ClientHelloBytes, f.client_hello_bytes as f64),
+            (Metric::LargestFlightBytes, f.largest_flight_bytes as f64),
+            (Metric::ClientReadyRtts, f.client_ready_rtts),
+            (Metric::ServerReadyRtts, f.server_ready_rtts),
+            (Metric::PathCpuNs, cpu as f64),
+        ]);
+        traces.push(t);
+    }
+    flights::median_trace(&traces).ok_or_else(|| {
+        let shapes: Vec<String> = traces
+            .iter()
+            .map(|t| flights::describe(&t.flights))
+            .collect();
+        anyhow::anyhow!(
+            "the connections' flights changed shape from one to the next: {}",
+            shapes.join(" / ")
+        )
+    })
 }

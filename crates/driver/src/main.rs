@@ -12,10 +12,12 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
+use tlsmatrix_core::delay_proxy;
 use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsLibrary};
 use tlsmatrix_core::interop;
 use tlsmatrix_core::paired;
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
+use tlsmatrix_core::record::Metric;
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::wire;
 use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler, Sampler};
@@ -41,6 +43,25 @@ enum Command {
     Group(GroupArgs),
     /// One side of an interop case over TCP (`tlsmatrix peer` and `tlsmatrix interop` run it).
     Peer(PeerArgs),
+    /// Time to first byte over real TCP through the delay proxy (`tlsmatrix wire --check`):
+    /// the pair's in-memory trace first, then one sample per connection.
+    Ttfb(TtfbArgs),
+}
+
+#[derive(clap::Args)]
+struct TtfbArgs {
+    /// A full-handshake scenario (the pair's trace runs in memory first).
+    #[command(flatten)]
+    cell: CellArgs,
+    /// Round-trip time the proxy adds, in milliseconds (half each way).
+    #[arg(long)]
+    rtt_ms: f64,
+    /// Bandwidth each way in Mbit/s; none for no limit.
+    #[arg(long)]
+    bandwidth_mbps: Option<f64>,
+    /// Connections to time.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
 }
 
 #[derive(clap::Args)]
@@ -103,8 +124,9 @@ struct PeerArgs {
     timeout: u64,
 }
 
+/// One scenario for one pair.
 #[derive(clap::Args)]
-struct RunArgs {
+struct CellArgs {
     /// Scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full.
     #[arg(long)]
     scenario: String,
@@ -117,6 +139,12 @@ struct RunArgs {
     /// Folder of cached test certificates (generated there if missing).
     #[arg(long)]
     certs: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    cell: CellArgs,
     /// Samples to produce after warm-up.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
@@ -129,7 +157,8 @@ struct RunArgs {
     /// Bytes sent per bulk sample.
     #[arg(long, default_value_t = 64 << 20)]
     bulk_bytes: usize,
-    /// `time`, or `instructions` (needs valgrind --tool=callgrind --collect-atstart=no).
+    /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no), or
+    /// `wire` (each sample one traced connection; the median trace follows the samples).
     #[arg(long, default_value = "time")]
     measure: Measure,
     /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
@@ -191,10 +220,10 @@ fn set_up_cell(
 }
 
 fn run(args: &RunArgs) -> Result<()> {
-    let scenario: Scenario = args.scenario.parse()?;
-    let client = find(&args.client)?;
-    let server = find(&args.server)?;
-    let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
+    let scenario: Scenario = args.cell.scenario.parse()?;
+    let client = find(&args.cell.client)?;
+    let server = find(&args.cell.server)?;
+    let certs = certs::load_or_generate(&args.cell.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
 
     let not_counted = match scenario {
@@ -204,7 +233,15 @@ fn run(args: &RunArgs) -> Result<()> {
         }
         _ => None,
     };
-    if let Some(reason) = not_counted.filter(|_| args.measure == Measure::Instructions) {
+    let not_counted = match args.measure {
+        Measure::Instructions => not_counted,
+        Measure::Wire => match scenario {
+            Scenario::Handshake(_) => None,
+            _ => Some("wire figures are measured on handshake scenarios"),
+        },
+        Measure::Time => None,
+    };
+    if let Some(reason) = not_counted {
         emit(&DriverMessage::Unsupported {
             cell: None,
             reason: reason.into(),
@@ -276,7 +313,12 @@ fn run(args: &RunArgs) -> Result<()> {
             };
             workload::throughput(&make, &params, t.cores.threads(), &budget, on_sample)?
         }
-        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_)) => {
+        (Measure::Wire, Scenario::Handshake(_)) => {
+            let trace = workload::wire(c, s, &params, &budget, on_sample)?;
+            emit(&DriverMessage::Trace { cell: None, trace });
+        }
+        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
+        | (Measure::Wire, _) => {
             unreachable!("refused above")
         }
     }
@@ -375,6 +417,69 @@ fn group(args: &GroupArgs) -> Result<()> {
     Ok(())
 }
 
+/// Traces the pair in memory (the model's input), then times connections over loopback TCP
+/// through a delay proxy to a server thread.
+fn ttfb(a: &TtfbArgs) -> Result<()> {
+    let scenario: Scenario = a.cell.scenario.parse()?;
+    let params = scenario.params();
+    if !matches!(scenario, Scenario::Handshake(_)) || params.resumption.is_resumed() {
+        anyhow::bail!("{scenario}: the time-to-first-byte check runs full-handshake scenarios");
+    }
+    let (client, server) = (find(&a.cell.client)?, find(&a.cell.server)?);
+    let certs = certs::load_or_generate(&a.cell.certs, params.sig)?;
+    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
+    let (cf, sf) = match set_up_cell(&cfg, client.as_ref(), server.as_ref(), None)? {
+        Ok(f) => f,
+        Err(reason) => {
+            emit(&DriverMessage::Unsupported { cell: None, reason });
+            return Ok(());
+        }
+    };
+    let budget = Budget {
+        runs: 15,
+        warmup: Duration::from_millis(50),
+        ..Budget::default()
+    };
+    let trace = workload::wire(cf.as_ref(), sf.as_ref(), &params, &budget, |_| {})?;
+    emit(&DriverMessage::Trace { cell: None, trace });
+    drop(sf);
+
+    let rtt = Duration::from_secs_f64(a.rtt_ms / 1e3);
+    let link = delay_proxy::Link::for_rtt(rtt, a.bandwidth_mbps.map(|m| m * 1e6));
+    let connections = a.runs as usize + 1; // the first warms both sides up
+    let deadline = std::time::Instant::now()
+        + Duration::from_secs(30)
+        + (rtt + Duration::from_millis(50)) * 6 * connections as u32;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let proxy = delay_proxy::DelayProxy::start(listener.local_addr()?, link)?;
+    std::thread::scope(|s| -> Result<()> {
+        let serving = s.spawn(|| -> Result<()> {
+            let sf = server.factory(Side::Server, &cfg)?;
+            wire::serve_requests(sf.as_ref(), &params, &listener, connections, deadline)
+        });
+        let timed = (0..connections).try_for_each(|n| -> Result<()> {
+            let t = wire::time_to_first_byte(cf.as_ref(), &params, proxy.addr(), deadline)
+                .with_context(|| format!("connection {} of {connections}", n + 1))?;
+            if n > 0 {
+                emit(&DriverMessage::Sample {
+                    cell: None,
+                    round: None,
+                    values: vec![(Metric::TtfbNs, t.as_nanos() as f64)],
+                });
+            }
+            Ok(())
+        });
+        let served = serving
+            .join()
+            .unwrap_or_else(|_| Err(anyhow!("the server thread panicked")));
+        // The server's error says more when both failed (the client saw only a close).
+        served.context("server")?;
+        timed
+    })?;
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
 /// This impl cannot play its side of the case, and why.
 #[derive(Debug, thiserror::Error)]
 #[error("unsupported: {0}")]
@@ -424,6 +529,20 @@ fn peer(a: &PeerArgs) -> Result<String> {
     }
 }
 
+/// The exit of a command that speaks in messages: a failure is its last message.
+fn messages_end(r: Result<()>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            emit(&DriverMessage::Error {
+                cell: None,
+                message: format!("{e:#}"),
+            });
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match args.command {
@@ -460,25 +579,8 @@ fn main() -> ExitCode {
                 }
             },
         },
-        Command::Group(g) => match group(&g) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                emit(&DriverMessage::Error {
-                    cell: None,
-                    message: format!("{e:#}"),
-                });
-                ExitCode::FAILURE
-            }
-        },
-        Command::Run(r) => match run(&r) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                emit(&DriverMessage::Error {
-                    cell: None,
-                    message: format!("{e:#}"),
-                });
-                ExitCode::FAILURE
-            }
-        },
+        Command::Group(g) => messages_end(group(&g)),
+        Command::Ttfb(t) => messages_end(ttfb(&t)),
+        Command::Run(r) => messages_end(run(&r)),
     }
 }

@@ -3,6 +3,7 @@
 //! records into it; the report and `compare` read from it.
 
 pub mod interop_file;
+pub mod proxy_check;
 mod run_data;
 mod store;
 

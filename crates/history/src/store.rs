@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use tlsmatrix_core::flights::Trace;
 use tlsmatrix_core::record::{CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
 
 use crate::run_data::RunData;
@@ -76,6 +77,8 @@ pub enum RunKind {
     Any,
     Matrix,
     Instructions,
+    /// Wire figures (`tlsmatrix run --measure wire`).
+    Wire,
     Memory,
     Throughput,
     Libp2p,
@@ -87,6 +90,7 @@ impl RunKind {
             RunKind::Any => "",
             RunKind::Matrix => "timed `tlsmatrix run` ",
             RunKind::Instructions => "instruction-count ",
+            RunKind::Wire => "wire ",
             RunKind::Memory => "memory ",
             RunKind::Throughput => "throughput ",
             RunKind::Libp2p => "libp2p benchmark ",
@@ -274,6 +278,7 @@ impl Store {
                 "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%'"
             }
             RunKind::Instructions => "r.measure = 'instructions'",
+            RunKind::Wire => "r.measure = 'wire'",
             RunKind::Memory => "x.scenario LIKE 'memory-%'",
             RunKind::Throughput => "x.scenario LIKE 'throughput-%'",
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
@@ -381,6 +386,7 @@ impl Store {
                     env: env.clone(),
                     blocks: pairing.blocks,
                     paired: pairing.paired,
+                    trace: pairing.trace,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -426,13 +432,15 @@ impl Store {
     }
 }
 
-/// How a record's samples were paired, as stored in one column.
+/// How a record's samples were paired (and a wire record's flights), as stored in one column.
 #[derive(serde::Serialize, serde::Deserialize, Default)]
 struct Pairing {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     blocks: Vec<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     paired: Option<Paired>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace: Option<Trace>,
 }
 
 fn insert_run(tx: &Transaction, run_id: &str, measure: &str, env: &Env) -> Result<()> {
@@ -491,6 +499,7 @@ fn insert_records(tx: &Transaction, records: &[Record], verb: &str) -> Result<()
             serde_json::to_string(&Pairing {
                 blocks: r.blocks.clone(),
                 paired: r.paired.clone(),
+                trace: r.trace.clone(),
             })?,
         ])?;
     }
@@ -543,6 +552,7 @@ mod tests {
             },
             blocks: Vec::new(),
             paired: None,
+            trace: None,
         }
     }
 

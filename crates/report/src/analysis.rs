@@ -12,6 +12,7 @@ use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section
 use crate::environment::environment;
 use crate::figures::{self, advantage, pair_for, shown, side, Side};
 use tlsmatrix_history::interop_file::CellLine;
+use tlsmatrix_history::proxy_check::ProxyCheck;
 use tlsmatrix_history::RunData;
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal).
@@ -631,6 +632,9 @@ pub struct Companions {
     pub libp2p: Option<RunData>,
     /// The newest `tlsmatrix interop` run.
     pub interop: Option<Vec<CellLine>>,
+    /// The newest wire run (`tlsmatrix run --measure wire`) and delay-proxy check.
+    pub wire: Option<RunData>,
+    pub proxy_check: Option<ProxyCheck>,
 }
 
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
@@ -898,6 +902,13 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
                 )
             }),
     );
+    if let Some(section) = extra
+        .wire
+        .as_ref()
+        .and_then(|w| crate::network::section(w, extra.proxy_check.as_ref(), &baseline))
+    {
+        sections.push(section);
+    }
     if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
         sections.push(interop_section(cells));
     }

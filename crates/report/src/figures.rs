@@ -22,6 +22,14 @@ fn same(v: f64) -> f64 {
     v
 }
 
+fn millis(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+fn micros(ns: f64) -> f64 {
+    ns / 1e3
+}
+
 fn kib(bytes: f64) -> f64 {
     bytes / 1024.0
 }
@@ -46,6 +54,16 @@ pub fn shown(m: Metric) -> Shown {
         Metric::ServerHeapBytesAfterIo => ("server KiB after I/O", "KiB", kib),
         Metric::ThroughputPerS => ("hs/s all threads", "handshakes/s", same),
         Metric::ServerCapacityPerS => ("server-only hs/s", "handshakes/s", same),
+        Metric::ClientWireBytes => ("client bytes", "bytes", same),
+        Metric::ServerWireBytes => ("server bytes", "bytes", same),
+        Metric::ClientFlights => ("client flights", "flights", same),
+        Metric::ServerFlights => ("server flights", "flights", same),
+        Metric::ClientHelloBytes => ("ClientHello bytes", "bytes", same),
+        Metric::LargestFlightBytes => ("largest flight", "bytes", same),
+        Metric::ClientReadyRtts => ("client ready (RTT)", "RTT", same),
+        Metric::ServerReadyRtts => ("server ready (RTT)", "RTT", same),
+        Metric::PathCpuNs => ("path CPU µs", "µs", micros),
+        Metric::TtfbNs => ("first byte ms", "ms", millis),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);

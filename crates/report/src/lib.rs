@@ -16,12 +16,13 @@ pub mod figures;
 mod html;
 pub mod interop;
 mod md;
+pub mod network;
 pub mod summary;
 mod svg;
 pub mod text_table;
 mod write;
 
-pub use write::write;
+pub use write::{write, PROXY_CHECK_FILE};
 
 /// A document table as Markdown, as `report.md` writes it.
 pub fn markdown_table(t: &doc::Table) -> String {

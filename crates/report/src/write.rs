@@ -5,10 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tlsmatrix_history::{interop_file, resolve, RunData, RunKind, Store};
+use tlsmatrix_history::{interop_file, proxy_check, resolve, RunData, RunKind, Store};
 
 use crate::area::{area, Area};
 use crate::{analysis, csv, html, md};
+
+/// The delay-proxy check's file, beside the interop results file.
+pub const PROXY_CHECK_FILE: &str = "proxy-check.json";
 
 /// How many runs the history charts go back.
 const HISTORY_RUNS: usize = 20;
@@ -46,6 +49,8 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
                 .collect::<Result<_>>()?,
             libp2p: companion(RunKind::Libp2p)?,
             interop: None,
+            wire: companion(RunKind::Wire)?,
+            proxy_check: None,
         };
         (history, extra)
     } else {
@@ -53,6 +58,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     };
     let mut extra = extra;
     extra.interop = interop_file::read_latest(interop)?;
+    extra.proxy_check = proxy_check::read(&interop.with_file_name(PROXY_CHECK_FILE))?;
     let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();
     let files = [

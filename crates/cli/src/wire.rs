@@ -1,0 +1,235 @@
+//! `tlsmatrix wire`: a wire run's figures with the modelled time to first byte under the
+//! conditions asked for, and `--check`: real connections through the delay proxy, timed
+//! against the model.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tlsmatrix_core::netmodel::{self, Conditions};
+use tlsmatrix_core::protocol::DriverMessage;
+use tlsmatrix_core::record::Metric;
+use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::stats;
+use tlsmatrix_history::proxy_check::{self, CheckRow, ProxyCheck};
+use tlsmatrix_history::{resolve, RunKind};
+use tlsmatrix_report::network;
+use tlsmatrix_report::text_table::Table;
+
+use crate::drivers::{self, DriverProcess, Registry};
+
+pub struct ModelOptions {
+    pub run: String,
+    pub db: PathBuf,
+    pub rtts_ms: Vec<f64>,
+    pub bandwidth_mbps: Option<f64>,
+    pub initcwnd: u32,
+    pub tcp_handshake: bool,
+}
+
+impl ModelOptions {
+    fn conditions(&self) -> Vec<Conditions> {
+        self.rtts_ms
+            .iter()
+            .map(|ms| Conditions {
+                rtt_s: ms / 1e3,
+                bandwidth_bps: self.bandwidth_mbps.map(|m| m * 1e6),
+                initcwnd: self.initcwnd,
+                mss: netmodel::MSS,
+                tcp_handshake: self.tcp_handshake,
+            })
+            .collect()
+    }
+}
+
+/// Prints the wire figures of a run and the model's time to first byte.
+pub fn model(o: &ModelOptions) -> Result<()> {
+    let run = resolve(&o.run, &o.db, RunKind::Wire)?;
+    let rows = network::wire_rows(&run);
+    if rows.is_empty() {
+        bail!(
+            "run {} has no wire figures; `tlsmatrix run --measure wire` measures them",
+            run.run_id
+        );
+    }
+    let table = network::model_table(&rows, &o.conditions());
+    println!("wire run {}: {}\n", run.run_id, table.caption);
+    print!("{}", Table::from_doc(&table).render());
+    Ok(())
+}
+
+pub struct CheckOptions {
+    pub imp: Option<String>,
+    pub scenarios: Vec<String>,
+    pub rtts_ms: Vec<f64>,
+    pub bandwidth_mbps: Option<f64>,
+    pub runs: u32,
+    pub out: PathBuf,
+    pub timeout: Duration,
+}
+
+/// The scenarios checked by default: the configurations the report's findings compare.
+pub const CHECK_SCENARIOS: [&str; 5] = [
+    "handshake-tls13-ecdsa-p256-x25519-full",
+    "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+    "handshake-tls12-ecdsa-p256-x25519-full",
+    "handshake-tls13-ecdsa-p256-x25519-full-hrr",
+    "handshake-tls13-rsa-3072-x25519-full-chain4",
+];
+
+/// Times real connections through the delay proxy for each scenario and RTT, compares them
+/// with the model, and writes the check file; false when a row is off by more than 10%.
+pub fn check(o: &CheckOptions) -> Result<bool> {
+    let reg = Registry::discover()?;
+    let entry = match &o.imp {
+        Some(name) => reg.get(name)?,
+        None => reg.impls.first().context("no impl found")?,
+    };
+    let ids: Vec<&str> = if o.scenarios.is_empty() {
+        CHECK_SCENARIOS.to_vec()
+    } else {
+        o.scenarios.iter().map(String::as_str).collect()
+    };
+    let scenarios = ids
+        .iter()
+        .map(|s| s.parse::<Scenario>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let certs = o
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("certs");
+    let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
+    let bar = indicatif::ProgressBar::new(planned).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} connections, ETA {eta}  {msg}",
+        )
+        .expect("a valid template"),
+    );
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for s in &scenarios {
+        for &rtt in &o.rtts_ms {
+            bar.set_message(format!("{s} at {rtt} ms"));
+            match one_check(o, entry, s, rtt, &certs, &bar) {
+                Ok(Some(row)) => rows.push(row),
+                Ok(None) => bar.println(format!("{s}: unsupported by {}", entry.name)),
+                Err(e) => failures.push(format!("{s} at {rtt} ms: {e:#}")),
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let check = ProxyCheck {
+        schema: proxy_check::SCHEMA.into(),
+        timestamp: crate::env::rfc3339(std::time::SystemTime::now()),
+        rows,
+    };
+    proxy_check::write(&o.out, &check)?;
+    print!(
+        "{}",
+        Table::from_doc(&network::check_table(&check)).render()
+    );
+    let off: Vec<&CheckRow> = check
+        .rows
+        .iter()
+        .filter(|r| r.deviation().abs() > 0.10)
+        .collect();
+    for r in &off {
+        println!(
+            "note: {} at {} ms is {:+.1}% off the model ({:.2} ms measured, {:.2} modelled): the real socket path's own cost",
+            r.scenario,
+            r.rtt_ms,
+            r.deviation() * 100.0,
+            r.measured_ms,
+            r.model_ms
+        );
+    }
+    for f in &failures {
+        println!("FAILED: {f}");
+    }
+    println!("written to {}", o.out.display());
+    Ok(failures.is_empty())
+}
+
+fn one_check(
+    o: &CheckOptions,
+    entry: &drivers::ImplEntry,
+    scenario: &Scenario,
+    rtt_ms: f64,
+    certs: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<Option<CheckRow>> {
+    let mut cmd = std::process::Command::new(entry.driver());
+    cmd.args(["ttfb", "--scenario", &scenario.to_string()])
+        .args(["--client", &entry.name, "--server", &entry.name, "--certs"])
+        .arg(certs)
+        .args(["--rtt-ms", &rtt_ms.to_string()])
+        .args(["--runs", &o.runs.to_string()]);
+    if let Some(b) = o.bandwidth_mbps {
+        cmd.args(["--bandwidth-mbps", &b.to_string()]);
+    }
+    let mut proc = DriverProcess::spawn(cmd, o.timeout).map_err(anyhow::Error::msg)?;
+    let (mut trace, mut samples) = (None, Vec::new());
+    let failure = loop {
+        match proc.next() {
+            Ok(DriverMessage::Hello { .. }) => {}
+            Ok(DriverMessage::Trace { trace: t, .. }) => trace = Some(t),
+            Ok(DriverMessage::Sample { values, .. }) => {
+                samples.extend(
+                    values
+                        .into_iter()
+                        .filter(|(m, v)| *m == Metric::TtfbNs && v.is_finite() && *v > 0.0)
+                        .map(|(_, v)| v / 1e6),
+                );
+                bar.inc(1);
+            }
+            Ok(DriverMessage::Unsupported { .. }) => {
+                proc.finish(None);
+                return Ok(None);
+            }
+            Ok(DriverMessage::Error { message, .. }) => break Some(message),
+            Ok(DriverMessage::Done) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    if let Some(msg) = proc.finish(failure) {
+        bail!(msg);
+    }
+    let trace = trace.context("the driver sent no trace")?;
+    let s = stats::summarize(&samples).context("the driver timed no connection")?;
+    let cond = Conditions {
+        bandwidth_bps: o.bandwidth_mbps.map(|m| m * 1e6),
+        tcp_handshake: false,
+        ..Conditions::at_rtt(rtt_ms / 1e3)
+    };
+    Ok(Some(CheckRow {
+        scenario: scenario.to_string(),
+        client: entry.name.clone(),
+        server: entry.name.clone(),
+        rtt_ms,
+        bandwidth_mbps: o.bandwidth_mbps,
+        measured_ms: s.median,
+        measured_low_ms: s.ci_low,
+        measured_high_ms: s.ci_high,
+        model_ms: netmodel::time_to_first_byte(&trace, &cond).ttfb_s * 1e3,
+    }))
+}
+
+/// A round-trip time in milliseconds.
+pub fn parse_rtt(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=10_000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a round-trip time in milliseconds (0 to 10000)"
+        )),
+    }
+}
+
+/// A bandwidth in Mbit/s, above zero.
+pub fn parse_bandwidth(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a bandwidth in Mbit/s (above 0)")),
+    }
+}
