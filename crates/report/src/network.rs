@@ -281,7 +281,7 @@ pub fn findings(rows: &[WireRow], baseline: &str) -> Vec<String> {
     ] {
         if let Some(w) = own(id) {
             out.push(format!(
-                "{what} costs {} at 30 ms RTT ({} against {}; client ready after {} round trips, largest flight {} bytes).",
+                "{what} costs {} at 30 ms RTT ({} against {}; the client may send after {} RTT, largest flight {} bytes).",
                 ms(at(w, &rtt30) - at(base, &rtt30)),
                 ms(at(w, &rtt30)),
                 ms(at(base, &rtt30)),
