@@ -328,8 +328,17 @@ impl Drop for DriverProcess {
 }
 
 /// Runs one cell in a driver process, calling `on_sample` as samples arrive.
-pub fn run_cell(req: &CellRequest, mut on_sample: impl FnMut()) -> CellOutcome {
-    let mut proc = match DriverProcess::spawn(driver_command(req), req.silence_limit) {
+pub fn run_cell(req: &CellRequest, on_sample: impl FnMut()) -> CellOutcome {
+    run_command(driver_command(req), req.silence_limit, on_sample)
+}
+
+/// Runs a driver command that measures one cell (`run`, `ttfb`) and gathers what it says.
+pub fn run_command(
+    cmd: Command,
+    silence_limit: Duration,
+    mut on_sample: impl FnMut(),
+) -> CellOutcome {
+    let mut proc = match DriverProcess::spawn(cmd, silence_limit) {
         Ok(p) => p,
         Err(e) => return CellOutcome::Failed(e),
     };

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use tlsmatrix_core::netmodel::{self, Conditions};
-use tlsmatrix_core::protocol::DriverMessage;
 use tlsmatrix_core::record::Metric;
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::stats;
@@ -16,7 +15,7 @@ use tlsmatrix_history::{resolve, RunKind};
 use tlsmatrix_report::network;
 use tlsmatrix_report::text_table::Table;
 
-use crate::drivers::{self, DriverProcess, Registry};
+use crate::drivers::{self, CellOutcome, Registry};
 
 pub struct ModelOptions {
     pub run: String,
@@ -169,33 +168,17 @@ fn one_check(
     if let Some(b) = o.bandwidth_mbps {
         cmd.args(["--bandwidth-mbps", &b.to_string()]);
     }
-    let mut proc = DriverProcess::spawn(cmd, o.timeout).map_err(anyhow::Error::msg)?;
-    let (mut trace, mut samples) = (None, Vec::new());
-    let failure = loop {
-        match proc.next() {
-            Ok(DriverMessage::Hello { .. }) => {}
-            Ok(DriverMessage::Trace { trace: t, .. }) => trace = Some(t),
-            Ok(DriverMessage::Sample { values, .. }) => {
-                samples.extend(
-                    values
-                        .into_iter()
-                        .filter(|(m, v)| *m == Metric::TtfbNs && v.is_finite() && *v > 0.0)
-                        .map(|(_, v)| v / 1e6),
-                );
-                bar.inc(1);
-            }
-            Ok(DriverMessage::Unsupported { .. }) => {
-                proc.finish(None);
-                return Ok(None);
-            }
-            Ok(DriverMessage::Error { message, .. }) => break Some(message),
-            Ok(DriverMessage::Done) => break None,
-            Err(e) => break Some(e),
-        }
+    let (samples, trace) = match drivers::run_command(cmd, o.timeout, || bar.inc(1)) {
+        CellOutcome::Measured { samples, trace, .. } => (samples, trace),
+        CellOutcome::Unsupported(_) => return Ok(None),
+        CellOutcome::Failed(msg) => bail!(msg),
     };
-    if let Some(msg) = proc.finish(failure) {
-        bail!(msg);
-    }
+    let samples: Vec<f64> = samples
+        .into_iter()
+        .flatten()
+        .filter(|(m, v)| *m == Metric::TtfbNs && v.is_finite() && *v > 0.0)
+        .map(|(_, v)| v / 1e6)
+        .collect();
     let trace = trace.context("the driver sent no trace")?;
     let s = stats::summarize(&samples).context("the driver timed no connection")?;
     let cond = Conditions {

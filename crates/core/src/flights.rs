@@ -30,13 +30,6 @@ pub enum Sender {
 }
 
 impl Sender {
-    pub fn side(self) -> Side {
-        match self {
-            Sender::Client => Side::Client,
-            Sender::Server => Side::Server,
-        }
-    }
-
     fn of(side: Side) -> Sender {
         match side {
             Side::Client => Sender::Client,
@@ -202,8 +195,8 @@ fn slot(side: Side) -> usize {
 }
 
 impl FlightRecorder {
-    /// Records the transport whose client end is `client_io` (take the probe before handing
-    /// the `MemIo` to an endpoint).
+    /// Records the transport `probe` was taken from, at its client end (take the probe before
+    /// handing that `MemIo` to an endpoint).
     pub fn new(probe: Probe) -> Self {
         FlightRecorder {
             probe,

@@ -192,6 +192,46 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
 
 type Factories = (Box<dyn EndpointFactory>, Box<dyn EndpointFactory>);
 
+/// A cell's scenario, libraries and configuration, as `run` and `ttfb` start from them.
+struct OpenCell {
+    scenario: Scenario,
+    client: Box<dyn TlsLibrary>,
+    server: Box<dyn TlsLibrary>,
+    cfg: EndpointConfig,
+}
+
+impl CellArgs {
+    fn open(&self) -> Result<OpenCell> {
+        let scenario: Scenario = self.scenario.parse()?;
+        let client = find(&self.client)?;
+        let server = find(&self.server)?;
+        let certs = certs::load_or_generate(&self.certs, scenario.params().sig)?;
+        let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
+        Ok(OpenCell {
+            scenario,
+            client,
+            server,
+            cfg,
+        })
+    }
+}
+
+/// Says the cell is unsupported, and why: the one message a refused single cell prints.
+fn refuse(reason: String) -> Result<()> {
+    emit(&DriverMessage::Unsupported { cell: None, reason });
+    Ok(())
+}
+
+impl OpenCell {
+    /// [`set_up_cell`] for a single cell; `None` once it has said why it is unsupported.
+    fn factories(&self) -> Result<Option<Factories>> {
+        match set_up_cell(&self.cfg, self.client.as_ref(), self.server.as_ref(), None)? {
+            Ok(f) => Ok(Some(f)),
+            Err(reason) => refuse(reason).map(|()| None),
+        }
+    }
+}
+
 /// Checks that both libraries take the cell's configuration, says hello with the versions
 /// they report, and builds their endpoint factories; `Ok(Err(reason))` when unsupported.
 fn set_up_cell(
@@ -220,40 +260,25 @@ fn set_up_cell(
 }
 
 fn run(args: &RunArgs) -> Result<()> {
-    let scenario: Scenario = args.cell.scenario.parse()?;
-    let client = find(&args.cell.client)?;
-    let server = find(&args.cell.server)?;
-    let certs = certs::load_or_generate(&args.cell.certs, scenario.params().sig)?;
-    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
-
-    let not_counted = match scenario {
-        Scenario::Memory(_) => Some("a memory scenario measures heap bytes, not instructions"),
-        Scenario::Throughput(_) => {
+    let cell = args.cell.open()?;
+    let (scenario, cfg) = (cell.scenario, &cell.cfg);
+    let (client, server) = (cell.client.as_ref(), cell.server.as_ref());
+    let unmeasurable = match (args.measure, scenario) {
+        (Measure::Instructions, Scenario::Memory(_)) => {
+            Some("a memory scenario measures heap bytes, not instructions")
+        }
+        (Measure::Instructions, Scenario::Throughput(_)) => {
             Some("a throughput scenario measures wall time across threads, not instructions")
         }
+        (Measure::Wire, Scenario::Handshake(_)) => None,
+        (Measure::Wire, _) => Some("wire figures are measured on handshake scenarios"),
         _ => None,
     };
-    let not_counted = match args.measure {
-        Measure::Instructions => not_counted,
-        Measure::Wire => match scenario {
-            Scenario::Handshake(_) => None,
-            _ => Some("wire figures are measured on handshake scenarios"),
-        },
-        Measure::Time => None,
-    };
-    if let Some(reason) = not_counted {
-        emit(&DriverMessage::Unsupported {
-            cell: None,
-            reason: reason.into(),
-        });
-        return Ok(());
+    if let Some(reason) = unmeasurable {
+        return refuse(reason.into());
     }
-    let (cf, sf) = match set_up_cell(&cfg, client.as_ref(), server.as_ref(), None)? {
-        Ok(f) => f,
-        Err(reason) => {
-            emit(&DriverMessage::Unsupported { cell: None, reason });
-            return Ok(());
-        }
+    let Some((cf, sf)) = cell.factories()? else {
+        return Ok(());
     };
     let budget = Budget {
         runs: args.runs as usize,
@@ -307,8 +332,8 @@ fn run(args: &RunArgs) -> Result<()> {
         (Measure::Time, Scenario::Throughput(t)) => {
             let make = || -> Result<_> {
                 Ok((
-                    client.factory(Side::Client, &cfg)?,
-                    server.factory(Side::Server, &cfg)?,
+                    client.factory(Side::Client, cfg)?,
+                    server.factory(Side::Server, cfg)?,
                 ))
             };
             workload::throughput(&make, &params, t.cores.threads(), &budget, on_sample)?
@@ -420,20 +445,14 @@ fn group(args: &GroupArgs) -> Result<()> {
 /// Traces the pair in memory (the model's input), then times connections over loopback TCP
 /// through a delay proxy to a server thread.
 fn ttfb(a: &TtfbArgs) -> Result<()> {
-    let scenario: Scenario = a.cell.scenario.parse()?;
+    let cell = a.cell.open()?;
+    let (scenario, cfg, server) = (cell.scenario, &cell.cfg, &cell.server);
     let params = scenario.params();
     if !matches!(scenario, Scenario::Handshake(_)) || params.resumption.is_resumed() {
         anyhow::bail!("{scenario}: the time-to-first-byte check runs full-handshake scenarios");
     }
-    let (client, server) = (find(&a.cell.client)?, find(&a.cell.server)?);
-    let certs = certs::load_or_generate(&a.cell.certs, params.sig)?;
-    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
-    let (cf, sf) = match set_up_cell(&cfg, client.as_ref(), server.as_ref(), None)? {
-        Ok(f) => f,
-        Err(reason) => {
-            emit(&DriverMessage::Unsupported { cell: None, reason });
-            return Ok(());
-        }
+    let Some((cf, sf)) = cell.factories()? else {
+        return Ok(());
     };
     let budget = Budget {
         runs: 15,
@@ -454,7 +473,7 @@ fn ttfb(a: &TtfbArgs) -> Result<()> {
     let proxy = delay_proxy::DelayProxy::start(listener.local_addr()?, link)?;
     std::thread::scope(|s| -> Result<()> {
         let serving = s.spawn(|| -> Result<()> {
-            let sf = server.factory(Side::Server, &cfg)?;
+            let sf = server.factory(Side::Server, cfg)?;
             wire::serve_requests(sf.as_ref(), &params, &listener, connections, deadline)
         });
         let timed = (0..connections).try_for_each(|n| -> Result<()> {
