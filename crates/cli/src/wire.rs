@@ -51,6 +51,7 @@ pub fn model(o: &ModelOptions) -> Result<()> {
             run.run_id
         );
     }
+    let rows: Vec<_> = rows.iter().collect();
     let table = network::model_table(&rows, &o.conditions());
     println!("wire run {}: {}\n", run.run_id, table.caption);
     print!("{}", Table::from_doc(&table).render());

@@ -106,7 +106,7 @@ fn ms(s: f64) -> String {
 }
 
 /// Wire figures and modelled time to first byte, a row per cell.
-pub fn model_table(rows: &[WireRow], conds: &[Conditions]) -> Table {
+pub fn model_table(rows: &[&WireRow], conds: &[Conditions]) -> Table {
     let mut header: Vec<String> = [
         "scenario",
         "client -> server",
@@ -196,8 +196,8 @@ pub fn ttfb_chart(rows: &[WireRow], baseline: &str) -> Option<Chart> {
         .collect();
     (!series.is_empty()).then(|| Chart {
         kind: ChartKind::Lines,
-        title: format!("Modelled time to first byte against round-trip time, {baseline} -> {baseline} (TCP + TLS + request, initial window 10 segments)"),
-        unit: "ms to the first response byte (lower is better)".into(),
+        title: format!("Modelled first-byte time against RTT, {baseline} with itself"),
+        unit: "ms from connect to the first response byte (lower is better)".into(),
         categories: rtts.iter().map(|r| format!("{r} ms")).collect(),
         series,
     })
@@ -306,9 +306,25 @@ pub fn section(run: &RunData, check: Option<&ProxyCheck>, baseline: &str) -> Opt
     if !found.is_empty() {
         blocks.push(Block::Bullets(found));
     }
-    blocks.push(Block::Table(model_table(&rows, &default_conditions())));
+    // At a glance the baseline with itself per scenario; every pair folded below the chart.
+    let conds = default_conditions();
+    let (own, others): (Vec<&WireRow>, Vec<&WireRow>) = rows
+        .iter()
+        .partition(|w| w.client == baseline && w.server == baseline);
+    if !own.is_empty() {
+        let mut t = model_table(&own, &conds);
+        t.caption = format!("{baseline} with itself. {}", t.caption);
+        blocks.push(Block::Table(t));
+    }
     if let Some(chart) = ttfb_chart(&rows, baseline) {
         blocks.push(Block::Chart(chart));
+    }
+    if !others.is_empty() {
+        let all: Vec<&WireRow> = rows.iter().collect();
+        blocks.push(Block::Folded(
+            format!("Every pair ({} cells)", all.len()),
+            vec![Block::Table(model_table(&all, &conds))],
+        ));
     }
     if let Some(check) = check.filter(|c| !c.rows.is_empty()) {
         let worst = check
