@@ -36,7 +36,8 @@ setup:
 build: setup
 	$(CARGO) build --release --locked --workspace
 	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer && \
-	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer
+	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer && \
+	  $(GO) build -o ../$(BIN)/tlsmatrix-driver-go ./cmd/tlsmatrix-driver-go
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	$(MAKE) --no-print-directory driver-boringssl
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \

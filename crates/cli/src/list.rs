@@ -30,6 +30,10 @@ const KNOWN_IMPLS: &[(&str, &str)] = &[
         "s2n-tls",
         "`make build` (the s2n-tls crate on aws-lc, the main driver)",
     ),
+    (
+        "go-crypto-tls",
+        "`make build` (Go's crypto/tls in go/cmd/tlsmatrix-driver-go)",
+    ),
 ];
 
 pub fn list(as_json: bool) -> Result<()> {

@@ -371,6 +371,14 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .join("certs");
+    // Written here once, before any driver starts: the Go driver reads them and cannot
+    // write them.
+    let mut sigs: Vec<_> = scenarios.iter().map(|s| s.params().sig).collect();
+    sigs.sort();
+    sigs.dedup();
+    for sig in sigs {
+        tlsmatrix_core::certs::load_or_generate(&certs_dir, sig)?;
+    }
 
     let now = SystemTime::now();
     let run_id = opts.run_id.clone().unwrap_or_else(|| run_id(now));

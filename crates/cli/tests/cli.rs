@@ -374,15 +374,19 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
                     // s2n-tls takes named policies, each fixing suites, groups and
                     // versions together; it says which it lacks.
                     let s2n_policy = imp == "s2n-tls" && why.starts_with("s2n-tls");
+                    // crypto/tls picks its TLS 1.3 suite and its group order itself and
+                    // has no session-id cache; it says which.
+                    let go_fixed = imp == "go-crypto-tls" && why.starts_with("crypto/tls");
                     assert!(
-                        no_mlkem || fixed_tls13_suites || s2n_policy,
+                        no_mlkem || fixed_tls13_suites || s2n_policy || go_fixed,
                         "{imp} declined {id}: {cell}"
                     );
                     assert!(
                         why.contains("ML-KEM")
                             || why.contains("x25519mlkem768")
                             || why.contains("TLS 1.3 cipher suites")
-                            || s2n_policy,
+                            || s2n_policy
+                            || go_fixed,
                         "{why}"
                     );
                 }
@@ -394,6 +398,48 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
             "{imp} completed only {completed} of {}",
             scenarios.len()
         );
+    }
+}
+
+/// The Go driver reads scenario ids with a reader of its own (go/internal/scenario); fed
+/// every id of the catalogue, it prints each back as Rust does, and refuses what Rust
+/// refuses with the same words.
+#[test]
+fn the_go_driver_reads_every_scenario_id_as_rust_does() {
+    use std::io::Write;
+    use tlsmatrix_core::scenario::Scenario;
+    let driver = bin().parent().unwrap().join("tlsmatrix-driver-go");
+    let mut ids: Vec<String> = Scenario::catalogue()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let bad = [
+        "handshake-tls14-ecdsa-p256-x25519-full",
+        "bulk-tls13-aes-128-gcm-16k-extra",
+        "handshake-tls13-ecdsa-p256-x25519",
+    ];
+    ids.extend(bad.iter().map(|s| s.to_string()));
+    let mut child = Command::new(&driver)
+        .arg("parse")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (`make build` builds it)", driver.display()));
+    let input = ids.join("\n") + "\n";
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), ids.len());
+    for (id, line) in ids.iter().zip(&lines) {
+        match id.parse::<Scenario>() {
+            Ok(s) => assert_eq!(line, &s.to_string()),
+            Err(e) => assert_eq!(line, &format!("error: {e}")),
+        }
     }
 }
 
@@ -512,6 +558,7 @@ fn list_names_every_impl_with_its_version() {
             "openssl-3.0",
             "s2n-tls",
             "boringssl",
+            "go-crypto-tls",
             "openssl-3.6",
             "openssl-4.0"
         ]

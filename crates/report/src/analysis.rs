@@ -2,7 +2,7 @@
 //! the baseline with the peer held constant, the sentences of the executive summary, the
 //! charts, and the cells that were not measured.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use tlsmatrix_core::record::{is_aa, Metric, Record};
 use tlsmatrix_core::stats::Factor;
@@ -10,7 +10,7 @@ use tlsmatrix_core::stats::Factor;
 use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
 use crate::environment::environment;
-use crate::figures::{self, advantage, pair_for, shown, side, Side};
+use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Side};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::ProxyCheck;
 use tlsmatrix_history::RunData;
@@ -126,8 +126,10 @@ fn comparisons<'a>(
                 continue;
             };
             for imp in &impls[1..] {
-                let (c, s) = pair_for(m, imp, baseline);
-                let Some(rec) = idx.get(scenario, &c, &s, m) else {
+                let Some(rec) = pairs_for(m, imp, baseline)
+                    .iter()
+                    .find_map(|(c, s)| idx.get(scenario, c, s, m))
+                else {
                     continue;
                 };
                 if let Some(factor) = advantage(rec, base, floor) {
@@ -202,6 +204,8 @@ struct GlanceRow {
     figure: &'static str,
     /// impl -> (geometric mean factor, significant in every scenario, scenarios).
     factors: BTreeMap<String, (f64, bool, usize)>,
+    /// The impls whose factors compare their own pair with the baseline's (no shared driver).
+    alone: BTreeSet<String>,
 }
 
 fn glance_rows(cmps: &[Comparison], area_label: &str) -> Vec<GlanceRow> {
@@ -215,11 +219,15 @@ fn glance_rows(cmps: &[Comparison], area_label: &str) -> Vec<GlanceRow> {
                     area: area_label.to_string(),
                     figure,
                     factors: BTreeMap::new(),
+                    alone: BTreeSet::new(),
                 });
                 rows.len() - 1
             }
         };
         let all_significant = group.iter().all(|c| c.factor.significant);
+        if group.iter().any(|c| with_itself(c.rec)) {
+            rows[at].alone.insert(imp.to_string());
+        }
         rows[at].factors.insert(
             imp.to_string(),
             (geometric_mean(&group), all_significant, group.len()),
@@ -258,15 +266,24 @@ fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
                         if n < most {
                             text.push_str(&format!(" ({n} of {most})"));
                         }
+                        let alone = r.alone.contains(imp);
+                        if alone {
+                            text.push_str(" self");
+                        }
                         Cell::with(
                             text,
                             class,
                             Some(format!(
-                                "{imp} against {baseline}: geometric mean over {n} scenario(s); {}",
+                                "{imp} against {baseline}: geometric mean over {n} scenario(s); {}{}",
                                 if significant {
                                     "significant in each"
                                 } else {
                                     "within noise in at least one"
+                                },
+                                if alone {
+                                    format!("; {imp} with itself against {baseline} with itself (they share no driver, so no in-memory pair)")
+                                } else {
+                                    String::new()
                                 }
                             )),
                         )
@@ -280,7 +297,7 @@ fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
     header.extend(others);
     Table {
         caption: format!(
-            "At a glance: each impl's factor against {baseline} (times better; above 1 is better, whichever way the figure points), the geometric mean over the area's scenarios, with the other side held at {baseline}. Bold (green): significantly better in every scenario; red: significantly worse in every one; ~: within noise in at least one. \"(6 of 12)\": the impl ran fewer of the area's scenarios (the rest are unsupported), so its mean is over those. The sections below give every scenario."
+            "At a glance: each impl's factor against {baseline} (times better; above 1 is better, whichever way the figure points), the geometric mean over the area's scenarios, with the other side held at {baseline}. Bold (green): significantly better in every scenario; red: significantly worse in every one; ~: within noise in at least one. \"(6 of 12)\": the impl ran fewer of the area's scenarios (the rest are unsupported), so its mean is over those. \"self\": the impl shares no driver with {baseline} and so no in-memory pair (go-crypto-tls runs in a Go process), so its own pair is compared with {baseline}'s own pair, unpaired. The sections below give every scenario."
         ),
         header,
         rows: table_rows,
@@ -475,13 +492,22 @@ fn area_charts(run: &RunData, idx: &Index, scenarios: &[&str], impls: &[String])
             series: impls
                 .iter()
                 .map(|imp| {
-                    let (c, s) = pair_for(m, imp, baseline);
+                    let recs: Vec<Option<&Record>> = scenarios
+                        .iter()
+                        .map(|sc| {
+                            pairs_for(m, imp, baseline)
+                                .iter()
+                                .find_map(|(c, s)| idx.get(sc, c, s, m))
+                        })
+                        .collect();
+                    let alone = imp != baseline && recs.iter().flatten().any(|r| with_itself(r));
                     Series {
-                        name: imp.clone(),
-                        points: scenarios
-                            .iter()
-                            .map(|sc| idx.get(sc, &c, &s, m).map(point))
-                            .collect(),
+                        name: if alone {
+                            format!("{imp} (with itself)")
+                        } else {
+                            imp.clone()
+                        },
+                        points: recs.into_iter().map(|r| r.map(point)).collect(),
                     }
                 })
                 .filter(|s| s.points.iter().any(Option::is_some))
@@ -722,7 +748,7 @@ fn area_sections(
         glance.extend(glance_rows(&cmps, &label));
         let mut blocks = vec![Block::Table(doc::area_table(
             format!(
-                "Each impl's figure (median) and, in brackets, its factor against {baseline} (times better; ~ within noise): client figures are the impl as client against a {baseline} server, server figures the reverse, pair figures the impl with itself. Hover a cell for its intervals or, for -, why it was not measured."
+                "Each impl's figure (median) and, in brackets, its factor against {baseline} (times better; ~ within noise): client figures are the impl as client against a {baseline} server, server figures the reverse, pair figures the impl with itself; \"self\" marks an impl that shares no driver with {baseline}, whose figures come from its own pair against {baseline}'s own pair. Hover a cell for its intervals or, for -, why it was not measured."
             ),
             &run.records,
             &run.cells,

@@ -321,13 +321,16 @@ pub fn area_table(
             for imp in impls {
                 let (c, s) = figures::pair_for(m, imp, baseline);
                 let base = find(sc, baseline, baseline, m);
-                row.push(match find(sc, &c, &s, m) {
+                let found = figures::pairs_for(m, imp, baseline)
+                    .iter()
+                    .find_map(|(c, s)| find(sc, c, s, m));
+                row.push(match found {
                     Some(r) if imp == baseline => {
                         let mut cell = Cell::figure(r);
                         cell.text = figure(figures::summary(r).median);
                         cell
                     }
-                    Some(r) => glance_cell(r, base, floor),
+                    Some(r) => glance_cell(r, base, floor, baseline),
                     None => match cells
                         .iter()
                         .find(|x| x.scenario == sc && x.client == c && x.server == s)
@@ -354,18 +357,21 @@ pub fn area_table(
 
 /// "1,656 (0.35x)": a figure and its factor against the baseline, classed by the factor, its
 /// intervals in the hover text.
-fn glance_cell(r: &Record, base: Option<&Record>, floor: f64) -> Cell {
+/// A figure from the impl with itself (no in-memory pair with the baseline) says "self".
+fn glance_cell(r: &Record, base: Option<&Record>, floor: f64, baseline: &str) -> Cell {
     let figure = figure(figures::summary(r).median);
     let Some(f) = base.and_then(|b| advantage(r, b, floor)) else {
         return Cell::figure(r);
     };
     let factor = Cell::of_factor(Some(f));
     let interval = Cell::figure(r);
-    Cell::with(
+    let alone = figures::with_itself(r);
+    let mut cell = Cell::with(
         format!(
-            "{figure} ({:.2}x{})",
+            "{figure} ({:.2}x{}{})",
             f.ratio,
-            if f.significant { "" } else { "~" }
+            if f.significant { "" } else { "~" },
+            if alone { " self" } else { "" }
         ),
         if interval.class == Class::Noisy && factor.class == Class::Same {
             Class::Noisy
@@ -377,5 +383,14 @@ fn glance_cell(r: &Record, base: Option<&Record>, floor: f64) -> Cell {
             interval.title.unwrap_or_default(),
             factor.title.unwrap_or_default()
         )),
-    )
+    );
+    if alone {
+        if let Some(t) = cell.title.as_mut() {
+            t.push_str(&format!(
+                "; {} with itself against {baseline} with itself: the two share no driver, so no in-memory pair",
+                r.client
+            ));
+        }
+    }
+    cell
 }

@@ -122,6 +122,26 @@ pub fn pair_for(m: Metric, imp: &str, baseline: &str) -> (String, String) {
     }
 }
 
+/// The pairs whose figure may stand for `imp`, best first: `pair_for`, then `imp` with
+/// itself. An impl that shares no driver with the baseline has no in-memory pair with it
+/// (go-crypto-tls), so its own pair stands in and is compared with the baseline's own pair;
+/// [`with_itself`] tells such a record, and every table that shows one says so.
+pub fn pairs_for(m: Metric, imp: &str, baseline: &str) -> Vec<(String, String)> {
+    let first = pair_for(m, imp, baseline);
+    let alone = (imp.to_string(), imp.to_string());
+    if first == alone {
+        vec![first]
+    } else {
+        vec![first, alone]
+    }
+}
+
+/// Whether a non-baseline impl's one-side figure comes from the impl with itself (see
+/// [`pairs_for`]).
+pub fn with_itself(r: &Record) -> bool {
+    side(r.metric) != Side::Pair && r.client == r.server
+}
+
 /// The pair rate is the sum of the two sides the tables already show.
 pub fn in_tables(m: Metric) -> bool {
     m != Metric::HandshakesPerS

@@ -36,7 +36,7 @@ pub fn render(records: &[Record], cells: &[CellRecord], impls: &[String], verbos
             continue;
         }
         out.push_str(&format!(
-            "\n{}   (median; in brackets times better than {baseline}, ~ within noise)\n",
+            "\n{}   (median; in brackets times better than {baseline}, ~ within noise, self: the impl with itself against {baseline} with itself)\n",
             a.title()
         ));
         out.push_str(&Table::from_doc(&t).render());

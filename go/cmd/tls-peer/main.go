@@ -8,7 +8,6 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,115 +19,20 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/tlsconf"
 )
 
+// offer is what this peer offers in the case: the pinned parameters, and the case's
+// mutual TLS and resumption.
 type offer struct {
-	version uint16
-	suite   uint16
-	group   tls.CurveID
-	// A group offered first, with the client's only key share, that the server does not
-	// accept (the HelloRetryRequest case).
-	prefer     tls.CurveID
-	alpn       []string
-	expectALPN string
-	expectSNI  string
+	tlsconf.Offer
 	// Mutual TLS.
 	requireClientCert bool
 	clientCert        bool
 	// Ticket resumption: the client connects twice and the second connection must resume.
 	// crypto/tls resumes with tickets only; it has no session-id cache.
 	resume bool
-	// TLS 1.2 only: an ECDSA certificate's curve, which supported_groups must also list
-	// (RFC 8422, 5.1; OpenSSL enforces it). The key exchange is still checked to use group.
-	certCurve tls.CurveID
-}
-
-func parseGroup(name string) (tls.CurveID, error) {
-	switch name {
-	case "x25519":
-		return tls.X25519, nil
-	case "p256":
-		return tls.CurveP256, nil
-	case "p384":
-		return tls.CurveP384, nil
-	case "x25519mlkem768":
-		return tls.X25519MLKEM768, nil
-	}
-	return 0, fmt.Errorf("unknown group %q", name)
-}
-
-func parseOffer(version, cipher, group, prefer, sig string) (offer, error) {
-	var o offer
-	switch version {
-	case "tls12":
-		o.version = tls.VersionTLS12
-	case "tls13":
-		o.version = tls.VersionTLS13
-	default:
-		return o, fmt.Errorf("unknown --version %q", version)
-	}
-	var err error
-	if o.group, err = parseGroup(group); err != nil {
-		return o, err
-	}
-	if prefer != "" {
-		if o.prefer, err = parseGroup(prefer); err != nil {
-			return o, err
-		}
-	}
-	if o.version == tls.VersionTLS12 {
-		curves := map[string]tls.CurveID{"ecdsa-p256": tls.CurveP256, "ecdsa-p384": tls.CurveP384}
-		if c, ok := curves[sig]; ok && c != o.group {
-			o.certCurve = c
-		}
-		rsa := sig == "rsa-2048" || sig == "rsa-3072"
-		suites := map[string][2]uint16{
-			"aes-128-gcm":       {tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256},
-			"aes-256-gcm":       {tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384},
-			"chacha20-poly1305": {tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256},
-		}
-		s, ok := suites[cipher]
-		if !ok {
-			return o, fmt.Errorf("unknown --cipher %q", cipher)
-		}
-		o.suite = s[0]
-		if rsa {
-			o.suite = s[1]
-		}
-	} else {
-		tls13 := map[string]uint16{
-			"aes-128-gcm":       tls.TLS_AES_128_GCM_SHA256,
-			"aes-256-gcm":       tls.TLS_AES_256_GCM_SHA384,
-			"chacha20-poly1305": tls.TLS_CHACHA20_POLY1305_SHA256,
-		}
-		s, ok := tls13[cipher]
-		if !ok {
-			return o, fmt.Errorf("unknown --cipher %q", cipher)
-		}
-		o.suite = s
-	}
-	return o, nil
-}
-
-// config pins version and group (and the TLS 1.2 suite); the TLS 1.3 suite is checked after
-// the handshake instead, since crypto/tls chooses it itself.
-func (o offer) config() *tls.Config {
-	c := &tls.Config{
-		MinVersion:       o.version,
-		MaxVersion:       o.version,
-		CurvePreferences: []tls.CurveID{o.group},
-	}
-	if o.prefer != 0 {
-		c.CurvePreferences = []tls.CurveID{o.prefer, o.group}
-	}
-	c.NextProtos = o.alpn
-	if o.version == tls.VersionTLS12 {
-		c.CipherSuites = []uint16{o.suite}
-		if o.certCurve != 0 {
-			c.CurvePreferences = append(c.CurvePreferences, o.certCurve)
-		}
-	}
-	return c
 }
 
 // connections is how many connections the case makes: two when the second must resume.
@@ -141,25 +45,7 @@ func (o offer) connections() int {
 
 // check holds connection i (from 0) to the offer; only a second connection resumes.
 func (o offer) check(st tls.ConnectionState, i int) error {
-	if want := i > 0; st.DidResume != want {
-		return fmt.Errorf("connection %d resumed: %v, but the case asks for %v", i+1, st.DidResume, want)
-	}
-	if st.Version != o.version {
-		return fmt.Errorf("negotiated %s, but the case asks for %s", tls.VersionName(st.Version), tls.VersionName(o.version))
-	}
-	if st.CipherSuite != o.suite {
-		return fmt.Errorf("negotiated %s, but the case asks for %s", tls.CipherSuiteName(st.CipherSuite), tls.CipherSuiteName(o.suite))
-	}
-	if st.CurveID != 0 && st.CurveID != o.group {
-		return fmt.Errorf("negotiated group %s, but the case asks for %s", st.CurveID, o.group)
-	}
-	if o.expectSNI != "" && st.ServerName != o.expectSNI {
-		return fmt.Errorf("the server received SNI %q, but the case asks for %s", st.ServerName, o.expectSNI)
-	}
-	if o.expectALPN != "" && st.NegotiatedProtocol != o.expectALPN {
-		return fmt.Errorf("ALPN agreed on %q, but the case asks for %s", st.NegotiatedProtocol, o.expectALPN)
-	}
-	return nil
+	return o.Check(st, i > 0)
 }
 
 // payload is the harness's: printable 64-byte lines.
@@ -214,29 +100,15 @@ func each(o offer, one func(i int) (string, error)) (string, error) {
 	return strings.Join(out, "; then "), nil
 }
 
-func loadRoots(dir string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
-	if err != nil {
-		return nil, err
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
-	return roots, nil
-}
-
-func loadCert(dir string) (tls.Certificate, error) {
-	return tls.LoadX509KeyPair(filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem"))
-}
-
 func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
-	cert, err := loadCert(certDir)
+	cert, err := tlsconf.LoadCert(certDir, tlsconf.ChainFile(1), tlsconf.KeyFile)
 	if err != nil {
 		return "", err
 	}
-	cfg := o.config()
+	cfg := o.Config()
 	cfg.Certificates = []tls.Certificate{cert}
 	if o.requireClientCert {
-		roots, err := loadRoots(certDir)
+		roots, err := tlsconf.LoadRoots(certDir)
 		if err != nil {
 			return "", err
 		}
@@ -304,14 +176,14 @@ func serveOne(ln net.Listener, cfg *tls.Config, o offer, i int, drop bool, bytes
 }
 
 func client(addr string, o offer, certDir, echo string, n, writeSize int, truncation bool, deadline time.Time) (string, error) {
-	roots, err := loadRoots(certDir)
+	roots, err := tlsconf.LoadRoots(certDir)
 	if err != nil {
 		return "", err
 	}
-	cfg := o.config()
+	cfg := o.Config()
 	cfg.RootCAs = roots
 	if o.clientCert {
-		c, err := tls.LoadX509KeyPair(filepath.Join(certDir, "client.pem"), filepath.Join(certDir, "client-key.pem"))
+		c, err := tlsconf.LoadCert(certDir, tlsconf.ClientFile, tlsconf.ClientKeyFile)
 		if err != nil {
 			return "", err
 		}
@@ -423,16 +295,17 @@ func main() {
 	truncation := fs.Bool("expect-truncation", false, "client: the server will drop the connection")
 	timeout := fs.Int("timeout", 10, "seconds the whole case may take")
 	fs.Parse(os.Args[2:])
-	o, err := parseOffer(*version, *cipher, *group, *prefer, *sig)
+	pinned, err := tlsconf.ParseOffer(*version, *cipher, *group, *prefer, *sig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	o := offer{Offer: pinned}
 	if *alpn != "" {
-		o.alpn = strings.Split(*alpn, ",")
+		o.ALPN = strings.Split(*alpn, ",")
 	}
-	o.expectALPN = *expectALPN
-	o.expectSNI = *expectSNI
+	o.ExpectALPN = *expectALPN
+	o.ExpectSNI = *expectSNI
 	o.requireClientCert = *requireClientCert
 	o.clientCert = *clientCert
 	o.resume = *resume

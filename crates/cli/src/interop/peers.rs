@@ -113,6 +113,8 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
     let mut peers: Vec<Peer> = reg
         .impls
         .iter()
+        // Go's in-memory driver measures; over TCP crypto/tls is the Go peer below.
+        .filter(|e| e.name != GO_CRYPTO_TLS)
         .map(|e| Peer {
             name: e.name.clone(),
             version: e.version.clone(),

@@ -1,0 +1,289 @@
+// Command tlsmatrix-driver-go is the tlsmatrix driver for Go's crypto/tls: it runs a
+// scenario's client and server in one process over in-memory connections and prints the
+// drivers' JSON messages (crates/core/src/protocol.rs), so `tlsmatrix run` measures
+// go-crypto-tls beside the Rust and C stacks. The sides take turns on one P, each timing
+// only its own running stretches (memconn.Clock); every handshake is held to the scenario's version,
+// suite, group, signature scheme, resumption, certificates and ClientHello count.
+//
+// Commands: info, run, group (as every driver), and parse (reads scenario ids on stdin and
+// prints each back canonically, for the test that keeps this reader in step with Rust's).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage: tlsmatrix-driver-go COMMAND [flags]
+
+Runs tlsmatrix scenarios for Go's crypto/tls in memory; spawned by tlsmatrix run.
+
+commands:
+  info    print the impl this driver holds and its version, as JSON
+  run     run one scenario for one pair and print JSON messages (-h for flags)
+  group   run several cells of one scenario in turns, one short sample each per round
+  parse   read scenario ids on stdin, print each back canonically (or "error: ...")`)
+}
+
+func main() {
+	// The two sides of a pair take turns on one P, each timing itself (see both).
+	runtime.GOMAXPROCS(1)
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "info":
+		b, _ := json.Marshal(map[string]any{"impls": []map[string]string{{"name": implName, "version": implVersion()}}})
+		fmt.Println(string(b))
+	case "run":
+		os.Exit(messagesEnd(run(os.Args[2:])))
+	case "group":
+		os.Exit(messagesEnd(group(os.Args[2:])))
+	case "ttfb":
+		// The time-to-first-byte check runs a real TCP server thread; crypto/tls is timed
+		// over sockets by the interop peer instead.
+		unsupported(-1, "go-crypto-tls runs in memory only; the time-to-first-byte check uses the Rust drivers")
+		done()
+	case "parse":
+		parse()
+	case "-h", "--help", "help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+}
+
+// messagesEnd ends a command that speaks in messages: a failure is its last message.
+func messagesEnd(err error) int {
+	if err != nil {
+		failed(-1, err)
+		return 1
+	}
+	return 0
+}
+
+// cellFlags are the flags run and group share.
+type cellFlags struct {
+	scenario, certs    string
+	warmupMS, sampleMS int
+}
+
+func (f *cellFlags) register(fs *flag.FlagSet, warmup, sample int) {
+	fs.StringVar(&f.scenario, "scenario", "", "scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full")
+	fs.StringVar(&f.certs, "certs", "", "folder of cached test certificates (tlsmatrix writes them)")
+	fs.IntVar(&f.warmupMS, "warmup-ms", warmup, "warm-up in milliseconds")
+	fs.IntVar(&f.sampleMS, "sample-ms", sample, "target duration of one sample in milliseconds")
+}
+
+func (f *cellFlags) open() (scenario.Scenario, error) {
+	if f.scenario == "" || f.certs == "" {
+		return scenario.Scenario{}, errors.New("--scenario and --certs are required")
+	}
+	return scenario.Parse(f.scenario)
+}
+
+func checkImpl(name string) error {
+	if name != implName {
+		return fmt.Errorf("this driver has no impl '%s' (it has %s)", name, implName)
+	}
+	return nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var cf cellFlags
+	cf.register(fs, 200, 100)
+	client := fs.String("client", "", "client impl name (go-crypto-tls)")
+	server := fs.String("server", "", "server impl name (go-crypto-tls)")
+	runs := fs.Int("runs", 10, "samples to produce after warm-up")
+	bulkBytes := fs.Int("bulk-bytes", 64<<20, "bytes sent per bulk sample")
+	measure := fs.String("measure", "time", "time, instructions or wire")
+	fs.String("callgrind-out", "", "unused: instructions are not counted here")
+	fs.Int("per-sample", 10, "unused: instructions are not counted here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sc, err := cf.open()
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(checkImpl(*client), checkImpl(*server)); err != nil {
+		return err
+	}
+	if *runs < 1 {
+		return errors.New("--runs must be at least 1")
+	}
+	switch *measure {
+	case "time":
+	case "instructions":
+		unsupported(-1, "callgrind cannot count a Go binary's instructions per side (collection is switched by client requests the Go toolchain cannot emit)")
+		return nil
+	case "wire":
+		unsupported(-1, "wire figures come from the Rust drivers' stepped pair; the Go driver runs its sides on two threads")
+		return nil
+	default:
+		return fmt.Errorf("unknown measure '%s' (time, instructions, wire)", *measure)
+	}
+	c, refused, err := newCell(sc, cf.certs)
+	if err != nil {
+		return err
+	}
+	if refused != nil {
+		unsupported(-1, refused.Error())
+		return nil
+	}
+	hello(-1, implVersion())
+	warmup := time.Duration(cf.warmupMS) * time.Millisecond
+	target := time.Duration(cf.sampleMS) * time.Millisecond
+	on := func(s sample) { emitSample(-1, -1, s) }
+	switch sc.Kind {
+	case "handshake", "bulk":
+		var s sampler
+		if sc.Kind == "handshake" {
+			s, err = warmHandshakes(c, warmup, target)
+		} else {
+			s, err = warmBulk(c, sc.WriteSize, warmup, *bulkBytes, 0)
+		}
+		for i := 0; err == nil && i < *runs; i++ {
+			var v sample
+			if v, err = s.sample(); err == nil {
+				on(v)
+			}
+		}
+	case "memory":
+		err = memory(c, sc.Sessions, *runs, on)
+	case "throughput":
+		err = throughput(c, sc.Threads(), *runs, warmup, target, on)
+	}
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// cellList collects repeated --cell CLIENT,SERVER flags.
+type cellList [][2]string
+
+func (l *cellList) String() string { return fmt.Sprint(*l) }
+
+func (l *cellList) Set(s string) error {
+	c, v, ok := strings.Cut(s, ",")
+	if !ok || c == "" || v == "" || strings.Contains(v, ",") {
+		return fmt.Errorf("'%s' is not a pair; write CLIENT,SERVER", s)
+	}
+	*l = append(*l, [2]string{c, v})
+	return nil
+}
+
+// group runs the cells of one scenario in rounds, in the order crates/core/src/paired.rs
+// uses: every line names its cell; a cell that fails says so and the others go on.
+func group(args []string) error {
+	fs := flag.NewFlagSet("group", flag.ContinueOnError)
+	var cf cellFlags
+	cf.register(fs, 20, 5)
+	var cells cellList
+	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
+	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sc, err := cf.open()
+	if err != nil {
+		return err
+	}
+	if len(cells) == 0 || *rounds < 1 {
+		return errors.New("group needs at least one --cell and --rounds of at least 1")
+	}
+	if sc.Kind != "handshake" && sc.Kind != "bulk" {
+		return fmt.Errorf("%s is not a handshake or bulk scenario; `run` measures it alone", sc)
+	}
+	warmup := time.Duration(cf.warmupMS) * time.Millisecond
+	target := time.Duration(cf.sampleMS) * time.Millisecond
+	samplers := make([]sampler, len(cells))
+	for i, pair := range cells {
+		if err := errors.Join(checkImpl(pair[0]), checkImpl(pair[1])); err != nil {
+			failed(i, err)
+			continue
+		}
+		c, refused, err := newCell(sc, cf.certs)
+		switch {
+		case err != nil:
+			failed(i, err)
+			continue
+		case refused != nil:
+			unsupported(i, refused.Error())
+			continue
+		}
+		hello(i, implVersion())
+		var s sampler
+		if sc.Kind == "handshake" {
+			s, err = warmHandshakes(c, warmup, target)
+		} else {
+			s, err = warmBulk(c, sc.WriteSize, warmup, 0, target)
+		}
+		if err != nil {
+			failed(i, err)
+			continue
+		}
+		samplers[i] = s
+	}
+	for round := range *rounds {
+		for _, i := range order(len(cells), round) {
+			if samplers[i] == nil {
+				continue
+			}
+			v, err := samplers[i].sample()
+			if err != nil {
+				samplers[i] = nil
+				failed(i, err)
+				continue
+			}
+			emitSample(i, round, v)
+		}
+	}
+	done()
+	return nil
+}
+
+// order is each cell's position in a round: the cells rotate by one place every other round
+// and run backwards in odd rounds (crates/core/src/paired.rs, order).
+func order(cells, round int) []int {
+	shift := (round / 2) % max(cells, 1)
+	o := make([]int, cells)
+	for i := range o {
+		o[i] = (i + shift) % cells
+	}
+	if round%2 == 1 {
+		for i, j := 0, len(o)-1; i < j; i, j = i+1, j-1 {
+			o[i], o[j] = o[j], o[i]
+		}
+	}
+	return o
+}
+
+// parse prints each id read on stdin back canonically, or the reader's error.
+func parse() {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if s, err := scenario.Parse(strings.TrimSpace(in.Text())); err != nil {
+			fmt.Fprintf(out, "error: %v\n", err)
+		} else {
+			fmt.Fprintln(out, s)
+		}
+	}
+	out.Flush()
+}

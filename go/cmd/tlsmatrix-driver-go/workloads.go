@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// sampler gives one short sample at a time, so that several can take turns (group).
+type sampler interface {
+	sample() (sample, error)
+}
+
+// handshakeSampler makes handshakes in batches sized to take about the sample target; a
+// sample is each side's mean CPU per handshake.
+type handshakeSampler struct {
+	c     *cell
+	batch int
+}
+
+func warmHandshakes(c *cell, warmup, target time.Duration) (*handshakeSampler, error) {
+	if err := c.prime(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	warm := 0
+	for warm < 2 || time.Since(start) < warmup {
+		if _, err := c.handshake(); err != nil {
+			return nil, err
+		}
+		warm++
+	}
+	per := time.Since(start) / time.Duration(warm)
+	batch := int(min(max(target/max(per, 1), 1), 100_000))
+	return &handshakeSampler{c: c, batch: batch}, nil
+}
+
+func (h *handshakeSampler) sample() (sample, error) {
+	var client, server time.Duration
+	for range h.batch {
+		r, err := h.c.handshake()
+		if err != nil {
+			return nil, err
+		}
+		client += r.clientCPU
+		server += r.serverCPU
+	}
+	n := float64(h.batch)
+	var s sample
+	s.add(clientCPUNs, float64(client.Nanoseconds())/n)
+	s.add(serverCPUNs, float64(server.Nanoseconds())/n)
+	s.add(handshakesPerS, n*1e9/float64(max(client+server, 1)))
+	return s, nil
+}
+
+// bulkSampler sends client to server over one connection in writes of the scenario's size;
+// the client's time gives the send rate, the server's the receive rate. The sides take turns
+// through a bounded queue (1 MiB): the sender runs until it is full, the receiver until it
+// is empty.
+type bulkSampler struct {
+	r         *conn
+	writeSize int
+	bytes     int
+	data, buf []byte
+}
+
+// pattern fills p with bytes that show a shifted or dropped block.
+func pattern(p []byte) {
+	for i := range p {
+		p[i] = byte(i*7 + i>>8)
+	}
+}
+
+func warmBulk(c *cell, writeSize int, warmup time.Duration, fixed int, target time.Duration) (*bulkSampler, error) {
+	r, err := c.handshake()
+	if err != nil {
+		return nil, err
+	}
+	b := &bulkSampler{r: r, writeSize: writeSize, data: make([]byte, writeSize), buf: make([]byte, max(writeSize, 64<<10))}
+	pattern(b.data)
+	if err := b.checkIntact(); err != nil {
+		return nil, err
+	}
+	chunk := max(1<<20, writeSize)
+	start := time.Now()
+	sent := 0
+	for sent == 0 || time.Since(start) < warmup {
+		if _, _, err := b.send(chunk); err != nil {
+			return nil, err
+		}
+		sent += chunk
+	}
+	b.bytes = fixed
+	if fixed == 0 {
+		perByte := time.Since(start).Seconds() / float64(sent)
+		writes := int(target.Seconds()/perByte/float64(writeSize)) + 1
+		b.bytes = writeSize * min(max(writes, 1), (1<<30)/writeSize)
+	}
+	return b, nil
+}
+
+// checkIntact sends one write and compares what arrives.
+func (b *bulkSampler) checkIntact() error {
+	got := make([]byte, 0, b.writeSize)
+	err := both(b.r.rawClient, b.r.rawServer, func() error {
+		_, err := b.r.client.Write(b.data)
+		return err
+	}, func() error {
+		for len(got) < b.writeSize {
+			n, err := b.r.server.Read(b.buf[:min(len(b.buf), b.writeSize-len(got))])
+			got = append(got, b.buf[:n]...)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil && !bytes.Equal(got, b.data) {
+		err = errors.New("the server received other bytes than the client sent")
+	}
+	return err
+}
+
+// send moves n bytes, returning each side's CPU.
+func (b *bulkSampler) send(n int) (client, server time.Duration, err error) {
+	err = both(b.r.rawClient, b.r.rawServer, func() error {
+		b.r.rawClient.Clock().Start()
+		defer func() { client = b.r.rawClient.Clock().Stop() }()
+		for sent := 0; sent < n; sent += b.writeSize {
+			if _, err := b.r.client.Write(b.data[:min(b.writeSize, n-sent)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func() error {
+		b.r.rawServer.Clock().Start()
+		defer func() { server = b.r.rawServer.Clock().Stop() }()
+		for got := 0; got < n; {
+			k, err := b.r.server.Read(b.buf[:min(len(b.buf), n-got)])
+			got += k
+			if err != nil {
+				return fmt.Errorf("after %d of %d bytes: %w", got, n, err)
+			}
+		}
+		return nil
+	})
+	return client, server, err
+}
+
+func (b *bulkSampler) sample() (sample, error) {
+	client, server, err := b.send(b.bytes)
+	if err != nil {
+		return nil, err
+	}
+	// bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
+	var s sample
+	s.add(sendMBPerS, float64(b.bytes)*1e3/float64(max(client, 1)))
+	s.add(recvMBPerS, float64(b.bytes)*1e3/float64(max(server, 1)))
+	return s, nil
+}
+
+// memoryIOBytes is what each side sends after the handshake, as in the Rust drivers.
+const memoryIOBytes = 1024
+
+// memorySample keeps n pairs alive and finds what each side holds per connection: the Go
+// heap after a collection, then again after dropping every server connection, then every
+// client connection. The in-memory transport's buffers are released first and are kept
+// out of both figures. afterIO exchanges 1 KiB each way before counting.
+func memorySample(c *cell, n int, afterIO bool) (client, server float64, err error) {
+	conns := make([]*conn, 0, n)
+	for range n {
+		r, err := c.handshake()
+		if err != nil {
+			return 0, 0, err
+		}
+		if afterIO {
+			if err := exchange(r); err != nil {
+				return 0, 0, err
+			}
+		}
+		r.rawClient.Release()
+		r.rawServer.Release()
+		conns = append(conns, r)
+	}
+	all := liveHeap()
+	for _, r := range conns {
+		r.server = nil
+	}
+	noServers := liveHeap()
+	for _, r := range conns {
+		r.client = nil
+	}
+	neither := liveHeap()
+	runtime.KeepAlive(conns)
+	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / float64(n) }
+	return per(noServers, neither), per(all, noServers), nil
+}
+
+// exchange sends 1 KiB client to server and 1 KiB back.
+func exchange(r *conn) error {
+	out := make([]byte, memoryIOBytes)
+	return both(r.rawClient, r.rawServer, func() error {
+		if _, err := r.client.Write(out); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(r.client, make([]byte, memoryIOBytes))
+		return err
+	}, func() error {
+		in := make([]byte, memoryIOBytes)
+		if _, err := io.ReadFull(r.server, in); err != nil {
+			return err
+		}
+		_, err := r.server.Write(in)
+		return err
+	})
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func memory(c *cell, n, runs int, on func(sample)) error {
+	// Lazy initialisation (tables, caches) is the library's, not a connection's.
+	if _, err := c.handshake(); err != nil {
+		return err
+	}
+	for range runs {
+		ch, sh, err := memorySample(c, n, false)
+		if err != nil {
+			return err
+		}
+		cio, sio, err := memorySample(c, n, true)
+		if err != nil {
+			return err
+		}
+		var s sample
+		s.add(clientHeapBytes, ch)
+		s.add(serverHeapBytes, sh)
+		s.add(clientHeapBytesAfterIO, cio)
+		s.add(serverHeapBytesAfterIO, sio)
+		on(s)
+	}
+	return nil
+}
+
+// throughput runs `threads` pairs of sides at once, each handshaking its own connections
+// one after another, through windows of `window` wall time: per window, handshakes per
+// second of wall time summed over the pairs, and what the server side alone would sustain
+// (handshakes over its CPU time, summed).
+func throughput(c *cell, threads, runs int, warmup, window time.Duration, on func(sample)) error {
+	// One P per pair: each pair's sides take turns, the pairs run at once.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+	type tally struct {
+		handshakes int
+		wall       time.Duration
+		server     time.Duration
+	}
+	tallies := make([][]tally, threads)
+	errs := make([]error, threads)
+	first := time.Now().Add(warmup + 100*time.Millisecond)
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := c.copyFor()
+			for time.Now().Before(first) {
+				if _, err := mine.handshake(); err != nil {
+					errs[t] = err
+					return
+				}
+			}
+			for run := range runs {
+				start := first.Add(time.Duration(run) * window)
+				end := start.Add(window)
+				var w tally
+				for time.Now().Before(end) {
+					r, err := mine.handshake()
+					if err != nil {
+						errs[t] = err
+						return
+					}
+					w.handshakes++
+					w.server += r.serverCPU
+				}
+				w.wall = time.Since(start)
+				tallies[t] = append(tallies[t], w)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for run := range runs {
+		var wall, server float64
+		for t := range threads {
+			w := tallies[t][run]
+			wall += float64(w.handshakes) * 1e9 / float64(max(w.wall, 1))
+			server += float64(w.handshakes) * 1e9 / float64(max(w.server, 1))
+		}
+		var s sample
+		s.add(throughputPerS, wall)
+		s.add(serverCapacityPerS, server)
+		on(s)
+	}
+	return nil
+}
