@@ -372,7 +372,10 @@ fn sentences(cmps: &[Comparison], area: Area, baseline: &str) -> Vec<String> {
     let mut out = Vec::new();
     for ((m, imp), group) in by_figure_and_impl(cmps) {
         let (does, better, worse, equal) = phrase(m, area);
-        let side = side(m).as_phrase();
+        let mut side = side(m).as_phrase().to_string();
+        if group.iter().any(|c| with_itself(c.rec)) {
+            side.push_str(", each with itself (they share no driver),");
+        }
         if let [c] = group.as_slice() {
             let f = &c.factor;
             let how = if !f.significant || negligible(f.ratio) {

@@ -129,7 +129,8 @@ pub fn pair_for(m: Metric, imp: &str, baseline: &str) -> (String, String) {
 pub fn pairs_for(m: Metric, imp: &str, baseline: &str) -> Vec<(String, String)> {
     let first = pair_for(m, imp, baseline);
     let alone = (imp.to_string(), imp.to_string());
-    if first == alone {
+    // The A/A copy has its own row for the noise floor; its one-side figures stay out.
+    if first == alone || tlsmatrix_core::record::is_aa(imp) {
         vec![first]
     } else {
         vec![first, alone]
@@ -363,6 +364,36 @@ mod tests {
         assert!(advantage(&count(x), &count(y), 0.0).is_some());
         assert_eq!(timing_cpu_models(&[time(x), time(y), count(x)]), vec![x, y]);
         assert!(timing_cpu_models(&[time(x), count(y)]).is_empty());
+    }
+
+    /// An impl with no in-memory pair with the baseline stands in with its own pair, and the
+    /// record says so; an impl that has the pair, and the A/A copy, never fall back.
+    #[test]
+    fn a_figure_falls_back_to_the_impl_with_itself_and_says_so() {
+        let b = "rustls-aws-lc";
+        assert_eq!(
+            pairs_for(Metric::ClientCpuNs, "go-crypto-tls", b),
+            [
+                ("go-crypto-tls".to_string(), b.to_string()),
+                ("go-crypto-tls".to_string(), "go-crypto-tls".to_string())
+            ]
+        );
+        assert_eq!(
+            pairs_for(Metric::ServerCpuNs, "x", b)[0],
+            (b.into(), "x".into())
+        );
+        assert_eq!(pairs_for(Metric::ClientWireBytes, "x", b).len(), 1);
+        let aa = tlsmatrix_core::record::aa_label(b);
+        assert_eq!(pairs_for(Metric::ClientCpuNs, &aa, b).len(), 1);
+        let mut r = on("cpu", Metric::ClientCpuNs, 1e6);
+        assert!(!with_itself(&r));
+        r.server = r.client.clone();
+        assert!(with_itself(&r));
+        r.metric = Metric::ClientWireBytes;
+        assert!(
+            !with_itself(&r),
+            "a pair figure is always the impl with itself"
+        );
     }
 
     #[test]

@@ -246,3 +246,58 @@ func TestEveryCellTakesEveryPositionEquallyOften(t *testing.T) {
 		}
 	}
 }
+
+// Wire figures follow the protocol's round trips, and bytes move with the configuration as
+// they must: ML-KEM's key shares, the HelloRetryRequest, a longer chain.
+func TestWireFiguresFollowTheProtocol(t *testing.T) {
+	figures := map[string]sample{}
+	for _, id := range []string{
+		"handshake-tls13-ecdsa-p256-x25519-full",
+		"handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+		"handshake-tls12-ecdsa-p256-x25519-full",
+		"handshake-tls13-ecdsa-p256-p256-full",
+		"handshake-tls13-ecdsa-p256-p256-full-hrr",
+		"handshake-tls13-rsa-2048-x25519-full",
+		"handshake-tls13-rsa-2048-x25519-full-chain4",
+		"handshake-tls13-ecdsa-p256-x25519-ticket",
+		"handshake-tls12-ecdsa-p256-x25519-ticket",
+	} {
+		c, _ := open(t, id)
+		var got sample
+		tr, err := wire(c, 3, 0, func(s sample) { got = s })
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if tr.Response <= tr.Request || tr.HandshakeFlights < 3 {
+			t.Fatalf("%s: %+v", id, tr)
+		}
+		figures[id] = got
+	}
+	value := func(id, metric string) float64 {
+		for _, v := range figures[id] {
+			if v[0] == metric {
+				return v[1].(float64)
+			}
+		}
+		t.Fatalf("%s has no %s", id, metric)
+		return 0
+	}
+	between := func(what string, got, lo, hi float64) {
+		if got < lo || got > hi {
+			t.Errorf("%s: %v, want %v to %v", what, got, lo, hi)
+		}
+	}
+	plain, pq := "handshake-tls13-ecdsa-p256-x25519-full", "handshake-tls13-ecdsa-p256-x25519mlkem768-full"
+	between("client ready, TLS 1.3", value(plain, "client_ready_rtts"), 1, 1)
+	between("client ready, TLS 1.2 full", value("handshake-tls12-ecdsa-p256-x25519-full", "client_ready_rtts"), 2, 2)
+	between("client ready, TLS 1.2 resumed", value("handshake-tls12-ecdsa-p256-x25519-ticket", "client_ready_rtts"), 1, 1)
+	between("client ready, HRR", value("handshake-tls13-ecdsa-p256-p256-full-hrr", "client_ready_rtts"), 2, 2)
+	between("server ready, HRR", value("handshake-tls13-ecdsa-p256-p256-full-hrr", "server_ready_rtts"), 2.5, 2.5)
+	between("ClientHello", value(plain, "client_hello_bytes"), 150, 400)
+	// X25519MLKEM768's shares: 1,216 bytes from the client, 1,120 from the server, for 32.
+	between("ML-KEM ClientHello", value(pq, "client_hello_bytes")-value(plain, "client_hello_bytes"), 1184, 1300)
+	between("ML-KEM server flight", value(pq, "server_wire_bytes")-value(plain, "server_wire_bytes"), 1080, 1200)
+	between("chain of 4", value("handshake-tls13-rsa-2048-x25519-full-chain4", "largest_flight_bytes")-
+		value("handshake-tls13-rsa-2048-x25519-full", "largest_flight_bytes"), 1500, 4000)
+	between("HRR client bytes", value("handshake-tls13-ecdsa-p256-p256-full-hrr", "client_flights"), 3, 3)
+}

@@ -132,8 +132,10 @@ func run(args []string) error {
 		unsupported(-1, "callgrind cannot count a Go binary's instructions per side (collection is switched by client requests the Go toolchain cannot emit)")
 		return nil
 	case "wire":
-		unsupported(-1, "wire figures come from the Rust drivers' stepped pair; the Go driver runs its sides on two threads")
-		return nil
+		if sc.Kind != "handshake" {
+			unsupported(-1, "wire figures are measured on handshake scenarios")
+			return nil
+		}
 	default:
 		return fmt.Errorf("unknown measure '%s' (time, instructions, wire)", *measure)
 	}
@@ -149,8 +151,13 @@ func run(args []string) error {
 	warmup := time.Duration(cf.warmupMS) * time.Millisecond
 	target := time.Duration(cf.sampleMS) * time.Millisecond
 	on := func(s sample) { emitSample(-1, -1, s) }
-	switch sc.Kind {
-	case "handshake", "bulk":
+	switch {
+	case *measure == "wire":
+		var t *trace
+		if t, err = wire(c, *runs, warmup, on); err == nil {
+			emit(message{Type: "trace", Trace: t})
+		}
+	case sc.Kind == "handshake" || sc.Kind == "bulk":
 		var s sampler
 		if sc.Kind == "handshake" {
 			s, err = warmHandshakes(c, warmup, target)
@@ -163,9 +170,9 @@ func run(args []string) error {
 				on(v)
 			}
 		}
-	case "memory":
+	case sc.Kind == "memory":
 		err = memory(c, sc.Sessions, *runs, on)
-	case "throughput":
+	case sc.Kind == "throughput":
 		err = throughput(c, sc.Threads(), *runs, warmup, target, on)
 	}
 	if err != nil {

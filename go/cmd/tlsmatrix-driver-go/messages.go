@@ -20,6 +20,7 @@ type message struct {
 	Values        []metricValue `json:"values,omitempty"`
 	Reason        string        `json:"reason,omitempty"`
 	Message       string        `json:"message,omitempty"`
+	Trace         *trace        `json:"trace,omitempty"`
 }
 
 // Metric names as crates/core/src/record.rs spells them.

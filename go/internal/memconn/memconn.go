@@ -65,9 +65,20 @@ type Clock struct {
 	running bool
 }
 
-// Start starts counting (from zero after a Stop).
+// Start starts counting, or goes on counting after Pause (from zero after a Stop).
 func (k *Clock) Start() {
 	k.since, k.running = time.Now(), true
+}
+
+// Pause stops counting without forgetting the time counted.
+func (k *Clock) Pause() { k.pause() }
+
+// Elapsed is the time counted so far.
+func (k *Clock) Elapsed() time.Duration {
+	if k.running {
+		return k.busy + time.Since(k.since)
+	}
+	return k.busy
 }
 
 // Stop stops counting and returns the time counted since Start, less the waits.
