@@ -23,9 +23,19 @@ pub struct ImplEntry {
     /// Every driver that holds it at this same version, first by name first: an impl that
     /// links no libssl (rustls) sits beside each OpenSSL release so they can pair in memory.
     pub drivers: Vec<PathBuf>,
+    /// Measures it cannot be taken with (`--measure` value, reason), as its driver said.
+    pub refuses: Vec<(String, String)>,
 }
 
 impl ImplEntry {
+    /// Why this impl cannot be measured this way, if it cannot.
+    pub fn refusal(&self, measure: Measure) -> Option<String> {
+        self.refuses
+            .iter()
+            .find(|(m, _)| m == measure.as_str())
+            .map(|(_, why)| format!("{}: {why}", self.name))
+    }
+
     /// The first driver (by name) that holds it: where it runs alone.
     pub fn driver(&self) -> &Path {
         &self.drivers[0]
@@ -87,6 +97,11 @@ impl Registry {
                         name: i.name,
                         version: i.version,
                         drivers: vec![driver.clone()],
+                        refuses: i
+                            .refuses
+                            .into_iter()
+                            .map(|r| (r.measure, r.reason))
+                            .collect(),
                     }),
                 }
             }

@@ -315,6 +315,7 @@ mod tests {
 
     fn entry(name: &str, drivers: &[&str]) -> ImplEntry {
         ImplEntry {
+            refuses: Vec::new(),
             name: name.into(),
             version: format!("{name} 1"),
             drivers: drivers.iter().map(PathBuf::from).collect(),

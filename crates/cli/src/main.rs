@@ -203,7 +203,9 @@ enum Command {
     ///
     /// A server prints `listening ADDR` and echoes; a client sends a payload, checks the echo
     /// and closes with close_notify. Both end with `ok: ...` and exit 0, or `error: ...` and
-    /// exit 1.
+    /// exit 1. With --connections N a server serves N clients one after another (tlsfuzzer,
+    /// `openssl s_time`, h2load), a line per connection; with --respond http it answers one
+    /// HTTP/1.1 GET (curl -k).
     Peer {
         /// `server` or `client`.
         #[arg(value_parser = ["server", "client"])]
@@ -212,8 +214,9 @@ enum Command {
         #[arg(long = "impl")]
         imp: String,
         /// The driver's options: --case CASE, --listen ADDR, --connect ADDR, --timeout S,
-        /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses;
-        /// see `tlsmatrix-driver peer --help`).
+        /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses),
+        /// and for a server --connections N (serve N clients, 0: until killed) and
+        /// --respond echo|http (see `tlsmatrix-driver peer --help`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },

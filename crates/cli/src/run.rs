@@ -505,7 +505,12 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         };
         let mut ticks = 0u64;
         // Cross-library pairs must live in one driver to run in memory.
-        let outcome = if shared.is_none() {
+        let refused = client_entry
+            .refusal(opts.measure)
+            .or_else(|| server_entry.refusal(opts.measure));
+        let outcome = if let Some(why) = refused {
+            CellOutcome::Unsupported(why)
+        } else if shared.is_none() {
             CellOutcome::Unsupported(apart_reason(client, server))
         } else {
             drivers::run_cell(&req, || {

@@ -1126,6 +1126,84 @@ fn a_peer_by_hand_uses_interops_certificates_and_survives_a_port_probe() {
     assert!(err.contains("port probe"), "{err}");
 }
 
+/// A server started with `--connections 3` serves three clients of different impls after a
+/// port probe, a garbage client costing one failed connection, not the server; one started
+/// with `--respond http` answers curl.
+#[test]
+fn a_peer_server_serves_many_connections_and_answers_http() {
+    use std::io::{BufRead, BufReader, Write};
+    let d = scratch("peer-many");
+    let start = |extra: &[&str]| {
+        let mut server = Command::new(bin())
+            .args(["peer", "server", "--impl", "openssl-3.0", "--case", "tls13"])
+            .args(["--listen", "127.0.0.1:0", "--timeout", "20"])
+            .args(extra)
+            .env("TLSMATRIX_DRIVER_DIR", bin().parent().unwrap())
+            .current_dir(&d)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let addr = first.strip_prefix("listening ").unwrap().to_string();
+        (server, lines, addr)
+    };
+    let (mut server, lines, addr) = start(&["--connections", "3"]);
+    drop(std::net::TcpStream::connect(&addr).unwrap()); // a probe: no connection of the 3
+    let mut garbage = std::net::TcpStream::connect(&addr).unwrap();
+    garbage.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    drop(garbage);
+    for imp in ["rustls-aws-lc", "openssl-3.0"] {
+        let client = Command::new(bin())
+            .args(["peer", "client", "--impl", imp, "--case", "tls13"])
+            .args(["--connect", &addr, "--timeout", "20"])
+            .env("TLSMATRIX_DRIVER_DIR", bin().parent().unwrap())
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(client.status.success(), "{imp}: {}", stderr(&client));
+    }
+    let status = server.wait().unwrap();
+    let out: Vec<String> = lines.map_while(Result::ok).collect();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{out:?}");
+    assert!(out[0].starts_with("connection 1: error: "), "{out:?}");
+    assert!(out[1].starts_with("connection 2: ok: TLS 1.3"), "{out:?}");
+    assert!(out[2].starts_with("connection 3: ok: TLS 1.3"), "{out:?}");
+    assert!(
+        out[3].starts_with("error: 1 of 3 connection(s) failed; the first: connection 1"),
+        "{out:?}"
+    );
+    assert!(err.contains("port probe"), "{err}");
+
+    let (mut server, lines, addr) = start(&["--respond", "http"]);
+    let curl = Command::new("curl")
+        .args(["-sk", "--max-time", "20", &format!("https://{addr}/")])
+        .output()
+        .expect("curl (scripts/setup installs it)");
+    let body = String::from_utf8_lossy(&curl.stdout);
+    assert!(
+        curl.status.success(),
+        "{}",
+        String::from_utf8_lossy(&curl.stderr)
+    );
+    assert!(
+        body.starts_with("tlsmatrix: TLS 1.3 TLS_AES_128_GCM_SHA256 x25519"),
+        "{body}"
+    );
+    assert!(server.wait().unwrap().success());
+    let out: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(
+        out,
+        [
+            "connection 1: ok: answered GET / HTTP/1.1",
+            "ok: served 1 connection(s)"
+        ]
+    );
+}
+
 /// A wire run stores each cell's figures and its trace; `wire` models them (an extra round
 /// trip appears with a window too small for the server's flight); `wire --check` times real
 /// connections through the delay proxy within 10% of the model at a 20 ms RTT.

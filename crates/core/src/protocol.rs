@@ -48,6 +48,17 @@ pub struct DriverInfo {
 pub struct ImplInfo {
     pub name: String,
     pub version: String,
+    /// Measures this impl cannot be taken with, and why (`--measure` values), so that the
+    /// orchestrator does not start the driver for them at all: a Go binary under valgrind
+    /// may crash valgrind itself before the driver can say anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refuses: Vec<Refusal>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub measure: String,
+    pub reason: String,
 }
 
 /// One line of `tlsmatrix-driver run` or `group` output. In `group` output every line but

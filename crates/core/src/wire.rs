@@ -253,20 +253,78 @@ pub fn server(
     deadline: Instant,
 ) -> Result<String> {
     each_connection(case, |n| {
-        server_connection(factory, case, n, &listener, deadline)
+        let tcp = accept(&listener, deadline)?;
+        let (wire, ep) = server_handshake(factory, case, n, tcp, deadline)?;
+        echo(wire, ep, case)
     })
 }
 
-fn server_connection(
+/// What a server does once a connection's handshake is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Respond {
+    /// Echo every byte until the client's close_notify (the interop protocol).
+    Echo,
+    /// Read one HTTP/1.1 request head and answer `200 OK` with a short text body, then close
+    /// (for curl, `openssl s_time`, h2load and the like).
+    Http,
+}
+
+impl Respond {
+    pub fn parse(s: &str) -> Result<Respond, String> {
+        match s {
+            "echo" => Ok(Respond::Echo),
+            "http" => Ok(Respond::Http),
+            _ => Err(format!("'{s}' is not a way to respond; use echo or http")),
+        }
+    }
+}
+
+/// A server for tools: serves `connections` connections one after another (`None`: until
+/// killed), each with the case's configuration and bounded by `per_connection` from its
+/// accept; waiting for a client is not bounded. A connection that fails (a fuzzer's
+/// malformed message, a client that vanishes) is told to `on_done` and the next is served.
+/// Each may resume a session of an earlier one when the case offers resumption.
+pub fn serve_many(
+    factory: &dyn EndpointFactory,
+    case: &Case,
+    listener: &TcpListener,
+    connections: Option<usize>,
+    respond: Respond,
+    per_connection: Duration,
+    mut on_done: impl FnMut(usize, Result<String>),
+) -> Result<()> {
+    // Far enough to mean "until a client comes"; a year of seconds cannot overflow.
+    let forever = Duration::from_secs(365 * 24 * 3600);
+    for n in (0..).take_while(|n| connections.is_none_or(|c| *n < c)) {
+        let tcp = accept(listener, Instant::now() + forever)?;
+        let deadline = Instant::now() + per_connection;
+        let served =
+            server_handshake(factory, case, usize::MAX, tcp, deadline).and_then(|(wire, ep)| {
+                match respond {
+                    Respond::Echo => echo(wire, ep, case),
+                    Respond::Http => answer_http(wire, ep),
+                }
+            });
+        on_done(n, served);
+    }
+    Ok(())
+}
+
+/// Accepts the handshake of connection `n` of the case (`usize::MAX`: any connection of a
+/// server for tools, which may or may not resume) and checks it.
+fn server_handshake(
     factory: &dyn EndpointFactory,
     case: &Case,
     n: usize,
-    listener: &TcpListener,
+    tcp: TcpStream,
     deadline: Instant,
-) -> Result<String> {
-    let tcp = accept(listener, deadline)?;
+) -> Result<(Wire, Box<dyn TlsEndpoint>)> {
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
+    let n = match n {
+        usize::MAX => usize::from(ep.negotiated().resumed == Some(true)),
+        n => n,
+    };
     negotiated::check_one(
         &case.server.params_of_connection(n),
         Side::Server,
@@ -279,6 +337,10 @@ fn server_connection(
             got => bail!("the server received SNI {got:?}, but the case asks for {want}"),
         }
     }
+    Ok((wire, ep))
+}
+
+fn echo(mut wire: Wire, mut ep: Box<dyn TlsEndpoint>, case: &Case) -> Result<String> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut sum = Checksum::default();
     let mut echoed = 0;
@@ -299,6 +361,40 @@ fn server_connection(
     }
     wire.send_close(ep.as_mut())?;
     Ok(summary(ep.as_ref(), echoed, sum))
+}
+
+/// The most of a request head a server for tools reads.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
+
+/// Reads one HTTP/1.1 request head, answers `200 OK` naming what was negotiated, and closes
+/// with close_notify.
+fn answer_http(mut wire: Wire, mut ep: Box<dyn TlsEndpoint>) -> Result<String> {
+    let mut head = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        if head.len() > MAX_REQUEST_HEAD {
+            bail!("no end of an HTTP request head in {MAX_REQUEST_HEAD} bytes");
+        }
+        match wire.recv(ep.as_mut(), &mut buf)? {
+            Received::Data(k) => head.extend_from_slice(&buf[..k]),
+            Received::Closed | Received::Eof => {
+                bail!("the client closed before a whole HTTP request head")
+            }
+        }
+    }
+    let line =
+        String::from_utf8_lossy(head.split(|&b| b == b'\r').next().unwrap_or(&[])).into_owned();
+    if !line.ends_with(" HTTP/1.1") && !line.ends_with(" HTTP/1.0") {
+        bail!("not an HTTP/1.x request: {line:?}");
+    }
+    let body = format!("tlsmatrix: {}\n", negotiated_line(ep.as_ref()));
+    let response = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    wire.send(ep.as_mut(), response.as_bytes())?;
+    wire.send_close(ep.as_mut())?;
+    Ok(format!("answered {line}"))
 }
 
 impl Wire {
@@ -371,10 +467,19 @@ fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
 }
 
 fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
+    format!(
+        "{}; {bytes} bytes echoed, checksum {:016x}",
+        negotiated_line(ep),
+        sum.0
+    )
+}
+
+/// "TLS 1.3 TLS_AES_128_GCM_SHA256 x25519 ecdsa_secp256r1_sha256 resumed".
+fn negotiated_line(ep: &dyn TlsEndpoint) -> String {
     let n = ep.negotiated();
     let show = |v: Option<u16>, f: fn(u16) -> String| v.map_or("?".into(), f);
     format!(
-        "{} {} {} {}{}; {bytes} bytes echoed, checksum {:016x}",
+        "{} {} {} {}{}",
         show(n.version, crate::codes::version_name),
         show(n.cipher_suite, crate::codes::suite_name),
         show(n.group, crate::codes::group_name),
@@ -384,7 +489,6 @@ fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
         } else {
             ""
         },
-        sum.0
     )
 }
 

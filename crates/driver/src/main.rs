@@ -119,9 +119,20 @@ struct PeerArgs {
     /// Client: what the server echoes, `same` or `reversed-lines` (openssl s_server -rev).
     #[arg(long, default_value = "same", value_parser = interop::Echo::parse)]
     echo: interop::Echo,
-    /// Seconds the whole case may take before the peer gives up with "timed out".
+    /// Seconds the whole case may take before the peer gives up with "timed out"; with
+    /// --connections or --respond http, each connection's limit from its accept.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
+    /// Server: serve this many connections, one after another, each with the case's
+    /// configuration (0: until killed), for tools such as tlsfuzzer or `openssl s_time`. A
+    /// connection that fails is reported on its own line and the next is served; waiting
+    /// for a client has no limit.
+    #[arg(long, value_name = "N")]
+    connections: Option<usize>,
+    /// Server: `echo` (the interop protocol) or `http` (answer one HTTP/1.1 request with a
+    /// short text naming what was negotiated, then close).
+    #[arg(long, default_value = "echo", value_parser = wire::Respond::parse)]
+    respond: wire::Respond,
 }
 
 /// One scenario for one pair.
@@ -533,7 +544,10 @@ fn peer(a: &PeerArgs) -> Result<String> {
                 .with_context(|| format!("cannot listen on {}", a.listen))?;
             println!("listening {}", listener.local_addr()?);
             let _ = std::io::stdout().flush();
-            wire::server(factory.as_ref(), case, listener, deadline)
+            if a.connections.is_none() && a.respond == wire::Respond::Echo {
+                return wire::server(factory.as_ref(), case, listener, deadline);
+            }
+            serve_many(factory.as_ref(), case, &listener, a)
         }
         Side::Client => {
             let addr = a
@@ -545,6 +559,45 @@ fn peer(a: &PeerArgs) -> Result<String> {
             })?;
             wire::client(factory.as_ref(), case, a.echo, addr, deadline)
         }
+    }
+}
+
+/// `peer server --connections N` / `--respond http`: a line per connection, then how many
+/// failed.
+fn serve_many(
+    factory: &dyn EndpointFactory,
+    case: &interop::Case,
+    listener: &std::net::TcpListener,
+    a: &PeerArgs,
+) -> Result<String> {
+    let limit = a.connections.filter(|&n| n > 0);
+    let (mut served, mut failed, mut first_failure) = (0usize, 0usize, None);
+    wire::serve_many(
+        factory,
+        case,
+        listener,
+        Some(a.connections.unwrap_or(1)).filter(|&n| n > 0),
+        a.respond,
+        Duration::from_secs(a.timeout),
+        |n, r| {
+            served += 1;
+            match r {
+                Ok(s) => println!("connection {}: ok: {s}", n + 1),
+                Err(e) => {
+                    failed += 1;
+                    println!("connection {}: error: {e:#}", n + 1);
+                    first_failure.get_or_insert_with(|| format!("connection {}: {e:#}", n + 1));
+                }
+            }
+            let _ = std::io::stdout().flush();
+        },
+    )?;
+    match first_failure {
+        None => Ok(format!("served {served} connection(s)")),
+        Some(first) => Err(anyhow!(
+            "{failed} of {} connection(s) failed; the first: {first}",
+            limit.unwrap_or(served)
+        )),
     }
 }
 
@@ -572,6 +625,7 @@ fn main() -> ExitCode {
                     .map(|l| ImplInfo {
                         name: l.name().to_string(),
                         version: l.version(),
+                        refuses: Vec::new(),
                     })
                     .collect(),
             };

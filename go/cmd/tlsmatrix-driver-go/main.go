@@ -44,7 +44,10 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "info":
-		b, _ := json.Marshal(map[string]any{"impls": []map[string]string{{"name": implName, "version": implVersion()}}})
+		b, _ := json.Marshal(map[string]any{"impls": []map[string]any{{
+			"name": implName, "version": implVersion(),
+			"refuses": []map[string]string{{"measure": "instructions", "reason": noInstructions}},
+		}}})
 		fmt.Println(string(b))
 	case "run":
 		os.Exit(messagesEnd(run(os.Args[2:])))
@@ -65,6 +68,10 @@ func main() {
 		os.Exit(2)
 	}
 }
+
+// noInstructions is why instruction counts are refused, in `info` (so that tlsmatrix never
+// starts this driver under valgrind, which the Go runtime's signals can crash) and in `run`.
+const noInstructions = "callgrind cannot count a Go binary's instructions: its collection is switched by client requests the Go toolchain cannot emit, and valgrind itself may crash on the Go runtime"
 
 // messagesEnd ends a command that speaks in messages: a failure is its last message.
 func messagesEnd(err error) int {
@@ -129,7 +136,7 @@ func run(args []string) error {
 	switch *measure {
 	case "time":
 	case "instructions":
-		unsupported(-1, "callgrind cannot count a Go binary's instructions per side (collection is switched by client requests the Go toolchain cannot emit)")
+		unsupported(-1, noInstructions)
 		return nil
 	case "wire":
 		if sc.Kind != "handshake" {
