@@ -264,6 +264,32 @@ pub fn findings(rows: &[WireRow], baseline: &str) -> Vec<String> {
             ms(at(pq, &slow) - at(base, &slow)),
         ));
     }
+    // The libraries side by side, each with itself.
+    let selves: Vec<&WireRow> = rows
+        .iter()
+        .filter(|w| {
+            w.scenario == base_id
+                && w.client == w.server
+                && !tlsmatrix_core::record::is_aa(w.client)
+        })
+        .collect();
+    let by = |m: Metric| move |a: &&&WireRow, b: &&&WireRow| a.get(m).total_cmp(&b.get(m));
+    if let (Some(lo), Some(hi)) = (
+        selves.iter().min_by(by(Metric::ClientHelloBytes)),
+        selves.iter().max_by(by(Metric::ClientHelloBytes)),
+    ) {
+        if selves.len() > 1 {
+            out.push(format!(
+                "Each library with itself in {base_id}: ClientHellos from {} bytes ({}) to {} ({}), servers' handshake bytes from {} to {}; the table below sets them side by side.",
+                figure(lo.get(Metric::ClientHelloBytes)),
+                lo.client,
+                figure(hi.get(Metric::ClientHelloBytes)),
+                hi.client,
+                figure(selves.iter().map(|w| w.get(Metric::ServerWireBytes)).fold(f64::INFINITY, f64::min)),
+                figure(selves.iter().map(|w| w.get(Metric::ServerWireBytes)).fold(0.0, f64::max)),
+            ));
+        }
+    }
     let rtt30 = Conditions::at_rtt(0.030);
     for (id, what) in [
         (
@@ -293,6 +319,66 @@ pub fn findings(rows: &[WireRow], baseline: &str) -> Vec<String> {
     out
 }
 
+/// The handshakes the libraries are set side by side on, each with itself.
+const COMPARED: &[(&str, &str)] = &[
+    ("handshake-tls13-ecdsa-p256-x25519-full", "1.3"),
+    ("handshake-tls13-ecdsa-p256-x25519mlkem768-full", "1.3 PQ"),
+    ("handshake-tls12-ecdsa-p256-x25519-full", "1.2"),
+];
+
+/// Each library with itself: what its client and its server put on the wire. The libraries
+/// differ in what they offer (extensions, signature algorithms, key shares), in their
+/// middlebox-compatibility records and in their tickets.
+pub fn library_table(rows: &[WireRow]) -> Option<Table> {
+    let mut impls: Vec<&str> = Vec::new();
+    for w in rows {
+        if w.client == w.server
+            && !tlsmatrix_core::record::is_aa(w.client)
+            && !impls.contains(&w.client)
+        {
+            impls.push(w.client);
+        }
+    }
+    let present: Vec<&(&str, &str)> = COMPARED
+        .iter()
+        .filter(|(id, _)| rows.iter().any(|w| w.scenario == *id))
+        .collect();
+    if impls.len() < 2 || present.is_empty() {
+        return None;
+    }
+    let mut header = vec!["impl (with itself)".to_string()];
+    for (_, name) in &present {
+        header.push(format!("{name} CH"));
+        header.push(format!("{name} C->S"));
+        header.push(format!("{name} S->C"));
+    }
+    let table_rows = impls
+        .iter()
+        .map(|imp| {
+            let mut cells = vec![Cell::plain(*imp)];
+            for (id, _) in &present {
+                let w = rows
+                    .iter()
+                    .find(|w| w.scenario == *id && w.client == *imp && w.server == *imp);
+                for m in [
+                    Metric::ClientHelloBytes,
+                    Metric::ClientWireBytes,
+                    Metric::ServerWireBytes,
+                ] {
+                    cells.push(Cell::plain(w.map_or("-".to_string(), |w| figure(w.get(m)))));
+                }
+            }
+            cells
+        })
+        .collect();
+    Some(Table {
+        caption: "Each library with itself, in bytes, with an ECDSA P-256 certificate: 1.3 is TLS 1.3 with X25519, 1.3 PQ with X25519MLKEM768, 1.2 TLS 1.2 with X25519; CH the ClientHello, C->S and S->C what each side sent until both had finished (the client's Finished flight carries the 100-byte request when nothing arrived in between; the server's includes its tickets). -: not measured (the library lacks the group or the version, or the run left it out).".into(),
+        header,
+        rows: table_rows,
+        label_cols: 1,
+    })
+}
+
 const METHOD: &str = "Every figure here is read from the bytes the two libraries wrote to each other in memory, not from anything they report. A flight is what one side writes without reading anything new from its peer; the flight it waits for is the peer's flight holding the last byte it had read. Each connection is a handshake, a 100-byte request and a 1,000-byte response, and every one is checked against the round trips its protocol allows (a TLS 1.3 full handshake: the client may send after one, the server after one and a half). The model then sends each flight when the one it waits for has arrived and its sender has done its measured CPU work: half a round trip per crossing, the bytes at the link's bandwidth, and a round trip more whenever a flight overflows TCP's congestion window (10 segments of 1,460 bytes at first, growing by slow start); the connection starts with TCP's own round trip. `tlsmatrix wire --rtt ... --bandwidth ... --initcwnd ...` models other conditions.";
 
 /// The section, when there is a wire run.
@@ -314,6 +400,9 @@ pub fn section(run: &RunData, check: Option<&ProxyCheck>, baseline: &str) -> Opt
     if !own.is_empty() {
         let mut t = model_table(&own, &conds);
         t.caption = format!("{baseline} with itself. {}", t.caption);
+        blocks.push(Block::Table(t));
+    }
+    if let Some(t) = library_table(&rows) {
         blocks.push(Block::Table(t));
     }
     if let Some(chart) = ttfb_chart(&rows, baseline) {
@@ -351,4 +440,77 @@ pub fn section(run: &RunData, check: Option<&ProxyCheck>, baseline: &str) -> Opt
         title: "On the wire".into(),
         blocks,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(scenario: &'a str, imp: &'a str, hello: f64, trace: &'a Trace) -> WireRow<'a> {
+        WireRow {
+            scenario,
+            client: imp,
+            server: imp,
+            trace,
+            figures: vec![
+                (Metric::ClientHelloBytes, hello),
+                (Metric::ClientWireBytes, hello + 186.0),
+                (Metric::ServerWireBytes, 700.0),
+            ],
+        }
+    }
+
+    /// Libraries are set side by side each with itself; the A/A copy and cross pairs stay
+    /// out, and a scenario a library did not run shows "-".
+    #[test]
+    fn the_library_table_has_a_row_per_impl_with_itself() {
+        use tlsmatrix_core::flights::{Flight, Sender};
+        let flight = |from, bytes, waits_for| Flight {
+            from,
+            bytes,
+            waits_for,
+            cpu_ns: 1000,
+        };
+        let t = Trace {
+            flights: vec![
+                flight(Sender::Client, 192, None),
+                flight(Sender::Server, 700, Some(0)),
+                flight(Sender::Client, 186, Some(1)),
+                flight(Sender::Server, 1022, Some(2)),
+            ],
+            handshake_flights: 3,
+            client_finished_after: Some(1),
+            server_finished_after: Some(2),
+            request: 2,
+            response: 3,
+            tail_ns: 0,
+        };
+        let (plain, pq) = (COMPARED[0].0, COMPARED[1].0);
+        let aa = tlsmatrix_core::record::aa_label("a");
+        let mut rows = vec![
+            row(plain, "a", 192.0, &t),
+            row(pq, "a", 1376.0, &t),
+            row(plain, "go", 241.0, &t),
+            row(plain, &aa, 192.0, &t),
+        ];
+        let mut cross = row(plain, "a", 1.0, &t);
+        cross.server = "go";
+        rows.push(cross);
+        let table = library_table(&rows).expect("two libraries");
+        let text: Vec<Vec<String>> = table
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.text.clone()).collect())
+            .collect();
+        assert_eq!(
+            text,
+            [
+                ["a", "192", "378", "700", "1,376", "1,562", "700"],
+                ["go", "241", "427", "700", "-", "-", "-"],
+            ]
+        );
+        assert!(findings(&rows, "a")
+            .iter()
+            .any(|f| f.contains("from 192 bytes (a) to 241 (go)")));
+    }
 }
