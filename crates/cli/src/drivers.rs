@@ -247,16 +247,35 @@ pub fn check_valgrind() -> Result<()> {
 /// next write to the closed pipe.
 pub struct DriverProcess {
     child: std::process::Child,
+    /// Its stdin, when it takes steps from it (`group --stepped`).
+    stdin: Option<std::process::ChildStdin>,
     lines: mpsc::Receiver<std::io::Result<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
     silence_limit: Duration,
 }
 
 impl DriverProcess {
-    pub fn spawn(mut cmd: Command, silence_limit: Duration) -> Result<DriverProcess, String> {
+    pub fn spawn(cmd: Command, silence_limit: Duration) -> Result<DriverProcess, String> {
+        Self::spawn_with(cmd, silence_limit, false)
+    }
+
+    /// [`DriverProcess::spawn`] with a pipe to its stdin, for [`DriverProcess::step`].
+    pub fn spawn_stepped(cmd: Command, silence_limit: Duration) -> Result<DriverProcess, String> {
+        Self::spawn_with(cmd, silence_limit, true)
+    }
+
+    fn spawn_with(
+        mut cmd: Command,
+        silence_limit: Duration,
+        stepped: bool,
+    ) -> Result<DriverProcess, String> {
         let program = cmd.get_program().to_string_lossy().into_owned();
         let mut child = cmd
-            .stdin(Stdio::null())
+            .stdin(if stepped {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -278,6 +297,7 @@ impl DriverProcess {
             s
         });
         Ok(DriverProcess {
+            stdin: child.stdin.take(),
             child,
             lines,
             stderr: Some(stderr),
@@ -299,6 +319,16 @@ impl DriverProcess {
                 Err("the driver exited without finishing".into())
             }
         }
+    }
+
+    /// Tells a stepped driver to take its next step.
+    pub fn step(&mut self) -> Result<(), String> {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().ok_or("the driver takes no steps")?;
+        stdin
+            .write_all(b"go\n")
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("the driver stopped taking steps: {e}"))
     }
 
     /// Kills the process group and completes a failure message with how the driver ended
@@ -376,6 +406,9 @@ pub fn run_command(
                 break CellOutcome::Unsupported(reason)
             }
             Ok(DriverMessage::Error { message, .. }) => break CellOutcome::Failed(message),
+            Ok(DriverMessage::Stepped { .. }) => {
+                break CellOutcome::Failed("driver stepped in a run that takes no steps".into())
+            }
             Ok(DriverMessage::Done) => match versions.take() {
                 Some((client_version, server_version)) => {
                     break CellOutcome::Measured {

@@ -36,6 +36,9 @@ pub struct Group<'r> {
     pub driver: PathBuf,
     pub cells: Vec<GroupCell<'r>>,
     pub has_reference: bool,
+    /// Without the reference in its driver, the group is sampled in duet with the
+    /// baseline's own pair in the baseline's driver (`run_duet`), when the run has that pair.
+    pub companion: bool,
 }
 
 /// Whether a scenario is measured in groups: timed handshakes and bulk transfers are; memory
@@ -100,6 +103,7 @@ pub fn plan<'r>(
                 driver,
                 cells: all,
                 has_reference,
+                companion: baseline_pair && !has_reference,
             }
         })
         .collect();
@@ -117,6 +121,7 @@ pub fn plan<'r>(
                 },
             ],
             has_reference: true,
+            companion: false,
         });
     }
     (groups, apart)
@@ -144,9 +149,14 @@ pub enum CellRun {
     Failed(String),
 }
 
-fn group_command(g: &Group, req: &GroupRequest) -> Command {
+fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
     let mut cmd = Command::new(&g.driver);
-    cmd.args(["group", "--scenario", &g.scenario.to_string(), "--certs"])
+    if stepped {
+        cmd.arg("group").arg("--stepped");
+    } else {
+        cmd.arg("group");
+    }
+    cmd.args(["--scenario", &g.scenario.to_string(), "--certs"])
         .arg(req.certs)
         .args(["--rounds", &req.rounds.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
@@ -174,69 +184,174 @@ fn group_command(g: &Group, req: &GroupRequest) -> Command {
 /// One sample of a cell: the round it was taken in and its metric values.
 pub type RoundSample = (u32, Vec<(Metric, f64)>);
 
-/// Runs one group in one driver process; `on_sample` is called as samples arrive.
-pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> Vec<CellRun> {
-    let n = g.cells.len();
-    let mut proc = match DriverProcess::spawn(group_command(g, req), req.silence_limit) {
-        Ok(p) => p,
-        Err(e) => return (0..n).map(|_| CellRun::Failed(e.clone())).collect(),
-    };
-    let mut versions: Vec<Option<(String, String)>> = vec![None; n];
-    let mut samples: Vec<Vec<RoundSample>> = vec![Vec::new(); n];
-    let mut ended: Vec<Option<CellRun>> = (0..n).map(|_| None).collect();
-    let cell_of = |c: Option<usize>| c.filter(|&c| c < n);
-    let failure = loop {
-        match proc.next() {
+/// What a group process has said so far.
+struct GroupState {
+    versions: Vec<Option<(String, String)>>,
+    samples: Vec<Vec<RoundSample>>,
+    ended: Vec<Option<CellRun>>,
+}
+
+/// What one message meant for the process as a whole.
+enum Heard {
+    Going,
+    Stepped(u32),
+    Done,
+    Failed(String),
+}
+
+impl GroupState {
+    fn new(n: usize) -> Self {
+        GroupState {
+            versions: vec![None; n],
+            samples: vec![Vec::new(); n],
+            ended: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    fn take(&mut self, msg: Result<DriverMessage, String>, on_sample: &mut impl FnMut()) -> Heard {
+        let n = self.versions.len();
+        let cell_of = |c: Option<usize>| c.filter(|&c| c < n);
+        match msg {
             Ok(DriverMessage::Hello {
                 cell,
                 client_version,
                 server_version,
             }) => match cell_of(cell) {
-                Some(c) => versions[c] = Some((client_version, server_version)),
-                None => break Some("driver sent a hello for no cell of the group".to_string()),
+                Some(c) => self.versions[c] = Some((client_version, server_version)),
+                None => {
+                    return Heard::Failed("driver sent a hello for no cell of the group".into())
+                }
             },
             Ok(DriverMessage::Sample {
                 cell,
                 round: Some(round),
                 values,
             }) if cell_of(cell).is_some() => {
-                samples[cell.expect("checked")].push((round, values));
+                self.samples[cell.expect("checked")].push((round, values));
                 on_sample();
             }
             Ok(DriverMessage::Sample { .. }) => {
-                break Some("driver sent a sample without its cell and round".to_string())
+                return Heard::Failed("driver sent a sample without its cell and round".into())
             }
             Ok(DriverMessage::Unsupported { cell, reason }) => match cell_of(cell) {
-                Some(c) => ended[c] = Some(CellRun::Unsupported(reason)),
-                None => break Some(format!("unsupported: {reason}")),
+                Some(c) => self.ended[c] = Some(CellRun::Unsupported(reason)),
+                None => return Heard::Failed(format!("unsupported: {reason}")),
             },
             Ok(DriverMessage::Error { cell, message }) => match cell_of(cell) {
-                Some(c) => ended[c] = Some(CellRun::Failed(message)),
-                None => break Some(message),
+                Some(c) => self.ended[c] = Some(CellRun::Failed(message)),
+                None => return Heard::Failed(message),
             },
             Ok(DriverMessage::Trace { .. }) => {
-                break Some("driver sent a wire trace to a timed group".to_string())
+                return Heard::Failed("driver sent a wire trace to a timed group".into())
             }
-            Ok(DriverMessage::Done) => break None,
-            Err(e) => break Some(e),
+            Ok(DriverMessage::Stepped { step }) => return Heard::Stepped(step),
+            Ok(DriverMessage::Done) => return Heard::Done,
+            Err(e) => return Heard::Failed(e),
+        }
+        Heard::Going
+    }
+
+    /// Each cell's end, once the process ended with `failure` (or none).
+    fn outcomes(self, failure: Option<String>) -> Vec<CellRun> {
+        self.ended
+            .into_iter()
+            .zip(self.versions)
+            .zip(self.samples)
+            .map(
+                |((ended, versions), samples)| match (ended, &failure, versions) {
+                    (Some(e), _, _) => e,
+                    (None, Some(f), _) => CellRun::Failed(f.clone()),
+                    (None, None, Some(versions)) => CellRun::Measured { versions, samples },
+                    (None, None, None) => {
+                        CellRun::Failed("driver finished without saying which versions ran".into())
+                    }
+                },
+            )
+            .collect()
+    }
+}
+
+/// Runs one group in one driver process; `on_sample` is called as samples arrive.
+pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> Vec<CellRun> {
+    let n = g.cells.len();
+    let mut proc = match DriverProcess::spawn(group_command(g, req, false), req.silence_limit) {
+        Ok(p) => p,
+        Err(e) => return (0..n).map(|_| CellRun::Failed(e.clone())).collect(),
+    };
+    let mut state = GroupState::new(n);
+    let failure = loop {
+        match state.take(proc.next(), &mut on_sample) {
+            Heard::Going => {}
+            Heard::Stepped(_) => break Some("driver stepped unasked".into()),
+            Heard::Done => break None,
+            Heard::Failed(e) => break Some(e),
         }
     };
-    let failure = proc.finish(failure);
-    ended
-        .into_iter()
-        .zip(versions)
-        .zip(samples)
-        .map(
-            |((ended, versions), samples)| match (ended, &failure, versions) {
-                (Some(e), _, _) => e,
-                (None, Some(f), _) => CellRun::Failed(f.clone()),
-                (None, None, Some(versions)) => CellRun::Measured { versions, samples },
-                (None, None, None) => {
-                    CellRun::Failed("driver finished without saying which versions ran".into())
+    state.outcomes(proc.finish(failure))
+}
+
+/// Two groups in two driver processes on one core, stepped in turns: the set-up of each,
+/// then round by round, the first to go alternating. Two drivers that cannot share a process
+/// (go-crypto-tls and the baseline) are so sampled side by side, as duet benchmarking does:
+/// while one samples, the other waits on its stdin. A process that fails leaves the other
+/// going on alone.
+pub fn run_duet(
+    groups: [&Group; 2],
+    req: &GroupRequest,
+    mut on_sample: impl FnMut(),
+) -> [Vec<CellRun>; 2] {
+    let mut procs: Vec<Option<DriverProcess>> = Vec::new();
+    let mut failures: [Option<String>; 2] = [None, None];
+    for (i, g) in groups.iter().enumerate() {
+        match DriverProcess::spawn_stepped(group_command(g, req, true), req.silence_limit) {
+            Ok(p) => procs.push(Some(p)),
+            Err(e) => {
+                procs.push(None);
+                failures[i] = Some(e);
+            }
+        }
+    }
+    let mut states = groups.map(|g| GroupState::new(g.cells.len()));
+    // Steps 0..=rounds, each ended by `stepped`; then `done`.
+    for step in 0..=req.rounds + 1 {
+        let order = if step % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let Some(p) = procs[i].as_mut().filter(|_| failures[i].is_none()) else {
+                continue;
+            };
+            if step <= req.rounds {
+                if let Err(e) = p.step() {
+                    failures[i] = Some(e);
+                    continue;
                 }
-            },
-        )
-        .collect()
+            }
+            failures[i] = loop {
+                match (states[i].take(p.next(), &mut on_sample), step <= req.rounds) {
+                    (Heard::Going, _) => {}
+                    (Heard::Stepped(s), true) if s == step => break None,
+                    (Heard::Done, false) => break None,
+                    (Heard::Stepped(s), _) => {
+                        break Some(format!("driver ended step {s} where step {step} was asked"))
+                    }
+                    (Heard::Done, true) => {
+                        break Some("driver finished before its last step".into())
+                    }
+                    (Heard::Failed(e), _) => break Some(e),
+                }
+            };
+        }
+    }
+    let mut outcomes = procs
+        .into_iter()
+        .zip(states)
+        .zip(failures)
+        .map(|((p, state), failure)| match p {
+            Some(p) => state.outcomes(p.finish(failure)),
+            None => state.outcomes(failure),
+        });
+    let a = outcomes.next().expect("two");
+    let b = outcomes.next().expect("two");
+    [a, b]
 }
 
 /// A cell's samples gathered over every block (process) it ran in, tagged by block and round.
@@ -353,6 +468,11 @@ mod tests {
         // z lives where the baseline does not: unpaired, alone.
         assert_eq!(names(&groups[2]), ["z>z"]);
         assert!(!groups[2].has_reference);
+        assert!(
+            groups[2].companion,
+            "sampled beside the baseline's own pair"
+        );
+        assert!(!groups[0].companion);
         let aa = record::aa_label("base");
         assert_eq!(
             names(&groups[3]),

@@ -421,7 +421,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let paired_samples: u64 = paired_plan
         .iter()
         .flat_map(|p| &p.groups)
-        .map(|g| g.cells.len() as u64)
+        .map(|g| (g.cells.len() + usize::from(g.companion)) as u64)
         .sum::<u64>()
         * u64::from(rounds * passes);
     let planned_cells = single.len()
@@ -679,17 +679,66 @@ fn run_paired(
                     core: Some(pass as usize % cores),
                 };
                 let bar = sink.bar.clone();
-                let outcomes = groups::run_group(&g, &req, || bar.inc(1));
+                // A group without the reference in its driver samples in turns with the
+                // baseline's own pair in the baseline's driver, which becomes its reference
+                // for this block (unless the reference has ended).
+                let duet = g.companion && !ended[si].contains_key(&reference);
+                let outcomes = if duet {
+                    let companion = groups::Group {
+                        scenario: *scenario,
+                        driver: baseline.driver().to_path_buf(),
+                        cells: vec![groups::GroupCell {
+                            client: baseline,
+                            server: baseline,
+                            label: reference.clone(),
+                        }],
+                        has_reference: true,
+                        companion: false,
+                    };
+                    let [mine, theirs] = groups::run_duet([&g, &companion], &req, || bar.inc(1));
+                    match theirs.into_iter().next() {
+                        Some(groups::CellRun::Measured { versions, samples })
+                            if check_group_cell(
+                                &companion.cells[0],
+                                &versions,
+                                samples.len(),
+                                o.rounds,
+                            )
+                            .is_ok() =>
+                        {
+                            gathered[si]
+                                .entry(reference.clone())
+                                .or_default()
+                                .add(block, versions, samples);
+                        }
+                        other => sink.log(&format!(
+                            "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
+                            pass + 1,
+                            g.cells.last().map_or("", |c| c.label.0.as_str())
+                        )),
+                    }
+                    mine
+                } else {
+                    groups::run_group(&g, &req, || bar.inc(1))
+                };
                 if !sink.interactive {
                     sink.log(&format!(
-                        "{id} pass {}/{}: {} sampled in turns",
+                        "{id} pass {}/{}: {} sampled in turns{}",
                         pass + 1,
                         o.passes,
                         g.cells
                             .iter()
                             .map(|c| format!("{} -> {}", c.label.0, c.label.1))
                             .collect::<Vec<_>>()
-                            .join(", ")
+                            .join(", "),
+                        if duet {
+                            format!(
+                                ", with {} -> {} in its own driver",
+                                reference.0, reference.1
+                            )
+                        } else {
+                            String::new()
+                        }
                     ));
                 }
                 for (cell, run) in g.cells.iter().zip(outcomes) {

@@ -543,6 +543,63 @@ fn baseline_pairs_are_each_impl_with_itself_and_with_the_baseline() {
     );
 }
 
+/// go-crypto-tls shares no driver with the baseline, so its group is sampled in duet with
+/// the baseline's own pair in the baseline's driver: two processes on one core stepped in
+/// turns. Its records carry ratios to that pair, one per round of every pass.
+#[test]
+fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
+    let d = scratch("duet");
+    let out = d.join("d.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--impl",
+        "rustls-aws-lc,go-crypto-tls",
+        "--pairs",
+        "baseline",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full,bulk-tls12-aes-128-gcm-16k",
+        "--runs",
+        "6",
+        "--passes",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--sample-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let go: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.client == "go-crypto-tls" && r.server == "go-crypto-tls")
+        .collect();
+    assert_eq!(go.len(), 3 + 2, "three handshake figures, two bulk ones");
+    for r in go {
+        assert_eq!(r.client_version, r.server_version);
+        assert!(
+            r.client_version.starts_with("Go go1."),
+            "{}",
+            r.client_version
+        );
+        let p = r
+            .paired
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} unpaired", r.metric.as_str()));
+        assert_eq!(p.reference_client, "rustls-aws-lc");
+        assert_eq!(p.ratios.len(), 6, "{p:?}");
+        assert!(p.ratios.iter().all(|x| x.is_finite() && *x > 0.0), "{p:?}");
+        assert_eq!(
+            p.blocks
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            2
+        );
+    }
+}
+
 #[test]
 fn list_names_every_impl_with_its_version() {
     let r = tlsmatrix(&["list", "--json"]);

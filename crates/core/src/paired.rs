@@ -28,16 +28,26 @@ pub fn run_rounds<'s>(
     mut on_error: impl FnMut(usize, anyhow::Error),
 ) {
     for round in 0..rounds {
-        for cell in order(samplers.len(), round) {
-            let Some(s) = samplers[cell].as_mut() else {
-                continue;
-            };
-            match s.sample() {
-                Ok(values) => on_sample(cell, round, values),
-                Err(e) => {
-                    samplers[cell] = None;
-                    on_error(cell, e);
-                }
+        run_round(samplers, round, &mut on_sample, &mut on_error);
+    }
+}
+
+/// Round `round` of [`run_rounds`] alone, for a driver that waits between rounds.
+pub fn run_round<'s>(
+    samplers: &mut [Option<Box<dyn Sampler + 's>>],
+    round: usize,
+    mut on_sample: impl FnMut(usize, usize, Sample),
+    mut on_error: impl FnMut(usize, anyhow::Error),
+) {
+    for cell in order(samplers.len(), round) {
+        let Some(s) = samplers[cell].as_mut() else {
+            continue;
+        };
+        match s.sample() {
+            Ok(values) => on_sample(cell, round, values),
+            Err(e) => {
+                samplers[cell] = None;
+                on_error(cell, e);
             }
         }
     }

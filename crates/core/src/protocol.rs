@@ -98,6 +98,10 @@ pub enum DriverMessage {
         cell: Option<usize>,
         message: String,
     },
+    /// `group --stepped`: the driver has finished step `step` (0: set-up and warm-up; then
+    /// one per round) and waits for the next line on its stdin. Two drivers stepped in turns
+    /// on one core sample side by side although they are two processes (duet sampling).
+    Stepped { step: u32 },
     /// Last line of a successful run.
     Done,
 }
@@ -135,6 +139,7 @@ mod tests {
                 cell: None,
                 message: "y".into(),
             },
+            DriverMessage::Stepped { step: 3 },
             DriverMessage::Done,
         ];
         // A single-cell run's lines carry no cell field, as before groups existed.

@@ -85,6 +85,24 @@ struct GroupArgs {
     /// Target duration of one sample in milliseconds.
     #[arg(long, default_value_t = 5)]
     sample_ms: u64,
+    /// Wait for a line on stdin before the set-up and before each round, and say `stepped`
+    /// after each: `tlsmatrix run` steps two drivers in turns on one core (duet sampling).
+    #[arg(long)]
+    stepped: bool,
+}
+
+/// In a stepped group: waits for the orchestrator's go-ahead; its stdin closing means it is
+/// gone, and so is the point of going on.
+fn await_step(stepped: bool) {
+    if stepped {
+        let mut line = String::new();
+        if std::io::stdin()
+            .read_line(&mut line)
+            .map_or(true, |n| n == 0)
+        {
+            std::process::exit(1);
+        }
+    }
 }
 
 fn parse_cell(s: &str) -> Result<(String, String), String> {
@@ -373,6 +391,7 @@ fn group(args: &GroupArgs) -> Result<()> {
             anyhow::bail!("{scenario} is not a handshake or bulk scenario; `run` measures it alone")
         }
     };
+    await_step(args.stepped);
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
     let params = scenario.params();
@@ -432,23 +451,33 @@ fn group(args: &GroupArgs) -> Result<()> {
             }
         });
     }
-    paired::run_rounds(
-        &mut samplers,
-        args.rounds as usize,
-        |cell, round, values| {
-            emit(&DriverMessage::Sample {
-                cell: Some(cell),
-                round: Some(round as u32),
-                values,
-            })
-        },
-        |cell, e| {
-            emit(&DriverMessage::Error {
-                cell: Some(cell),
-                message: format!("{e:#}"),
-            })
-        },
-    );
+    let say_step = |step: u32| {
+        if args.stepped {
+            emit(&DriverMessage::Stepped { step });
+        }
+    };
+    say_step(0);
+    for round in 0..args.rounds {
+        await_step(args.stepped);
+        paired::run_round(
+            &mut samplers,
+            round as usize,
+            |cell, round, values| {
+                emit(&DriverMessage::Sample {
+                    cell: Some(cell),
+                    round: Some(round as u32),
+                    values,
+                })
+            },
+            |cell, e| {
+                emit(&DriverMessage::Error {
+                    cell: Some(cell),
+                    message: format!("{e:#}"),
+                })
+            },
+        );
+        say_step(round + 1);
+    }
     emit(&DriverMessage::Done);
     Ok(())
 }

@@ -212,8 +212,22 @@ func group(args []string) error {
 	var cells cellList
 	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
 	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
+	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up and before each round, and say so after each (duet sampling)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	in := bufio.NewReader(os.Stdin)
+	step := func(done int) {
+		if *stepped {
+			emit(message{Type: "stepped", Step: &done})
+		}
+	}
+	await := func() {
+		if *stepped {
+			if _, err := in.ReadString('\n'); err != nil {
+				os.Exit(1) // the orchestrator is gone
+			}
+		}
 	}
 	sc, err := cf.open()
 	if err != nil {
@@ -227,6 +241,7 @@ func group(args []string) error {
 	}
 	warmup := time.Duration(cf.warmupMS) * time.Millisecond
 	target := time.Duration(cf.sampleMS) * time.Millisecond
+	await()
 	samplers := make([]sampler, len(cells))
 	for i, pair := range cells {
 		if err := errors.Join(checkImpl(pair[0]), checkImpl(pair[1])); err != nil {
@@ -255,7 +270,9 @@ func group(args []string) error {
 		}
 		samplers[i] = s
 	}
+	step(0)
 	for round := range *rounds {
+		await()
 		for _, i := range order(len(cells), round) {
 			if samplers[i] == nil {
 				continue
@@ -268,6 +285,7 @@ func group(args []string) error {
 			}
 			emitSample(i, round, v)
 		}
+		step(round + 1)
 	}
 	done()
 	return nil

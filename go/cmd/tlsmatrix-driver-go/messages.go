@@ -21,6 +21,7 @@ type message struct {
 	Reason        string        `json:"reason,omitempty"`
 	Message       string        `json:"message,omitempty"`
 	Trace         *trace        `json:"trace,omitempty"`
+	Step          *int          `json:"step,omitempty"`
 }
 
 // Metric names as crates/core/src/record.rs spells them.
