@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
 
@@ -204,7 +205,7 @@ func (l *cellList) Set(s string) error {
 }
 
 // group runs the cells of one scenario in rounds, in the order crates/core/src/paired.rs
-// uses: every line names its cell; a cell that fails says so and the others go on.
+// uses (internal/paired.Order): every line names its cell; a cell that fails says so and the others go on.
 func group(args []string) error {
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)
 	var cf cellFlags
@@ -273,7 +274,7 @@ func group(args []string) error {
 	step(0)
 	for round := range *rounds {
 		await()
-		for _, i := range order(len(cells), round) {
+		for _, i := range paired.Order(len(cells), round) {
 			if samplers[i] == nil {
 				continue
 			}
@@ -289,22 +290,6 @@ func group(args []string) error {
 	}
 	done()
 	return nil
-}
-
-// order is each cell's position in a round: the cells rotate by one place every other round
-// and run backwards in odd rounds (crates/core/src/paired.rs, order).
-func order(cells, round int) []int {
-	shift := (round / 2) % max(cells, 1)
-	o := make([]int, cells)
-	for i := range o {
-		o[i] = (i + shift) % cells
-	}
-	if round%2 == 1 {
-		for i, j := 0, len(o)-1; i < j; i, j = i+1, j-1 {
-			o[i], o[j] = o[j], o[i]
-		}
-	}
-	return o
 }
 
 // parse prints each id read on stdin back canonically, or the reader's error.
