@@ -83,6 +83,15 @@ func messagesEnd(err error) int {
 	return 0
 }
 
+// helpOr ends the process quietly after -h printed the flags; any other parse error is
+// the command's failure.
+func helpOr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	return err
+}
+
 // cellFlags are the flags run and group share.
 type cellFlags struct {
 	scenario, certs    string
@@ -122,7 +131,7 @@ func run(args []string) error {
 	fs.String("callgrind-out", "", "unused: instructions are not counted here")
 	fs.Int("per-sample", 10, "unused: instructions are not counted here")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return helpOr(err)
 	}
 	sc, err := cf.open()
 	if err != nil {
@@ -215,7 +224,7 @@ func group(args []string) error {
 	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
 	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up and before each round, and say so after each (duet sampling)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return helpOr(err)
 	}
 	in := bufio.NewReader(os.Stdin)
 	step := func(done int) {
