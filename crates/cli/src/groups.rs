@@ -48,6 +48,15 @@ pub fn is_grouped(s: &Scenario) -> bool {
     matches!(s, Scenario::Handshake(_) | Scenario::Bulk(_))
 }
 
+/// The baseline with itself: the cell every factor is taken against.
+pub fn reference_cell(baseline: &ImplEntry) -> GroupCell<'_> {
+    GroupCell {
+        client: baseline,
+        server: baseline,
+        label: (baseline.name.clone(), baseline.name.clone()),
+    }
+}
+
 /// Splits one scenario's planned pairs into groups: per impl other than the baseline, every
 /// pair it takes part in (the first of them it meets as client, else as server), with the
 /// baseline's own pair in front when that impl's driver holds the baseline; then the A/A
@@ -84,11 +93,7 @@ pub fn plan<'r>(
             None => keyed.push((key.clone(), driver.to_path_buf(), vec![cell])),
         }
     }
-    let reference = || GroupCell {
-        client: baseline,
-        server: baseline,
-        label: (baseline.name.clone(), baseline.name.clone()),
-    };
+    let reference = || reference_cell(baseline);
     let mut groups: Vec<Group> = keyed
         .into_iter()
         .map(|(_, driver, cells)| {

@@ -687,11 +687,7 @@ fn run_paired(
                     let companion = groups::Group {
                         scenario: *scenario,
                         driver: baseline.driver().to_path_buf(),
-                        cells: vec![groups::GroupCell {
-                            client: baseline,
-                            server: baseline,
-                            label: reference.clone(),
-                        }],
+                        cells: vec![groups::reference_cell(baseline)],
                         has_reference: true,
                         companion: false,
                     };

@@ -599,13 +599,18 @@ fn serve_many(
     listener: &std::net::TcpListener,
     a: &PeerArgs,
 ) -> Result<String> {
-    let limit = a.connections.filter(|&n| n > 0);
+    // No --connections (only --respond http): one; 0: until killed.
+    let limit = match a.connections {
+        None => Some(1),
+        Some(0) => None,
+        n => n,
+    };
     let (mut served, mut failed, mut first_failure) = (0usize, 0usize, None);
     wire::serve_many(
         factory,
         case,
         listener,
-        Some(a.connections.unwrap_or(1)).filter(|&n| n > 0),
+        limit,
         a.respond,
         Duration::from_secs(a.timeout),
         |n, r| {

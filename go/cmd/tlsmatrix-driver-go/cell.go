@@ -46,21 +46,7 @@ func refusal(sc scenario.Scenario, offer tlsconf.Offer) error {
 	case sc.Resumption == "session-id":
 		return errors.New("crypto/tls resumes TLS 1.2 with tickets only; it has no session-id cache")
 	}
-	if offer.CertCurve != 0 && groupRank(offer.CertCurve) < groupRank(offer.Group) {
-		// RFC 8422 makes a TLS 1.2 client list the certificate's curve; crypto/tls lists
-		// groups in its own order and its TLS 1.2 server takes the client's first.
-		return fmt.Errorf("crypto/tls offers groups in its own order, so a TLS 1.2 client that must list %s for the certificate lists it before %s, and a crypto/tls server takes the first", offer.CertCurve, offer.Group)
-	}
 	return offer.Unpinnable()
-}
-
-func groupRank(g tls.CurveID) int {
-	for i, x := range []tls.CurveID{tls.X25519MLKEM768, tls.X25519, tls.CurveP256, tls.CurveP384} {
-		if x == g {
-			return i
-		}
-	}
-	return 99
 }
 
 // newCell builds the configurations, or says why the scenario cannot run (a refusal) or

@@ -58,29 +58,52 @@ type conn struct {
 }
 
 // handshake connects a new pair, each side timed from creating its connection to its
-// handshake's end, and holds the result to the scenario. A client
-// resuming also reads what the server sent after the handshake (a TLS 1.3 ticket), so the
-// next connection can resume: that is part of its cost.
+// handshake's end, and holds the result to the scenario. A client resuming also reads what
+// the server sent after the handshake (a TLS 1.3 ticket), so the next connection can
+// resume: that is part of its cost.
 func (c *cell) handshake() (*conn, error) {
 	rc, rs := memconn.Pair(memconn.DefaultLimit)
 	hellos := &helloCounter{}
 	memconn.Observe(rc, hellos)
+	r, err := c.connect(rc, rs, hellos, nil)
+	// Later work on the pair (bulk) times itself from zero.
+	rc.Clock().Stop()
+	rs.Clock().Stop()
+	return r, err
+}
+
+// connect is handshake over a pair the caller made and observes (hellos counts the
+// ClientHellos); finished, if set, is told as each side's handshake ends. Each side's clock
+// runs while it works and is left paused, holding its time.
+func (c *cell) connect(rc, rs *memconn.Conn, hellos *helloCounter, finished func(memconn.Side)) (*conn, error) {
 	r := &conn{rawClient: rc, rawServer: rs}
 	err := both(rc, rs, func() error {
-		rc.Clock().Start()
+		k := rc.Clock()
+		k.Start()
+		defer func() { k.Pause(); r.clientCPU = k.Elapsed() }()
 		r.client = tls.Client(rc, c.client)
-		err := r.client.Handshake()
-		if err == nil && c.sc.Resumed() {
-			err = readPending(r.client, rc)
+		if err := r.client.Handshake(); err != nil {
+			return err
 		}
-		r.clientCPU = rc.Clock().Stop()
-		return err
+		if finished != nil {
+			finished(memconn.Client)
+		}
+		if c.sc.Resumed() {
+			return readPending(r.client, rc)
+		}
+		return nil
 	}, func() error {
-		rs.Clock().Start()
+		k := rs.Clock()
+		k.Start()
+		defer func() { k.Pause(); r.serverCPU = k.Elapsed() }()
 		r.server = tls.Server(rs, c.server)
-		err := r.server.Handshake()
-		r.serverCPU = rs.Clock().Stop()
-		return err
+		if err := r.server.Handshake(); err != nil {
+			return err
+		}
+		if finished != nil {
+			finished(memconn.Server)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

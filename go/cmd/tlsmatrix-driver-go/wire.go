@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -127,35 +126,11 @@ func (c *cell) traced() (*trace, error) {
 	rc, rs := memconn.Pair(memconn.DefaultLimit)
 	rec := &flightRecorder{clocks: [2]*memconn.Clock{rc.Clock(), rs.Clock()}}
 	memconn.Observe(rc, rec)
-	var client, server *tls.Conn
-	err := both(rc, rs, func() error {
-		rc.Clock().Start()
-		defer rc.Clock().Pause()
-		client = tls.Client(rc, c.client)
-		if err := client.Handshake(); err != nil {
-			return err
-		}
-		rec.finishedHandshake(memconn.Client)
-		if c.sc.Resumed() {
-			return readPending(client, rc)
-		}
-		return nil
-	}, func() error {
-		rs.Clock().Start()
-		defer rs.Clock().Pause()
-		server = tls.Server(rs, c.server)
-		if err := server.Handshake(); err != nil {
-			return err
-		}
-		rec.finishedHandshake(memconn.Server)
-		return nil
-	})
+	r, err := c.connect(rc, rs, &rec.hellos, rec.finishedHandshake)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.check(client.ConnectionState(), server.ConnectionState(), c.signer.take(), rec.hellos.count()); err != nil {
-		return nil, err
-	}
+	client, server := r.client, r.server
 	rec.mu.Lock()
 	handshakeFlights := len(rec.flights)
 	rec.mu.Unlock()

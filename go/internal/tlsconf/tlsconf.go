@@ -146,9 +146,18 @@ func (o Offer) Unpinnable() error {
 		return fmt.Errorf("crypto/tls chooses the TLS 1.3 cipher suite itself (AES-128-GCM on a CPU with AES instructions) and has no setting to pin %s",
 			tls.CipherSuiteName(o.Suite))
 	}
-	if o.Prefer != 0 && slices.Index(defaultGroupOrder, o.Prefer) > slices.Index(defaultGroupOrder, o.Group) {
+	before := func(a, b tls.CurveID) bool {
+		return slices.Index(defaultGroupOrder, a) < slices.Index(defaultGroupOrder, b)
+	}
+	if o.Prefer != 0 && before(o.Group, o.Prefer) {
 		return fmt.Errorf("crypto/tls offers groups in its own order (Config.CurvePreferences only selects them), so its client cannot offer %s before %s to draw a HelloRetryRequest",
 			o.Prefer, o.Group)
+	}
+	// RFC 8422 makes a TLS 1.2 client list the certificate's curve, and a crypto/tls TLS 1.2
+	// server takes the client's first group.
+	if o.CertCurve != 0 && before(o.CertCurve, o.Group) {
+		return fmt.Errorf("crypto/tls offers groups in its own order, so a TLS 1.2 client that must list %s for the certificate lists it before %s, and a crypto/tls server takes the first",
+			o.CertCurve, o.Group)
 	}
 	return nil
 }

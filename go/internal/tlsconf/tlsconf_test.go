@@ -44,6 +44,7 @@ func TestWhatCryptoTLSCannotPinIsSaid(t *testing.T) {
 		{"tls13", "aes-128-gcm", "x25519", "p256", "cannot offer CurveP256 before X25519"},
 		{"tls13", "aes-128-gcm", "p256", "x25519", ""},
 		{"tls12", "aes-256-gcm", "x25519", "", ""},
+		{"tls12", "aes-128-gcm", "p384", "", "lists it before CurveP384"},
 	} {
 		o, err := ParseOffer(tc.version, tc.cipher, tc.group, tc.prefer, "ecdsa-p256")
 		if err != nil {
