@@ -24,6 +24,15 @@ THROUGHPUT_MS ?= 250
 WIRE_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full,handshake-tls12-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519-full-hrr,handshake-tls13-rsa-3072-x25519-full-chain4,handshake-tls13-rsa-3072-x25519mlkem768-full-chain4,handshake-tls13-ecdsa-p256-x25519-ticket,handshake-tls12-ecdsa-p256-x25519-session-id
 WIRE_RUNS ?= 20
 PROXY_RTTS ?= 0.2,30
+# What explains the bulk figures: each library's own AEAD on the same records (the ceiling),
+# page faults, context switches and cold blocks of the same transfers (every impl on every
+# allocator, each with itself), and the baseline and one OpenSSL timed on each allocator (each
+# with itself, in duet with the baseline on glibc).
+BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
+CAUSE_RUNS ?= 5
+ALLOCATOR_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc
+ALLOCATOR_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
+ALLOCATOR_RUNS ?= 20
 BIN := target/release
 
 .PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability profile-go
@@ -75,7 +84,7 @@ driver-boringssl:
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
 	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
-	  results/wire.jsonl results/proxy-check.json
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/allocators.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
@@ -86,6 +95,12 @@ report: build
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure wire --scenario '$(WIRE_SCENARIOS)' --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(BULK_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 \
+	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
+	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --impl '$(ALLOCATOR_IMPLS)' --scenario '$(ALLOCATOR_SCENARIOS)' --runs $(ALLOCATOR_RUNS) --pairs self \
+	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \

@@ -13,16 +13,64 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use tlsmatrix_core::heap::{self, Allocator};
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
+
+/// A driver binary and the allocator its process routes malloc to: two impls can share an
+/// in-memory pair only when both are the same.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Driver {
+    pub path: PathBuf,
+    pub allocator: Allocator,
+}
+
+impl Driver {
+    pub fn new(path: impl Into<PathBuf>, allocator: Allocator) -> Driver {
+        Driver {
+            path: path.into(),
+            allocator,
+        }
+    }
+
+    /// A command that starts this driver with its allocator; a driver checks the choice
+    /// against the names it is asked to run before it runs anything.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.path);
+        self.set_allocator(&mut cmd);
+        cmd
+    }
+
+    /// Sets the allocator on a command that starts the driver indirectly (under valgrind).
+    pub fn set_allocator(&self, cmd: &mut Command) {
+        cmd.env(heap::ALLOCATOR_ENV, self.allocator.name());
+    }
+
+    /// The binary's file name, with `+allocator` unless it is glibc's.
+    pub fn label(&self) -> String {
+        let file = self.path.file_name().unwrap_or_default().to_string_lossy();
+        heap::variant_name(&file, self.allocator)
+    }
+}
+
+impl std::fmt::Display for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.allocator {
+            Allocator::Glibc => write!(f, "{}", self.path.display()),
+            a => write!(f, "{} ({})", self.path.display(), a.name()),
+        }
+    }
+}
 
 /// One impl, where it lives, and the version its driver reported.
 #[derive(Debug, Clone)]
 pub struct ImplEntry {
     pub name: String,
     pub version: String,
+    /// The allocator it runs on (its name says so unless it is glibc's).
+    pub allocator: Allocator,
     /// Every driver that holds it at this same version, first by name first: an impl that
     /// links no libssl (rustls) sits beside each OpenSSL release so they can pair in memory.
-    pub drivers: Vec<PathBuf>,
+    pub drivers: Vec<Driver>,
     /// Measures it cannot be taken with (`--measure` value, reason), as its driver said.
     pub refuses: Vec<(String, String)>,
 }
@@ -37,17 +85,14 @@ impl ImplEntry {
     }
 
     /// The first driver (by name) that holds it: where it runs alone.
-    pub fn driver(&self) -> &Path {
+    pub fn driver(&self) -> &Driver {
         &self.drivers[0]
     }
 }
 
 /// A driver holding both impls, so that they can run as one in-memory pair.
-pub fn shared_driver<'a>(a: &'a ImplEntry, b: &ImplEntry) -> Option<&'a Path> {
-    a.drivers
-        .iter()
-        .find(|d| b.drivers.contains(d))
-        .map(PathBuf::as_path)
+pub fn shared_driver<'a>(a: &'a ImplEntry, b: &ImplEntry) -> Option<&'a Driver> {
+    a.drivers.iter().find(|d| b.drivers.contains(d))
 }
 
 pub struct Registry {
@@ -86,27 +131,59 @@ impl Registry {
             );
         }
         let mut impls: Vec<ImplEntry> = Vec::new();
-        for driver in drivers {
-            for i in driver_info(&driver)?.impls {
-                match impls.iter_mut().find(|e| e.name == i.name) {
-                    // The same build of it; another version would be another impl, which
-                    // the first driver's claim on the name keeps out.
-                    Some(e) if e.version == i.version => e.drivers.push(driver.clone()),
-                    Some(_) => {}
-                    None => impls.push(ImplEntry {
-                        name: i.name,
-                        version: i.version,
-                        drivers: vec![driver.clone()],
-                        refuses: i
-                            .refuses
-                            .into_iter()
-                            .map(|r| (r.measure, r.reason))
-                            .collect(),
-                    }),
+        for path in drivers {
+            let info = driver_info(&path)?;
+            // Each impl on glibc's malloc, then on each other allocator the driver offers:
+            // the same library in a process whose every allocation goes elsewhere.
+            let mut variants = vec![(Allocator::Glibc, None)];
+            for a in &info.allocators {
+                match Allocator::parse(&a.name) {
+                    Some(Allocator::Glibc) => {}
+                    Some(allocator) => variants.push((allocator, Some(&a.version))),
+                    None => bail!(
+                        "driver {} offers an allocator '{}' this tlsmatrix does not know; rebuild it",
+                        path.display(),
+                        a.name
+                    ),
+                }
+            }
+            for (allocator, allocator_version) in variants {
+                let driver = Driver::new(&path, allocator);
+                for i in &info.impls {
+                    let name = heap::variant_name(&i.name, allocator);
+                    let version = match allocator_version {
+                        None => i.version.clone(),
+                        Some(v) => format!("{} + {v}", i.version),
+                    };
+                    match impls.iter_mut().find(|e| e.name == name) {
+                        // The same build of it; another version would be another impl,
+                        // which the first driver's claim on the name keeps out.
+                        Some(e) if e.version == version => e.drivers.push(driver.clone()),
+                        Some(_) => {}
+                        None => impls.push(ImplEntry {
+                            name,
+                            version,
+                            allocator,
+                            drivers: vec![driver.clone()],
+                            refuses: i
+                                .refuses
+                                .iter()
+                                .map(|r| (r.measure.clone(), r.reason.clone()))
+                                .collect(),
+                        }),
+                    }
                 }
             }
         }
         Ok(Registry { impls })
+    }
+
+    /// The impls a run takes when none are named: each on glibc's malloc. Allocator variants
+    /// run when named (`make report` names a few).
+    pub fn defaults(&self) -> impl Iterator<Item = &ImplEntry> {
+        self.impls
+            .iter()
+            .filter(|e| e.allocator == Allocator::Glibc)
     }
 
     pub fn get(&self, name: &str) -> Result<&ImplEntry> {
@@ -154,7 +231,8 @@ fn driver_info(driver: &Path) -> Result<DriverInfo> {
 /// An impl named after a library version must run that version: `openssl-3.0` must report
 /// "OpenSSL 3.0.x". Anything else would be a result for a build nobody asked for.
 pub fn version_matches_name(name: &str, version: &str) -> bool {
-    match name.strip_prefix("openssl-") {
+    let base = heap::split_variant(name).map_or(name, |(base, _)| base);
+    match base.strip_prefix("openssl-") {
         Some(v) => version.starts_with(&format!("OpenSSL {v}.")),
         None => true,
     }
@@ -175,7 +253,7 @@ pub enum CellOutcome {
 }
 
 pub struct CellRequest<'a> {
-    pub driver: &'a Path,
+    pub driver: &'a Driver,
     pub scenario: &'a str,
     pub client: &'a str,
     pub server: &'a str,
@@ -200,12 +278,15 @@ const INSTRUCTION_HANDSHAKES: u32 = 32;
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
     let mut cmd = match req.measure {
-        Measure::Time | Measure::Wire => Command::new(req.driver),
+        Measure::Time | Measure::Wire | Measure::Counters | Measure::Ceiling => {
+            req.driver.command()
+        }
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             c.args(["-q", "--tool=callgrind", "--collect-atstart=no"])
                 .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
-                .arg(req.driver);
+                .arg(&req.driver.path);
+            req.driver.set_allocator(&mut c);
             c
         }
     };
@@ -221,8 +302,11 @@ fn driver_command(req: &CellRequest) -> Command {
             .args(["--per-sample", &INSTRUCTION_HANDSHAKES.to_string()])
             .args(["--bulk-bytes", &INSTRUCTION_BULK_BYTES.to_string()]);
     }
-    if req.measure == Measure::Wire {
-        cmd.args(["--measure", "wire"]);
+    if matches!(
+        req.measure,
+        Measure::Wire | Measure::Counters | Measure::Ceiling
+    ) {
+        cmd.args(["--measure", req.measure.as_str()]);
     }
     cmd
 }
@@ -438,10 +522,10 @@ pub fn run_command(
 }
 
 /// Groups the impls of a registry by the driver that holds them, for `list`.
-pub fn by_driver(reg: &Registry) -> BTreeMap<PathBuf, Vec<&ImplEntry>> {
-    let mut m: BTreeMap<PathBuf, Vec<&ImplEntry>> = BTreeMap::new();
+pub fn by_driver(reg: &Registry) -> BTreeMap<Driver, Vec<&ImplEntry>> {
+    let mut m: BTreeMap<Driver, Vec<&ImplEntry>> = BTreeMap::new();
     for e in &reg.impls {
-        m.entry(e.driver().to_path_buf()).or_default().push(e);
+        m.entry(e.driver().clone()).or_default().push(e);
     }
     m
 }

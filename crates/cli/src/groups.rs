@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use tlsmatrix_core::protocol::DriverMessage;
 use tlsmatrix_core::record::{self, Env, Metric, Paired, Record};
 use tlsmatrix_core::scenario::Scenario;
 
-use crate::drivers::{self, DriverProcess, ImplEntry};
+use crate::drivers::{self, Driver, DriverProcess, ImplEntry};
 
 /// One cell of a group: the impls it runs and the labels its records carry (the A/A copy of
 /// the baseline runs the baseline under another label).
@@ -33,7 +33,7 @@ pub struct GroupCell<'r> {
 #[derive(Debug, Clone)]
 pub struct Group<'r> {
     pub scenario: Scenario,
-    pub driver: PathBuf,
+    pub driver: Driver,
     pub cells: Vec<GroupCell<'r>>,
     pub has_reference: bool,
     /// Without the reference in its driver, the group is sampled in duet with the
@@ -67,7 +67,7 @@ pub fn plan<'r>(
     baseline: &'r ImplEntry,
 ) -> (Vec<Group<'r>>, Vec<(&'r ImplEntry, &'r ImplEntry)>) {
     let mut apart = Vec::new();
-    let mut keyed: Vec<(String, PathBuf, Vec<GroupCell<'r>>)> = Vec::new();
+    let mut keyed: Vec<(String, Driver, Vec<GroupCell<'r>>)> = Vec::new();
     let mut baseline_pair = false;
     for &(c, s) in pairs {
         let Some(driver) = drivers::shared_driver(c, s) else {
@@ -90,7 +90,7 @@ pub fn plan<'r>(
         };
         match keyed.iter_mut().find(|(k, d, _)| k == key && d == driver) {
             Some((_, _, cells)) => cells.push(cell),
-            None => keyed.push((key.clone(), driver.to_path_buf(), vec![cell])),
+            None => keyed.push((key.clone(), driver.clone(), vec![cell])),
         }
     }
     let reference = || reference_cell(baseline);
@@ -116,7 +116,7 @@ pub fn plan<'r>(
         let aa = record::aa_label(&baseline.name);
         groups.push(Group {
             scenario,
-            driver: baseline.driver().to_path_buf(),
+            driver: baseline.driver().clone(),
             cells: vec![
                 reference(),
                 GroupCell {
@@ -155,7 +155,7 @@ pub enum CellRun {
 }
 
 fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
-    let mut cmd = Command::new(&g.driver);
+    let mut cmd = g.driver.command();
     if stepped {
         cmd.arg("group").arg("--stepped");
     } else {
@@ -438,7 +438,11 @@ mod tests {
             refuses: Vec::new(),
             name: name.into(),
             version: format!("{name} 1"),
-            drivers: drivers.iter().map(PathBuf::from).collect(),
+            allocator: tlsmatrix_core::heap::Allocator::Glibc,
+            drivers: drivers
+                .iter()
+                .map(|d| Driver::new(d, tlsmatrix_core::heap::Allocator::Glibc))
+                .collect(),
         }
     }
 
@@ -467,9 +471,9 @@ mod tests {
         };
         assert_eq!(groups.len(), 4, "x, y, z and the A/A group");
         assert_eq!(names(&groups[0]), ["base>base", "base>x", "x>base", "x>x"]);
-        assert_eq!(groups[0].driver, PathBuf::from("main"));
+        assert_eq!(groups[0].driver.path, std::path::PathBuf::from("main"));
         assert_eq!(names(&groups[1]), ["base>base", "base>y", "y>base", "y>y"]);
-        assert_eq!(groups[1].driver, PathBuf::from("other"));
+        assert_eq!(groups[1].driver.path, std::path::PathBuf::from("other"));
         // z lives where the baseline does not: unpaired, alone.
         assert_eq!(names(&groups[2]), ["z>z"]);
         assert!(!groups[2].has_reference);

@@ -59,7 +59,8 @@ pub fn list(as_json: bool) -> Result<()> {
             "impls": reg.impls.iter().map(|e| json!({
                 "name": e.name,
                 "version": e.version,
-                "driver": e.driver(),
+                "driver": e.driver().path,
+                "allocator": e.allocator.name(),
             })).collect::<Vec<_>>(),
             "scenario_kinds": scenario::grammar().into_iter().map(|(form, axes)| json!({
                 "form": form,
@@ -77,9 +78,9 @@ pub fn list(as_json: bool) -> Result<()> {
     }
     println!("impls:");
     for (driver, entries) in drivers::by_driver(&reg) {
-        let name = driver.file_name().unwrap_or_default().to_string_lossy();
+        let name = driver.label();
         for e in entries {
-            println!("  {:<15} {}   [{name}]", e.name, e.version);
+            println!("  {:<23} {}   [{name}]", e.name, e.version);
         }
     }
     for (name, how) in &not_built {

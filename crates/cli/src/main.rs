@@ -239,7 +239,9 @@ enum Command {
 #[derive(clap::Args)]
 struct RunArgs {
     /// Impls to compare, comma-separated; the first is the baseline of the factor column.
-    /// Default: every built impl.
+    /// A name with `*` takes every impl it matches, allocator variants included
+    /// (`openssl-3.6+*`: its jemalloc and mimalloc variants). Default: every built impl on
+    /// glibc's malloc (`tlsmatrix list` shows the variants, named `impl+allocator`).
     #[arg(long = "impl", value_name = "A,B,...")]
     impls: Vec<String>,
     /// Scenario ids or patterns (`*` and `?` wildcards), comma-separated or repeated.
@@ -278,13 +280,19 @@ struct RunArgs {
     /// repeated samples agree within 0.1%, so 3 runs are plenty; or `wire` (handshake
     /// scenarios): the bytes and flights of each traced connection, checked against the round
     /// trips its protocol allows, and the CPU on its path (`tlsmatrix wire` models time from
-    /// them); each run is one connection.
+    /// them); each run is one connection; `counters` (handshake and bulk scenarios): page
+    /// faults and context switches during each side's calls (getrusage around every call),
+    /// per handshake or per MiB; or `ceiling` (bulk scenarios, each impl with itself): the
+    /// library's own AEAD sealing and opening the scenario's records through its crypto API,
+    /// the most its bulk figures could reach.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_core::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
     /// and against the baseline (the first impl) on the other side, which is every pair the
-    /// report's comparisons use (2n-1 pairs instead of n^2).
-    #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline"])]
+    /// report's comparisons use (2n-1 pairs instead of n^2); or `self`: each impl with itself
+    /// only, compared with the baseline with itself (how allocator variants compare, since
+    /// impls on different allocators cannot share a process).
+    #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline", "self"])]
     pairs: String,
     /// Run only shard K of N: every Nth scenario from the Kth, whole (a scenario's paired
     /// cells never split). Give every shard the same --run-id and `tlsmatrix import` their
@@ -334,6 +342,7 @@ fn main() -> ExitCode {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             measure: a.measure,
             baseline_pairs_only: a.pairs == "baseline",
+            self_pairs_only: a.pairs == "self",
             shard: a.shard,
             run_id: a.run_id,
             verbose: a.verbose,

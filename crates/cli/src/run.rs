@@ -38,6 +38,9 @@ pub struct RunOptions {
     pub measure: Measure,
     /// Only each impl with itself and against the baseline (`--pairs baseline`).
     pub baseline_pairs_only: bool,
+    /// Only each impl with itself (`--pairs self`): the allocator comparison, where impls on
+    /// different allocators cannot share a process and so cannot pair with each other.
+    pub self_pairs_only: bool,
     /// This run's share of the scenarios (`--shard K/N`).
     pub shard: Shard,
     /// A run id to use instead of a new one, so that shards store into one run.
@@ -137,15 +140,33 @@ pub fn select_scenarios(args: &[String]) -> Result<Vec<Scenario>> {
 fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec<&'r ImplEntry>> {
     let mut out: Vec<&ImplEntry> = Vec::new();
     if args.is_empty() {
-        out.extend(&reg.impls);
+        out.extend(reg.defaults());
     }
     for name in args.iter().flat_map(|a| a.split(',')).map(str::trim) {
         if name.is_empty() {
             continue;
         }
-        let entry = reg.get(name)?;
-        if out.iter().all(|e| e.name != entry.name) {
-            out.push(entry);
+        // A pattern takes every impl it matches, allocator variants included.
+        let found: Vec<&ImplEntry> = if tlsmatrix_core::glob::is_pattern(name) {
+            let m: Vec<_> = reg
+                .impls
+                .iter()
+                .filter(|e| tlsmatrix_core::glob::matches(name, &e.name))
+                .collect();
+            if m.is_empty() {
+                bail!(
+                    "--impl {name} matches no impl; available: {}",
+                    reg.names().join(", ")
+                );
+            }
+            m
+        } else {
+            vec![reg.get(name)?]
+        };
+        for entry in found {
+            if out.iter().all(|e| e.name != entry.name) {
+                out.push(entry);
+            }
         }
     }
     for entry in &out {
@@ -243,7 +264,7 @@ fn records_for(
     let mut by_metric: BTreeMap<Metric, Vec<f64>> = BTreeMap::new();
     for sample in samples {
         for &(m, v) in sample {
-            if !v.is_finite() || v <= 0.0 {
+            if !v.is_finite() || v < 0.0 || (v == 0.0 && !m.may_be_zero()) {
                 return Err(format!("driver produced an impossible {m} of {v}"));
             }
             by_metric.entry(m).or_default().push(v);
@@ -387,6 +408,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let scratch = Scratch::new(&run_id)?;
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
+        // A ceiling is one library's own AEAD, so each impl runs it with itself.
+        if opts.measure == Measure::Ceiling || opts.self_pairs_only {
+            return c.name == v.name;
+        }
         !opts.baseline_pairs_only
             || c.name == v.name
             || c.name == baseline.name
@@ -686,7 +711,7 @@ fn run_paired(
                 let outcomes = if duet {
                     let companion = groups::Group {
                         scenario: *scenario,
-                        driver: baseline.driver().to_path_buf(),
+                        driver: baseline.driver().clone(),
                         cells: vec![groups::reference_cell(baseline)],
                         has_reference: true,
                         companion: false,
@@ -873,7 +898,7 @@ mod tests {
 
     #[test]
     fn patterns_exact_ids_and_lists() {
-        assert_eq!(ids(&[]).unwrap().len(), 16);
+        assert_eq!(ids(&[]).unwrap().len(), 19);
         let tls13 = ids(&["handshake-tls13-*"]).unwrap();
         assert!(tls13.iter().all(|s| s.starts_with("handshake-tls13-")));
         assert_eq!(

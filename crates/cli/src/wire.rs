@@ -160,7 +160,7 @@ fn one_check(
     certs: &Path,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<CheckRow>> {
-    let mut cmd = std::process::Command::new(entry.driver());
+    let mut cmd = entry.driver().command();
     cmd.args(["ttfb", "--scenario", &scenario.to_string()])
         .args(["--client", &entry.name, "--server", &entry.name, "--certs"])
         .arg(certs)

@@ -279,6 +279,7 @@ fn memory_per_session_is_positive_below_a_mebibyte_and_per_side() {
 }
 
 /// The impls this build has, from `tlsmatrix list --json`.
+/// The built impls on glibc's malloc (an allocator variant runs the same library code).
 fn built_impls() -> Vec<(String, String)> {
     let o = tlsmatrix(&["list", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -287,6 +288,7 @@ fn built_impls() -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|i| i["allocator"] == "glibc")
         .map(|i| {
             (
                 i["name"].as_str().unwrap().to_string(),
@@ -607,8 +609,9 @@ fn list_names_every_impl_with_its_version() {
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let impls = v["impls"].as_array().unwrap();
     let names: Vec<&str> = impls.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    let on_glibc: Vec<&str> = names.iter().copied().filter(|n| !n.contains('+')).collect();
     assert_eq!(
-        names,
+        on_glibc,
         [
             "rustls-aws-lc",
             "rustls-ring",
@@ -627,9 +630,31 @@ fn list_names_every_impl_with_its_version() {
     assert!(impls
         .iter()
         .all(|i| !i["version"].as_str().unwrap().is_empty()));
-    assert_eq!(v["default_suite"].as_array().unwrap().len(), 16);
+    assert_eq!(v["default_suite"].as_array().unwrap().len(), 19);
+    // Every impl of a Rust driver on each allocator, named and versioned so; Go allocates
+    // from its own heap and has none.
+    for i in impls.iter().filter(|i| i["allocator"] == "glibc") {
+        let name = i["name"].as_str().unwrap();
+        for a in ["jemalloc", "mimalloc"] {
+            let variant = impls.iter().find(|v| v["name"] == format!("{name}+{a}"));
+            if name == "go-crypto-tls" {
+                assert!(variant.is_none(), "{name}+{a}");
+                continue;
+            }
+            let variant = variant.unwrap_or_else(|| panic!("{name}+{a} is not listed"));
+            assert_eq!(variant["allocator"], a);
+            let version = variant["version"].as_str().unwrap();
+            assert!(
+                version.starts_with(i["version"].as_str().unwrap())
+                    && version.contains(&format!(" + {a} ")),
+                "{version}"
+            );
+        }
+    }
     let text = tlsmatrix(&["list"]);
-    assert!(String::from_utf8_lossy(&text.stdout).contains("OpenSSL 3.0."));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("OpenSSL 3.0."));
+    assert!(text.contains("openssl-3.0+jemalloc") && text.contains("[tlsmatrix-driver+mimalloc]"));
 }
 
 #[test]
@@ -1352,5 +1377,169 @@ fn wire_figures_are_stored_modelled_and_checked_over_a_socket() {
     assert!(
         row.measured_low_ms <= row.model_ms * 1.10 && row.measured_ms >= row.model_ms * 0.95,
         "{row:?}"
+    );
+}
+
+/// An allocator variant moves every allocation of its process: a block from each library's
+/// own C allocation call, and one from Rust's allocator, is found in that allocator's own
+/// bookkeeping and in no other's. A misspelt allocator stops the driver before it runs.
+#[test]
+fn an_allocator_variant_routes_rust_and_c_allocations_through_that_allocator() {
+    let driver = bin().parent().unwrap().join("tlsmatrix-driver");
+    for a in ["glibc", "jemalloc", "mimalloc"] {
+        let out = Command::new(&driver)
+            .arg("allocations")
+            .env("TLSMATRIX_ALLOCATOR", a)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let calls: Vec<&str> = lines.iter().map(|l| l["impl"].as_str().unwrap()).collect();
+        // OpenSSL (the system's shared libssl) and aws-lc (static) both ask.
+        for needed in ["rust", "openssl-3.0", "rustls-aws-lc", "s2n-tls"] {
+            assert!(calls.contains(&needed), "{a}: {calls:?}");
+        }
+        for l in &lines {
+            assert_eq!(l["owners"], serde_json::json!([a]), "{a}: {l}");
+        }
+    }
+    let bad = Command::new(&driver)
+        .arg("info")
+        .env("TLSMATRIX_ALLOCATOR", "tcmalloc")
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("'tcmalloc' is not an allocator"),
+        "{}",
+        stderr(&bad)
+    );
+    // A variant name in a process on another allocator is refused, not measured.
+    let d = scratch("allocator-mismatch");
+    let wrong = Command::new(&driver)
+        .args(["run", "--scenario", "bulk-tls13-aes-128-gcm-16k"])
+        .args([
+            "--client",
+            "rustls-ring+jemalloc",
+            "--server",
+            "rustls-ring+jemalloc",
+        ])
+        .arg("--certs")
+        .arg(d.join("certs"))
+        .env("TLSMATRIX_ALLOCATOR", "mimalloc")
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    assert!(
+        String::from_utf8_lossy(&wrong.stdout).contains("allocates with mimalloc"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stdout)
+    );
+}
+
+/// `--measure counters`: per-side page faults and context switches, present for every side,
+/// never negative, stored like any figure; `--measure ceiling`: each library's own AEAD on
+/// the bulk records, positive and above what its TLS stack reaches (no stack can out-run
+/// its own cipher by more than the noise).
+#[test]
+fn counters_and_ceilings_are_measured_and_sane() {
+    let d = scratch("counters");
+    let out = d.join("counters.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "counters",
+        "--impl",
+        "rustls-ring,openssl-3.0+jemalloc",
+        "--scenario",
+        "bulk-tls13-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full",
+        "--runs",
+        "2",
+        "--pairs",
+        "self",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    for imp in ["rustls-ring", "openssl-3.0+jemalloc"] {
+        for m in [
+            Metric::SendPageFaultsPerMib,
+            Metric::RecvPageFaultsPerMib,
+            Metric::SendContextSwitchesPerMib,
+            Metric::RecvContextSwitchesPerMib,
+            Metric::ClientPageFaults,
+            Metric::ServerPageFaults,
+            Metric::ClientContextSwitches,
+            Metric::ServerContextSwitches,
+            Metric::SendColdBlocksPerMib,
+            Metric::RecvColdBlocksPerMib,
+        ] {
+            let rec = records
+                .iter()
+                .find(|x| x.client == imp && x.metric == m)
+                .unwrap_or_else(|| panic!("{imp} has no {m}"));
+            assert!(
+                rec.samples.iter().all(|v| v.is_finite() && *v >= 0.0),
+                "{imp} {m}: {:?}",
+                rec.samples
+            );
+        }
+    }
+
+    let out = d.join("ceiling.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "ceiling",
+        "--impl",
+        "rustls-aws-lc,rustls-ring,openssl-3.0,s2n-tls",
+        "--scenario",
+        "bulk-tls12-chacha20-poly1305-16k,bulk-tls13-aes-128-gcm-16k",
+        "--runs",
+        "3",
+        "--sample-ms",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    for imp in ["rustls-aws-lc", "rustls-ring", "openssl-3.0", "s2n-tls"] {
+        for scenario in [
+            "bulk-tls12-chacha20-poly1305-16k",
+            "bulk-tls13-aes-128-gcm-16k",
+        ] {
+            for m in [
+                Metric::SealMbPerS,
+                Metric::OpenMbPerS,
+                Metric::CopyMbPerS,
+                Metric::AliasedCopyMbPerS,
+            ] {
+                let rec = records
+                    .iter()
+                    .find(|x| {
+                        x.client == imp
+                            && x.server == imp
+                            && x.scenario == scenario
+                            && x.metric == m
+                    })
+                    .unwrap_or_else(|| panic!("{imp} {scenario}: no {m}"));
+                // Between 100 MB/s and 1 TB/s: an AEAD that did nothing, or one timed
+                // around nothing, lands outside.
+                assert!(
+                    rec.median > 100.0 && rec.median < 1e6,
+                    "{imp} {scenario} {m}: {}",
+                    rec.median
+                );
+            }
+        }
+    }
+    assert!(
+        records.iter().all(|x| x.client == x.server),
+        "a ceiling is one library with itself"
     );
 }

@@ -152,6 +152,26 @@ pub trait TlsLibrary: Send + Sync {
     }
     fn factory(&self, side: Side, cfg: &EndpointConfig)
         -> anyhow::Result<Box<dyn EndpointFactory>>;
+    /// The library's own AEAD (its crypto API, no TLS) keyed with `aead::KEY`/`aead::IV`,
+    /// for the ceiling its bulk figures are read against; `Err(reason)` when it has none.
+    fn record_aead(&self, _aead: Aead) -> Result<crate::aead::LibraryAead, String> {
+        Err(format!(
+            "{} has no AEAD apart from its TLS stack here",
+            self.name()
+        ))
+    }
+    /// The library's own C allocation call, to check which allocator its blocks land in;
+    /// `None` when its C code allocates nothing (ring) and all goes through Rust's allocator.
+    fn c_allocation(&self) -> Option<CAllocation> {
+        None
+    }
+}
+
+/// A C library's allocation call and its matching free, e.g. OpenSSL's `OPENSSL_malloc`.
+pub struct CAllocation {
+    pub call: &'static str,
+    pub alloc: unsafe fn(usize) -> *mut std::ffi::c_void,
+    pub free: unsafe fn(*mut std::ffi::c_void),
 }
 
 /// Holds one side's parsed configuration and makes connections from it.

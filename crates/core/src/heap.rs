@@ -1,18 +1,23 @@
-//! Heap in use, counted by wrapping the C allocator, and a meter that charges each side of a
-//! pair with what its calls left allocated.
+//! Heap in use, counted by wrapping the C allocator, the allocator that wrapper routes to,
+//! and a meter that charges each side of a pair with what its calls left allocated.
 //!
 //! With the `heap-accounting` feature this crate defines `malloc`, `free` and the rest of
-//! the C allocation functions (glibc's documented way to replace malloc): each calls glibc's
-//! own (`__libc_malloc`, ...) and, while counting is on, adds or takes the block's usable
-//! size from one counter. Rust (through the system allocator), OpenSSL and BoringSSL all
-//! allocate through these, so they are counted alike. A driver binary that enables the
-//! feature exports the symbols so that a shared libssl resolves to them too (see the
-//! driver's build script). Counting is off except during a memory measurement, when the
-//! cost is one relaxed load per call; glibc's own statistics (`mallinfo2`) were the first
-//! design, but they walk every free chunk per call, which made 10,000 connections take
-//! minutes.
+//! the C allocation functions (glibc's documented way to replace malloc). Each passes the
+//! call to one allocator, chosen once per process from `TLSMATRIX_ALLOCATOR` (glibc's own
+//! `__libc_malloc` by default, or jemalloc or mimalloc, both linked with prefixed names) and,
+//! while counting is on, adds or takes the block's usable size from one counter. Rust
+//! (through the system allocator), OpenSSL, BoringSSL, aws-lc and s2n-tls all allocate
+//! through these, so they are counted alike and all use the chosen allocator. A driver
+//! binary that enables the feature exports the symbols so that a shared libssl resolves to
+//! them too (see the driver's build script). Counting is off except during a memory
+//! measurement, when the cost is one relaxed load per call; glibc's own statistics
+//! (`mallinfo2`) were the first design, but they walk every free chunk per call, which made
+//! 10,000 connections take minutes.
+//!
+//! `malloc_usable_size` is left to glibc: no library the drivers link calls it (`nm -u`
+//! shows it only in this file's glibc arm), and the wrappers ask each allocator its own.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use crate::endpoint::Side;
 use crate::pair::Meter;
@@ -22,6 +27,186 @@ static IN_USE: AtomicI64 = AtomicI64::new(0);
 
 /// Whether this binary counts allocations (built with `heap-accounting`).
 pub const AVAILABLE: bool = cfg!(feature = "heap-accounting");
+
+/// The environment variable that picks a driver's allocator; read at its first allocation.
+pub const ALLOCATOR_ENV: &str = "TLSMATRIX_ALLOCATOR";
+
+/// A C allocator the wrappers can route every allocation of the process to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Allocator {
+    Glibc,
+    Jemalloc,
+    Mimalloc,
+}
+
+impl Allocator {
+    pub const ALL: [Allocator; 3] = [Allocator::Glibc, Allocator::Jemalloc, Allocator::Mimalloc];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Glibc => "glibc",
+            Allocator::Jemalloc => "jemalloc",
+            Allocator::Mimalloc => "mimalloc",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Allocator> {
+        Allocator::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// The allocator and its release, e.g. "jemalloc 5.3.1".
+    pub fn version(self) -> String {
+        match self {
+            Allocator::Glibc => {
+                // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
+                let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+                format!("glibc malloc {}", v.to_string_lossy())
+            }
+            #[cfg(feature = "heap-accounting")]
+            Allocator::Jemalloc => {
+                let v = interpose::jemalloc_version();
+                format!("jemalloc {}", v.split('-').next().unwrap_or(&v))
+            }
+            #[cfg(feature = "heap-accounting")]
+            Allocator::Mimalloc => {
+                // SAFETY: a plain query.
+                let v = unsafe { libmimalloc_sys::mi_version() };
+                format!("mimalloc {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+            }
+            #[cfg(not(feature = "heap-accounting"))]
+            other => format!("{} (not linked)", other.name()),
+        }
+    }
+}
+
+/// An impl's name with its allocator: `rustls-aws-lc` runs on glibc's malloc,
+/// `rustls-aws-lc+jemalloc` on jemalloc. Records and reports keep the two apart by name.
+pub fn variant_name(base: &str, allocator: Allocator) -> String {
+    match allocator {
+        Allocator::Glibc => base.to_string(),
+        a => format!("{base}+{}", a.name()),
+    }
+}
+
+/// The impl and allocator a name stands for (the inverse of [`variant_name`]).
+pub fn split_variant(name: &str) -> Result<(&str, Allocator), String> {
+    match name.split_once('+') {
+        None => Ok((name, Allocator::Glibc)),
+        Some((base, a)) => match Allocator::parse(a) {
+            Some(Allocator::Glibc) => Err(format!(
+                "'{name}': glibc's malloc is the default; write '{base}'"
+            )),
+            Some(a) if !base.is_empty() => Ok((base, a)),
+            _ => Err(format!(
+                "'{name}': after '+' comes an allocator ({})",
+                Allocator::ALL.map(|a| a.name()).join(", ")
+            )),
+        },
+    }
+}
+
+/// The allocator this process routes malloc to, or why the environment's choice is not one.
+/// Without `heap-accounting` every allocation goes to glibc whatever the environment says.
+pub fn allocator() -> Result<Allocator, String> {
+    #[cfg(feature = "heap-accounting")]
+    {
+        interpose::chosen()
+    }
+    #[cfg(not(feature = "heap-accounting"))]
+    {
+        Ok(Allocator::Glibc)
+    }
+}
+
+/// Checks that the allocator chosen at the first allocation is the one the environment names
+/// now: a driver that routed to another would measure an allocator nobody asked for.
+pub fn check_allocator() -> Result<Allocator, String> {
+    let live = allocator()?;
+    let asked = match std::env::var(ALLOCATOR_ENV) {
+        Ok(v) if !v.is_empty() => Allocator::parse(&v).ok_or_else(|| not_an_allocator(&v))?,
+        _ => Allocator::Glibc,
+    };
+    if !AVAILABLE && asked != Allocator::Glibc {
+        return Err(format!(
+            "{ALLOCATOR_ENV}={}: this binary does not wrap malloc",
+            asked.name()
+        ));
+    }
+    if live != asked {
+        return Err(format!(
+            "{ALLOCATOR_ENV} asks for {} but allocations go to {}",
+            asked.name(),
+            live.name()
+        ));
+    }
+    Ok(live)
+}
+
+fn not_an_allocator(v: &str) -> String {
+    let names: Vec<_> = Allocator::ALL.iter().map(|a| a.name()).collect();
+    format!(
+        "{ALLOCATOR_ENV}='{v}' is not an allocator ({})",
+        names.join(", ")
+    )
+}
+
+/// Who owns a block, asked of each allocator's own bookkeeping rather than of the wrappers,
+/// so a test can show that a C library's allocation really landed in the chosen allocator.
+/// `size` must be large (>= 1 MiB): glibc and jemalloc are asked whether their count of
+/// bytes allocated grew by it while `alloc` held it, mimalloc whether the block is its own.
+#[cfg(feature = "heap-accounting")]
+pub fn owners_of_allocation(
+    size: usize,
+    alloc: impl FnOnce(usize) -> *mut libc::c_void,
+    free: impl FnOnce(*mut libc::c_void),
+) -> Vec<Allocator> {
+    interpose::owners_of_allocation(size, alloc, free)
+}
+
+/// Blocks this large or larger are the ones a record's data is copied through.
+pub const LARGE_BLOCK: usize = 4096;
+/// How many of the most recently freed large blocks an allocation may get back and still be
+/// "warm" (likely in cache).
+const RECENT: usize = 4;
+
+static TRACKING: AtomicBool = AtomicBool::new(false);
+static LARGE_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static COLD_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static RECENTLY_FREED: [AtomicUsize; RECENT] = [const { AtomicUsize::new(0) }; RECENT];
+static NEXT_FREED: AtomicUsize = AtomicUsize::new(0);
+
+/// Turns on or off the tracking of large blocks (what `large_blocks` reports). Meant for one
+/// thread: the recently freed blocks are the process's.
+pub fn set_tracking(on: bool) {
+    TRACKING.store(on, Relaxed);
+}
+
+/// Large allocations (>= `LARGE_BLOCK`) while tracking, and how many of them got a block
+/// other than one of the last few large blocks freed: a "cold" block, likely not in cache,
+/// which every copy into it pays for. glibc hands a just-freed block back; an allocator
+/// that does not makes a stack that allocates per record copy through cold memory.
+pub fn large_blocks() -> (u64, u64) {
+    (LARGE_ALLOCS.load(Relaxed), COLD_ALLOCS.load(Relaxed))
+}
+
+#[cfg_attr(not(feature = "heap-accounting"), allow(dead_code))]
+fn track_alloc(p: usize, usable: usize) {
+    if usable < LARGE_BLOCK || p == 0 {
+        return;
+    }
+    LARGE_ALLOCS.fetch_add(1, Relaxed);
+    if RECENTLY_FREED.iter().all(|f| f.load(Relaxed) != p) {
+        COLD_ALLOCS.fetch_add(1, Relaxed);
+    }
+}
+
+#[cfg_attr(not(feature = "heap-accounting"), allow(dead_code))]
+fn track_free(p: usize, usable: usize) {
+    if usable >= LARGE_BLOCK && p != 0 {
+        let i = NEXT_FREED.fetch_add(1, Relaxed) % RECENT;
+        RECENTLY_FREED[i].store(p, Relaxed);
+    }
+}
 
 /// Turns counting on or off; the counter keeps its value.
 pub fn set_counting(on: bool) {
@@ -37,11 +222,13 @@ pub fn in_use() -> i64 {
 mod interpose {
     //! The C allocation functions, wrapped. Nothing here may allocate.
 
-    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
     use libc::{c_int, c_void, size_t};
+    use libmimalloc_sys as mi;
+    use tikv_jemalloc_sys as je;
 
-    use super::{COUNTING, IN_USE};
+    use super::{track_alloc, track_free, Allocator, ALLOCATOR_ENV, COUNTING, IN_USE, TRACKING};
 
     extern "C" {
         fn __libc_malloc(size: size_t) -> *mut c_void;
@@ -52,14 +239,71 @@ mod interpose {
         fn malloc_usable_size(p: *mut c_void) -> size_t;
     }
 
+    const UNDECIDED: u8 = 0;
+    const GLIBC: u8 = 1;
+    const JEMALLOC: u8 = 2;
+    const MIMALLOC: u8 = 3;
+    /// The environment named no allocator: glibc serves, and `chosen` says what was wrong.
+    const INVALID: u8 = 4;
+
+    static CHOSEN: AtomicU8 = AtomicU8::new(UNDECIDED);
+
+    /// The choice, made at the first allocation: every block must be freed by the allocator
+    /// that made it, so it never changes afterwards. getenv does not allocate.
+    #[inline]
+    fn route() -> u8 {
+        match CHOSEN.load(Relaxed) {
+            UNDECIDED => decide(),
+            c => c,
+        }
+    }
+
+    #[cold]
+    fn decide() -> u8 {
+        let mut name = [0u8; 32];
+        name[..ALLOCATOR_ENV.len()].copy_from_slice(ALLOCATOR_ENV.as_bytes());
+        // SAFETY: name is NUL-terminated; getenv returns NULL or a NUL-terminated string.
+        let v = unsafe { libc::getenv(name.as_ptr().cast()) };
+        let c = if v.is_null() {
+            GLIBC
+        } else {
+            // SAFETY: as above.
+            match unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes() {
+                b"" | b"glibc" => GLIBC,
+                b"jemalloc" => JEMALLOC,
+                b"mimalloc" => MIMALLOC,
+                _ => INVALID,
+            }
+        };
+        // Two threads deciding at once read the same environment.
+        CHOSEN.store(c, Relaxed);
+        c
+    }
+
+    pub(super) fn chosen() -> Result<Allocator, String> {
+        match route() {
+            JEMALLOC => Ok(Allocator::Jemalloc),
+            MIMALLOC => Ok(Allocator::Mimalloc),
+            INVALID => Err(super::not_an_allocator(
+                &std::env::var(ALLOCATOR_ENV).unwrap_or_default(),
+            )),
+            _ => Ok(Allocator::Glibc),
+        }
+    }
+
     #[inline]
     fn size_of_block(p: *mut c_void) -> i64 {
         if p.is_null() {
-            0
-        } else {
-            // SAFETY: p is a live block from glibc's allocator.
-            unsafe { malloc_usable_size(p) as i64 }
+            return 0;
         }
+        // SAFETY: p is a live block from the routed allocator.
+        (unsafe {
+            match route() {
+                JEMALLOC => je::malloc_usable_size(p),
+                MIMALLOC => mi::mi_usable_size(p),
+                _ => malloc_usable_size(p),
+            }
+        }) as i64
     }
 
     #[inline]
@@ -69,17 +313,34 @@ mod interpose {
         }
     }
 
+    /// After an allocation: counted, and tracked when large-block tracking is on.
+    #[inline]
+    fn allocated(p: *mut c_void) {
+        count(|| size_of_block(p));
+        if TRACKING.load(Relaxed) {
+            track_alloc(p as usize, size_of_block(p) as usize);
+        }
+    }
+
     #[no_mangle]
     pub unsafe extern "C" fn malloc(size: size_t) -> *mut c_void {
-        let p = __libc_malloc(size);
-        count(|| size_of_block(p));
+        let p = match route() {
+            JEMALLOC => je::malloc(size),
+            MIMALLOC => mi::mi_malloc(size),
+            _ => __libc_malloc(size),
+        };
+        allocated(p);
         p
     }
 
     #[no_mangle]
     pub unsafe extern "C" fn calloc(n: size_t, size: size_t) -> *mut c_void {
-        let p = __libc_calloc(n, size);
-        count(|| size_of_block(p));
+        let p = match route() {
+            JEMALLOC => je::calloc(n, size),
+            MIMALLOC => mi::mi_calloc(n, size),
+            _ => __libc_calloc(n, size),
+        };
+        allocated(p);
         p
     }
 
@@ -90,10 +351,32 @@ mod interpose {
         } else {
             0
         };
-        let p = __libc_realloc(old, size);
+        let p = match route() {
+            JEMALLOC => {
+                // jemalloc's realloc(p, 0) keeps a minimal block; C's frees.
+                if size == 0 && !old.is_null() {
+                    je::free(old);
+                    std::ptr::null_mut()
+                } else {
+                    je::realloc(old, size)
+                }
+            }
+            MIMALLOC => {
+                if size == 0 && !old.is_null() {
+                    mi::mi_free(old);
+                    std::ptr::null_mut()
+                } else {
+                    mi::mi_realloc(old, size)
+                }
+            }
+            _ => __libc_realloc(old, size),
+        };
         // realloc(old, 0) frees; a failed realloc keeps the old block.
         if !p.is_null() || size == 0 {
             count(|| size_of_block(p) - before);
+        }
+        if TRACKING.load(Relaxed) && p != old {
+            track_alloc(p as usize, size_of_block(p) as usize);
         }
         p
     }
@@ -101,13 +384,29 @@ mod interpose {
     #[no_mangle]
     pub unsafe extern "C" fn free(p: *mut c_void) {
         count(|| -size_of_block(p));
-        __libc_free(p);
+        if TRACKING.load(Relaxed) {
+            track_free(p as usize, size_of_block(p) as usize);
+        }
+        match route() {
+            JEMALLOC => je::free(p),
+            MIMALLOC => mi::mi_free(p),
+            _ => __libc_free(p),
+        }
     }
 
     #[no_mangle]
     pub unsafe extern "C" fn memalign(align: size_t, size: size_t) -> *mut c_void {
-        let p = __libc_memalign(align, size);
-        count(|| size_of_block(p));
+        let p = match route() {
+            JEMALLOC => {
+                let mut p = std::ptr::null_mut();
+                // An alignment it refuses leaves p null, as memalign's failure.
+                je::posix_memalign(&mut p, align.max(std::mem::size_of::<usize>()), size);
+                p
+            }
+            MIMALLOC => mi::mi_malloc_aligned(size, align),
+            _ => __libc_memalign(align, size),
+        };
+        allocated(p);
         p
     }
 
@@ -139,6 +438,88 @@ mod interpose {
     pub unsafe extern "C" fn pvalloc(size: size_t) -> *mut c_void {
         memalign(4096, size.div_ceil(4096).max(1) * 4096)
     }
+
+    /// jemalloc's `version` string, e.g. "5.3.1-0-g81034ce...".
+    pub(super) fn jemalloc_version() -> String {
+        let mut v: *const libc::c_char = std::ptr::null();
+        let mut len = std::mem::size_of_val(&v);
+        // SAFETY: "version" is a const char * control; the buffers match it.
+        let rc = unsafe {
+            je::mallctl(
+                c"version".as_ptr(),
+                (&raw mut v).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rc != 0 || v.is_null() {
+            return "unknown".into();
+        }
+        // SAFETY: jemalloc's version is a static NUL-terminated string.
+        unsafe { std::ffi::CStr::from_ptr(v) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Bytes jemalloc's statistics say are allocated, refreshed.
+    fn jemalloc_allocated() -> usize {
+        let mut epoch: u64 = 1;
+        let mut len = std::mem::size_of::<u64>();
+        let (mut allocated, mut alen) = (0usize, std::mem::size_of::<usize>());
+        // SAFETY: "epoch" takes and returns a u64, "stats.allocated" returns a size_t.
+        unsafe {
+            je::mallctl(
+                c"epoch".as_ptr(),
+                (&raw mut epoch).cast(),
+                &mut len,
+                (&raw mut epoch).cast(),
+                len,
+            );
+            je::mallctl(
+                c"stats.allocated".as_ptr(),
+                (&raw mut allocated).cast(),
+                &mut alen,
+                std::ptr::null_mut(),
+                0,
+            );
+        }
+        allocated
+    }
+
+    /// Bytes glibc has handed out: in its arenas plus in mmapped blocks (a large block goes
+    /// to either, as its moving mmap threshold decides).
+    fn glibc_allocated() -> usize {
+        // SAFETY: a plain query.
+        let m = unsafe { libc::mallinfo2() };
+        m.uordblks + m.hblkhd
+    }
+
+    pub(super) fn owners_of_allocation(
+        size: usize,
+        alloc: impl FnOnce(usize) -> *mut c_void,
+        free: impl FnOnce(*mut c_void),
+    ) -> Vec<Allocator> {
+        assert!(size >= 1 << 20, "ownership is read from large blocks only");
+        let (glibc0, je0) = (glibc_allocated(), jemalloc_allocated());
+        let p = alloc(size);
+        assert!(!p.is_null(), "the allocation of {size} bytes failed");
+        let (glibc1, je1) = (glibc_allocated(), jemalloc_allocated());
+        // SAFETY: a plain query about an address.
+        let in_mimalloc = unsafe { mi::mi_is_in_heap_region(p) };
+        free(p);
+        let mut owners = Vec::new();
+        if glibc1 >= glibc0 + size {
+            owners.push(Allocator::Glibc);
+        }
+        if je1 >= je0 + size {
+            owners.push(Allocator::Jemalloc);
+        }
+        if in_mimalloc {
+            owners.push(Allocator::Mimalloc);
+        }
+        owners
+    }
 }
 
 /// The net heap each side's calls left behind.
@@ -158,5 +539,31 @@ impl Meter for HeapMeter {
             Side::Server => self.server_bytes += delta,
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variant_name_says_its_allocator_and_reads_back() {
+        assert_eq!(variant_name("rustls-ring", Allocator::Glibc), "rustls-ring");
+        assert_eq!(
+            variant_name("openssl-3.6", Allocator::Jemalloc),
+            "openssl-3.6+jemalloc"
+        );
+        assert_eq!(
+            split_variant("openssl-3.6+mimalloc"),
+            Ok(("openssl-3.6", Allocator::Mimalloc))
+        );
+        assert_eq!(split_variant("s2n-tls"), Ok(("s2n-tls", Allocator::Glibc)));
+        assert!(split_variant("s2n-tls+glibc")
+            .unwrap_err()
+            .contains("default"));
+        assert!(split_variant("s2n-tls+tcmalloc")
+            .unwrap_err()
+            .contains("jemalloc"));
+        assert!(split_variant("+jemalloc").is_err());
     }
 }

@@ -2,9 +2,11 @@
 //! library adapter implements, the in-memory pair driver that times each side, the check that
 //! a handshake negotiated what the scenario names, statistics, and the result record schema.
 
+pub mod aead;
 pub mod callgrind;
 pub mod certs;
 pub mod codes;
+pub mod counters;
 pub mod delay_proxy;
 pub mod endpoint;
 pub mod flights;

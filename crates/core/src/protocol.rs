@@ -14,6 +14,10 @@ pub enum Measure {
     Instructions,
     /// The bytes and flights of a handshake (`crate::flights`), handshake scenarios only.
     Wire,
+    /// Page faults and context switches per side (`crate::counters`), handshake and bulk.
+    Counters,
+    /// The library's own AEAD on a bulk scenario's records, each impl with itself.
+    Ceiling,
 }
 
 impl Measure {
@@ -22,6 +26,8 @@ impl Measure {
             Measure::Time => "time",
             Measure::Instructions => "instructions",
             Measure::Wire => "wire",
+            Measure::Counters => "counters",
+            Measure::Ceiling => "ceiling",
         }
     }
 }
@@ -33,7 +39,11 @@ impl std::str::FromStr for Measure {
             "time" => Ok(Measure::Time),
             "instructions" => Ok(Measure::Instructions),
             "wire" => Ok(Measure::Wire),
-            _ => Err(format!("unknown measure '{s}' (time, instructions, wire)")),
+            "counters" => Ok(Measure::Counters),
+            "ceiling" => Ok(Measure::Ceiling),
+            _ => Err(format!(
+                "unknown measure '{s}' (time, instructions, wire, counters, ceiling)"
+            )),
         }
     }
 }
@@ -42,6 +52,18 @@ impl std::str::FromStr for Measure {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DriverInfo {
     pub impls: Vec<ImplInfo>,
+    /// The C allocators the driver can route every allocation to (`TLSMATRIX_ALLOCATOR`),
+    /// glibc's first; none for a driver whose libraries do not allocate through malloc.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocators: Vec<AllocatorInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatorInfo {
+    /// `glibc`, `jemalloc` or `mimalloc`.
+    pub name: String,
+    /// The allocator and its release, e.g. "jemalloc 5.3.1".
+    pub version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -51,6 +51,29 @@ pub enum Metric {
     /// CPU both sides spend on the path to the first response byte; its record carries the
     /// connection's flights (`Record::trace`), from which the network model works.
     PathCpuNs,
+    /// OS counters (`--measure counters`): page faults and context switches during each
+    /// side's calls, per handshake; in bulk scenarios per MiB sent or received.
+    ClientPageFaults,
+    ServerPageFaults,
+    ClientContextSwitches,
+    ServerContextSwitches,
+    SendPageFaultsPerMib,
+    RecvPageFaultsPerMib,
+    SendContextSwitchesPerMib,
+    RecvContextSwitchesPerMib,
+    /// Large blocks (4 KiB and up) per MiB that the allocator gave a side other than one it
+    /// had just freed, so likely not in cache (`heap::large_blocks`).
+    SendColdBlocksPerMib,
+    RecvColdBlocksPerMib,
+    /// The library's own AEAD sealing and opening one bulk scenario's records, through its
+    /// crypto API without TLS (`--measure ceiling`): the most its bulk figure could reach.
+    SealMbPerS,
+    OpenMbPerS,
+    /// memcpy of one such record in the same process, to a destination half a page from the
+    /// source and to one 5 bytes past it modulo 4 KiB (how rustls copies into a page-aligned
+    /// block): the machine's copy rate, and what 4 KiB aliasing costs it.
+    CopyMbPerS,
+    AliasedCopyMbPerS,
     /// Time from connect to the response's first bytes over real TCP through the delay proxy
     /// (`tlsmatrix wire --check`).
     TtfbNs,
@@ -86,6 +109,20 @@ impl Metric {
         Metric::ServerReadyRtts,
         Metric::PathCpuNs,
         Metric::TtfbNs,
+        Metric::ClientPageFaults,
+        Metric::ServerPageFaults,
+        Metric::ClientContextSwitches,
+        Metric::ServerContextSwitches,
+        Metric::SendPageFaultsPerMib,
+        Metric::RecvPageFaultsPerMib,
+        Metric::SendContextSwitchesPerMib,
+        Metric::RecvContextSwitchesPerMib,
+        Metric::SendColdBlocksPerMib,
+        Metric::RecvColdBlocksPerMib,
+        Metric::SealMbPerS,
+        Metric::OpenMbPerS,
+        Metric::CopyMbPerS,
+        Metric::AliasedCopyMbPerS,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -118,6 +155,20 @@ impl Metric {
             Metric::ServerReadyRtts => "server_ready_rtts",
             Metric::PathCpuNs => "path_cpu_ns",
             Metric::TtfbNs => "ttfb_ns",
+            Metric::ClientPageFaults => "client_page_faults",
+            Metric::ServerPageFaults => "server_page_faults",
+            Metric::ClientContextSwitches => "client_context_switches",
+            Metric::ServerContextSwitches => "server_context_switches",
+            Metric::SendPageFaultsPerMib => "send_page_faults_per_mib",
+            Metric::RecvPageFaultsPerMib => "recv_page_faults_per_mib",
+            Metric::SendContextSwitchesPerMib => "send_context_switches_per_mib",
+            Metric::RecvContextSwitchesPerMib => "recv_context_switches_per_mib",
+            Metric::SendColdBlocksPerMib => "send_cold_blocks_per_mib",
+            Metric::RecvColdBlocksPerMib => "recv_cold_blocks_per_mib",
+            Metric::SealMbPerS => "seal_mb_per_s",
+            Metric::OpenMbPerS => "open_mb_per_s",
+            Metric::CopyMbPerS => "copy_mb_per_s",
+            Metric::AliasedCopyMbPerS => "aliased_copy_mb_per_s",
         }
     }
 
@@ -131,7 +182,17 @@ impl Metric {
             Metric::ClientFlights | Metric::ServerFlights => "flights",
             Metric::ClientReadyRtts | Metric::ServerReadyRtts => "RTT",
             Metric::HandshakesPerS => "1/s",
-            Metric::SendMbPerS | Metric::RecvMbPerS => "MB/s",
+            Metric::SendMbPerS
+            | Metric::RecvMbPerS
+            | Metric::SealMbPerS
+            | Metric::OpenMbPerS
+            | Metric::CopyMbPerS
+            | Metric::AliasedCopyMbPerS => "MB/s",
+            Metric::ClientPageFaults | Metric::ServerPageFaults => "faults",
+            Metric::ClientContextSwitches | Metric::ServerContextSwitches => "switches",
+            Metric::SendPageFaultsPerMib | Metric::RecvPageFaultsPerMib => "faults/MiB",
+            Metric::SendContextSwitchesPerMib | Metric::RecvContextSwitchesPerMib => "switches/MiB",
+            Metric::SendColdBlocksPerMib | Metric::RecvColdBlocksPerMib => "blocks/MiB",
             Metric::NsPerOp => "ns",
             Metric::BytesPerOp => "B",
             Metric::AllocsPerOp => "allocs",
@@ -153,6 +214,23 @@ impl Metric {
                 | Metric::ServerInstructions
                 | Metric::SendInstrPerMib
                 | Metric::RecvInstrPerMib
+        )
+    }
+
+    /// An OS counter per handshake or MiB, which is often zero; every other figure is positive.
+    pub fn may_be_zero(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientPageFaults
+                | Metric::ServerPageFaults
+                | Metric::ClientContextSwitches
+                | Metric::ServerContextSwitches
+                | Metric::SendPageFaultsPerMib
+                | Metric::RecvPageFaultsPerMib
+                | Metric::SendContextSwitchesPerMib
+                | Metric::RecvContextSwitchesPerMib
+                | Metric::SendColdBlocksPerMib
+                | Metric::RecvColdBlocksPerMib
         )
     }
 
@@ -193,6 +271,10 @@ impl Metric {
             Metric::HandshakesPerS
                 | Metric::SendMbPerS
                 | Metric::RecvMbPerS
+                | Metric::SealMbPerS
+                | Metric::OpenMbPerS
+                | Metric::CopyMbPerS
+                | Metric::AliasedCopyMbPerS
                 | Metric::ThroughputPerS
                 | Metric::ServerCapacityPerS
         )

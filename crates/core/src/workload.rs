@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::callgrind::Counter;
+use crate::counters::CounterMeter;
 use crate::endpoint::{EndpointFactory, Side};
 use crate::flights;
 use crate::heap::{self, HeapMeter};
@@ -203,10 +204,40 @@ pub fn bulk(
 /// receiver reading each write before the next.
 struct BulkStream {
     pair: Pair,
-    payload: Vec<u8>,
-    sink: Vec<u8>,
+    payload: PageOffsetBuf,
+    sink: PageOffsetBuf,
     write_size: usize,
 }
+
+/// A buffer that starts at a chosen offset within a page, whatever the allocator.
+struct PageOffsetBuf {
+    buf: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl PageOffsetBuf {
+    fn new(len: usize, page_offset: usize, fill: u8) -> PageOffsetBuf {
+        let buf = vec![fill; len + 8192];
+        let start = (page_offset + 4096 - buf.as_ptr() as usize % 4096) % 4096;
+        PageOffsetBuf { buf, start, len }
+    }
+    fn get(&self) -> &[u8] {
+        &self.buf[self.start..self.start + self.len]
+    }
+    fn get_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.start + self.len]
+    }
+}
+
+/// Where in its page the application's buffers (what is sent, where it is received) start.
+/// Fixed, so that no allocator decides it: glibc's memcpy copies 16 KiB about 15 times slower
+/// when the destination lies a few bytes past the source modulo 4 KiB (measured by
+/// `--measure ceiling` as `aliased_copy_mb_per_s`), and rustls copies each record's
+/// plaintext to 5 bytes into a fresh block, which jemalloc and mimalloc align to a page: a
+/// page-aligned payload then halves rustls's send rate on those allocators. 64 bytes into a
+/// page is a cache-line-aligned buffer that no library's record buffer lands just behind.
+pub const APP_BUFFER_PAGE_OFFSET: usize = 64;
 
 impl BulkStream {
     fn open(
@@ -217,8 +248,8 @@ impl BulkStream {
     ) -> Result<BulkStream, PairError> {
         Ok(BulkStream {
             pair: pair::handshake(client, server, params)?,
-            payload: vec![0x5au8; write_size],
-            sink: vec![0u8; write_size.clamp(1, 64 * 1024)],
+            payload: PageOffsetBuf::new(write_size, APP_BUFFER_PAGE_OFFSET, 0x5a),
+            sink: PageOffsetBuf::new(write_size.clamp(1, 64 * 1024), APP_BUFFER_PAGE_OFFSET, 0),
             write_size,
         })
     }
@@ -230,11 +261,97 @@ impl BulkStream {
             Side::Client,
             bytes,
             self.write_size,
-            &self.payload,
-            &mut self.sink,
+            self.payload.get(),
+            self.sink.get_mut(),
             |_| {},
         )
     }
+}
+
+/// OS counters per side (`crate::counters`): each sample is the work of one timed sample
+/// (a batch of handshakes sized the same way), every call between two `getrusage` calls; the
+/// figures are per handshake.
+pub fn handshake_counters(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let sampler =
+        HandshakeSampler::warm(client, server, params, budget.warmup, budget.sample_target)?;
+    let n = sampler.batch as f64;
+    for _ in 0..budget.runs {
+        let mut m = CounterMeter::default();
+        for _ in 0..sampler.batch {
+            pair::handshake_metered(&mut m, client, server, params)?;
+        }
+        on_sample(vec![
+            (Metric::ClientPageFaults, m.client.page_faults as f64 / n),
+            (Metric::ServerPageFaults, m.server.page_faults as f64 / n),
+            (
+                Metric::ClientContextSwitches,
+                m.client.context_switches as f64 / n,
+            ),
+            (
+                Metric::ServerContextSwitches,
+                m.server.context_switches as f64 / n,
+            ),
+        ]);
+    }
+    Ok(())
+}
+
+/// OS counters per side over bulk data client to server, `budget.bulk_bytes` per sample in
+/// the scenario's writes; the figures are per MiB sent (client) and received (server).
+pub fn bulk_counters(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    write_size: usize,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let size = BulkSize::Bytes(budget.bulk_bytes);
+    let mut sampler = BulkSampler::warm(client, server, params, write_size, budget.warmup, size)?;
+    let mib = budget.bulk_bytes as f64 / f64::from(1u32 << 20);
+    heap::set_tracking(true);
+    for _ in 0..budget.runs {
+        let mut m = CounterMeter::default();
+        let sent = sampler.stream.send(&mut m, sampler.bytes);
+        if sent.is_err() {
+            heap::set_tracking(false);
+        }
+        sent?;
+        on_sample(vec![
+            (
+                Metric::SendPageFaultsPerMib,
+                m.client.page_faults as f64 / mib,
+            ),
+            (
+                Metric::RecvPageFaultsPerMib,
+                m.server.page_faults as f64 / mib,
+            ),
+            (
+                Metric::SendContextSwitchesPerMib,
+                m.client.context_switches as f64 / mib,
+            ),
+            (
+                Metric::RecvContextSwitchesPerMib,
+                m.server.context_switches as f64 / mib,
+            ),
+            (
+                Metric::SendColdBlocksPerMib,
+                m.client.cold_blocks as f64 / mib,
+            ),
+            (
+                Metric::RecvColdBlocksPerMib,
+                m.server.cold_blocks as f64 / mib,
+            ),
+        ]);
+    }
+    heap::set_tracking(false);
+    Ok(())
 }
 
 /// Handshakes counted per side under callgrind: each sample is `per_sample` handshakes with

@@ -8,17 +8,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
+use tlsmatrix_core::aead::{self, CeilingSampler};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::delay_proxy;
 use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsLibrary};
+use tlsmatrix_core::heap::{self, Allocator};
 use tlsmatrix_core::interop;
 use tlsmatrix_core::paired;
-use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, ImplInfo, Measure};
+use tlsmatrix_core::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::record::Metric;
-use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::scenario::{BulkScenario, Scenario};
 use tlsmatrix_core::wire;
 use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler, Sampler};
 
@@ -46,6 +48,11 @@ enum Command {
     /// Time to first byte over real TCP through the delay proxy (`tlsmatrix wire --check`):
     /// the pair's in-memory trace first, then one sample per connection.
     Ttfb(TtfbArgs),
+    /// Which allocator a block from each library's own C allocation call (and from Rust's
+    /// allocator) lands in, by each allocator's own bookkeeping: one JSON line per call.
+    /// Tests use it to show that an allocator variant moves every allocation.
+    #[command(hide = true)]
+    Allocations,
 }
 
 #[derive(clap::Args)]
@@ -186,8 +193,10 @@ struct RunArgs {
     /// Bytes sent per bulk sample.
     #[arg(long, default_value_t = 64 << 20)]
     bulk_bytes: usize,
-    /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no), or
-    /// `wire` (each sample one traced connection; the median trace follows the samples).
+    /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no),
+    /// `wire` (each sample one traced connection; the median trace follows the samples),
+    /// `counters` (page faults and context switches per side) or `ceiling` (the library's
+    /// own AEAD on a bulk scenario's records; client and server the same impl).
     #[arg(long, default_value = "time")]
     measure: Measure,
     /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
@@ -206,14 +215,26 @@ fn emit(msg: &DriverMessage) {
     }
 }
 
+/// The library a name stands for. A variant name (`rustls-aws-lc+jemalloc`) must match the
+/// allocator this process routes to: it was chosen before `main` and cannot change.
 fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
-    tlsmatrix_impls::library(name).ok_or_else(|| {
+    let (base, allocator) = heap::split_variant(name).map_err(|e| anyhow!(e))?;
+    let live = heap::allocator().map_err(|e| anyhow!(e))?;
+    if allocator != live {
+        bail!(
+            "'{name}' runs on {} but this driver process allocates with {} (set {} to choose)",
+            allocator.name(),
+            live.name(),
+            heap::ALLOCATOR_ENV
+        );
+    }
+    tlsmatrix_impls::library(base).ok_or_else(|| {
         let known: Vec<_> = tlsmatrix_impls::libraries()
             .iter()
             .map(|l| l.name())
             .collect();
         anyhow!(
-            "this driver has no impl '{name}' (it has {})",
+            "this driver has no impl '{base}' (it has {})",
             known.join(", ")
         )
     })
@@ -261,6 +282,14 @@ impl OpenCell {
     }
 }
 
+/// A library's version, and the allocator when it is not glibc's: the build that ran.
+fn version_with_allocator(lib: &dyn TlsLibrary) -> String {
+    match heap::allocator() {
+        Ok(Allocator::Glibc) | Err(_) => lib.version(),
+        Ok(a) => format!("{} + {}", lib.version(), a.version()),
+    }
+}
+
 /// Checks that both libraries take the cell's configuration, says hello with the versions
 /// they report, and builds their endpoint factories; `Ok(Err(reason))` when unsupported.
 fn set_up_cell(
@@ -276,8 +305,8 @@ fn set_up_cell(
     }
     emit(&DriverMessage::Hello {
         cell,
-        client_version: client.version(),
-        server_version: server.version(),
+        client_version: version_with_allocator(client),
+        server_version: version_with_allocator(server),
     });
     let cf = client
         .factory(Side::Client, cfg)
@@ -301,10 +330,20 @@ fn run(args: &RunArgs) -> Result<()> {
         }
         (Measure::Wire, Scenario::Handshake(_)) => None,
         (Measure::Wire, _) => Some("wire figures are measured on handshake scenarios"),
+        (Measure::Counters, Scenario::Handshake(_) | Scenario::Bulk(_)) => None,
+        (Measure::Counters, _) => Some("OS counters are taken on handshake and bulk scenarios"),
+        (Measure::Ceiling, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Ceiling, Scenario::Bulk(_)) => {
+            Some("a ceiling is one library's own AEAD: run each impl with itself")
+        }
+        (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
         _ => None,
     };
     if let Some(reason) = unmeasurable {
         return refuse(reason.into());
+    }
+    if let (Measure::Ceiling, Scenario::Bulk(b)) = (args.measure, scenario) {
+        return ceiling(client, &b, args);
     }
     let Some((cf, sf)) = cell.factories()? else {
         return Ok(());
@@ -371,10 +410,46 @@ fn run(args: &RunArgs) -> Result<()> {
             let trace = workload::wire(c, s, &params, &budget, on_sample)?;
             emit(&DriverMessage::Trace { cell: None, trace });
         }
+        (Measure::Counters, Scenario::Handshake(_)) => {
+            workload::handshake_counters(c, s, &params, &budget, on_sample)?
+        }
+        (Measure::Counters, Scenario::Bulk(b)) => {
+            workload::bulk_counters(c, s, &params, b.size.bytes(), &budget, on_sample)?
+        }
         (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
-        | (Measure::Wire, _) => {
+        | (Measure::Wire | Measure::Counters | Measure::Ceiling, _) => {
             unreachable!("refused above")
         }
+    }
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
+/// The library's own AEAD on the bulk scenario's records: hello with the API it is reached
+/// through, then seal and open rates per sample.
+fn ceiling(lib: &dyn TlsLibrary, b: &BulkScenario, args: &RunArgs) -> Result<()> {
+    let found = match lib.record_aead(b.aead) {
+        Ok(a) => a,
+        Err(reason) => return refuse(reason),
+    };
+    eprintln!("ceiling of {} through {}", lib.name(), found.api);
+    emit(&DriverMessage::Hello {
+        cell: None,
+        client_version: version_with_allocator(lib),
+        server_version: version_with_allocator(lib),
+    });
+    let mut sampler = CeilingSampler::warm(
+        found.aead,
+        aead::record_plaintext(b),
+        Duration::from_millis(args.warmup_ms),
+        Duration::from_millis(args.sample_ms),
+    )?;
+    for _ in 0..args.runs {
+        emit(&DriverMessage::Sample {
+            cell: None,
+            round: None,
+            values: sampler.sample()?,
+        });
     }
     emit(&DriverMessage::Done);
     Ok(())
@@ -635,6 +710,43 @@ fn serve_many(
     }
 }
 
+/// A 4 MiB block from each allocation call this build has, and who owns it.
+fn allocations() -> Result<()> {
+    const SIZE: usize = 4 << 20;
+    let layout = std::alloc::Layout::from_size_align(SIZE, 1)?;
+    let mut calls: Vec<(String, String, tlsmatrix_core::endpoint::CAllocation)> = Vec::new();
+    for lib in tlsmatrix_impls::libraries() {
+        if let Some(c) = lib.c_allocation() {
+            calls.push((lib.name().to_string(), c.call.to_string(), c));
+        }
+    }
+    let live = heap::allocator().map_err(|e| anyhow!(e))?;
+    // SAFETY: the layout is valid and non-zero; the block is freed with the same layout.
+    let rust = heap::owners_of_allocation(
+        SIZE,
+        |_| unsafe { std::alloc::alloc(layout).cast() },
+        |p| unsafe { std::alloc::dealloc(p.cast(), layout) },
+    );
+    let line = |imp: &str, call: &str, owners: Vec<Allocator>| {
+        let owners: Vec<&str> = owners.iter().map(|a| a.name()).collect();
+        println!(
+            "{}",
+            serde_json::json!({"impl": imp, "call": call, "allocator": live.name(), "owners": owners})
+        );
+    };
+    line("rust", "std::alloc::alloc", rust);
+    for (imp, call, c) in calls {
+        // SAFETY: each pair is a library's matching allocation and free.
+        let owners = heap::owners_of_allocation(
+            SIZE,
+            |n| unsafe { (c.alloc)(n) },
+            |p| unsafe { (c.free)(p) },
+        );
+        line(&imp, &call, owners);
+    }
+    Ok(())
+}
+
 /// The exit of a command that speaks in messages: a failure is its last message.
 fn messages_end(r: Result<()>) -> ExitCode {
     match r {
@@ -651,9 +763,24 @@ fn messages_end(r: Result<()>) -> ExitCode {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Err(e) = heap::check_allocator() {
+        eprintln!("tlsmatrix-driver: {e}");
+        return ExitCode::from(2);
+    }
     match args.command {
         Command::Info => {
             let info = DriverInfo {
+                allocators: if heap::AVAILABLE {
+                    Allocator::ALL
+                        .iter()
+                        .map(|a| AllocatorInfo {
+                            name: a.name().to_string(),
+                            version: a.version(),
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 impls: tlsmatrix_impls::libraries()
                     .iter()
                     .map(|l| ImplInfo {
@@ -688,6 +815,13 @@ fn main() -> ExitCode {
         },
         Command::Group(g) => messages_end(group(&g)),
         Command::Ttfb(t) => messages_end(ttfb(&t)),
+        Command::Allocations => match allocations() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tlsmatrix-driver: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Run(r) => messages_end(run(&r)),
     }
 }

@@ -82,6 +82,12 @@ pub enum RunKind {
     Memory,
     Throughput,
     Libp2p,
+    /// OS counters (`--measure counters`).
+    Counters,
+    /// Each library's own AEAD (`--measure ceiling`).
+    Ceiling,
+    /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
+    Allocators,
 }
 
 impl RunKind {
@@ -94,6 +100,9 @@ impl RunKind {
             RunKind::Memory => "memory ",
             RunKind::Throughput => "throughput ",
             RunKind::Libp2p => "libp2p benchmark ",
+            RunKind::Counters => "OS-counter ",
+            RunKind::Ceiling => "AEAD-ceiling ",
+            RunKind::Allocators => "allocator ",
         }
     }
 }
@@ -272,16 +281,24 @@ impl Store {
 
     /// The newest run of a kind.
     pub fn latest_run(&self, kind: RunKind) -> Result<Option<String>> {
+        // Allocator variants are named `impl+allocator`; a main run has none.
+        const VARIANT: &str =
+            "EXISTS (SELECT 1 FROM records v WHERE v.run_id = r.run_id AND (v.client LIKE '%+%' OR v.server LIKE '%+%'))";
         let condition = match kind {
-            RunKind::Any => "1",
-            RunKind::Matrix => {
-                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%'"
-            }
-            RunKind::Instructions => "r.measure = 'instructions'",
-            RunKind::Wire => "r.measure = 'wire'",
-            RunKind::Memory => "x.scenario LIKE 'memory-%'",
-            RunKind::Throughput => "x.scenario LIKE 'throughput-%'",
-            RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'",
+            RunKind::Any => "1".to_string(),
+            RunKind::Matrix => format!(
+                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT}"
+            ),
+            RunKind::Allocators => format!(
+                "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
+            ),
+            RunKind::Counters => "r.measure = 'counters'".into(),
+            RunKind::Ceiling => "r.measure = 'ceiling'".into(),
+            RunKind::Instructions => "r.measure = 'instructions'".into(),
+            RunKind::Wire => "r.measure = 'wire'".into(),
+            RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),
+            RunKind::Throughput => "x.scenario LIKE 'throughput-%'".into(),
+            RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'".into(),
         };
         Ok(self
             .conn

@@ -7,6 +7,8 @@ use tlsmatrix_core::TlsLibrary;
 #[cfg(all(feature = "openssl", feature = "boringssl"))]
 compile_error!("OpenSSL and BoringSSL export the same symbols: build them into separate drivers");
 
+/// Each library's own AEAD and allocation call, apart from its TLS stack.
+pub mod ceiling;
 /// OpenSSL, or BoringSSL through the same code (see the module's note).
 #[cfg(any(feature = "openssl", feature = "boringssl"))]
 pub mod openssl;

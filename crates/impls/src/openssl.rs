@@ -112,6 +112,17 @@ impl TlsLibrary for OpensslLibrary {
         self.name
     }
 
+    fn record_aead(
+        &self,
+        aead: tlsmatrix_core::scenario::Aead,
+    ) -> Result<tlsmatrix_core::aead::LibraryAead, String> {
+        crate::ceiling::evp::record_aead(aead)
+    }
+
+    fn c_allocation(&self) -> Option<tlsmatrix_core::endpoint::CAllocation> {
+        Some(crate::ceiling::openssl_allocation())
+    }
+
     /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time. BoringSSL has
     /// no release numbers; the `boring` crates' versions name the sources they build.
     fn version(&self) -> String {

@@ -18,11 +18,14 @@ use rustls::{
     ClientConfig, ClientConnection, Connection, DigitallySignedStruct, RootCertStore, ServerConfig,
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
 };
+use tlsmatrix_core::aead::LibraryAead;
 use tlsmatrix_core::codes;
+use tlsmatrix_core::endpoint::CAllocation;
 use tlsmatrix_core::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
+use tlsmatrix_core::scenario::Aead;
 use tlsmatrix_core::scenario::{Resumption as ResumptionMode, Version};
 use tlsmatrix_core::Negotiated;
 
@@ -31,6 +34,10 @@ type Ticketer = fn() -> Result<Arc<dyn ProducesTickets>, rustls::Error>;
 pub struct RustlsLibrary {
     name: &'static str,
     provider: fn() -> CryptoProvider,
+    /// The provider's AEAD through its own API (the bulk ceiling).
+    record_aead: fn(Aead) -> Result<LibraryAead, String>,
+    /// Its C library's allocation call, if its C code allocates.
+    c_allocation: Option<fn() -> CAllocation>,
     /// The provider's stateless ticket encrypter, for ticket resumption.
     ticketer: Ticketer,
     provider_version: String,
@@ -42,6 +49,8 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-aws-lc",
             provider: rustls::crypto::aws_lc_rs::default_provider,
+            record_aead: crate::ceiling::aws_lc::record_aead,
+            c_allocation: Some(crate::ceiling::aws_lc_allocation),
             ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
             provider_version: format!(
                 "aws-lc-rs {} (aws-lc-sys {})",
@@ -56,6 +65,8 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-ring",
             provider: rustls::crypto::ring::default_provider,
+            record_aead: crate::ceiling::ring_aead::record_aead,
+            c_allocation: None,
             ticketer: rustls::crypto::ring::Ticketer::new,
             provider_version: format!("ring {}", env!("TLSMATRIX_VERSION_RING")),
         }
@@ -138,6 +149,14 @@ fn protocol_versions(v: Version) -> &'static [&'static SupportedProtocolVersion]
 impl TlsLibrary for RustlsLibrary {
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn record_aead(&self, aead: Aead) -> Result<LibraryAead, String> {
+        (self.record_aead)(aead)
+    }
+
+    fn c_allocation(&self) -> Option<CAllocation> {
+        self.c_allocation.map(|f| f())
     }
 
     fn version(&self) -> String {

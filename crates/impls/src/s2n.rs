@@ -155,6 +155,18 @@ impl TlsLibrary for S2nLibrary {
         "s2n-tls"
     }
 
+    /// s2n-tls seals records with its libcrypto's EVP_AEAD, aws-lc's, as aws-lc-rs does.
+    fn record_aead(
+        &self,
+        aead: tlsmatrix_core::scenario::Aead,
+    ) -> Result<tlsmatrix_core::aead::LibraryAead, String> {
+        crate::ceiling::aws_lc::record_aead(aead)
+    }
+
+    fn c_allocation(&self) -> Option<tlsmatrix_core::endpoint::CAllocation> {
+        Some(crate::ceiling::aws_lc_allocation())
+    }
+
     fn version(&self) -> String {
         format!(
             "s2n-tls {} with aws-lc-rs {} (aws-lc-sys {})",

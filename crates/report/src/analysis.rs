@@ -664,6 +664,10 @@ pub struct Companions {
     /// The newest wire run (`tlsmatrix run --measure wire`) and delay-proxy check.
     pub wire: Option<RunData>,
     pub proxy_check: Option<ProxyCheck>,
+    /// The newest OS-counter, AEAD-ceiling and allocator runs (the bulk section's causes).
+    pub counters: Option<RunData>,
+    pub ceiling: Option<RunData>,
+    pub allocators: Option<RunData>,
 }
 
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
@@ -936,6 +940,14 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         .as_ref()
         .and_then(|w| crate::network::section(w, extra.proxy_check.as_ref(), &baseline))
     {
+        sections.push(section);
+    }
+    if let Some(section) = crate::bulk_causes::section(&crate::bulk_causes::Inputs {
+        main: run,
+        ceiling: extra.ceiling.as_ref(),
+        counters: extra.counters.as_ref(),
+        allocators: extra.allocators.as_ref(),
+    }) {
         sections.push(section);
     }
     if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {

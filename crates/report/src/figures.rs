@@ -64,6 +64,20 @@ pub fn shown(m: Metric) -> Shown {
         Metric::ServerReadyRtts => ("server ready (RTT)", "RTT", same),
         Metric::PathCpuNs => ("path CPU µs", "µs", micros),
         Metric::TtfbNs => ("first byte ms", "ms", millis),
+        Metric::ClientPageFaults => ("client faults/hs", "faults", same),
+        Metric::ServerPageFaults => ("server faults/hs", "faults", same),
+        Metric::ClientContextSwitches => ("client switches/hs", "switches", same),
+        Metric::ServerContextSwitches => ("server switches/hs", "switches", same),
+        Metric::SendPageFaultsPerMib => ("send faults/MiB", "faults/MiB", same),
+        Metric::RecvPageFaultsPerMib => ("recv faults/MiB", "faults/MiB", same),
+        Metric::SendContextSwitchesPerMib => ("send switches/MiB", "switches/MiB", same),
+        Metric::RecvContextSwitchesPerMib => ("recv switches/MiB", "switches/MiB", same),
+        Metric::SendColdBlocksPerMib => ("send cold blocks/MiB", "blocks/MiB", same),
+        Metric::RecvColdBlocksPerMib => ("recv cold blocks/MiB", "blocks/MiB", same),
+        Metric::SealMbPerS => ("AEAD seal MB/s", "MB/s", same),
+        Metric::OpenMbPerS => ("AEAD open MB/s", "MB/s", same),
+        Metric::CopyMbPerS => ("memcpy MB/s", "MB/s", same),
+        Metric::AliasedCopyMbPerS => ("memcpy 4K-aliased MB/s", "MB/s", same),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);
@@ -101,14 +115,24 @@ pub fn side(m: Metric) -> Side {
         | Metric::ClientInstructions
         | Metric::SendInstrPerMib
         | Metric::ClientHeapBytes
-        | Metric::ClientHeapBytesAfterIo => Side::Client,
+        | Metric::ClientHeapBytesAfterIo
+        | Metric::ClientPageFaults
+        | Metric::ClientContextSwitches
+        | Metric::SendPageFaultsPerMib
+        | Metric::SendContextSwitchesPerMib
+        | Metric::SendColdBlocksPerMib => Side::Client,
         Metric::ServerCpuNs
         | Metric::RecvMbPerS
         | Metric::ServerInstructions
         | Metric::RecvInstrPerMib
         | Metric::ServerHeapBytes
         | Metric::ServerHeapBytesAfterIo
-        | Metric::ServerCapacityPerS => Side::Server,
+        | Metric::ServerCapacityPerS
+        | Metric::ServerPageFaults
+        | Metric::ServerContextSwitches
+        | Metric::RecvPageFaultsPerMib
+        | Metric::RecvContextSwitchesPerMib
+        | Metric::RecvColdBlocksPerMib => Side::Server,
         _ => Side::Pair,
     }
 }

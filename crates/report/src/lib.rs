@@ -9,6 +9,7 @@
 
 mod analysis;
 pub mod area;
+pub mod bulk_causes;
 mod csv;
 pub mod doc;
 pub mod environment;

@@ -51,6 +51,9 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             interop: None,
             wire: companion(RunKind::Wire)?,
             proxy_check: None,
+            counters: companion(RunKind::Counters)?,
+            ceiling: companion(RunKind::Ceiling)?,
+            allocators: companion(RunKind::Allocators)?,
         };
         (history, extra)
     } else {
@@ -76,10 +79,16 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 }
 
 fn analysis_is_matrix(r: &RunData) -> bool {
-    r.records.iter().any(|x| {
-        !matches!(area(&x.scenario), Area::Memory | Area::Throughput)
-            && !x.scenario.starts_with("libp2p-")
-    })
+    // An allocator run (impl+jemalloc) is compared within itself, not over history.
+    let variants = r
+        .records
+        .iter()
+        .any(|x| x.client.contains('+') || x.server.contains('+'));
+    !variants
+        && r.records.iter().any(|x| {
+            !matches!(area(&x.scenario), Area::Memory | Area::Throughput)
+                && !x.scenario.starts_with("libp2p-")
+        })
 }
 
 fn sibling(out: &Path, tag: &str) -> PathBuf {

@@ -47,7 +47,11 @@ func main() {
 	case "info":
 		b, _ := json.Marshal(map[string]any{"impls": []map[string]any{{
 			"name": implName, "version": implVersion(),
-			"refuses": []map[string]string{{"measure": "instructions", "reason": noInstructions}},
+			"refuses": []map[string]string{
+				{"measure": "instructions", "reason": noInstructions},
+				{"measure": "counters", "reason": noCounters},
+				{"measure": "ceiling", "reason": noCeiling},
+			},
 		}}})
 		fmt.Println(string(b))
 	case "run":
@@ -73,6 +77,12 @@ func main() {
 // noInstructions is why instruction counts are refused, in `info` (so that tlsmatrix never
 // starts this driver under valgrind, which the Go runtime's signals can crash) and in `run`.
 const noInstructions = "callgrind cannot count a Go binary's instructions: its collection is switched by client requests the Go toolchain cannot emit, and valgrind itself may crash on the Go runtime"
+
+// Reasons for the measures this driver does not take yet.
+const (
+	noCounters = "the Go driver does not split getrusage counts by side: both sides are goroutines, and the runtime's own threads (GC workers) fault on their behalf"
+	noCeiling  = "the Go driver has no AEAD ceiling yet (crypto/cipher's GCM outside crypto/tls)"
+)
 
 // messagesEnd ends a command that speaks in messages: a failure is its last message.
 func messagesEnd(err error) int {
@@ -147,6 +157,12 @@ func run(args []string) error {
 	case "time":
 	case "instructions":
 		unsupported(-1, noInstructions)
+		return nil
+	case "counters":
+		unsupported(-1, noCounters)
+		return nil
+	case "ceiling":
+		unsupported(-1, noCeiling)
 		return nil
 	case "wire":
 		if sc.Kind != "handshake" {

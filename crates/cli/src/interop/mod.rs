@@ -319,11 +319,13 @@ pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
         prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
         args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
     }
-    let status = std::process::Command::new(entry.driver())
+    let status = entry
+        .driver()
+        .command()
         .args(["peer", role, "--impl", imp])
         .args(&args)
         .status()
-        .with_context(|| format!("cannot start {}", entry.driver().display()))?;
+        .with_context(|| format!("cannot start {}", entry.driver()))?;
     Ok(status.success())
 }
 

@@ -15,7 +15,7 @@ use crate::drivers::Registry;
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// An impl in a tlsmatrix driver binary.
-    Driver(PathBuf),
+    Driver(crate::drivers::Driver),
     /// The `openssl` command-line tool.
     OpensslTool,
     /// GnuTLS's `gnutls-serv` and `gnutls-cli`.
@@ -111,14 +111,13 @@ impl ClientPlan {
 /// Every peer this machine has: the built impls, then the tools found on PATH.
 pub fn discover(reg: &Registry) -> Vec<Peer> {
     let mut peers: Vec<Peer> = reg
-        .impls
-        .iter()
+        .defaults()
         // Go's in-memory driver measures; over TCP crypto/tls is the Go peer below.
         .filter(|e| e.name != GO_CRYPTO_TLS)
         .map(|e| Peer {
             name: e.name.clone(),
             version: e.version.clone(),
-            kind: Kind::Driver(e.driver().to_path_buf()),
+            kind: Kind::Driver(e.driver().clone()),
         })
         .collect();
     if let Some(v) = reported_version(Command::new("openssl").arg("version")) {
@@ -269,7 +268,7 @@ impl Peer {
     pub fn server(&self, case: &Case, certs: &Path, timeout_s: u64) -> std::io::Result<ServerPlan> {
         Ok(match &self.kind {
             Kind::Driver(driver) => {
-                let mut cmd = Command::new(driver);
+                let mut cmd = driver.command();
                 cmd.args(["peer", "server", "--impl", &self.name, "--case", case.id])
                     .args([
                         "--listen",
@@ -379,7 +378,7 @@ impl Peer {
                 ClientPlan::checked_by_itself(cmd)
             }
             Kind::Driver(driver) => {
-                let mut cmd = Command::new(driver);
+                let mut cmd = driver.command();
                 cmd.args(["peer", "client", "--impl", &self.name, "--case", case.id])
                     .args(["--connect", addr, "--timeout", &timeout_s.to_string()])
                     .args([

@@ -1,0 +1,445 @@
+//! "Bulk figures explained": each impl's send and receive rates against its own library's
+//! AEAD ceiling, beside the page faults and context switches of the same transfer, and the
+//! same figures under each allocator. A stack far below its ceiling spends its time outside
+//! the cipher; the counters and the allocator columns say whether the kernel or malloc is
+//! where.
+
+use std::collections::BTreeSet;
+
+use tlsmatrix_core::heap::{split_variant, Allocator};
+use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_history::RunData;
+
+use crate::doc::{Block, Cell, Class, Section, Table};
+
+/// How close to its own ceiling a stack should get (the target the tables are read against).
+pub const CEILING_TARGET: f64 = 0.85;
+
+/// The runs the section reads; any may be missing.
+pub struct Inputs<'a> {
+    /// The main run (bulk figures, each impl with itself).
+    pub main: &'a RunData,
+    pub ceiling: Option<&'a RunData>,
+    pub counters: Option<&'a RunData>,
+    pub allocators: Option<&'a RunData>,
+}
+
+fn median(run: Option<&RunData>, scenario: &str, imp: &str, m: Metric) -> Option<f64> {
+    run?.records
+        .iter()
+        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
+        .map(|r| r.median)
+}
+
+fn record<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
+    run.records
+        .iter()
+        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
+}
+
+fn mbps(v: Option<f64>) -> Cell {
+    v.map_or_else(|| Cell::plain("–"), |v| Cell::plain(format!("{v:.0}")))
+}
+
+/// "82%", red under the target.
+fn share(rate: Option<f64>, ceiling: Option<f64>) -> Cell {
+    match (rate, ceiling) {
+        (Some(r), Some(c)) if c > 0.0 => {
+            let f = r / c;
+            let class = if f < CEILING_TARGET {
+                Class::Bad
+            } else {
+                Class::Good
+            };
+            Cell::with(
+                format!("{:.0}%", f * 100.0),
+                class,
+                Some(format!("{r:.0} of {c:.0} MB/s")),
+            )
+        }
+        _ => Cell::plain("–"),
+    }
+}
+
+fn count(v: Option<f64>) -> Cell {
+    v.map_or_else(|| Cell::plain("–"), |v| Cell::plain(format!("{v:.2}")))
+}
+
+/// Bulk scenarios of the main run whose impls ran with themselves, in the run's order.
+fn bulk_scenarios(run: &RunData) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    run.records
+        .iter()
+        .filter(|r| r.scenario.starts_with("bulk-") && r.metric == Metric::SendMbPerS)
+        .filter(|r| seen.insert(r.scenario.clone()))
+        .map(|r| r.scenario.clone())
+        .collect()
+}
+
+fn ceiling_table(inp: &Inputs, impls: &[String]) -> Option<Table> {
+    let ceiling = inp.ceiling?;
+    let mut rows = Vec::new();
+    for scenario in bulk_scenarios(inp.main) {
+        for imp in impls {
+            let send = median(Some(inp.main), &scenario, imp, Metric::SendMbPerS);
+            let recv = median(Some(inp.main), &scenario, imp, Metric::RecvMbPerS);
+            let seal = median(Some(ceiling), &scenario, imp, Metric::SealMbPerS);
+            let open = median(Some(ceiling), &scenario, imp, Metric::OpenMbPerS);
+            if send.is_none() && seal.is_none() {
+                continue;
+            }
+            let c = inp.counters;
+            rows.push(vec![
+                Cell::plain(scenario.clone()),
+                Cell::plain(imp.clone()),
+                mbps(send),
+                mbps(seal),
+                share(send, seal),
+                mbps(recv),
+                mbps(open),
+                share(recv, open),
+                count(median(c, &scenario, imp, Metric::SendPageFaultsPerMib)),
+                count(median(c, &scenario, imp, Metric::RecvPageFaultsPerMib)),
+                count(median(c, &scenario, imp, Metric::SendContextSwitchesPerMib)),
+                count(median(c, &scenario, imp, Metric::RecvContextSwitchesPerMib)),
+                count(median(c, &scenario, imp, Metric::SendColdBlocksPerMib)),
+                count(median(c, &scenario, imp, Metric::RecvColdBlocksPerMib)),
+            ]);
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        caption: format!(
+            "Each impl with itself: bulk MB/s (run {}) against its own library's AEAD on the same records (run {}); faults and switches per MiB (run {}). Red: under {:.0}% of the ceiling.",
+            inp.main.run_id,
+            ceiling.run_id,
+            inp.counters.map_or("–", |c| c.run_id.as_str()),
+            CEILING_TARGET * 100.0
+        ),
+        header: [
+            "scenario",
+            "impl",
+            "send MB/s",
+            "seal MB/s",
+            "send/seal",
+            "recv MB/s",
+            "open MB/s",
+            "recv/open",
+            "send faults/MiB",
+            "recv faults/MiB",
+            "send switches/MiB",
+            "recv switches/MiB",
+            "send cold blocks/MiB",
+            "recv cold blocks/MiB",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        label_cols: 2,
+    })
+}
+
+/// Per library, scenario and figure: glibc's median, then each other allocator's with its
+/// factor against glibc's (paired when the run sampled them in duet with the baseline).
+fn allocator_table(run: &RunData) -> Option<Table> {
+    let mut bases: Vec<String> = Vec::new();
+    for imp in run.impls() {
+        let base = split_variant(&imp).map_or(imp.clone(), |(b, _)| b.to_string());
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+    }
+    let scenarios: Vec<String> = {
+        let mut seen = BTreeSet::new();
+        run.records
+            .iter()
+            .filter(|r| seen.insert(r.scenario.clone()))
+            .map(|r| r.scenario.clone())
+            .collect()
+    };
+    let others = [Allocator::Jemalloc, Allocator::Mimalloc];
+    let mut rows = Vec::new();
+    for scenario in &scenarios {
+        let metrics: &[Metric] = if scenario.starts_with("bulk-") {
+            &[Metric::SendMbPerS, Metric::RecvMbPerS]
+        } else {
+            &[Metric::ClientCpuNs, Metric::ServerCpuNs]
+        };
+        for base in &bases {
+            for &m in metrics {
+                let Some(glibc) = record(run, scenario, base, m) else {
+                    continue;
+                };
+                let shown = crate::figures::shown(m);
+                let mut row = vec![
+                    Cell::plain(scenario.clone()),
+                    Cell::plain(base.clone()),
+                    Cell::plain(shown.title),
+                    Cell::figure(glibc),
+                ];
+                for a in others {
+                    let name = tlsmatrix_core::heap::variant_name(base, a);
+                    row.push(match record(run, scenario, &name, m) {
+                        Some(r) => Cell::figure(r),
+                        None => Cell::plain("–"),
+                    });
+                    row.push(match record(run, scenario, &name, m) {
+                        Some(r) => Cell::factor(r, glibc, 0.0),
+                        None => Cell::plain("–"),
+                    });
+                }
+                rows.push(row);
+            }
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        caption: format!(
+            "Run {}: each library with itself on glibc's malloc, jemalloc and mimalloc (every allocation of the process, Rust's and the C library's); factor: times better than on glibc.",
+            run.run_id
+        ),
+        header: [
+            "scenario",
+            "library",
+            "figure",
+            "glibc",
+            "jemalloc",
+            "vs glibc",
+            "mimalloc",
+            "vs glibc",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        label_cols: 3,
+    })
+}
+
+const METHOD: &str = "A bulk figure counts the time of each side's TLS calls (sealing or opening, framing, copying, allocating). The ceiling is the same library's AEAD alone, sealing and opening records of the scenario's size in place through its own crypto API (ring's and aws-lc-rs's LessSafeKey, OpenSSL's EVP_CIPHER with the key set once, BoringSSL's EVP_AEAD; s2n-tls seals with aws-lc as aws-lc-rs does). The share of the ceiling says how much of a stack's time goes to the cipher. Page faults and context switches come from getrusage around every call of each side, in separate runs of the same transfers; instruction counts (callgrind) do not see the kernel's work, so a stack whose time differs while its instructions do not is looked for here first.";
+
+/// The copy probe of the ceiling run (the baseline's, or the first impl's): memcpy of one
+/// record apart and 4 KiB-aliased, as a sentence with this run's figures.
+fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
+    let find = |m: Metric| {
+        ceiling
+            .records
+            .iter()
+            .find(|r| r.metric == m && r.scenario.ends_with("-16k"))
+    };
+    let (apart, aliased) = (find(Metric::CopyMbPerS)?, find(Metric::AliasedCopyMbPerS)?);
+    Some(format!(
+        "Copies matter because of one trap, measured in this run: glibc's memcpy of a 16 KiB record ran at {:.0} MB/s with its destination half a page from its source, and at {:.0} MB/s ({:.0} times slower) with the destination 5 bytes past the source modulo 4 KiB (4 KiB aliasing: the CPU takes each store for one the next loads may depend on). rustls copies each record's plaintext to 5 bytes into a fresh block (behind the record header), and jemalloc and mimalloc hand out 16 KiB blocks page-aligned, so an application whose plaintext buffer is page-aligned too, as those allocators make it, falls into the trap on every record: with a page-aligned payload, rustls's send rate on mimalloc fell by more than half when this was found (the README has the figures; a perf call graph put the time in the copy of OutboundChunks::copy_to_vec, not in the cipher, and memcpy alone reproduced it). tlsmatrix therefore places the application's buffers 64 bytes into a page whatever the allocator, so that no allocator decides whether a stack meets the trap.",
+        apart.median,
+        aliased.median,
+        apart.median / aliased.median.max(1.0)
+    ))
+}
+
+/// One line per impl and scenario far from its ceiling, with what the counters say.
+fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
+    let Some(ceiling) = inp.ceiling else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for scenario in bulk_scenarios(inp.main) {
+        for imp in impls {
+            for (rate_m, ceil_m, faults_m, cold_m, verb) in [
+                (
+                    Metric::SendMbPerS,
+                    Metric::SealMbPerS,
+                    Metric::SendPageFaultsPerMib,
+                    Metric::SendColdBlocksPerMib,
+                    "sends",
+                ),
+                (
+                    Metric::RecvMbPerS,
+                    Metric::OpenMbPerS,
+                    Metric::RecvPageFaultsPerMib,
+                    Metric::RecvColdBlocksPerMib,
+                    "receives",
+                ),
+            ] {
+                let (Some(rate), Some(ceil)) = (
+                    median(Some(inp.main), &scenario, imp, rate_m),
+                    median(Some(ceiling), &scenario, imp, ceil_m),
+                ) else {
+                    continue;
+                };
+                if rate >= CEILING_TARGET * ceil {
+                    continue;
+                }
+                let c = inp.counters;
+                let faults = median(c, &scenario, imp, faults_m);
+                let cold = median(c, &scenario, imp, cold_m);
+                let why = match (faults, cold) {
+                    (Some(f), _) if f >= 1.0 => format!(
+                        "{f:.1} page faults per MiB: the kernel maps memory it keeps giving back"
+                    ),
+                    (_, Some(b)) if b >= 1.0 => format!(
+                        "{b:.0} large blocks per MiB that were not just freed (cold in cache), no page faults"
+                    ),
+                    (Some(_), Some(_)) => "no page faults and no cold blocks: the rest is user-space work beside the cipher (copies, framing, buffer management)".into(),
+                    _ => "no counters in this report to say where the rest goes".into(),
+                };
+                out.push(format!(
+                    "{imp} {verb} {scenario} at {:.0}% of its own AEAD ({rate:.0} of {ceil:.0} MB/s); {why}.",
+                    rate / ceil * 100.0
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The section, or `None` when no run gives ceilings or allocator variants.
+pub fn section(inp: &Inputs) -> Option<Section> {
+    let impls: Vec<String> = inp
+        .main
+        .impls()
+        .into_iter()
+        .filter(|i| !i.contains('+'))
+        .collect();
+    let ceiling = ceiling_table(inp, &impls);
+    let allocators = inp.allocators.and_then(allocator_table);
+    if ceiling.is_none() && allocators.is_none() {
+        return None;
+    }
+    let mut blocks = vec![Block::Para(METHOD.into())];
+    if let Some(t) = ceiling {
+        blocks.push(Block::Table(t));
+        let found = findings(inp, &impls);
+        if !found.is_empty() {
+            blocks.push(Block::Para(format!(
+                "Under {:.0}% of the own ceiling, with the counters of the same transfer:",
+                CEILING_TARGET * 100.0
+            )));
+            blocks.push(Block::Bullets(found));
+        }
+    }
+    if let Some(s) = inp.ceiling.and_then(aliasing_sentence) {
+        blocks.push(Block::Para(s));
+    }
+    if let Some(t) = allocators {
+        blocks.push(Block::Para("The allocator changes bulk rates more than most differences between stacks: each library below runs the same code on three mallocs, routed by tlsmatrix's own malloc wrapper (glibc's documented replacement interface), so Rust's and the C library's allocations both move. Where a rate falls with an allocator while the page faults above stay at zero, the cause is where the allocator puts the blocks a record is copied between, not the kernel.".into()));
+        blocks.push(Block::Table(t));
+    }
+    Some(Section {
+        id: "bulk-causes".into(),
+        title: "Bulk figures explained".into(),
+        blocks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_core::record::Env;
+
+    fn rec(run: &str, scenario: &str, imp: &str, m: Metric, v: f64) -> Record {
+        let samples = (0..6).map(|i| v * (1.0 + 0.001 * f64::from(i))).collect();
+        let ver = format!("{imp} 1");
+        Record::from_samples(
+            run,
+            scenario,
+            (imp, &ver),
+            (imp, &ver),
+            m,
+            samples,
+            Env::default(),
+        )
+        .unwrap()
+    }
+
+    fn run(id: &str, records: Vec<Record>) -> RunData {
+        RunData {
+            run_id: id.into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        }
+    }
+
+    const S: &str = "bulk-tls13-aes-128-gcm-16k";
+
+    #[test]
+    fn a_stack_far_below_its_own_ceiling_is_named_with_its_counters() {
+        let main = run(
+            "m",
+            vec![
+                rec("m", S, "fast", Metric::SendMbPerS, 9000.0),
+                rec("m", S, "fast", Metric::RecvMbPerS, 9500.0),
+                rec("m", S, "slow", Metric::SendMbPerS, 2000.0),
+                rec("m", S, "slow", Metric::RecvMbPerS, 9000.0),
+            ],
+        );
+        let ceiling = run(
+            "c",
+            vec![
+                rec("c", S, "fast", Metric::SealMbPerS, 10000.0),
+                rec("c", S, "fast", Metric::OpenMbPerS, 10000.0),
+                rec("c", S, "slow", Metric::SealMbPerS, 10000.0),
+                rec("c", S, "slow", Metric::OpenMbPerS, 10000.0),
+                rec("c", S, "fast", Metric::CopyMbPerS, 60000.0),
+                rec("c", S, "fast", Metric::AliasedCopyMbPerS, 3000.0),
+            ],
+        );
+        let counters = run(
+            "k",
+            vec![
+                rec("k", S, "slow", Metric::SendPageFaultsPerMib, 16.0),
+                rec("k", S, "slow", Metric::SendColdBlocksPerMib, 0.0),
+            ],
+        );
+        let inp = Inputs {
+            main: &main,
+            ceiling: Some(&ceiling),
+            counters: Some(&counters),
+            allocators: None,
+        };
+        let impls = vec!["fast".to_string(), "slow".to_string()];
+        let found = findings(&inp, &impls);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("slow sends") && found[0].contains("20%"));
+        assert!(
+            found[0].contains("16.0 page faults per MiB"),
+            "{}",
+            found[0]
+        );
+        let table = ceiling_table(&inp, &impls).unwrap();
+        assert_eq!(table.rows.len(), 2);
+        assert_eq!(table.rows[1][4].text, "20%");
+        assert_eq!(table.rows[1][4].class, Class::Bad);
+        assert_eq!(table.rows[0][4].class, Class::Good);
+        let s = aliasing_sentence(&ceiling).unwrap();
+        assert!(
+            s.contains("60150 MB/s") && s.contains("3008 MB/s") && s.contains("(20 times"),
+            "{s}"
+        );
+        assert!(section(&inp).is_some());
+    }
+
+    #[test]
+    fn each_allocator_is_compared_with_the_same_library_on_glibc() {
+        let h = "handshake-tls13-ecdsa-p256-x25519-full";
+        let alloc = run(
+            "a",
+            vec![
+                rec("a", S, "lib", Metric::SendMbPerS, 4000.0),
+                rec("a", S, "lib+jemalloc", Metric::SendMbPerS, 6000.0),
+                rec("a", S, "lib+mimalloc", Metric::SendMbPerS, 2000.0),
+                rec("a", h, "lib", Metric::ClientCpuNs, 100_000.0),
+                rec("a", h, "lib+jemalloc", Metric::ClientCpuNs, 100_000.0),
+            ],
+        );
+        let t = allocator_table(&alloc).unwrap();
+        let send = t
+            .rows
+            .iter()
+            .find(|r| r[2].text.starts_with("send"))
+            .unwrap();
+        assert_eq!(send[1].text, "lib");
+        assert!(send[5].text.starts_with("1.50x"), "{}", send[5].text);
+        assert!(send[7].text.starts_with("0.50x"), "{}", send[7].text);
+        let client = t.rows.iter().find(|r| r[0].text == h).unwrap();
+        assert_eq!(client[6].text, "–", "no mimalloc figure, no factor");
+    }
+}
