@@ -112,64 +112,41 @@ pub mod evp {
     }
 
     /// Runs the cipher over `data` in place (GCM and ChaCha20-Poly1305 are stream modes,
-    /// so the output is as long as the input).
+    /// so the output is as long as the input); `enc`: 1 to seal, 0 to open.
     unsafe fn crypt(
         ctx: *mut ffi::EVP_CIPHER_CTX,
         seq: u64,
         aad: &[u8; 5],
         data: &mut [u8],
-        encrypt: bool,
+        enc: c_int,
     ) -> Result<()> {
         let iv = aead::nonce(&aead::IV, seq);
         let mut out: c_int = 0;
         let p = data.as_mut_ptr();
-        if encrypt {
-            ok(
-                ffi::EVP_EncryptInit_ex(
-                    ctx,
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                    std::ptr::null(),
-                    iv.as_ptr(),
-                ),
-                "EVP_EncryptInit_ex",
-            )?;
-            ok(
-                ffi::EVP_EncryptUpdate(ctx, std::ptr::null_mut(), &mut out, aad.as_ptr(), 5),
-                "EVP_EncryptUpdate (AAD)",
-            )?;
-            ok(
-                ffi::EVP_EncryptUpdate(ctx, p, &mut out, p, data.len() as c_int),
-                "EVP_EncryptUpdate",
-            )?;
-            ok(
-                ffi::EVP_EncryptFinal_ex(ctx, p.add(out as usize), &mut out),
-                "EVP_EncryptFinal_ex",
-            )
-        } else {
-            ok(
-                ffi::EVP_DecryptInit_ex(
-                    ctx,
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                    std::ptr::null(),
-                    iv.as_ptr(),
-                ),
-                "EVP_DecryptInit_ex",
-            )?;
-            ok(
-                ffi::EVP_DecryptUpdate(ctx, std::ptr::null_mut(), &mut out, aad.as_ptr(), 5),
-                "EVP_DecryptUpdate (AAD)",
-            )?;
-            ok(
-                ffi::EVP_DecryptUpdate(ctx, p, &mut out, p, data.len() as c_int),
-                "EVP_DecryptUpdate",
-            )?;
-            ok(
-                ffi::EVP_DecryptFinal_ex(ctx, p.add(out as usize), &mut out),
-                "EVP_DecryptFinal_ex (the tag did not verify)",
-            )
-        }
+        let (no_cipher, no_key) = (std::ptr::null(), std::ptr::null());
+        ok(
+            ffi::EVP_CipherInit_ex(
+                ctx,
+                no_cipher,
+                std::ptr::null_mut(),
+                no_key,
+                iv.as_ptr(),
+                enc,
+            ),
+            "EVP_CipherInit_ex",
+        )?;
+        ok(
+            ffi::EVP_CipherUpdate(ctx, std::ptr::null_mut(), &mut out, aad.as_ptr(), 5),
+            "EVP_CipherUpdate (AAD)",
+        )?;
+        ok(
+            ffi::EVP_CipherUpdate(ctx, p, &mut out, p, data.len() as c_int),
+            "EVP_CipherUpdate",
+        )?;
+        ok(
+            ffi::EVP_CipherFinal(ctx, p.add(out as usize), &mut out),
+            "EVP_CipherFinal (when opening: the tag did not verify)",
+        )
     }
 
     impl RecordAead for Ctx {
@@ -178,7 +155,7 @@ pub mod evp {
             // SAFETY: enc is a live context keyed for this cipher; buf holds n bytes and
             // then room for the tag.
             unsafe {
-                crypt(self.enc, seq, aad, &mut buf[..], true)?;
+                crypt(self.enc, seq, aad, &mut buf[..], 1)?;
                 buf.resize(n + 16, 0);
                 ok(
                     ffi::EVP_CIPHER_CTX_ctrl(
@@ -205,7 +182,7 @@ pub mod evp {
                     ),
                     "setting the tag",
                 )?;
-                crypt(self.dec, seq, aad, &mut buf[..n], false)?;
+                crypt(self.dec, seq, aad, &mut buf[..n], 0)?;
             }
             buf.truncate(n);
             Ok(())
@@ -244,7 +221,7 @@ pub mod evp {
                 return Err(format!("OpenSSL cannot key {which}"));
             }
             Ok(LibraryAead {
-                api: "OpenSSL EVP_CIPHER (EVP_EncryptInit_ex per record)".into(),
+                api: "OpenSSL EVP_CIPHER (EVP_CipherInit_ex per record)".into(),
                 aead: Box::new(ctx),
             })
         }
