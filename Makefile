@@ -26,16 +26,16 @@ WIRE_RUNS ?= 20
 PROXY_RTTS ?= 0.2,30
 # What explains the bulk figures: each library's own AEAD on the same records (the ceiling),
 # page faults, context switches and cold blocks of the same transfers (every impl on every
-# allocator, each with itself), and the baseline and one OpenSSL timed on each allocator (each
-# with itself, in duet with the baseline on glibc).
+# allocator, each with itself), and the baseline and one OpenSSL timed on each allocator, and
+# ring and that OpenSSL built by clang (each with itself, in duet with the baseline).
 BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
 CAUSE_RUNS ?= 5
-ALLOCATOR_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc
-ALLOCATOR_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
-ALLOCATOR_RUNS ?= 20
+VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
+VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
+VARIANT_RUNS ?= 20
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl repeatability profile-go
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go
 
 all: build
 
@@ -49,6 +49,7 @@ build: setup
 	  $(GO) build -o ../$(BIN)/tlsmatrix-driver-go ./cmd/tlsmatrix-driver-go
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	$(MAKE) --no-print-directory driver-boringssl
+	$(MAKE) --no-print-directory driver-clang driver-openssl-clang
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 
@@ -69,6 +70,25 @@ openssl-lib-3.5:
 	$(CARGO) build --release --locked --manifest-path crates/openssl-build/lts/Cargo.toml \
 	  --target-dir target/openssl-build-lts
 	CARGO_MAKEFLAGS=-j$$(nproc) target/openssl-build-lts/release/tlsmatrix-openssl-build-lts 3.5 target/openssl/3.5
+
+# The compiler axis: rustls on ring, and OpenSSL CLANG_OPENSSL (with the rustls adapters on
+# aws-lc and ring beside it), with their C code compiled by clang instead of gcc, as impls
+# of their own (`rustls-ring+clang`, `openssl-3.6+clang`). About 4 minutes, once.
+CLANG_OPENSSL ?= 3.6
+CLANG := CC=clang CXX=clang++
+driver-clang: setup
+	$(CLANG) $(CARGO) build --release --locked -p tlsmatrix-driver --no-default-features \
+	  --features rustls-ring --target-dir target/driver-clang
+	cp target/driver-clang/release/tlsmatrix-driver $(BIN)/tlsmatrix-driver-clang
+openssl-lib-clang:
+	$(CLANG) CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $(CLANG_OPENSSL) \
+	  target/openssl/$(CLANG_OPENSSL)-clang
+driver-openssl-clang: openssl-lib-clang
+	$(CLANG) OPENSSL_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang OPENSSL_STATIC=1 \
+	  $(CARGO) build --release --locked --manifest-path drivers/openssl/Cargo.toml \
+	  --target-dir target/driver-openssl-$(CLANG_OPENSSL)-clang
+	cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
+	  $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang
 
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:
@@ -99,7 +119,7 @@ report: build
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --impl '$(ALLOCATOR_IMPLS)' --scenario '$(ALLOCATOR_SCENARIOS)' --runs $(ALLOCATOR_RUNS) --pairs self \
+	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \

@@ -1,5 +1,6 @@
 //! Records the locked versions of the TLS crates this build compiles, so an adapter can say
-//! exactly what it runs even where the library has no run-time version call.
+//! exactly what it runs even where the library has no run-time version call, and the C
+//! compiler the build's C code (ring, aws-lc, s2n-tls) is compiled with.
 
 include!("../../build-support/locked_versions.rs");
 
@@ -15,4 +16,32 @@ fn main() {
         "boring-sys",
         "s2n-tls",
     ]);
+    stamp_c_compiler();
+}
+
+/// Sets `TLSMATRIX_C_COMPILER` to e.g. "gcc 12.2.0" or "clang 14.0.6": the compiler the cc
+/// crate gives the -sys crates' build scripts (`$CC`, else `cc`).
+fn stamp_c_compiler() {
+    println!("cargo:rerun-if-env-changed=CC");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = std::process::Command::new(&cc)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let first = out.lines().next().unwrap_or("");
+    let named = if first.contains("clang") {
+        first
+            .split("version")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .map(|v| format!("clang {v}"))
+    } else if first.starts_with("gcc") || first.starts_with("cc") {
+        first.split_whitespace().last().map(|v| format!("gcc {v}"))
+    } else {
+        None
+    };
+    let named = named.unwrap_or_else(|| format!("{cc} (unknown version)"));
+    println!("cargo:rustc-env=TLSMATRIX_C_COMPILER={named}");
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use tlsmatrix_core::heap::{self, Allocator};
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
+use tlsmatrix_core::variant::Variant;
 
 /// A driver binary and the allocator its process routes malloc to: two impls can share an
 /// in-memory pair only when both are the same.
@@ -48,7 +49,10 @@ impl Driver {
     /// The binary's file name, with `+allocator` unless it is glibc's.
     pub fn label(&self) -> String {
         let file = self.path.file_name().unwrap_or_default().to_string_lossy();
-        heap::variant_name(&file, self.allocator)
+        match self.allocator {
+            Allocator::Glibc => file.into_owned(),
+            a => format!("{file}+{}", a.name()),
+        }
     }
 }
 
@@ -150,7 +154,9 @@ impl Registry {
             for (allocator, allocator_version) in variants {
                 let driver = Driver::new(&path, allocator);
                 for i in &info.impls {
-                    let name = heap::variant_name(&i.name, allocator);
+                    let name = Variant::on(&i.name, allocator).map_err(|e| {
+                        anyhow::anyhow!("driver {} lists an impl {e}", path.display())
+                    })?;
                     let version = match allocator_version {
                         None => i.version.clone(),
                         Some(v) => format!("{} + {v}", i.version),
@@ -231,7 +237,7 @@ fn driver_info(driver: &Path) -> Result<DriverInfo> {
 /// An impl named after a library version must run that version: `openssl-3.0` must report
 /// "OpenSSL 3.0.x". Anything else would be a result for a build nobody asked for.
 pub fn version_matches_name(name: &str, version: &str) -> bool {
-    let base = heap::split_variant(name).map_or(name, |(base, _)| base);
+    let base = tlsmatrix_core::variant::base(name);
     match base.strip_prefix("openssl-") {
         Some(v) => version.starts_with(&format!("OpenSSL {v}.")),
         None => true,

@@ -79,32 +79,6 @@ impl Allocator {
     }
 }
 
-/// An impl's name with its allocator: `rustls-aws-lc` runs on glibc's malloc,
-/// `rustls-aws-lc+jemalloc` on jemalloc. Records and reports keep the two apart by name.
-pub fn variant_name(base: &str, allocator: Allocator) -> String {
-    match allocator {
-        Allocator::Glibc => base.to_string(),
-        a => format!("{base}+{}", a.name()),
-    }
-}
-
-/// The impl and allocator a name stands for (the inverse of [`variant_name`]).
-pub fn split_variant(name: &str) -> Result<(&str, Allocator), String> {
-    match name.split_once('+') {
-        None => Ok((name, Allocator::Glibc)),
-        Some((base, a)) => match Allocator::parse(a) {
-            Some(Allocator::Glibc) => Err(format!(
-                "'{name}': glibc's malloc is the default; write '{base}'"
-            )),
-            Some(a) if !base.is_empty() => Ok((base, a)),
-            _ => Err(format!(
-                "'{name}': after '+' comes an allocator ({})",
-                Allocator::ALL.map(|a| a.name()).join(", ")
-            )),
-        },
-    }
-}
-
 /// The allocator this process routes malloc to, or why the environment's choice is not one.
 /// Without `heap-accounting` every allocation goes to glibc whatever the environment says.
 pub fn allocator() -> Result<Allocator, String> {
@@ -539,31 +513,5 @@ impl Meter for HeapMeter {
             Side::Server => self.server_bytes += delta,
         }
         r
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_variant_name_says_its_allocator_and_reads_back() {
-        assert_eq!(variant_name("rustls-ring", Allocator::Glibc), "rustls-ring");
-        assert_eq!(
-            variant_name("openssl-3.6", Allocator::Jemalloc),
-            "openssl-3.6+jemalloc"
-        );
-        assert_eq!(
-            split_variant("openssl-3.6+mimalloc"),
-            Ok(("openssl-3.6", Allocator::Mimalloc))
-        );
-        assert_eq!(split_variant("s2n-tls"), Ok(("s2n-tls", Allocator::Glibc)));
-        assert!(split_variant("s2n-tls+glibc")
-            .unwrap_err()
-            .contains("default"));
-        assert!(split_variant("s2n-tls+tcmalloc")
-            .unwrap_err()
-            .contains("jemalloc"));
-        assert!(split_variant("+jemalloc").is_err());
     }
 }

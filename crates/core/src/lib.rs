@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod record;
 pub mod scenario;
 pub mod stats;
+pub mod variant;
 pub mod wire;
 pub mod workload;
 

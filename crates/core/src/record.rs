@@ -74,6 +74,10 @@ pub enum Metric {
     /// block): the machine's copy rate, and what 4 KiB aliasing costs it.
     CopyMbPerS,
     AliasedCopyMbPerS,
+    /// The stack's send (receive) rate over its own AEAD's seal (open) rate, sample by
+    /// sample, the two taken in turns in one process.
+    SendShareOfSeal,
+    RecvShareOfOpen,
     /// Time from connect to the response's first bytes over real TCP through the delay proxy
     /// (`tlsmatrix wire --check`).
     TtfbNs,
@@ -123,6 +127,8 @@ impl Metric {
         Metric::OpenMbPerS,
         Metric::CopyMbPerS,
         Metric::AliasedCopyMbPerS,
+        Metric::SendShareOfSeal,
+        Metric::RecvShareOfOpen,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -169,6 +175,8 @@ impl Metric {
             Metric::OpenMbPerS => "open_mb_per_s",
             Metric::CopyMbPerS => "copy_mb_per_s",
             Metric::AliasedCopyMbPerS => "aliased_copy_mb_per_s",
+            Metric::SendShareOfSeal => "send_share_of_seal",
+            Metric::RecvShareOfOpen => "recv_share_of_open",
         }
     }
 
@@ -188,6 +196,7 @@ impl Metric {
             | Metric::OpenMbPerS
             | Metric::CopyMbPerS
             | Metric::AliasedCopyMbPerS => "MB/s",
+            Metric::SendShareOfSeal | Metric::RecvShareOfOpen => "fraction",
             Metric::ClientPageFaults | Metric::ServerPageFaults => "faults",
             Metric::ClientContextSwitches | Metric::ServerContextSwitches => "switches",
             Metric::SendPageFaultsPerMib | Metric::RecvPageFaultsPerMib => "faults/MiB",
@@ -275,6 +284,8 @@ impl Metric {
                 | Metric::OpenMbPerS
                 | Metric::CopyMbPerS
                 | Metric::AliasedCopyMbPerS
+                | Metric::SendShareOfSeal
+                | Metric::RecvShareOfOpen
                 | Metric::ThroughputPerS
                 | Metric::ServerCapacityPerS
         )

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
-use tlsmatrix_core::aead::{self, CeilingSampler};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::delay_proxy;
@@ -20,7 +19,8 @@ use tlsmatrix_core::interop;
 use tlsmatrix_core::paired;
 use tlsmatrix_core::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::record::Metric;
-use tlsmatrix_core::scenario::{BulkScenario, Scenario};
+use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::variant::{self, Variant};
 use tlsmatrix_core::wire;
 use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler, Sampler};
 
@@ -218,14 +218,22 @@ fn emit(msg: &DriverMessage) {
 /// The library a name stands for. A variant name (`rustls-aws-lc+jemalloc`) must match the
 /// allocator this process routes to: it was chosen before `main` and cannot change.
 fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
-    let (base, allocator) = heap::split_variant(name).map_err(|e| anyhow!(e))?;
+    let v = Variant::parse(name).map_err(|e| anyhow!(e))?;
+    let base = v.base;
     let live = heap::allocator().map_err(|e| anyhow!(e))?;
-    if allocator != live {
+    if v.allocator != live {
         bail!(
             "'{name}' runs on {} but this driver process allocates with {} (set {} to choose)",
-            allocator.name(),
+            v.allocator.name(),
             live.name(),
             heap::ALLOCATOR_ENV
+        );
+    }
+    if v.compiler != tlsmatrix_impls::compiler_variant() {
+        bail!(
+            "'{name}' is built by {} but this driver's C code was compiled by {}",
+            v.compiler.unwrap_or(variant::COMPILERS[0]),
+            tlsmatrix_impls::C_COMPILER
         );
     }
     tlsmatrix_impls::library(base).ok_or_else(|| {
@@ -282,12 +290,30 @@ impl OpenCell {
     }
 }
 
-/// A library's version, and the allocator when it is not glibc's: the build that ran.
+/// A library's version, and the compiler when it is not the default: the build.
+fn build_version(lib: &dyn TlsLibrary) -> String {
+    match tlsmatrix_impls::compiler_variant() {
+        None => lib.version(),
+        Some(_) => format!("{} (C by {})", lib.version(), tlsmatrix_impls::C_COMPILER),
+    }
+}
+
+/// The build's version, and the allocator when it is not glibc's: what ran.
 fn version_with_allocator(lib: &dyn TlsLibrary) -> String {
     match heap::allocator() {
-        Ok(Allocator::Glibc) | Err(_) => lib.version(),
-        Ok(a) => format!("{} + {}", lib.version(), a.version()),
+        Ok(Allocator::Glibc) | Err(_) => build_version(lib),
+        Ok(a) => format!("{} + {}", build_version(lib), a.version()),
     }
+}
+
+/// A library's name in this build: with the compiler suffix when not the default.
+fn build_name(lib: &dyn TlsLibrary) -> String {
+    Variant {
+        base: lib.name(),
+        compiler: tlsmatrix_impls::compiler_variant(),
+        allocator: Allocator::Glibc,
+    }
+    .name()
 }
 
 /// Checks that both libraries take the cell's configuration, says hello with the versions
@@ -342,8 +368,16 @@ fn run(args: &RunArgs) -> Result<()> {
     if let Some(reason) = unmeasurable {
         return refuse(reason.into());
     }
+    // The library's own AEAD, found before the hello: a library without one is unsupported.
+    let mut own_aead = None;
     if let (Measure::Ceiling, Scenario::Bulk(b)) = (args.measure, scenario) {
-        return ceiling(client, &b, args);
+        match client.record_aead(b.aead) {
+            Ok(found) => {
+                eprintln!("ceiling of {} through {}", client.name(), found.api);
+                own_aead = Some(found.aead);
+            }
+            Err(reason) => return refuse(reason),
+        }
     }
     let Some((cf, sf)) = cell.factories()? else {
         return Ok(());
@@ -416,40 +450,14 @@ fn run(args: &RunArgs) -> Result<()> {
         (Measure::Counters, Scenario::Bulk(b)) => {
             workload::bulk_counters(c, s, &params, b.size.bytes(), &budget, on_sample)?
         }
+        (Measure::Ceiling, Scenario::Bulk(b)) => {
+            let aead = own_aead.expect("found above for every bulk ceiling");
+            workload::bulk_against_ceiling(c, s, &params, &b, aead, &budget, on_sample)?
+        }
         (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
         | (Measure::Wire | Measure::Counters | Measure::Ceiling, _) => {
             unreachable!("refused above")
         }
-    }
-    emit(&DriverMessage::Done);
-    Ok(())
-}
-
-/// The library's own AEAD on the bulk scenario's records: hello with the API it is reached
-/// through, then seal and open rates per sample.
-fn ceiling(lib: &dyn TlsLibrary, b: &BulkScenario, args: &RunArgs) -> Result<()> {
-    let found = match lib.record_aead(b.aead) {
-        Ok(a) => a,
-        Err(reason) => return refuse(reason),
-    };
-    eprintln!("ceiling of {} through {}", lib.name(), found.api);
-    emit(&DriverMessage::Hello {
-        cell: None,
-        client_version: version_with_allocator(lib),
-        server_version: version_with_allocator(lib),
-    });
-    let mut sampler = CeilingSampler::warm(
-        found.aead,
-        aead::record_plaintext(b),
-        Duration::from_millis(args.warmup_ms),
-        Duration::from_millis(args.sample_ms),
-    )?;
-    for _ in 0..args.runs {
-        emit(&DriverMessage::Sample {
-            cell: None,
-            round: None,
-            values: sampler.sample()?,
-        });
     }
     emit(&DriverMessage::Done);
     Ok(())
@@ -784,8 +792,8 @@ fn main() -> ExitCode {
                 impls: tlsmatrix_impls::libraries()
                     .iter()
                     .map(|l| ImplInfo {
-                        name: l.name().to_string(),
-                        version: l.version(),
+                        name: build_name(l.as_ref()),
+                        version: build_version(l.as_ref()),
                         refuses: Vec::new(),
                     })
                     .collect(),

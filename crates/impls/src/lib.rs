@@ -17,6 +17,17 @@ pub mod rustls;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
 
+/// The C compiler this build's C code was compiled with, e.g. "clang 14.0.6".
+pub const C_COMPILER: &str = env!("TLSMATRIX_C_COMPILER");
+
+/// The compiler suffix of this build's impl names: none for the default compiler (gcc).
+pub fn compiler_variant() -> Option<&'static str> {
+    tlsmatrix_core::variant::COMPILERS[1..]
+        .iter()
+        .copied()
+        .find(|c| C_COMPILER.starts_with(c))
+}
+
 /// Every library compiled into this build.
 #[allow(clippy::vec_init_then_push)] // each push is behind its own feature
 pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {

@@ -943,7 +943,6 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         sections.push(section);
     }
     if let Some(section) = crate::bulk_causes::section(&crate::bulk_causes::Inputs {
-        main: run,
         ceiling: extra.ceiling.as_ref(),
         counters: extra.counters.as_ref(),
         allocators: extra.allocators.as_ref(),

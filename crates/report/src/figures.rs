@@ -30,6 +30,10 @@ fn micros(ns: f64) -> f64 {
     ns / 1e3
 }
 
+fn percent(fraction: f64) -> f64 {
+    fraction * 100.0
+}
+
 fn kib(bytes: f64) -> f64 {
     bytes / 1024.0
 }
@@ -78,6 +82,8 @@ pub fn shown(m: Metric) -> Shown {
         Metric::OpenMbPerS => ("AEAD open MB/s", "MB/s", same),
         Metric::CopyMbPerS => ("memcpy MB/s", "MB/s", same),
         Metric::AliasedCopyMbPerS => ("memcpy 4K-aliased MB/s", "MB/s", same),
+        Metric::SendShareOfSeal => ("send % of own seal", "%", percent),
+        Metric::RecvShareOfOpen => ("recv % of own open", "%", percent),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);
@@ -120,7 +126,8 @@ pub fn side(m: Metric) -> Side {
         | Metric::ClientContextSwitches
         | Metric::SendPageFaultsPerMib
         | Metric::SendContextSwitchesPerMib
-        | Metric::SendColdBlocksPerMib => Side::Client,
+        | Metric::SendColdBlocksPerMib
+        | Metric::SendShareOfSeal => Side::Client,
         Metric::ServerCpuNs
         | Metric::RecvMbPerS
         | Metric::ServerInstructions
@@ -132,7 +139,8 @@ pub fn side(m: Metric) -> Side {
         | Metric::ServerContextSwitches
         | Metric::RecvPageFaultsPerMib
         | Metric::RecvContextSwitchesPerMib
-        | Metric::RecvColdBlocksPerMib => Side::Server,
+        | Metric::RecvColdBlocksPerMib
+        | Metric::RecvShareOfOpen => Side::Server,
         _ => Side::Pair,
     }
 }
