@@ -184,12 +184,13 @@ impl Registry {
         Ok(Registry { impls })
     }
 
-    /// The impls a run takes when none are named: each on glibc's malloc. Allocator variants
-    /// run when named (`make report` names a few).
+    /// The impls a run takes when none are named: each as built plain (gcc, glibc's
+    /// malloc). Variants run when named (`make report` names a few).
     pub fn defaults(&self) -> impl Iterator<Item = &ImplEntry> {
-        self.impls
-            .iter()
-            .filter(|e| e.allocator == Allocator::Glibc)
+        self.impls.iter().filter(|e| {
+            tlsmatrix_core::variant::Variant::parse(&e.name)
+                .is_ok_and(|v| v.compiler.is_none() && v.allocator == Allocator::Glibc)
+        })
     }
 
     pub fn get(&self, name: &str) -> Result<&ImplEntry> {
