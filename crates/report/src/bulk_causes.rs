@@ -298,6 +298,42 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
     out
 }
 
+/// One line per variant whose bulk rate falls well below its plain build's, with the cold
+/// blocks of both (from the counter run, which takes every variant).
+fn variant_findings(run: &RunData, counters: Option<&RunData>) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in run.records.iter().filter(|r| r.client.contains('+')) {
+        let (rate_m, cold_m, verb) = match r.metric {
+            Metric::SendMbPerS => (r.metric, Metric::SendColdBlocksPerMib, "sends"),
+            Metric::RecvMbPerS => (r.metric, Metric::RecvColdBlocksPerMib, "receives"),
+            _ => continue,
+        };
+        let base = variant::base(&r.client);
+        let Some(plain) = record(run, &r.scenario, base, rate_m) else {
+            continue;
+        };
+        let ratio = r.median / plain.median;
+        if ratio >= 0.9 {
+            continue;
+        }
+        let cold = |imp: &str| median(counters, &r.scenario, imp, cold_m);
+        let why = match (cold(&r.client), cold(base)) {
+            (Some(v), Some(p)) if v >= 1.0 && v > 2.0 * p => format!(
+                "it gets {v:.0} cold large blocks per MiB where the plain build gets {p:.0}"
+            ),
+            (Some(_), Some(_)) => "cold blocks do not differ".into(),
+            _ => "no counters for it in this report".into(),
+        };
+        out.push(format!(
+            "{} {verb} {} at {ratio:.2}x of {base} ({:.0} against {:.0} MB/s); {why}.",
+            r.client, r.scenario, r.median, plain.median
+        ));
+    }
+    out
+}
+
+const RUSTLS_DEFRAMER: &str = "Where rustls receives slower on jemalloc and mimalloc, the cold blocks are its record buffer moving: a perf call graph (perf record --call-graph dwarf) of rustls-aws-lc on jemalloc put the receiver's copies and jemalloc's large_ralloc under rustls's DeframerVecBuffer::prepare_read, which shrinks its buffer once a record is consumed and grows it again for the next. glibc's realloc resizes that block in place; jemalloc and mimalloc move it to another block (three per 16 KiB record), and every move copies and lands the next record in memory not in cache.";
+
 /// The section, or `None` when no run gives ceilings or allocator variants.
 pub fn section(inp: &Inputs) -> Option<Section> {
     let impls: Vec<String> = inp
@@ -330,6 +366,13 @@ pub fn section(inp: &Inputs) -> Option<Section> {
     if let Some(t) = allocators {
         blocks.push(Block::Para("Each library below runs the same code on three mallocs, routed by tlsmatrix's own malloc wrapper (glibc's documented replacement interface), so Rust's and the C library's allocations both move; and the same sources with their C code (ring's, aws-lc's, OpenSSL's) compiled by clang instead of gcc. A variant cannot share a process with the plain build, so each runs with itself, sampled in turns with the baseline's own pair.".into()));
         blocks.push(Block::Table(t));
+        if let Some(run) = inp.allocators {
+            let found = variant_findings(run, inp.counters);
+            if !found.is_empty() {
+                blocks.push(Block::Bullets(found));
+                blocks.push(Block::Para(RUSTLS_DEFRAMER.into()));
+            }
+        }
     }
     Some(Section {
         id: "bulk-causes".into(),
@@ -455,5 +498,24 @@ mod tests {
         assert!(send[7].text.starts_with("0.50x"), "{}", send[7].text);
         let client = t.rows.iter().find(|r| r[0].text == h).unwrap();
         assert_eq!(client[6].text, "–", "no mimalloc figure, no factor");
+        let counters = run(
+            "k",
+            vec![
+                rec("k", S, "lib", Metric::SendColdBlocksPerMib, 0.0),
+                rec("k", S, "lib+mimalloc", Metric::SendColdBlocksPerMib, 192.0),
+            ],
+        );
+        let found = variant_findings(&alloc, Some(&counters));
+        assert_eq!(
+            found.len(),
+            1,
+            "only the variant well below its plain build: {found:?}"
+        );
+        assert!(
+            found[0].starts_with("lib+mimalloc sends") && found[0].contains("0.50x"),
+            "{}",
+            found[0]
+        );
+        assert!(found[0].contains("192 cold large blocks per MiB where the plain build gets 0"));
     }
 }
