@@ -23,6 +23,7 @@ fn main() {
 /// crate gives the -sys crates' build scripts (`$CC`, else `cc`).
 fn stamp_c_compiler() {
     println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=PATH");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = std::process::Command::new(&cc)
         .arg("--version")
@@ -44,4 +45,28 @@ fn stamp_c_compiler() {
     };
     let named = named.unwrap_or_else(|| format!("{cc} (unknown version)"));
     println!("cargo:rustc-env=TLSMATRIX_C_COMPILER={named}");
+    // s2n-tls-sys compiles libs2n with clang whenever clang runs and CC is not set (its
+    // build script says so), whatever compiler the rest of the build uses.
+    let s2n = if std::env::var("CC").is_err() {
+        clang_version().unwrap_or_else(|| named.clone())
+    } else {
+        named.clone()
+    };
+    println!("cargo:rustc-env=TLSMATRIX_S2N_C_COMPILER={s2n}");
+}
+
+fn clang_version() -> Option<String> {
+    let out = std::process::Command::new("clang")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = text
+        .lines()
+        .next()?
+        .split("version")
+        .nth(1)?
+        .split_whitespace()
+        .next()?;
+    Some(format!("clang {v}"))
 }

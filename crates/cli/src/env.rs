@@ -20,6 +20,15 @@ pub fn capture(command: String) -> Env {
         .unwrap_or_else(|_| "unknown".into());
     let mut compilers = BTreeMap::new();
     compilers.insert("rustc".into(), env!("TLSMATRIX_RUSTC_VERSION").into());
+    // Whether `--measure counters` could have counted cycles and instructions here; it takes
+    // page faults and context switches either way.
+    compilers.insert(
+        "perf_event_open".into(),
+        match tlsmatrix_core::counters::hardware_counters() {
+            Ok(()) => "hardware counters available".into(),
+            Err(why) => why,
+        },
+    );
     Env {
         cpu_model,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

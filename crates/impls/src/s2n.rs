@@ -169,8 +169,9 @@ impl TlsLibrary for S2nLibrary {
 
     fn version(&self) -> String {
         format!(
-            "s2n-tls {} with aws-lc-rs {} (aws-lc-sys {})",
+            "s2n-tls {} (libs2n by {}) with aws-lc-rs {} (aws-lc-sys {})",
             env!("TLSMATRIX_VERSION_S2N_TLS"),
+            env!("TLSMATRIX_S2N_C_COMPILER"),
             env!("TLSMATRIX_VERSION_AWS_LC_RS"),
             env!("TLSMATRIX_VERSION_AWS_LC_SYS")
         )
