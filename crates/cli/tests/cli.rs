@@ -45,6 +45,14 @@ fn result_records(path: &Path) -> Vec<Record> {
         .collect()
 }
 
+/// Held by the tests that keep both cores busy with tight loops (ceilings, counters) and by
+/// the one that times a real socket against a model, so that they never overlap: on two
+/// cores the first made the second's proxy 10 ms late in a fresh `make test`.
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -1396,35 +1404,43 @@ fn wire_figures_are_stored_modelled_and_checked_over_a_socket() {
     assert!(stalled.iter().all(|l| l.starts_with(chain4)), "{small}");
 
     let check = dir.join("proxy-check.json");
-    let r = tlsmatrix(&[
-        "wire",
-        "--check",
-        "--impl",
-        "rustls-aws-lc",
-        "--rtt",
-        "20",
-        "--runs",
-        "6",
-        "--scenario",
-        "handshake-tls13-ecdsa-p256-x25519-full",
-        "--out",
-        check.to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let written = tlsmatrix_history::proxy_check::read(&check)
-        .unwrap()
-        .unwrap();
-    let row = &written.rows[0];
-    // Two round trips of 20 ms: the delay alone sets the floor.
-    assert!(row.measured_ms >= 40.0 && row.model_ms >= 40.0, "{row:?}");
-    // The model agrees within 10% with the interval of the median: tests running beside
-    // this one on two cores can only slow the proxy's threads, so the interval's low end is
-    // the figure to hold (a fresh `make test` once measured 45.1 ms, interval 42.8-50.6,
-    // against 40.3 modelled).
-    assert!(
-        row.measured_low_ms <= row.model_ms * 1.10 && row.measured_ms >= row.model_ms * 0.95,
-        "{row:?}"
-    );
+    let _alone = exclusive();
+    // Tests running beside this one on two cores can only slow the proxy's threads, never
+    // speed them: a check too slow is taken again (up to three times), one too fast fails at
+    // once. The model must agree within 10% with the interval of the median (a fresh `make
+    // test` once measured 45.1 ms, interval 42.8-50.6, against 40.3 modelled; another, with
+    // the ceiling loops beside it, 49.7, interval 46.5-56.2).
+    let mut rows = Vec::new();
+    for _ in 0..3 {
+        let r = tlsmatrix(&[
+            "wire",
+            "--check",
+            "--impl",
+            "rustls-aws-lc",
+            "--rtt",
+            "20",
+            "--runs",
+            "6",
+            "--scenario",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            "--out",
+            check.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let written = tlsmatrix_history::proxy_check::read(&check)
+            .unwrap()
+            .unwrap();
+        let row = written.rows[0].clone();
+        // Two round trips of 20 ms: the delay alone sets the floor.
+        assert!(row.measured_ms >= 40.0 && row.model_ms >= 40.0, "{row:?}");
+        assert!(row.measured_ms >= row.model_ms * 0.95, "{row:?}");
+        let agrees = row.measured_low_ms <= row.model_ms * 1.10;
+        rows.push(row);
+        if agrees {
+            return;
+        }
+    }
+    panic!("the model never agreed with the measurement: {rows:?}");
 }
 
 /// An allocator variant moves every allocation of its process: a block from each library's
@@ -1493,6 +1509,7 @@ fn an_allocator_variant_routes_rust_and_c_allocations_through_that_allocator() {
 /// its own cipher by more than the noise).
 #[test]
 fn counters_and_ceilings_are_measured_and_sane() {
+    let _alone = exclusive();
     let d = scratch("counters");
     let out = d.join("counters.jsonl");
     let r = tlsmatrix(&[
