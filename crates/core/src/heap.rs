@@ -325,24 +325,14 @@ mod interpose {
         } else {
             0
         };
+        // C's realloc(p, 0) frees; jemalloc's and mimalloc's keep a minimal block.
+        if size == 0 && !old.is_null() && route() != GLIBC {
+            free(old);
+            return std::ptr::null_mut();
+        }
         let p = match route() {
-            JEMALLOC => {
-                // jemalloc's realloc(p, 0) keeps a minimal block; C's frees.
-                if size == 0 && !old.is_null() {
-                    je::free(old);
-                    std::ptr::null_mut()
-                } else {
-                    je::realloc(old, size)
-                }
-            }
-            MIMALLOC => {
-                if size == 0 && !old.is_null() {
-                    mi::mi_free(old);
-                    std::ptr::null_mut()
-                } else {
-                    mi::mi_realloc(old, size)
-                }
-            }
+            JEMALLOC => je::realloc(old, size),
+            MIMALLOC => mi::mi_realloc(old, size),
             _ => __libc_realloc(old, size),
         };
         // realloc(old, 0) frees; a failed realloc keeps the old block.

@@ -320,42 +320,29 @@ pub fn bulk_counters(
     let mut sampler = BulkSampler::warm(client, server, params, write_size, budget.warmup, size)?;
     let mib = budget.bulk_bytes as f64 / f64::from(1u32 << 20);
     heap::set_tracking(true);
-    for _ in 0..budget.runs {
+    let sampled = (0..budget.runs).try_for_each(|_| -> anyhow::Result<()> {
         let mut m = CounterMeter::default();
-        let sent = sampler.stream.send(&mut m, sampler.bytes);
-        if sent.is_err() {
-            heap::set_tracking(false);
-        }
-        sent?;
+        sampler.stream.send(&mut m, sampler.bytes)?;
+        let per_mib = |count: u64| count as f64 / mib;
         on_sample(vec![
-            (
-                Metric::SendPageFaultsPerMib,
-                m.client.page_faults as f64 / mib,
-            ),
-            (
-                Metric::RecvPageFaultsPerMib,
-                m.server.page_faults as f64 / mib,
-            ),
+            (Metric::SendPageFaultsPerMib, per_mib(m.client.page_faults)),
+            (Metric::RecvPageFaultsPerMib, per_mib(m.server.page_faults)),
             (
                 Metric::SendContextSwitchesPerMib,
-                m.client.context_switches as f64 / mib,
+                per_mib(m.client.context_switches),
             ),
             (
                 Metric::RecvContextSwitchesPerMib,
-                m.server.context_switches as f64 / mib,
+                per_mib(m.server.context_switches),
             ),
-            (
-                Metric::SendColdBlocksPerMib,
-                m.client.cold_blocks as f64 / mib,
-            ),
-            (
-                Metric::RecvColdBlocksPerMib,
-                m.server.cold_blocks as f64 / mib,
-            ),
+            (Metric::SendColdBlocksPerMib, per_mib(m.client.cold_blocks)),
+            (Metric::RecvColdBlocksPerMib, per_mib(m.server.cold_blocks)),
         ]);
-    }
+        Ok(())
+    });
+    // Off however the samples ended: a failed send must not leave every later call tracked.
     heap::set_tracking(false);
-    Ok(())
+    sampled
 }
 
 /// The stack's bulk rates and its own library's AEAD on the same records, sampled in turns

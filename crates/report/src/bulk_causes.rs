@@ -4,13 +4,11 @@
 //! the cipher; the counters and the allocator columns say whether the kernel or malloc is
 //! where.
 
-use std::collections::BTreeSet;
-
 use tlsmatrix_core::record::{Metric, Record};
 use tlsmatrix_core::variant;
 use tlsmatrix_history::RunData;
 
-use crate::doc::{Block, Cell, Class, Section, Table};
+use crate::doc::{scenario_order, Block, Cell, Class, Section, Table};
 
 /// How close to its own ceiling a stack should get (the target the tables are read against).
 pub const CEILING_TARGET: f64 = 0.85;
@@ -23,17 +21,15 @@ pub struct Inputs<'a> {
     pub allocators: Option<&'a RunData>,
 }
 
-fn median(run: Option<&RunData>, scenario: &str, imp: &str, m: Metric) -> Option<f64> {
-    run?.records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
-        .map(|r| r.median)
-}
-
+/// The record of `imp` with itself.
 fn record<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
     run.records
         .iter()
         .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
+}
+
+fn median(run: Option<&RunData>, scenario: &str, imp: &str, m: Metric) -> Option<f64> {
+    record(run?, scenario, imp, m).map(|r| r.median)
 }
 
 fn mbps(v: Option<f64>) -> Cell {
@@ -67,13 +63,8 @@ fn count(v: Option<f64>) -> Cell {
 
 /// Bulk scenarios of a run, in the run's order.
 fn bulk_scenarios(run: &RunData) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    run.records
-        .iter()
-        .filter(|r| r.scenario.starts_with("bulk-"))
-        .filter(|r| seen.insert(r.scenario.clone()))
-        .map(|r| r.scenario.clone())
-        .collect()
+    let ids = run.records.iter().map(|r| r.scenario.as_str());
+    scenario_order(ids.filter(|s| s.starts_with("bulk-")), &[])
 }
 
 fn ceiling_table(inp: &Inputs, impls: &[String]) -> Option<Table> {
@@ -160,14 +151,7 @@ fn variant_table(run: &RunData) -> Option<Table> {
     if columns.is_empty() {
         return None;
     }
-    let scenarios: Vec<String> = {
-        let mut seen = BTreeSet::new();
-        run.records
-            .iter()
-            .filter(|r| seen.insert(r.scenario.clone()))
-            .map(|r| r.scenario.clone())
-            .collect()
-    };
+    let scenarios = scenario_order(run.records.iter().map(|r| r.scenario.as_str()), &[]);
     let mut rows = Vec::new();
     for scenario in &scenarios {
         let metrics: &[Metric] = if scenario.starts_with("bulk-") {
