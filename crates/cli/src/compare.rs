@@ -141,6 +141,9 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 /// Prints the table; Ok(false) when any figure regressed.
 pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool> {
+    if let Some(ok) = compare_conformance(base, cand, db)? {
+        return Ok(ok);
+    }
     let b = resolve(base, db, RunKind::Any)?;
     let c = resolve(cand, db, RunKind::Any)?;
     let (rows, only_base, only_cand) = judge(&b, &c, threshold);
@@ -211,6 +214,50 @@ pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool
         count(Verdict::Worse)
     );
     Ok(regressions == 0)
+}
+
+/// Two conformance runs are compared test by test: a test that did not fail in the base and
+/// fails in the candidate is a regression. `None` when either run is not a conformance run.
+fn compare_conformance(base: &str, cand: &str, db: &Path) -> Result<Option<bool>> {
+    if !db.is_file() {
+        return Ok(None);
+    }
+    let store = tlsmatrix_history::Store::open_existing(db)?;
+    if !(store.is_conformance_run(base)? && store.is_conformance_run(cand)?) {
+        return Ok(None);
+    }
+    let (b, c) = (store.conformance(base)?, store.conformance(cand)?);
+    let newly = tlsmatrix_history::conformance::newly_failing(&b, &c);
+    let passed = |rows: &[tlsmatrix_history::conformance::ConformanceRow], imp: &str| {
+        rows.iter()
+            .filter(|r| r.imp == imp && r.outcome == "passed")
+            .count()
+    };
+    let impls: std::collections::BTreeSet<&str> = c.iter().map(|r| r.imp.as_str()).collect();
+    let mut t = Table::new(
+        &[
+            "impl",
+            "passed (base)",
+            "passed (candidate)",
+            "newly failing",
+        ],
+        1,
+    );
+    for imp in impls {
+        t.row(vec![
+            imp.to_string(),
+            passed(&b, imp).to_string(),
+            passed(&c, imp).to_string(),
+            newly.iter().filter(|r| r.imp == imp).count().to_string(),
+        ]);
+    }
+    println!("conformance: base {base} vs candidate {cand}");
+    print!("{}", t.render());
+    for r in &newly {
+        let first = r.reason.lines().next().unwrap_or("");
+        println!("newly failing: {} {}: {first}", r.imp, r.test);
+    }
+    Ok(Some(newly.is_empty()))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `tlsmatrix`: measure TLS implementations side by side.
 
 mod compare;
+mod conformance;
 mod drivers;
 mod env;
 mod groups;
@@ -198,6 +199,54 @@ enum Command {
         /// The run id to record under (default: a new one from the time and process id).
         #[arg(long, value_name = "ID")]
         run_id: Option<String>,
+    },
+    /// Run BoringSSL's BoGo TLS test runner against each impl's shim and score every test.
+    ///
+    /// The runner is built once from the boring-sys crate's sources (the BoringSSL the
+    /// boringssl impl links) and cached under target/bogo. Each test is `passed`, `failed`
+    /// (with the runner's message), `unimplemented` (the shim does not honour one of its flags,
+    /// or it lies outside what tlsmatrix configures: DTLS, QUIC, TLS 1.0/1.1) or `deviation`
+    /// (a known difference of the library, listed with its reason in
+    /// crates/conformance/config/). Error strings are not compared (the runner's -loose-errors):
+    /// a test that must fail passes when the handshake fails for any reason. Results are
+    /// appended to --out and stored in the database; `tlsmatrix compare` of two conformance
+    /// runs lists tests that newly fail. Exit 2 when a run could not finish; with --strict,
+    /// exit 1 when any test failed.
+    Conformance {
+        /// Impls to test, comma-separated names or patterns (default: every plain build with a
+        /// shim; the Go driver has none).
+        #[arg(long = "impl", value_name = "A,B,...")]
+        impls: Vec<String>,
+        /// Test-name patterns (`*`, `?`), as the runner names tests (default: all).
+        #[arg(long = "test", value_name = "PATTERN")]
+        tests: Vec<String>,
+        /// The quick subset (about 50 tests across the families the shim honours).
+        #[arg(long)]
+        quick: bool,
+        /// Run only shard K of N of the tests (every Nth from the Kth, as the runner shards).
+        /// Give every shard the same --run-id: they record into one run.
+        #[arg(long, default_value = "1/1", value_name = "K/N")]
+        shard: run::Shard,
+        /// Tests run at once (default: the number of cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: Option<u64>,
+        /// Hard limit on each impl's run in seconds; the runner and its shims are killed then.
+        #[arg(long, default_value_t = 1200, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=86400))]
+        limit: u64,
+        /// The runner's limit on each wait inside a test, in seconds.
+        #[arg(long, default_value_t = 15, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+        idle_timeout: u64,
+        /// Exit 1 when any test failed (not a listed deviation).
+        #[arg(long)]
+        strict: bool,
+        /// The run id to record under (default: a new one from the time and process id).
+        #[arg(long, value_name = "ID")]
+        run_id: Option<String>,
+        /// JSON-lines file the results are appended to (schema tlsmatrix.conformance/1).
+        #[arg(long, default_value = "results/conformance.jsonl", value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        db: DbArg,
     },
     /// One side of an interop case over TCP, for trying a peer by hand.
     ///
@@ -435,6 +484,35 @@ fn main() -> ExitCode {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         }),
         Command::Peer { role, imp, rest } => interop::peer(&role, &imp, &rest),
+        Command::Conformance {
+            impls,
+            tests,
+            quick,
+            shard,
+            jobs,
+            limit,
+            idle_timeout,
+            strict,
+            run_id,
+            out,
+            db,
+        } => conformance::run(conformance::Options {
+            impls,
+            tests,
+            quick,
+            shard,
+            jobs: jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            ),
+            limit: Duration::from_secs(limit),
+            idle_timeout: Duration::from_secs(idle_timeout),
+            strict,
+            run_id,
+            out,
+            db: db.db,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        }),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -137,7 +137,7 @@ pub fn select_scenarios(args: &[String]) -> Result<Vec<Scenario>> {
 }
 
 /// The impls to compare, each checked to run the library its name promises.
-fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec<&'r ImplEntry>> {
+pub(crate) fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec<&'r ImplEntry>> {
     let mut out: Vec<&ImplEntry> = Vec::new();
     if args.is_empty() {
         out.extend(reg.defaults());

@@ -18,7 +18,6 @@ use crate::scenario::{Chain, SigAlg};
 /// PEM text for one signature algorithm.
 #[derive(Debug, Clone)]
 pub struct CertSet {
-    pub sig: SigAlg,
     /// The trust anchor clients verify against.
     pub ca_pem: String,
     /// The certificates the server sends, leaf first: entry `k` is the chain of `k + 1`
@@ -33,6 +32,19 @@ pub struct CertSet {
 }
 
 impl CertSet {
+    /// A set from someone else's files (the BoGo runner's): the one credential serves as the
+    /// server's chain when serving and as the client certificate when connecting; `ca_pem`
+    /// is what a peer is verified against. Empty strings where the runner gave nothing.
+    pub fn from_pems(ca_pem: String, chain_pem: String, key_pem: String) -> CertSet {
+        CertSet {
+            ca_pem,
+            chains_pem: vec![chain_pem.clone()],
+            key_pem: key_pem.clone(),
+            client_chain_pem: chain_pem,
+            client_key_pem: key_pem,
+        }
+    }
+
     pub fn chain_pem(&self, chain: Chain) -> &str {
         &self.chains_pem[chain.certificates() - 1]
     }
@@ -77,7 +89,7 @@ pub fn load_or_generate(dir: &Path, sig: SigAlg) -> Result<CertSet> {
             }
         }
     }
-    load(&folder, sig)
+    load(&folder)
 }
 
 fn write_set(folder: &PathBuf, set: &CertSet) -> Result<()> {
@@ -99,7 +111,7 @@ fn write_set(folder: &PathBuf, set: &CertSet) -> Result<()> {
     Ok(())
 }
 
-fn load(folder: &Path, sig: SigAlg) -> Result<CertSet> {
+fn load(folder: &Path) -> Result<CertSet> {
     let read = |name: &str| {
         let p = folder.join(name);
         fs::read_to_string(&p).with_context(|| {
@@ -111,7 +123,6 @@ fn load(folder: &Path, sig: SigAlg) -> Result<CertSet> {
         })
     };
     Ok(CertSet {
-        sig,
         ca_pem: read(CA_FILE)?,
         chains_pem: Chain::ALL
             .iter()
@@ -203,7 +214,6 @@ pub fn generate(sig: SigAlg) -> Result<CertSet> {
     .signed_by(&client_key, &issuers[0])?;
 
     Ok(CertSet {
-        sig,
         ca_pem: ca_cert.pem(),
         chains_pem,
         key_pem: portable_key_pem(sig, &leaf_key)?,

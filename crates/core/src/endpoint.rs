@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::certs::CertSet;
+use crate::codes;
 use crate::memio::MemIo;
 use crate::negotiated::Negotiated;
 use crate::scenario::{
@@ -65,6 +66,39 @@ pub struct EndpointConfig {
     pub client_cert: bool,
     /// How many certificates the server sends (see [`CertSet::chain_pem`]).
     pub chain: Chain,
+    /// Conformance testing only (the BoGo shim): the library's own defaults wherever the
+    /// runner says nothing, instead of the scenario's one version, suite and scheme. `None`
+    /// for every measurement.
+    pub open: Option<OpenPolicy>,
+}
+
+/// How an open configuration departs from a scenario's pinned one. With it, adapters ignore
+/// `version`, `aead` and `sig`, offer their default suites and schemes, take an empty
+/// `groups` as their default groups, and issue and keep tickets; `certs` holds the runner's
+/// own certificates (see [`CertSet::from_pems`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPolicy {
+    pub min_version: Version,
+    pub max_version: Version,
+    /// Client: verify the server's chain against `certs.ca_pem`, without a host-name check
+    /// (as BoringSSL's shim does); otherwise any certificate is accepted, though its
+    /// signature over the handshake is still checked. Server: ask for a client certificate
+    /// (`require_client_cert` makes it mandatory).
+    pub verify_peer: bool,
+    /// The host name a client sends as SNI; `None` sends none.
+    pub sni: Option<String>,
+}
+
+impl OpenPolicy {
+    /// The versions allowed, oldest first.
+    pub fn versions(&self) -> Vec<Version> {
+        Version::ALL
+            .iter()
+            .copied()
+            .filter(|v| codes::version_code(*v) >= codes::version_code(self.min_version))
+            .filter(|v| codes::version_code(*v) <= codes::version_code(self.max_version))
+            .collect()
+    }
 }
 
 pub const SERVER_NAME: &str = "localhost";
@@ -101,6 +135,7 @@ impl EndpointConfig {
             require_client_cert: p.extras.mtls,
             client_cert: p.extras.mtls,
             chain: p.extras.chain,
+            open: None,
         }
     }
 

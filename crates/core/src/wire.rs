@@ -25,7 +25,7 @@ pub struct Wire {
 }
 
 /// What arrived when the endpoint was asked for data.
-enum Received {
+pub(crate) enum Received {
     Data(usize),
     /// close_notify.
     Closed,
@@ -73,7 +73,7 @@ impl Wire {
         }
     }
 
-    fn handshake(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+    pub(crate) fn handshake(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
         loop {
             let step = ep.handshake_step();
             // An alert the endpoint queued while failing still goes out.
@@ -90,13 +90,13 @@ impl Wire {
         }
     }
 
-    fn send(&mut self, ep: &mut dyn TlsEndpoint, data: &[u8]) -> Result<()> {
+    pub(crate) fn send(&mut self, ep: &mut dyn TlsEndpoint, data: &[u8]) -> Result<()> {
         let r = ep.send(data);
         self.flush()?;
         r
     }
 
-    fn recv(&mut self, ep: &mut dyn TlsEndpoint, buf: &mut [u8]) -> Result<Received> {
+    pub(crate) fn recv(&mut self, ep: &mut dyn TlsEndpoint, buf: &mut [u8]) -> Result<Received> {
         loop {
             match ep.recv(buf) {
                 Ok(0) => {}
@@ -114,7 +114,7 @@ impl Wire {
     }
 }
 
-fn connect(
+pub(crate) fn connect(
     factory: &dyn EndpointFactory,
     tcp: TcpStream,
     deadline: Instant,
@@ -398,13 +398,13 @@ fn answer_http(mut wire: Wire, mut ep: Box<dyn TlsEndpoint>) -> Result<String> {
 }
 
 impl Wire {
-    fn key_update(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+    pub(crate) fn key_update(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
         let r = ep.key_update();
         self.flush()?;
         r
     }
 
-    fn send_close(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
+    pub(crate) fn send_close(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
         let r = ep.close();
         self.flush()?;
         r

@@ -53,6 +53,50 @@ enum Command {
     /// Tests use it to show that an allocator variant moves every allocation.
     #[command(hide = true)]
     Allocations,
+    /// BoringSSL's BoGo test runner's shim for one impl (`tlsmatrix conformance` starts the
+    /// runner with this as its shim): the runner's flags follow `--`. Exits 89 for a flag
+    /// the shim does not honour, so such a test counts as unimplemented.
+    BogoShim(BogoShimArgs),
+}
+
+#[derive(clap::Args)]
+struct BogoShimArgs {
+    /// The impl to test, e.g. rustls-aws-lc.
+    #[arg(long = "impl")]
+    imp: String,
+    /// The runner's flags.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    runner_flags: Vec<String>,
+}
+
+/// Runs one BoGo test; the exit status is what the runner reads.
+fn bogo_shim(a: &BogoShimArgs) -> ExitCode {
+    use tlsmatrix_core::bogo::{self, Invocation, Unimplemented, EXIT_UNIMPLEMENTED};
+    let flags = match bogo::parse(&a.runner_flags) {
+        Ok(Invocation::HandshakerQuery) => {
+            println!("No");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Invocation::Test(flags)) => flags,
+        Err(e) => {
+            eprintln!("tlsmatrix-bogo-shim: {e}");
+            return ExitCode::from(EXIT_UNIMPLEMENTED);
+        }
+    };
+    let result = find(&a.imp).and_then(|lib| bogo::run(lib.as_ref(), &flags));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<Unimplemented>() => {
+            eprintln!("tlsmatrix-bogo-shim: {e}");
+            ExitCode::from(EXIT_UNIMPLEMENTED)
+        }
+        Err(e) => {
+            // The runner matches the expected error against this text (with -loose-errors,
+            // any failure matches).
+            eprintln!("tlsmatrix-bogo-shim: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -831,5 +875,6 @@ fn main() -> ExitCode {
             }
         },
         Command::Run(r) => messages_end(run(&r)),
+        Command::BogoShim(a) => bogo_shim(&a),
     }
 }

@@ -2,6 +2,7 @@
 //! results file ([`read_jsonl`]), and the interop results file ([`interop_file`]). The cli
 //! records into it; the report and `compare` read from it.
 
+pub mod conformance;
 pub mod interop_file;
 pub mod proxy_check;
 mod run_data;

@@ -62,10 +62,21 @@ CREATE TABLE IF NOT EXISTS cells (
     reason TEXT NOT NULL,
     PRIMARY KEY (run_id, scenario, client, server)
 );
+CREATE TABLE IF NOT EXISTS conformance (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    impl TEXT NOT NULL,
+    impl_version TEXT NOT NULL,
+    runner TEXT NOT NULL,
+    test TEXT NOT NULL,
+    family TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (run_id, impl, test)
+);
 ";
 
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
 }
 
@@ -260,7 +271,8 @@ impl Store {
     pub fn runs(&self) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(
             "SELECT r.run_id, r.started, r.finished, r.measure, r.git_revision, r.command,
-                    (SELECT COUNT(*) FROM records x WHERE x.run_id = r.run_id),
+                    (SELECT COUNT(*) FROM records x WHERE x.run_id = r.run_id)
+                      + (SELECT COUNT(*) FROM conformance t WHERE t.run_id = r.run_id),
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id)
              FROM runs r ORDER BY r.started, r.run_id",
         )?;

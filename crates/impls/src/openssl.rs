@@ -138,6 +138,7 @@ impl TlsLibrary for OpensslLibrary {
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
         if cfg!(feature = "boringssl")
+            && cfg.open.is_none()
             && cfg.version == Version::Tls13
             && codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) != 0x1301
         {
@@ -164,30 +165,42 @@ impl TlsLibrary for OpensslLibrary {
             Side::Server => SslMethod::tls_server(),
         };
         let mut b = SslContextBuilder::new(method)?;
-        let v = ssl_version(cfg.version);
-        b.set_min_proto_version(Some(v))?;
-        b.set_max_proto_version(Some(v))?;
-        let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
-        match cfg.version {
-            // BoringSSL's TLS 1.3 suites are fixed; `supports` admits only AES-128-GCM.
-            #[cfg(feature = "boringssl")]
-            Version::Tls13 => {}
-            #[cfg(not(feature = "boringssl"))]
-            Version::Tls13 => b.set_ciphersuites(suite)?,
-            Version::Tls12 => b.set_cipher_list(suite)?,
+        match &cfg.open {
+            Some(open) => {
+                // The library's default suites and schemes, within the versions allowed.
+                b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
+                b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
+            }
+            None => {
+                let v = ssl_version(cfg.version);
+                b.set_min_proto_version(Some(v))?;
+                b.set_max_proto_version(Some(v))?;
+                let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+                match cfg.version {
+                    // BoringSSL's TLS 1.3 suites are fixed; `supports` admits only AES-128-GCM.
+                    #[cfg(feature = "boringssl")]
+                    Version::Tls13 => {}
+                    #[cfg(not(feature = "boringssl"))]
+                    Version::Tls13 => b.set_ciphersuites(suite)?,
+                    Version::Tls12 => b.set_cipher_list(suite)?,
+                }
+                b.set_sigalgs_list(sigalg_name(cfg.sig))?;
+            }
         }
-        // A client sends its key share for the first group only.
+        // A client sends its key share for the first group only. An open configuration
+        // without groups keeps the library's.
         let groups: Vec<&str> = cfg
             .groups_for(side)
             .iter()
             .map(|g| group_name(*g))
             .collect();
-        #[cfg(feature = "boringssl")]
-        let set = b.set_curves_list(&groups.join(":"));
-        #[cfg(not(feature = "boringssl"))]
-        let set = b.set_groups_list(&groups.join(":"));
-        set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
-        b.set_sigalgs_list(sigalg_name(cfg.sig))?;
+        if !groups.is_empty() {
+            #[cfg(feature = "boringssl")]
+            let set = b.set_curves_list(&groups.join(":"));
+            #[cfg(not(feature = "boringssl"))]
+            let set = b.set_groups_list(&groups.join(":"));
+            set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
+        }
         let session = resumption(&mut b, side, cfg.resumption)?;
         // Send certificates as configured: with the CA in its store (a client always, a
         // server for mTLS) OpenSSL would complete the chain itself and send the root too.
@@ -199,10 +212,17 @@ impl TlsLibrary for OpensslLibrary {
                 for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
                     b.cert_store_mut().add_cert(ca)?;
                 }
-                b.set_verify(SslVerifyMode::PEER);
+                // An open configuration checks the chain only when asked, and no host name
+                // (see `OpenPolicy::verify_peer`).
+                match &cfg.open {
+                    Some(open) if !open.verify_peer => b.set_verify(SslVerifyMode::NONE),
+                    _ => b.set_verify(SslVerifyMode::PEER),
+                }
                 // BoringSSL takes the expected host per connection (see `endpoint`).
                 #[cfg(not(feature = "boringssl"))]
-                b.verify_param_mut().set_host(&cfg.server_name)?;
+                if cfg.open.is_none() {
+                    b.verify_param_mut().set_host(&cfg.server_name)?;
+                }
                 if !cfg.alpn.is_empty() {
                     b.set_alpn_protos(&alpn_wire(&cfg.alpn))?;
                 }
@@ -216,11 +236,16 @@ impl TlsLibrary for OpensslLibrary {
             }
             Side::Server => {
                 use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
-                if cfg.require_client_cert {
+                let request = cfg.open.as_ref().is_some_and(|o| o.verify_peer);
+                if cfg.require_client_cert || request {
                     for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
                         b.cert_store_mut().add_cert(ca)?;
                     }
-                    b.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+                    let mut mode = SslVerifyMode::PEER;
+                    if cfg.require_client_cert {
+                        mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
+                    }
+                    b.set_verify(mode);
                 }
                 if !cfg.alpn.is_empty() {
                     let ours = alpn_wire(&cfg.alpn);
@@ -234,7 +259,12 @@ impl TlsLibrary for OpensslLibrary {
         Ok(Box::new(OpensslFactory {
             ctx: b.build(),
             side,
-            server_name: cfg.server_name.clone(),
+            // SNI as rustls sends it; an open configuration sends what it was told, if anything.
+            sni: match &cfg.open {
+                Some(open) => open.sni.clone(),
+                None => Some(cfg.server_name.clone()),
+            },
+            verify_host: cfg.open.is_none().then(|| cfg.server_name.clone()),
             session,
             write_tickets: cfg.resumption == Resumption::Ticket,
         }))
@@ -339,7 +369,10 @@ fn alpn_split(mut wire: &[u8]) -> Vec<&[u8]> {
 struct OpensslFactory {
     ctx: SslContext,
     side: Side,
-    server_name: String,
+    sni: Option<String>,
+    /// The name the server's certificate must carry (BoringSSL sets it per connection).
+    #[cfg_attr(not(feature = "boringssl"), allow(dead_code))]
+    verify_host: Option<String>,
     session: Option<SessionSlot>,
     write_tickets: bool,
 }
@@ -349,9 +382,13 @@ impl EndpointFactory for OpensslFactory {
         let mut ssl = Ssl::new(&self.ctx)?;
         match self.side {
             Side::Client => {
-                ssl.set_hostname(&self.server_name)?; // SNI, as rustls sends it
+                if let Some(sni) = &self.sni {
+                    ssl.set_hostname(sni)?;
+                }
                 #[cfg(feature = "boringssl")]
-                ssl.verify_param_mut().set_host(&self.server_name)?;
+                if let Some(host) = &self.verify_host {
+                    ssl.verify_param_mut().set_host(host)?;
+                }
                 let kept = self
                     .session
                     .as_ref()

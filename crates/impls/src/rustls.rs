@@ -29,6 +29,8 @@ use tlsmatrix_core::scenario::Aead;
 use tlsmatrix_core::scenario::{Resumption as ResumptionMode, Version};
 use tlsmatrix_core::Negotiated;
 
+mod open;
+
 type Ticketer = fn() -> Result<Arc<dyn ProducesTickets>, rustls::Error>;
 
 pub struct RustlsLibrary {
@@ -168,11 +170,17 @@ impl TlsLibrary for RustlsLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        if cfg.open.is_some() {
+            return self.open_provider(cfg).map(|_| ());
+        }
         // The client's groups include the server's.
         self.pinned_provider(cfg, Side::Client).map(|_| ())
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        if let Some(open) = &cfg.open {
+            return self.open_factory(side, cfg, open);
+        }
         let provider = Arc::new(self.pinned_provider(cfg, side).map_err(|e| anyhow!(e))?);
         let versions = protocol_versions(cfg.version);
         match side {
@@ -182,7 +190,7 @@ impl TlsLibrary for RustlsLibrary {
                         .build()?;
                 let verifier = Arc::new(RecordingVerifier {
                     inner: webpki,
-                    offered: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
+                    offered: Some(SignatureScheme::from(codes::signature_scheme_code(cfg.sig))),
                     last_scheme: AtomicU16::new(0),
                 });
                 let builder = ClientConfig::builder_with_provider(provider)
@@ -262,8 +270,9 @@ impl rustls::sign::SigningKey for PinnedScheme {
 /// one connection at a time, so "the last one seen" is this connection's.
 #[derive(Debug)]
 struct RecordingVerifier {
-    inner: Arc<WebPkiServerVerifier>,
-    offered: SignatureScheme,
+    inner: Arc<dyn ServerCertVerifier>,
+    /// The one scheme offered; `None` offers what `inner` verifies.
+    offered: Option<SignatureScheme>,
     last_scheme: AtomicU16,
 }
 
@@ -303,7 +312,10 @@ impl ServerCertVerifier for RecordingVerifier {
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        vec![self.offered]
+        match self.offered {
+            Some(scheme) => vec![scheme],
+            None => self.inner.supported_verify_schemes(),
+        }
     }
 }
 

@@ -16,15 +16,18 @@ fn cert_dir() -> PathBuf {
     std::env::temp_dir().join(format!("tlsmatrix-impls-test-{}", std::process::id()))
 }
 
+/// Certificate sets generated so far, by key type.
+type CertCache = std::sync::Mutex<Vec<(SigAlg, Arc<CertSet>)>>;
+
 fn certs(sig: SigAlg) -> Arc<CertSet> {
-    static CACHE: OnceLock<std::sync::Mutex<Vec<Arc<CertSet>>>> = OnceLock::new();
+    static CACHE: OnceLock<CertCache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut c = cache.lock().unwrap();
-    if let Some(s) = c.iter().find(|s| s.sig == sig) {
+    if let Some((_, s)) = c.iter().find(|(s, _)| *s == sig) {
         return s.clone();
     }
     let s = Arc::new(certs::load_or_generate(&cert_dir(), sig).unwrap());
-    c.push(s.clone());
+    c.push((sig, s.clone()));
     s
 }
 

@@ -1,0 +1,190 @@
+//! Building BoGo, BoringSSL's TLS test runner, from the sources the boring-sys crate ships
+//! (already in the cargo registry once the BoringSSL driver is built). The runner is a Go test
+//! binary; its `go.mod` asks for a newer Go than the system's, which `GOTOOLCHAIN=auto` fetches
+//! through the Go module proxy, as it does the runner's modules. The crate leaves out the
+//! seven test keys the runner embeds, so they are generated here with the key types it expects.
+//! The binary is cached per boring-sys version and written whole or not at all.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// The keys the runner embeds (`//go:embed` in runner.go), with `openssl genpkey` options
+/// that make each: all PKCS#8, as the runner parses them.
+const KEYS: &[(&str, &[&str])] = &[
+    (
+        "rsa_2048_key.pem",
+        &["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+    ),
+    (
+        "rsa_1024_key.pem",
+        &["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"],
+    ),
+    (
+        "ecdsa_p256_key.pem",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    ),
+    (
+        "ecdsa_p384_key.pem",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"],
+    ),
+    (
+        "ecdsa_p521_key.pem",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-521"],
+    ),
+    ("ed25519_key.pem", &["-algorithm", "ED25519"]),
+    (
+        "channel_id_key.pem",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    ),
+];
+
+/// The parts of BoringSSL's tree the runner builds from.
+const TREE: &[&str] = &["go.mod", "go.sum", "ssl/test/runner", "util/testresult"];
+
+/// A boring-sys source tree in the cargo registry.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub version: String,
+    /// `deps/boringssl` inside the crate.
+    pub boringssl: PathBuf,
+}
+
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from(".cargo"))
+}
+
+/// Numeric parts of a version, for ordering ("5.10.0" after "5.4.0").
+fn version_key(v: &str) -> Vec<u64> {
+    v.split(['.', '-', '+'])
+        .map(|p| p.parse().unwrap_or(0))
+        .collect()
+}
+
+/// The boring-sys sources to build from: `version` if given (the one the BoringSSL driver
+/// links, so the runner matches the library it was written for), else the newest present.
+pub fn find_sources(version: Option<&str>) -> Result<Sources> {
+    let registry = cargo_home().join("registry/src");
+    let mut found: Vec<Sources> = Vec::new();
+    for index in fs::read_dir(&registry)
+        .with_context(|| format!("no cargo registry at {}", registry.display()))?
+        .flatten()
+    {
+        for krate in fs::read_dir(index.path())?.flatten() {
+            let name = krate.file_name().to_string_lossy().into_owned();
+            let Some(v) = name.strip_prefix("boring-sys-") else {
+                continue;
+            };
+            let boringssl = krate.path().join("deps/boringssl");
+            if boringssl.join("ssl/test/runner/runner.go").is_file() {
+                found.push(Sources {
+                    version: v.to_string(),
+                    boringssl,
+                });
+            }
+        }
+    }
+    if let Some(want) = version {
+        if let Some(s) = found.iter().find(|s| s.version == want) {
+            return Ok(s.clone());
+        }
+    }
+    found.sort_by_key(|s| version_key(&s.version));
+    found.pop().with_context(|| {
+        format!(
+            "no boring-sys sources with BoGo's runner in {}; `make build` fetches them with the BoringSSL driver",
+            registry.display()
+        )
+    })
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    if from.is_dir() {
+        fs::create_dir_all(to)?;
+        for e in fs::read_dir(from)?.flatten() {
+            copy_tree(&e.path(), &to.join(e.file_name()))?;
+        }
+    } else {
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::copy(from, to)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    }
+    Ok(())
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {what}"))?;
+    if !out.status.success() {
+        bail!(
+            "{what} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// The runner binary for `sources`, built into `cache` the first time.
+pub fn build(sources: &Sources, cache: &Path) -> Result<PathBuf> {
+    let binary = cache.join(format!("runner-{}", sources.version));
+    if binary.is_file() {
+        return Ok(binary);
+    }
+    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    let work = cache.join(format!(".build-{}-{}", sources.version, std::process::id()));
+    let _ = fs::remove_dir_all(&work);
+    let built = (|| -> Result<()> {
+        for part in TREE {
+            copy_tree(&sources.boringssl.join(part), &work.join(part))?;
+        }
+        let runner = work.join("ssl/test/runner");
+        for (file, args) in KEYS {
+            run(
+                Command::new("openssl")
+                    .arg("genpkey")
+                    .args(*args)
+                    .arg("-out")
+                    .arg(runner.join(file)),
+                &format!("openssl genpkey for {file}"),
+            )?;
+        }
+        let tmp = work.join("runner.test");
+        run(
+            Command::new("go")
+                .current_dir(&work)
+                .env("GOTOOLCHAIN", "auto")
+                .env("GOFLAGS", "-mod=mod -buildvcs=false")
+                .args(["test", "-c", "-o"])
+                .arg(&tmp)
+                .arg("./ssl/test/runner"),
+            "go test -c ./ssl/test/runner",
+        )?;
+        // Another process may have finished first; its binary is as good as ours.
+        fs::rename(&tmp, &binary)
+            .with_context(|| format!("cannot store the runner at {}", binary.display()))
+    })();
+    let _ = fs::remove_dir_all(&work);
+    built.context("building BoGo's runner")?;
+    Ok(binary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_order_numerically() {
+        assert!(version_key("5.10.0") > version_key("5.4.0"));
+        assert!(version_key("4.19.1") < version_key("5.0.0"));
+    }
+}
