@@ -35,7 +35,7 @@ VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,hands
 VARIANT_RUNS ?= 20
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance
 
 all: build
 
@@ -103,7 +103,7 @@ driver-boringssl:
 # then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
+	rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/allocators.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -124,6 +124,8 @@ report: build
 	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
+	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
@@ -195,6 +197,11 @@ repeatability: build
 	    --db results/repeatability/tlsmatrix.db > results/repeatability/run-$$i.txt || exit $$?; \
 	done
 	$(BIN)/tlsmatrix repeatability results/repeatability/run-*.jsonl | tee results/repeatability/summary.txt
+
+# BoringSSL's BoGo runner against every impl's shim (the runner is built once from the
+# boring-sys sources, Go 1.27 fetched through the Go module proxy): about 5 minutes here.
+conformance: build
+	$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB)
 
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
 bench: build

@@ -99,7 +99,11 @@ pub fn run(o: Options) -> Result<bool> {
     if targets.is_empty() {
         bail!("no impl to test has a BoGo shim");
     }
-    let work = drivers::driver_dir()?.join("../bogo");
+    // The runner and the shims' scripts: beside the drivers' folder unless told.
+    let work = match std::env::var_os("TLSMATRIX_BOGO_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => drivers::driver_dir()?.join("../bogo"),
+    };
     let sources = runner::find_sources(boring_sys_version(&reg).as_deref())?;
     let runner_name = format!("BoGo (boring-sys {})", sources.version);
     eprintln!("{runner_name}: building the runner if not cached ...");

@@ -12,14 +12,20 @@ use tlsmatrix_core::glob;
 
 const SCOPE: &str = include_str!("../config/scope.json");
 
-/// Each impl's file; an impl without one has no known deviations.
-const DEVIATIONS: &[(&str, &str)] = &[
-    ("rustls-aws-lc", include_str!("../config/rustls.json")),
-    ("rustls-ring", include_str!("../config/rustls.json")),
-    ("openssl-3.0", include_str!("../config/openssl.json")),
-    ("openssl-3.6", include_str!("../config/openssl.json")),
-    ("openssl-4.0", include_str!("../config/openssl.json")),
-    ("boringssl", include_str!("../config/boringssl.json")),
+const RUSTLS: &str = include_str!("../config/rustls.json");
+const RING: &str = include_str!("../config/ring.json");
+const OPENSSL: &str = include_str!("../config/openssl.json");
+const BORINGSSL: &str = include_str!("../config/boringssl.json");
+
+/// Each impl's files (a library's, then its crypto provider's); an impl without any has no
+/// known deviations.
+const DEVIATIONS: &[(&str, &[&str])] = &[
+    ("rustls-aws-lc", &[RUSTLS]),
+    ("rustls-ring", &[RUSTLS, RING]),
+    ("openssl-3.0", &[OPENSSL]),
+    ("openssl-3.6", &[OPENSSL]),
+    ("openssl-4.0", &[OPENSSL]),
+    ("boringssl", &[BORINGSSL]),
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -52,14 +58,19 @@ fn first<'a>(list: &'a [(String, String)], test: &str) -> Option<(&'a str, &'a s
 impl Expectations {
     pub fn for_impl(imp: &str) -> Result<Expectations> {
         let scope: File = serde_json::from_str(SCOPE).context("config/scope.json")?;
-        let own: File = match DEVIATIONS.iter().find(|(name, _)| *name == imp) {
-            Some((_, text)) => serde_json::from_str(text)
-                .with_context(|| format!("the deviations file of {imp}"))?,
-            None => File::default(),
-        };
+        let texts = DEVIATIONS
+            .iter()
+            .find(|(name, _)| *name == imp)
+            .map_or(&[][..], |(_, texts)| *texts);
+        let mut deviations = Vec::new();
+        for text in texts {
+            let own: File = serde_json::from_str(text)
+                .with_context(|| format!("a deviations file of {imp}"))?;
+            deviations.extend(own.deviations);
+        }
         Ok(Expectations {
             out_of_scope: scope.out_of_scope.into_iter().collect(),
-            deviations: own.deviations.into_iter().collect(),
+            deviations,
         })
     }
 
@@ -84,9 +95,22 @@ mod tests {
 
     #[test]
     fn every_file_parses_and_gives_reasons() {
-        for imp in ["rustls-aws-lc", "openssl-3.0", "boringssl", "unknown"] {
+        for imp in [
+            "rustls-aws-lc",
+            "rustls-ring",
+            "openssl-3.0",
+            "boringssl",
+            "unknown",
+        ] {
             let e = Expectations::for_impl(imp).unwrap();
             assert!(e.out_of_scope("DTLS-Retransmit-Client-1").is_some());
+            if imp == "rustls-ring" {
+                // Its provider's file adds to the library's.
+                assert!(e.deviation("Basic-Server-RSA-TLS-Sync").is_some());
+                assert!(e
+                    .deviation("PostQuantumEnabledByDefaultInClients")
+                    .is_some());
+            }
             for (p, r) in e.deviations.iter().chain(&e.out_of_scope) {
                 assert!(r.len() > 10, "{imp}: pattern {p} has no real reason");
             }

@@ -295,6 +295,12 @@ pub fn run_impl(
             results.iter().filter(|r| r.outcome == Outcome::Passed).count()
         );
     }
+    if runner_stderr.contains("No tests run") {
+        anyhow::bail!(
+            "--test {} matches no test of BoGo's runner (names look like Basic-Client-NoTicket-TLS-Sync)",
+            opts.tests.join(",")
+        );
+    }
     let text = fs::read_to_string(&json).with_context(|| {
         format!(
             "BoGo's runner for {} wrote no results ({status}): {}",

@@ -26,6 +26,9 @@ pub const EXIT_UNIMPLEMENTED: u8 = 89;
 /// runner kills a shim that waits before this bites. It bounds a shim started by hand.
 const CONNECTION_LIMIT: Duration = Duration::from_secs(30);
 
+/// How long the end of a connection waits for the runner to close its side.
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
 /// The runner reads echoes 512 bytes at a time from BoringSSL's shim; reading as little
 /// makes records arrive split across reads, as the runner's tests expect.
 const READ_SIZE: usize = 512;
@@ -39,6 +42,7 @@ pub struct ShimFlags {
     pub server: bool,
     pub key_file: Option<String>,
     pub cert_file: Option<String>,
+    /// Taken and ignored: no chain is verified (see `OpenPolicy`).
     pub trust_cert: Option<String>,
     pub verify_peer: bool,
     pub require_client_cert: bool,
@@ -193,11 +197,9 @@ impl ShimFlags {
             _ => Vec::new(),
         };
         let key_pem = read_pem(&self.key_file)?;
-        let certs = CertSet::from_pems(
-            read_pem(&self.trust_cert)?,
-            read_pem(&self.cert_file)?,
-            key_pem.clone(),
-        );
+        // No chain is verified (see `OpenPolicy`), so -trust-cert is not read: the runner
+        // passes an empty path for credentials without a root.
+        let certs = CertSet::from_pems(String::new(), read_pem(&self.cert_file)?, key_pem.clone());
         if self.server && key_pem.is_empty() {
             bail!("a server test without -key-file");
         }
@@ -212,13 +214,15 @@ impl ShimFlags {
             certs: Arc::new(certs),
             server_name: self.host_name.clone().unwrap_or(SERVER_NAME.into()),
             alpn,
-            require_client_cert: self.server && self.require_client_cert,
+            // BoringSSL's shim: -verify-peer asks for a certificate and overrides
+            // -require-any-client-certificate, which alone makes one mandatory.
+            require_client_cert: self.server && self.require_client_cert && !self.verify_peer,
             client_cert: !self.server && !key_pem.is_empty(),
             chain: Chain::One,
             open: Some(OpenPolicy {
                 min_version: min,
                 max_version: max,
-                verify_peer: self.verify_peer || self.require_client_cert,
+                request_client_cert: self.server && (self.verify_peer || self.require_client_cert),
                 sni: self.host_name.clone(),
             }),
         })
@@ -244,10 +248,17 @@ pub fn run(lib: &dyn TlsLibrary, flags: &ShimFlags) -> Result<()> {
         let tcp = connect_back(flags)?;
         let deadline = Instant::now() + CONNECTION_LIMIT;
         let (mut wire, mut ep) = wire::connect(factory.as_ref(), tcp, deadline)?;
-        wire.handshake(ep.as_mut())
-            .with_context(|| format!("connection {} handshake", n + 1))?;
-        check(flags, ep.as_ref(), n > 0)?;
-        exchange(flags, &mut wire, ep.as_mut())?;
+        let result = wire
+            .handshake(ep.as_mut())
+            .with_context(|| format!("connection {} handshake", n + 1))
+            .and_then(|()| check(flags, ep.as_ref(), n > 0))
+            .and_then(|()| exchange(flags, &mut wire, ep.as_mut()));
+        if result.is_err() {
+            // The alert the library queued while failing goes out before the stream ends.
+            let _ = wire.flush();
+        }
+        wire.drain(DRAIN_LIMIT);
+        result?;
     }
     Ok(())
 }

@@ -74,17 +74,16 @@ pub struct EndpointConfig {
 
 /// How an open configuration departs from a scenario's pinned one. With it, adapters ignore
 /// `version`, `aead` and `sig`, offer their default suites and schemes, take an empty
-/// `groups` as their default groups, and issue and keep tickets; `certs` holds the runner's
-/// own certificates (see [`CertSet::from_pems`]).
+/// `groups` as their default groups, keep a server session cache and issue and keep tickets;
+/// `certs` holds the runner's own credential (see [`CertSet::from_pems`]). Peer certificates
+/// are accepted whatever their chain, as BoringSSL's shim accepts them (its verify callback
+/// returns success); the handshake signature is still checked against the certificate's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenPolicy {
     pub min_version: Version,
     pub max_version: Version,
-    /// Client: verify the server's chain against `certs.ca_pem`, without a host-name check
-    /// (as BoringSSL's shim does); otherwise any certificate is accepted, though its
-    /// signature over the handshake is still checked. Server: ask for a client certificate
-    /// (`require_client_cert` makes it mandatory).
-    pub verify_peer: bool,
+    /// Server: ask for a client certificate (`require_client_cert` makes it mandatory).
+    pub request_client_cert: bool,
     /// The host name a client sends as SNI; `None` sends none.
     pub sni: Option<String>,
 }

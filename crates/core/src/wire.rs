@@ -35,7 +35,7 @@ pub(crate) enum Received {
 
 impl Wire {
     /// Sends whatever the endpoint has written.
-    fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         let mut buf = [0u8; 64 * 1024];
         loop {
             match self.far.read(&mut buf) {
@@ -107,6 +107,9 @@ impl Wire {
                     return Err(e);
                 }
             }
+            // What the endpoint wrote while reading (a warning alert refusing a
+            // renegotiation, a KeyUpdate answer) goes out before waiting on the peer.
+            self.flush()?;
             if !self.fill()? {
                 return Ok(Received::Eof);
             }
@@ -398,6 +401,26 @@ fn answer_http(mut wire: Wire, mut ep: Box<dyn TlsEndpoint>) -> Result<String> {
 }
 
 impl Wire {
+    /// Ends the stream as BoringSSL's shim does: stop sending, then read whatever the peer
+    /// still sends until it closes or `limit` passes. Closing a socket with unread input
+    /// resets the connection, and the reset can destroy an alert just sent before the peer
+    /// reads it.
+    pub(crate) fn drain(&mut self, limit: Duration) {
+        let _ = self.tcp.shutdown(std::net::Shutdown::Write);
+        let until = Instant::now() + limit;
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.tcp.set_read_timeout(Some(left)).is_err() {
+                return;
+            }
+            match self.tcp.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
     pub(crate) fn key_update(&mut self, ep: &mut dyn TlsEndpoint) -> Result<()> {
         let r = ep.key_update();
         self.flush()?;

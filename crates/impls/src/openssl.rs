@@ -167,9 +167,17 @@ impl TlsLibrary for OpensslLibrary {
         let mut b = SslContextBuilder::new(method)?;
         match &cfg.open {
             Some(open) => {
-                // The library's default suites and schemes, within the versions allowed.
+                // Every TLS 1.2 suite the library has, as BoringSSL's shim enables "ALL" (and
+                // the two CBC-SHA256 suites "ALL" leaves out of BoringSSL); TLS 1.3 suites and
+                // signature schemes as the library defaults them, within the versions allowed.
                 b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
                 b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
+                #[cfg(feature = "boringssl")]
+                b.set_cipher_list(
+                    "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+                )?;
+                #[cfg(not(feature = "boringssl"))]
+                b.set_cipher_list("ALL")?;
             }
             None => {
                 let v = ssl_version(cfg.version);
@@ -202,6 +210,10 @@ impl TlsLibrary for OpensslLibrary {
             set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
         }
         let session = resumption(&mut b, side, cfg.resumption)?;
+        if cfg.open.is_some() && side == Side::Server {
+            // Session ids as well as tickets, as BoringSSL's server resumes by default.
+            b.set_session_cache_mode(SslSessionCacheMode::SERVER);
+        }
         // Send certificates as configured: with the CA in its store (a client always, a
         // server for mTLS) OpenSSL would complete the chain itself and send the root too.
         #[cfg(not(feature = "boringssl"))]
@@ -212,11 +224,11 @@ impl TlsLibrary for OpensslLibrary {
                 for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
                     b.cert_store_mut().add_cert(ca)?;
                 }
-                // An open configuration checks the chain only when asked, and no host name
-                // (see `OpenPolicy::verify_peer`).
+                // An open configuration takes any chain (see `OpenPolicy`); the signature
+                // over the handshake is still checked.
                 match &cfg.open {
-                    Some(open) if !open.verify_peer => b.set_verify(SslVerifyMode::NONE),
-                    _ => b.set_verify(SslVerifyMode::PEER),
+                    Some(_) => b.set_verify_callback(SslVerifyMode::PEER, |_, _| true),
+                    None => b.set_verify(SslVerifyMode::PEER),
                 }
                 // BoringSSL takes the expected host per connection (see `endpoint`).
                 #[cfg(not(feature = "boringssl"))]
@@ -236,16 +248,22 @@ impl TlsLibrary for OpensslLibrary {
             }
             Side::Server => {
                 use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
-                let request = cfg.open.as_ref().is_some_and(|o| o.verify_peer);
-                if cfg.require_client_cert || request {
-                    for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
-                        b.cert_store_mut().add_cert(ca)?;
+                let mut mode = SslVerifyMode::PEER;
+                if cfg.require_client_cert {
+                    mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
+                }
+                match &cfg.open {
+                    Some(open) if open.request_client_cert => {
+                        b.set_verify_callback(mode, |_, _| true)
                     }
-                    let mut mode = SslVerifyMode::PEER;
-                    if cfg.require_client_cert {
-                        mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
+                    Some(_) => {}
+                    None if cfg.require_client_cert => {
+                        for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
+                            b.cert_store_mut().add_cert(ca)?;
+                        }
+                        b.set_verify(mode);
                     }
-                    b.set_verify(mode);
+                    None => {}
                 }
                 if !cfg.alpn.is_empty() {
                     let ours = alpn_wire(&cfg.alpn);

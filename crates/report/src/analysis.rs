@@ -668,6 +668,8 @@ pub struct Companions {
     pub counters: Option<RunData>,
     pub ceiling: Option<RunData>,
     pub allocators: Option<RunData>,
+    /// The newest conformance run: its id and every test's row.
+    pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
 }
 
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
@@ -951,6 +953,13 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     }
     if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
         sections.push(interop_section(cells));
+    }
+    if let Some(section) = extra
+        .conformance
+        .as_ref()
+        .and_then(|(id, rows)| crate::conformance::section(id, rows))
+    {
+        sections.push(section);
     }
     sections.push(Section {
         id: "results".into(),

@@ -10,6 +10,7 @@
 mod analysis;
 pub mod area;
 pub mod bulk_causes;
+pub mod conformance;
 mod csv;
 pub mod doc;
 pub mod environment;

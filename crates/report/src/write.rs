@@ -54,6 +54,13 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             counters: companion(RunKind::Counters)?,
             ceiling: companion(RunKind::Ceiling)?,
             allocators: companion(RunKind::Allocators)?,
+            conformance: match store.latest_conformance_run()? {
+                Some(id) => {
+                    let rows = store.conformance(&id)?;
+                    Some((id, rows))
+                }
+                None => None,
+            },
         };
         (history, extra)
     } else {

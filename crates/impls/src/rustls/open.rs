@@ -1,20 +1,20 @@
 //! rustls as an application would configure it, for the BoGo shim: the provider's default
-//! suites and schemes, the versions and groups the runner names, and certificates checked
-//! the way BoringSSL's shim checks them (a chain to the runner's root, no host name), or
-//! not at all when the runner does not ask.
+//! suites and schemes, the versions and groups the runner names, and peer certificates taken
+//! as BoringSSL's shim takes them (any chain; the handshake signature still checked).
 
 use std::sync::atomic::AtomicU16;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::crypto::{
+    verify_tls12_signature, verify_tls13_signature, CryptoProvider, WebPkiSupportedAlgorithms,
+};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::server::ServerSessionMemoryCache;
 use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, Error, ServerConfig, SignatureScheme,
+    ClientConfig, DigitallySignedStruct, DistinguishedName, Error, ServerConfig, SignatureScheme,
     SupportedProtocolVersion,
 };
 use tlsmatrix_core::codes;
@@ -22,8 +22,8 @@ use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy, Side
 use tlsmatrix_core::scenario::Resumption as ResumptionMode;
 
 use super::{
-    client_resumption, pem_pair, protocol_versions, roots, ClientFactory, RecordingVerifier,
-    RustlsLibrary, ServerFactory,
+    client_resumption, pem_pair, protocol_versions, ClientFactory, RecordingVerifier,
+    RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,
 };
 
 impl RustlsLibrary {
@@ -60,16 +60,8 @@ impl RustlsLibrary {
             .collect();
         match side {
             Side::Client => {
-                let inner: Arc<dyn ServerCertVerifier> = if open.verify_peer {
-                    Arc::new(AnyHostName(
-                        WebPkiServerVerifier::builder_with_provider(roots(cfg)?, provider.clone())
-                            .build()?,
-                    ))
-                } else {
-                    Arc::new(AnyCertificate(provider.signature_verification_algorithms))
-                };
                 let verifier = Arc::new(RecordingVerifier {
-                    inner,
+                    inner: Arc::new(AnyCertificate(provider.signature_verification_algorithms)),
                     offered: None,
                     last_scheme: AtomicU16::new(0),
                 });
@@ -101,73 +93,24 @@ impl RustlsLibrary {
                 let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
                 let builder = ServerConfig::builder_with_provider(provider.clone())
                     .with_protocol_versions(&versions)?;
-                let builder = if open.verify_peer {
-                    let b = WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider);
-                    let b = if cfg.require_client_cert {
-                        b
-                    } else {
-                        b.allow_unauthenticated()
-                    };
-                    builder.with_client_cert_verifier(b.build()?)
+                let builder = if open.request_client_cert {
+                    builder.with_client_cert_verifier(Arc::new(AnyClientCertificate {
+                        algorithms: provider.signature_verification_algorithms,
+                        mandatory: cfg.require_client_cert,
+                    }))
                 } else {
                     builder.with_no_client_auth()
                 };
                 let mut config = builder.with_single_cert(chain, key)?;
                 self.server_resumption(&mut config, ResumptionMode::Ticket)?;
+                // Session ids as well as tickets, as BoringSSL's server resumes by default.
+                config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE);
                 config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 Ok(Box::new(ServerFactory {
                     config: Arc::new(config),
                 }))
             }
         }
-    }
-}
-
-/// webpki's verdict on the chain, whatever name the certificate carries: the runner's
-/// certificates are not issued for any name the shim is told.
-#[derive(Debug)]
-struct AnyHostName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyHostName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
     }
 }
 
@@ -208,5 +151,54 @@ impl ServerCertVerifier for AnyCertificate {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_schemes()
+    }
+}
+
+/// Any client certificate, as BoringSSL's shim takes one; its signature over the handshake
+/// is still checked.
+#[derive(Debug)]
+struct AnyClientCertificate {
+    algorithms: WebPkiSupportedAlgorithms,
+    mandatory: bool,
+}
+
+impl ClientCertVerifier for AnyClientCertificate {
+    fn client_auth_mandatory(&self) -> bool {
+        self.mandatory
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
     }
 }

@@ -1,0 +1,251 @@
+//! `tlsmatrix conformance` end to end: BoGo's runner built from the boring-sys sources, the
+//! quick subset against every impl's shim, and the limits that keep a broken shim from
+//! hanging a run.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
+}
+
+fn release_dir() -> PathBuf {
+    bin().parent().unwrap().to_path_buf()
+}
+
+/// Where the runner is cached: the same folder `tlsmatrix conformance` uses on its defaults,
+/// so it is built once for every test and every later run.
+fn bogo_dir() -> PathBuf {
+    release_dir().join("../bogo")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tlsmatrix-conf-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The runner may be built by the first test to need it; tests that run it take turns, so
+/// one build serves all and two runners never compete for the two cores.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn conformance(driver_dir: &Path, d: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .arg("conformance")
+        .args(["--out", d.join("c.jsonl").to_str().unwrap()])
+        .args(["--db", d.join("c.db").to_str().unwrap()])
+        .args(args)
+        .env("TLSMATRIX_DRIVER_DIR", driver_dir)
+        .env("TLSMATRIX_BOGO_DIR", bogo_dir())
+        .output()
+        .unwrap()
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
+    let _turn = one_at_a_time();
+    let d = scratch("quick");
+    let started = Instant::now();
+    let o = conformance(&release_dir(), &d, &["--quick", "--strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(300),
+        "took {:?}",
+        started.elapsed()
+    );
+    let rows = lines(&d.join("c.jsonl"));
+    let quick = tlsmatrix_conformance::quick::TESTS.len();
+    let mut impls: Vec<&str> = rows.iter().map(|r| r["impl"].as_str().unwrap()).collect();
+    impls.dedup();
+    // Every driver's impls but the Go driver's, which has no shim (and says so).
+    for imp in ["rustls-aws-lc", "rustls-ring", "openssl-3.0", "boringssl"] {
+        assert!(impls.contains(&imp), "{imp} missing: {impls:?}");
+    }
+    assert!(
+        text(&o).contains("unsupported: go-crypto-tls"),
+        "{}",
+        text(&o)
+    );
+    for imp in &impls {
+        let own: Vec<_> = rows.iter().filter(|r| r["impl"] == *imp).collect();
+        assert_eq!(own.len(), quick, "{imp}");
+        assert!(own.iter().all(|r| r["outcome"] != "failed"), "{imp}");
+        assert!(!own[0]["impl_version"].as_str().unwrap().is_empty());
+        assert!(own[0]["runner"]
+            .as_str()
+            .unwrap()
+            .starts_with("BoGo (boring-sys "));
+        // Every impl with an open configuration passes most of the subset; s2n-tls's
+        // adapter has none yet, so its tests are all unimplemented, never passed.
+        let passed = own.iter().filter(|r| r["outcome"] == "passed").count();
+        if *imp == "s2n-tls" {
+            assert_eq!(passed, 0);
+        } else {
+            assert!(
+                passed * 10 >= quick * 8,
+                "{imp}: {passed} of {quick} passed"
+            );
+        }
+    }
+    // The database holds the same, and a run compared with itself has nothing newly failing.
+    let db = d.join("c.db");
+    let history = Command::new(bin())
+        .args(["history", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let run_id = rows[0]["run_id"].as_str().unwrap();
+    assert!(text(&history).contains(run_id), "{}", text(&history));
+    let same = Command::new(bin())
+        .args(["compare", run_id, run_id, "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same));
+    assert!(text(&same).contains("conformance: base"), "{}", text(&same));
+}
+
+#[test]
+fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
+    let driver = release_dir().join("tlsmatrix-driver");
+    // Straight to the shim: the runner's status for "unimplemented" is 89.
+    let o = Command::new(&driver)
+        .args(["bogo-shim", "--impl", "rustls-ring", "--"])
+        .args(["-port", "1", "-shim-id", "0", "-enable-channel-id"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(89), "{}", text(&o));
+    assert!(text(&o).contains("-enable-channel-id"), "{}", text(&o));
+    // Through the runner: a test that needs that flag counts as unimplemented, and a pattern
+    // that names no test is a clear error, not an empty success.
+    let _turn = one_at_a_time();
+    let d = scratch("unimpl");
+    let o = conformance(
+        &release_dir(),
+        &d,
+        &[
+            "--impl",
+            "rustls-ring",
+            "--test",
+            "ChannelID-Client-TLS12-TLS-Sync",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = lines(&d.join("c.jsonl"));
+    assert_eq!(rows.len(), 1, "{}", text(&o));
+    assert_eq!(rows[0]["outcome"], "unimplemented");
+    let o = conformance(
+        &release_dir(),
+        &d,
+        &["--impl", "rustls-ring", "--test", "NoSuchTest"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("matches no test"), "{}", text(&o));
+}
+
+/// A driver whose shim answers the runner's first question and then hangs on every test (one
+/// process: the script becomes the `sleep`).
+fn hanging_driver(d: &Path) -> PathBuf {
+    let dir = d.join("drivers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("tlsmatrix-driver");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ncase \"$1\" in\n  info) echo '{\"impls\":[{\"name\":\"stuck\",\"version\":\"stuck 1\"}]}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && { echo No; exit 0; }; done\nexec sleep 317\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn a_hanging_shim_costs_the_runners_timeout_and_a_run_its_limit() {
+    let _turn = one_at_a_time();
+    let d = scratch("hang");
+    let drivers = hanging_driver(&d);
+    // One test: the runner gives up on the silent shim after its idle timeout, kills it,
+    // and the test fails with the runner's reason.
+    let started = Instant::now();
+    let o = conformance(
+        &drivers,
+        &d,
+        &[
+            "--test",
+            "Basic-Client-NoTicket-TLS-Sync",
+            "--idle-timeout",
+            "2",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = lines(&d.join("c.jsonl"));
+    assert_eq!(rows.len(), 1, "{}", text(&o));
+    assert_eq!(rows[0]["outcome"], "failed");
+    assert!(
+        rows[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("context deadline exceeded"),
+        "{}",
+        rows[0]["reason"]
+    );
+    // Many tests with a long idle timeout: the whole run is killed at its hard limit, with
+    // every shim it started, and says so.
+    let started = Instant::now();
+    let o = conformance(
+        &drivers,
+        &d,
+        &[
+            "--test",
+            "Basic-*",
+            "--idle-timeout",
+            "120",
+            "--limit",
+            "10",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("passed its limit of 10 s"),
+        "{}",
+        text(&o)
+    );
+    let left = Command::new("pgrep")
+        .args(["-f", "^sleep 317$"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "shims left running: {}",
+        text(&left)
+    );
+}
