@@ -446,6 +446,11 @@ impl TlsEndpoint for RustlsEndpoint {
                 Err(e) => return Err(e).context("reading plaintext"),
             }
             if got == buf.len() || !self.io.has_input() {
+                // What rustls queued while reading (a warning alert refusing a
+                // renegotiation, a KeyUpdate answer) is written now, not at the next send.
+                if self.conn.wants_write() {
+                    self.flush()?;
+                }
                 return Ok(got);
             }
             self.read_some()?;

@@ -23,7 +23,7 @@ use s2n_tls::enums::{Blinding, ClientAuthType, Mode, PeerKeyUpdate};
 use s2n_tls::security::Policy as S2nPolicy;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, Side, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
@@ -178,8 +178,8 @@ impl TlsLibrary for S2nLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg.open.is_some() {
-            return Err("the s2n-tls adapter configures pinned scenarios only: open configurations (the BoGo shim's) need a security policy built from the runner's flags, not written yet".into());
+        if let Some(open) = &cfg.open {
+            return open_policy(cfg, open).map(|_| ());
         }
         if cfg.sig == SigAlg::Ed25519 {
             return Err("s2n-tls has no Ed25519 signatures".into());
@@ -202,6 +202,9 @@ impl TlsLibrary for S2nLibrary {
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        if let Some(open) = &cfg.open {
+            return open_factory(side, cfg, open);
+        }
         self.supports(cfg).map_err(|e| anyhow!(e))?;
         let policy = policy_for(cfg, side).map_err(|e| anyhow!(e))?;
         let mut b = Config::builder();
@@ -245,11 +248,85 @@ impl TlsLibrary for S2nLibrary {
         Ok(Box::new(S2nFactory {
             config: b.build()?,
             side,
-            server_name: cfg.server_name.clone(),
+            server_name: Some(cfg.server_name.clone()),
             ticket,
             resumes: cfg.resumption == Resumption::Ticket,
         }))
     }
+}
+
+/// The named policy for an open configuration: s2n-tls takes versions, suites and groups
+/// only as a whole policy, so the versions pick one and the runner may not name groups.
+fn open_policy(cfg: &EndpointConfig, open: &OpenPolicy) -> Result<&'static str, String> {
+    if !cfg.groups.is_empty() {
+        return Err(
+            "s2n-tls takes named security policies only, so the runner's group list cannot be set"
+                .into(),
+        );
+    }
+    match (open.min_version, open.max_version) {
+        (Version::Tls12, Version::Tls13) => Ok("default_tls13"),
+        (Version::Tls12, Version::Tls12) => Ok("20240501"),
+        (Version::Tls13, Version::Tls13) => Ok("AWS-CRT-SDK-TLSv1.3"),
+        (Version::Tls13, Version::Tls12) => Err("no version allowed".into()),
+    }
+}
+
+/// s2n-tls as an application would configure it for the BoGo shim: the policy for the
+/// versions allowed, any peer chain accepted (as BoringSSL's shim accepts it), ALPN, SNI
+/// and tickets as the runner asks.
+fn open_factory(
+    side: Side,
+    cfg: &EndpointConfig,
+    open: &OpenPolicy,
+) -> Result<Box<dyn EndpointFactory>> {
+    let policy = open_policy(cfg, open).map_err(|e| anyhow!(e))?;
+    let mut b = Config::builder();
+    b.set_security_policy(&S2nPolicy::from_version(policy)?)?;
+    b.with_system_certs(false)?;
+    if !cfg.alpn.is_empty() {
+        b.set_application_protocol_preference(cfg.alpn.iter().map(String::as_bytes))?;
+    }
+    let ticket = SessionSlot::default();
+    b.enable_session_tickets(true)?;
+    match side {
+        Side::Client => {
+            // SAFETY: test configuration only; the handshake signature is still checked.
+            unsafe { b.disable_x509_verification()? };
+            if cfg.client_cert {
+                b.set_client_auth_type(ClientAuthType::Optional)?;
+                b.load_pem(
+                    cfg.certs.client_chain_pem.as_bytes(),
+                    cfg.certs.client_key_pem.as_bytes(),
+                )?;
+            }
+            b.set_session_ticket_callback(KeepTicket(ticket.clone()))?;
+        }
+        Side::Server => {
+            b.load_pem(
+                cfg.server_chain_pem().as_bytes(),
+                cfg.certs.key_pem.as_bytes(),
+            )?;
+            if open.request_client_cert {
+                b.set_client_auth_type(if cfg.require_client_cert {
+                    ClientAuthType::Required
+                } else {
+                    ClientAuthType::Optional
+                })?;
+                // SAFETY: as above.
+                unsafe { b.disable_x509_verification()? };
+            }
+            let intro = SystemTime::now() - std::time::Duration::from_secs(60);
+            b.add_session_ticket_key(b"tlsmatrix", &[0x5a; 32], intro)?;
+        }
+    }
+    Ok(Box::new(S2nFactory {
+        config: b.build()?,
+        side,
+        server_name: open.sni.clone(),
+        ticket,
+        resumes: true,
+    }))
 }
 
 struct AnyHost;
@@ -278,7 +355,8 @@ impl SessionTicketCallback for KeepTicket {
 struct S2nFactory {
     config: Config,
     side: Side,
-    server_name: String,
+    /// SNI; an open configuration may send none.
+    server_name: Option<String>,
     ticket: SessionSlot,
     resumes: bool,
 }
@@ -307,7 +385,9 @@ impl EndpointFactory for S2nFactory {
             conn.set_receive_context(ctx)?;
         }
         if self.side == Side::Client {
-            conn.set_server_name(&self.server_name)?;
+            if let Some(name) = &self.server_name {
+                conn.set_server_name(name)?;
+            }
             if let Some(t) = self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 conn.set_session_ticket(&t)?;
             }
