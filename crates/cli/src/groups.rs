@@ -285,7 +285,7 @@ pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> 
     };
     let mut state = GroupState::new(n);
     let failure = loop {
-        match state.take(proc.next(), &mut on_sample) {
+        match state.take(proc.next_message(), &mut on_sample) {
             Heard::Going => {}
             Heard::Stepped(_) => break Some("driver stepped unasked".into()),
             Heard::Done => break None,
@@ -331,7 +331,10 @@ pub fn run_duet(
                 }
             }
             failures[i] = loop {
-                match (states[i].take(p.next(), &mut on_sample), step <= req.rounds) {
+                match (
+                    states[i].take(p.next_message(), &mut on_sample),
+                    step <= req.rounds,
+                ) {
                     (Heard::Going, _) => {}
                     (Heard::Stepped(s), true) if s == step => break None,
                     (Heard::Done, false) => break None,

@@ -2,20 +2,19 @@
 
 mod compare;
 mod conformance;
-mod drivers;
-mod env;
 mod groups;
 mod history;
-mod interop;
 mod list;
 mod repeatability;
-mod results_file;
 mod run;
 mod wire;
 
 use std::path::PathBuf;
+
 use std::process::ExitCode;
 use std::time::Duration;
+use tlsmatrix_drivers::{beside, env, registry as drivers, results_file};
+use tlsmatrix_interop as interop;
 
 use clap::{Parser, Subcommand};
 
@@ -361,14 +360,6 @@ struct RunArgs {
     /// reason, not only the compact table per area.
     #[arg(long, short)]
     verbose: bool,
-}
-
-/// A file in the same folder as `path`.
-fn beside(path: &std::path::Path, name: &str) -> PathBuf {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."))
-        .join(name)
 }
 
 fn main() -> ExitCode {

@@ -188,29 +188,14 @@ impl TlsLibrary for RustlsLibrary {
                 let webpki =
                     WebPkiServerVerifier::builder_with_provider(roots(cfg)?, provider.clone())
                         .build()?;
-                let verifier = Arc::new(RecordingVerifier {
-                    inner: webpki,
-                    offered: Some(SignatureScheme::from(codes::signature_scheme_code(cfg.sig))),
-                    last_scheme: AtomicU16::new(0),
-                });
-                let builder = ClientConfig::builder_with_provider(provider)
-                    .with_protocol_versions(versions)?
-                    .dangerous()
-                    .with_custom_certificate_verifier(verifier.clone());
-                let mut config = if cfg.client_cert {
-                    let (chain, key) =
-                        pem_pair(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
-                    builder.with_client_auth_cert(chain, key)?
-                } else {
-                    builder.with_no_client_auth()
-                };
-                config.resumption = client_resumption(cfg.resumption);
-                config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-                Ok(Box::new(ClientFactory {
-                    config: Arc::new(config),
-                    server_name: ServerName::try_from(cfg.server_name.clone())?,
-                    verifier,
-                }))
+                client_factory(
+                    provider,
+                    versions,
+                    webpki,
+                    Some(SignatureScheme::from(codes::signature_scheme_code(cfg.sig))),
+                    cfg,
+                    ServerName::try_from(cfg.server_name.clone())?,
+                )
             }
             Side::Server => {
                 let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
@@ -242,6 +227,41 @@ impl TlsLibrary for RustlsLibrary {
             }
         }
     }
+}
+
+/// A client factory: the provider and versions, `inner` to verify the server (wrapped so
+/// that the scheme the server signed with is recorded), the client certificate when the
+/// configuration has one, resumption and ALPN as configured.
+fn client_factory(
+    provider: Arc<CryptoProvider>,
+    versions: &[&'static SupportedProtocolVersion],
+    inner: Arc<dyn ServerCertVerifier>,
+    offered: Option<SignatureScheme>,
+    cfg: &EndpointConfig,
+    server_name: ServerName<'static>,
+) -> Result<Box<dyn EndpointFactory>> {
+    let verifier = Arc::new(RecordingVerifier {
+        inner,
+        offered,
+        last_scheme: AtomicU16::new(0),
+    });
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier.clone());
+    let mut config = if cfg.client_cert {
+        let (chain, key) = pem_pair(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
+        builder.with_client_auth_cert(chain, key)?
+    } else {
+        builder.with_no_client_auth()
+    };
+    config.resumption = client_resumption(cfg.resumption);
+    config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+    Ok(Box::new(ClientFactory {
+        config: Arc::new(config),
+        server_name,
+        verifier,
+    }))
 }
 
 /// A server key that signs with one scheme or none.

@@ -216,10 +216,7 @@ impl TlsLibrary for S2nLibrary {
                 b.trust_pem(cfg.certs.ca_pem.as_bytes())?;
                 if cfg.client_cert {
                     b.set_client_auth_type(ClientAuthType::Required)?;
-                    b.load_pem(
-                        cfg.certs.client_chain_pem.as_bytes(),
-                        cfg.certs.client_key_pem.as_bytes(),
-                    )?;
+                    load_own_certificate(&mut b, side, cfg)?;
                 }
                 if cfg.resumption == Resumption::Ticket {
                     b.enable_session_tickets(true)?;
@@ -227,10 +224,7 @@ impl TlsLibrary for S2nLibrary {
                 }
             }
             Side::Server => {
-                b.load_pem(
-                    cfg.server_chain_pem().as_bytes(),
-                    cfg.certs.key_pem.as_bytes(),
-                )?;
+                load_own_certificate(&mut b, side, cfg)?;
                 if cfg.require_client_cert {
                     b.set_client_auth_type(ClientAuthType::Required)?;
                     b.trust_pem(cfg.certs.ca_pem.as_bytes())?;
@@ -239,9 +233,7 @@ impl TlsLibrary for S2nLibrary {
                     b.set_verify_host_callback(AnyHost)?;
                 }
                 if cfg.resumption == Resumption::Ticket {
-                    // A key introduced a minute ago, so it already encrypts.
-                    let intro = SystemTime::now() - std::time::Duration::from_secs(60);
-                    b.add_session_ticket_key(b"tlsmatrix", &[0x5a; 32], intro)?;
+                    add_ticket_key(&mut b)?;
                 }
             }
         }
@@ -295,18 +287,12 @@ fn open_factory(
             unsafe { b.disable_x509_verification()? };
             if cfg.client_cert {
                 b.set_client_auth_type(ClientAuthType::Optional)?;
-                b.load_pem(
-                    cfg.certs.client_chain_pem.as_bytes(),
-                    cfg.certs.client_key_pem.as_bytes(),
-                )?;
+                load_own_certificate(&mut b, side, cfg)?;
             }
             b.set_session_ticket_callback(KeepTicket(ticket.clone()))?;
         }
         Side::Server => {
-            b.load_pem(
-                cfg.server_chain_pem().as_bytes(),
-                cfg.certs.key_pem.as_bytes(),
-            )?;
+            load_own_certificate(&mut b, side, cfg)?;
             if open.request_client_cert {
                 b.set_client_auth_type(if cfg.require_client_cert {
                     ClientAuthType::Required
@@ -316,8 +302,7 @@ fn open_factory(
                 // SAFETY: as above.
                 unsafe { b.disable_x509_verification()? };
             }
-            let intro = SystemTime::now() - std::time::Duration::from_secs(60);
-            b.add_session_ticket_key(b"tlsmatrix", &[0x5a; 32], intro)?;
+            add_ticket_key(&mut b)?;
         }
     }
     Ok(Box::new(S2nFactory {
@@ -327,6 +312,30 @@ fn open_factory(
         ticket,
         resumes: true,
     }))
+}
+
+/// Loads the certificate this side presents: the server's chain, or the client's own.
+fn load_own_certificate(
+    b: &mut s2n_tls::config::Builder,
+    side: Side,
+    cfg: &EndpointConfig,
+) -> Result<()> {
+    let (chain, key) = match side {
+        Side::Client => (
+            cfg.certs.client_chain_pem.as_str(),
+            &cfg.certs.client_key_pem,
+        ),
+        Side::Server => (cfg.server_chain_pem(), &cfg.certs.key_pem),
+    };
+    b.load_pem(chain.as_bytes(), key.as_bytes())?;
+    Ok(())
+}
+
+/// The server's ticket key, introduced a minute ago so that it already encrypts.
+fn add_ticket_key(b: &mut s2n_tls::config::Builder) -> Result<()> {
+    let intro = SystemTime::now() - std::time::Duration::from_secs(60);
+    b.add_session_ticket_key(b"tlsmatrix", &[0x5a; 32], intro)?;
+    Ok(())
 }
 
 struct AnyHost;

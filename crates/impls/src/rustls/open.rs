@@ -2,7 +2,6 @@
 //! suites and schemes, the versions and groups the runner names, and peer certificates taken
 //! as BoringSSL's shim takes them (any chain; the handshake signature still checked).
 
-use std::sync::atomic::AtomicU16;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
@@ -14,7 +13,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::ServerSessionMemoryCache;
 use rustls::{
-    ClientConfig, DigitallySignedStruct, DistinguishedName, Error, ServerConfig, SignatureScheme,
+    DigitallySignedStruct, DistinguishedName, Error, ServerConfig, SignatureScheme,
     SupportedProtocolVersion,
 };
 use tlsmatrix_core::codes;
@@ -22,8 +21,7 @@ use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy, Side
 use tlsmatrix_core::scenario::Resumption as ResumptionMode;
 
 use super::{
-    client_resumption, pem_pair, protocol_versions, ClientFactory, RecordingVerifier,
-    RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,
+    client_factory, pem_pair, protocol_versions, RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,
 };
 
 impl RustlsLibrary {
@@ -60,34 +58,19 @@ impl RustlsLibrary {
             .collect();
         match side {
             Side::Client => {
-                let verifier = Arc::new(RecordingVerifier {
-                    inner: Arc::new(AnyCertificate(provider.signature_verification_algorithms)),
-                    offered: None,
-                    last_scheme: AtomicU16::new(0),
-                });
-                let builder = ClientConfig::builder_with_provider(provider)
-                    .with_protocol_versions(&versions)?
-                    .dangerous()
-                    .with_custom_certificate_verifier(verifier.clone());
-                let mut config = if cfg.client_cert {
-                    let (chain, key) =
-                        pem_pair(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
-                    builder.with_client_auth_cert(chain, key)?
-                } else {
-                    builder.with_no_client_auth()
-                };
-                config.resumption = client_resumption(ResumptionMode::Ticket);
-                config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
                 // An IP address as the name makes rustls send no SNI.
                 let server_name = match &open.sni {
                     Some(name) => ServerName::try_from(name.clone())?,
                     None => ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()),
                 };
-                Ok(Box::new(ClientFactory {
-                    config: Arc::new(config),
+                client_factory(
+                    provider.clone(),
+                    &versions,
+                    Arc::new(AnyCertificate(provider.signature_verification_algorithms)),
+                    None,
+                    cfg,
                     server_name,
-                    verifier,
-                }))
+                )
             }
             Side::Server => {
                 let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;

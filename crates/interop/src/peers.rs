@@ -10,12 +10,12 @@ use tlsmatrix_core::endpoint::Side;
 use tlsmatrix_core::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
 use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
 
-use crate::drivers::Registry;
+use tlsmatrix_drivers::registry::Registry;
 
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// An impl in a tlsmatrix driver binary.
-    Driver(crate::drivers::Driver),
+    Driver(tlsmatrix_drivers::registry::Driver),
     /// The `openssl` command-line tool.
     OpensslTool,
     /// GnuTLS's `gnutls-serv` and `gnutls-cli`.
@@ -127,7 +127,7 @@ pub fn discover(reg: &Registry) -> Vec<Peer> {
             kind: Kind::OpensslTool,
         });
     }
-    if let Ok(dir) = crate::drivers::driver_dir() {
+    if let Ok(dir) = tlsmatrix_drivers::registry::driver_dir() {
         let bin = dir.join(GO_PEER_BINARY);
         if let Some(version) = reported_version(Command::new(&bin).arg("version")) {
             peers.push(Peer {

@@ -397,7 +397,7 @@ impl DriverProcess {
     }
 
     /// The next message, or why there is none (silence past the limit, exit, garbage).
-    pub fn next(&mut self) -> Result<DriverMessage, String> {
+    pub fn next_message(&mut self) -> Result<DriverMessage, String> {
         match self.lines.recv_timeout(self.silence_limit) {
             Ok(Ok(line)) => serde_json::from_str::<DriverMessage>(&line)
                 .map_err(|_| format!("driver printed an unreadable line: {line}")),
@@ -482,7 +482,7 @@ pub fn run_command(
     let mut samples = Vec::new();
     let mut trace = None;
     let outcome = loop {
-        match proc.next() {
+        match proc.next_message() {
             Ok(DriverMessage::Hello {
                 client_version,
                 server_version,
