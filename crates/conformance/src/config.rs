@@ -16,6 +16,7 @@ const RUSTLS: &str = include_str!("../config/rustls.json");
 const RING: &str = include_str!("../config/ring.json");
 const OPENSSL: &str = include_str!("../config/openssl.json");
 const BORINGSSL: &str = include_str!("../config/boringssl.json");
+const S2N: &str = include_str!("../config/s2n.json");
 
 /// Each impl's files (a library's, then its crypto provider's); an impl without any has no
 /// known deviations.
@@ -26,6 +27,7 @@ const DEVIATIONS: &[(&str, &[&str])] = &[
     ("openssl-3.6", &[OPENSSL]),
     ("openssl-4.0", &[OPENSSL]),
     ("boringssl", &[BORINGSSL]),
+    ("s2n-tls", &[S2N]),
 ];
 
 #[derive(Debug, Default, Deserialize)]
