@@ -51,10 +51,6 @@ impl Outcome {
             Outcome::Deviation => "deviation",
         }
     }
-
-    pub fn parse(s: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
-    }
 }
 
 /// One test's result for one impl.
@@ -230,12 +226,7 @@ pub fn run_impl(
             .env("TEST_TOTAL_SHARDS", opts.shard.1.to_string());
     }
     // Its own process group, so a kill at the limit takes every shim with it.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setpgid(0, 0);
-            Ok(())
-        });
-    }
+    cmd.process_group(0);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start BoGo's runner {}", runner.display()))?;
