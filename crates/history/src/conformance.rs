@@ -95,8 +95,8 @@ impl Store {
     }
 }
 
-/// Tests that passed (or were a deviation) in `base` and fail in `cand`, per impl, as
-/// (impl, test, message); impls or tests absent from either run are not compared.
+/// Rows of tests that did not fail in `base` (passed, deviation or unimplemented) and fail in
+/// `cand`; impls or tests absent from either run are not compared.
 pub fn newly_failing<'a>(
     base: &'a [ConformanceRow],
     cand: &'a [ConformanceRow],
