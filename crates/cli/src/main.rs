@@ -213,7 +213,7 @@ enum Command {
     /// exit 1 when any test failed.
     Conformance {
         /// Impls to test, comma-separated names or patterns (default: every plain build with a
-        /// shim; the Go driver has none).
+        /// shim).
         #[arg(long = "impl", value_name = "A,B,...")]
         impls: Vec<String>,
         /// Test-name patterns (`*`, `?`), as the runner names tests (default: all).

@@ -63,13 +63,39 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// The quick subset's tests whose outcome in a full run here is not `passed`, each checked
+/// by hand; any other outcome than `passed` is a broken shim or adapter.
+const QUICK_NOT_PASSED: &[(&str, &str, &str)] = &[
+    // crypto/tls reads the ClientHello's session ID without RFC 8446's limit of 32 bytes
+    // (handshake_messages.go): a finding, left visible.
+    (
+        "go-crypto-tls",
+        "TicketSessionIDLength-33-TLS-TLS12",
+        "failed",
+    ),
+    // crypto/tls has no API to send a KeyUpdate.
+    ("go-crypto-tls", "KeyUpdate-FromClient", "unimplemented"),
+    // crypto/tls resumes TLS 1.2 sessions by ticket only (config/go.json).
+    (
+        "go-crypto-tls",
+        "Basic-Client-NoTicket-TLS-Sync",
+        "deviation",
+    ),
+];
+
 #[test]
 fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
     let _turn = one_at_a_time();
     let d = scratch("quick");
     let started = Instant::now();
     let o = conformance(&release_dir(), &d, &["--quick", "--strict"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // --strict: crypto/tls's finding above fails the run.
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("FAILED go-crypto-tls TicketSessionIDLength-33-TLS-TLS12"),
+        "{}",
+        text(&o)
+    );
     assert!(
         started.elapsed() < Duration::from_secs(300),
         "took {:?}",
@@ -79,34 +105,32 @@ fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
     let quick = tlsmatrix_conformance::quick::TESTS.len();
     let mut impls: Vec<&str> = rows.iter().map(|r| r["impl"].as_str().unwrap()).collect();
     impls.dedup();
-    // Every driver's impls but the Go driver's, which has no shim (and says so).
     for imp in [
         "rustls-aws-lc",
         "rustls-ring",
         "openssl-3.0",
         "boringssl",
         "s2n-tls",
+        "go-crypto-tls",
     ] {
         assert!(impls.contains(&imp), "{imp} missing: {impls:?}");
     }
-    assert!(
-        text(&o).contains("unsupported: go-crypto-tls"),
-        "{}",
-        text(&o)
-    );
     for imp in &impls {
         let own: Vec<_> = rows.iter().filter(|r| r["impl"] == *imp).collect();
         assert_eq!(own.len(), quick, "{imp}");
-        assert!(own.iter().all(|r| r["outcome"] != "failed"), "{imp}");
         assert!(!own[0]["impl_version"].as_str().unwrap().is_empty());
         assert!(own[0]["runner"]
             .as_str()
             .unwrap()
             .starts_with("BoGo (boring-sys "));
-        // Every test of the subset passed for every impl in a full run here: one that does
-        // not now is a broken shim or adapter.
-        let passed = own.iter().filter(|r| r["outcome"] == "passed").count();
-        assert_eq!(passed, quick, "{imp}");
+        for r in own {
+            let test = r["test"].as_str().unwrap();
+            let want = QUICK_NOT_PASSED
+                .iter()
+                .find(|(i, t, _)| i == imp && *t == test)
+                .map_or("passed", |k| k.2);
+            assert_eq!(r["outcome"], want, "{imp} {test}: {}", r["reason"]);
+        }
     }
     // The database holds the same, and a run compared with itself has nothing newly failing.
     let db = d.join("c.db");

@@ -17,6 +17,7 @@ const RING: &str = include_str!("../config/ring.json");
 const OPENSSL: &str = include_str!("../config/openssl.json");
 const BORINGSSL: &str = include_str!("../config/boringssl.json");
 const S2N: &str = include_str!("../config/s2n.json");
+const GO: &str = include_str!("../config/go.json");
 
 /// Each impl's files (a library's, then its crypto provider's); an impl without any has no
 /// known deviations.
@@ -28,6 +29,7 @@ const DEVIATIONS: &[(&str, &[&str])] = &[
     ("openssl-4.0", &[OPENSSL]),
     ("boringssl", &[BORINGSSL]),
     ("s2n-tls", &[S2N]),
+    ("go-crypto-tls", &[GO]),
 ];
 
 #[derive(Debug, Default, Deserialize)]

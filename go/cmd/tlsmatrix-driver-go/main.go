@@ -5,7 +5,7 @@
 // only its own running stretches (memconn.Clock); every handshake is held to the scenario's version,
 // suite, group, signature scheme, resumption, certificates and ClientHello count.
 //
-// Commands: info, run, group (as every driver), and parse (reads scenario ids on stdin and
+// Commands: info, run, group, bogo-shim (as every driver), and parse (reads scenario ids on stdin and
 // prints each back canonically, for the test that keeps this reader in step with Rust's).
 package main
 
@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsmatrix/tlsmatrix/go/internal/bogo"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
@@ -33,7 +34,9 @@ commands:
   info    print the impl this driver holds and its version, as JSON
   run     run one scenario for one pair and print JSON messages (-h for flags)
   group   run several cells of one scenario in turns, one short sample each per round
-  parse   read scenario ids on stdin, print each back canonically (or "error: ...")`)
+  parse   read scenario ids on stdin, print each back canonically (or "error: ...")
+  bogo-shim --impl go-crypto-tls -- RUNNER-FLAGS
+          play one test of BoringSSL's BoGo runner (tlsmatrix conformance starts it)`)
 }
 
 func main() {
@@ -65,6 +68,8 @@ func main() {
 		done()
 	case "parse":
 		parse()
+	case "bogo-shim":
+		os.Exit(bogoShim(os.Args[2:]))
 	case "-h", "--help", "help":
 		usage()
 	default:
@@ -328,4 +333,39 @@ func parse() {
 		}
 	}
 	out.Flush()
+}
+
+// bogoShim runs one BoGo test; the exit status is what the runner reads.
+func bogoShim(args []string) int {
+	fs := flag.NewFlagSet("bogo-shim", flag.ContinueOnError)
+	imp := fs.String("impl", "", "the impl to test (go-crypto-tls)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := checkImpl(*imp); err != nil {
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return 2
+	}
+	flags, err := bogo.Parse(fs.Args())
+	if errors.Is(err, bogo.ErrHandshakerQuery) {
+		fmt.Println("No")
+		return 0
+	}
+	if err == nil {
+		err = bogo.Run(flags)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case bogo.IsUnimplemented(err):
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return bogo.ExitUnimplemented
+	default:
+		// With -loose-errors the runner takes any failure for the expected one.
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return 1
+	}
 }
