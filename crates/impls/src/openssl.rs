@@ -213,6 +213,11 @@ impl TlsLibrary for OpensslLibrary {
         if cfg.open.is_some() && side == Side::Server {
             // Session ids as well as tickets, as BoringSSL's server resumes by default.
             b.set_session_cache_mode(SslSessionCacheMode::SERVER);
+            // A server that serves the name it was asked for acknowledges it (RFC 6066, 3);
+            // BoringSSL does so only through this callback, which its own shim installs.
+            // OpenSSL goes without (see config/openssl.json in the conformance crate).
+            #[cfg(feature = "boringssl")]
+            b.set_servername_callback(|_, _| Ok(()));
         }
         // Send certificates as configured: with the CA in its store (a client always, a
         // server for mTLS) OpenSSL would complete the chain itself and send the root too.

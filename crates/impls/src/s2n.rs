@@ -16,7 +16,10 @@ use std::task::Poll;
 use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
-use s2n_tls::callbacks::{SessionTicket, SessionTicketCallback, VerifyHostNameCallback};
+use s2n_tls::callbacks::{
+    ClientHelloCallback, ConnectionFuture, SessionTicket, SessionTicketCallback,
+    VerifyHostNameCallback,
+};
 use s2n_tls::config::Config;
 use s2n_tls::connection::Connection;
 use s2n_tls::enums::{Blinding, ClientAuthType, Mode, PeerKeyUpdate};
@@ -303,6 +306,7 @@ fn open_factory(
                 unsafe { b.disable_x509_verification()? };
             }
             add_ticket_key(&mut b)?;
+            b.set_client_hello_callback(ServesTheName)?;
         }
     }
     Ok(Box::new(S2nFactory {
@@ -312,6 +316,23 @@ fn open_factory(
         ticket,
         resumes: true,
     }))
+}
+
+/// A server that serves the name it was asked for acknowledges it (RFC 6066, 3). s2n-tls
+/// does so by itself only when the name picked a certificate, and otherwise when the
+/// application says it used the name, as BoringSSL's shim's server-name callback does.
+struct ServesTheName;
+
+impl ClientHelloCallback for ServesTheName {
+    fn on_client_hello(
+        &self,
+        conn: &mut Connection,
+    ) -> Result<Option<std::pin::Pin<Box<dyn ConnectionFuture>>>, s2n_tls::error::Error> {
+        if conn.server_name().is_some() {
+            conn.server_name_extension_used();
+        }
+        Ok(None)
+    }
 }
 
 /// Loads the certificate this side presents: the server's chain, or the client's own.
@@ -383,6 +404,9 @@ impl EndpointFactory for S2nFactory {
         // Full-size records, as the other libraries send; s2n-tls's default starts small
         // for latency.
         conn.prefer_throughput()?;
+        // The bindings refuse to run any callback without a waker; ours answer at once
+        // (`ServesTheName`), so nothing is ever woken.
+        conn.set_waker(Some(std::task::Waker::noop()))?;
         let mut io = Box::new(io);
         // SAFETY: the callbacks receive this pointer only while `conn` lives, and the
         // endpoint drops `conn` before the box (field order).
