@@ -1,6 +1,7 @@
 //! `tlsmatrix conformance`: wires the conformance crate to the driver registry, the results
 //! file, the history database and the terminal.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
@@ -150,6 +151,7 @@ pub fn run(o: Options) -> Result<bool> {
         1,
     );
     let mut any_failed = false;
+    let mut stale = StaleDeviations::default();
     let mut broken = Vec::new();
     let mut per_impl: Option<u64> = None;
     for (k, t) in targets.iter().enumerate() {
@@ -218,16 +220,18 @@ pub fn run(o: Options) -> Result<bool> {
                 let first = r.reason.lines().next().unwrap_or("");
                 eprintln!("FAILED {} {}: {first}", t.name, r.test);
             }
-            if !run.stale.is_empty() && o.tests.is_empty() && !o.quick && o.shard.count == 1 {
-                eprintln!(
-                    "note: {}: deviations that matched no failing test (remove them?): {}",
-                    t.name,
-                    run.stale.join(", ")
-                );
-            }
         });
+        if o.tests.is_empty() && !o.quick && o.shard.count == 1 {
+            stale.add(&t.name, &run.stale)?;
+        }
     }
     bar.finish_and_clear();
+    for (pattern, impls) in stale.unmatched() {
+        eprintln!(
+            "note: deviation {pattern} matched no failing test of any impl that lists it ({}): remove it?",
+            impls.join(", ")
+        );
+    }
     store.finish_run(&run_id, &crate::env::rfc3339(SystemTime::now()))?;
     print!("{}", table.render());
     println!(
@@ -239,6 +243,35 @@ pub fn run(o: Options) -> Result<bool> {
         bail!("the run of {} did not finish", broken.join(", "));
     }
     Ok(!(o.strict && any_failed))
+}
+
+/// Listed deviations that matched no failing test. A file serves several impls (openssl.json
+/// all three OpenSSL releases), so a pattern only one release needs is stale for the others;
+/// it is worth a note only when no impl of the run that lists it needed it.
+#[derive(Default)]
+struct StaleDeviations {
+    /// Pattern -> (impls whose run left it unmatched, impls that list it).
+    seen: BTreeMap<String, (Vec<String>, Vec<String>)>,
+}
+
+impl StaleDeviations {
+    fn add(&mut self, imp: &str, stale: &[String]) -> Result<()> {
+        for p in conf::config::Expectations::for_impl(imp)?.deviation_patterns() {
+            let e = self.seen.entry(p.to_string()).or_default();
+            e.1.push(imp.to_string());
+            if stale.iter().any(|s| s == p) {
+                e.0.push(imp.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn unmatched(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.seen
+            .iter()
+            .filter(|(_, (stale, listing))| stale.len() == listing.len())
+            .map(|(p, (stale, _))| (p.as_str(), stale.as_slice()))
+    }
 }
 
 fn bar_style() -> ProgressStyle {
@@ -259,4 +292,25 @@ fn progress(impls: usize) -> ProgressBar {
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StaleDeviations;
+
+    #[test]
+    fn a_deviation_is_stale_only_when_no_impl_listing_it_needed_it() {
+        // openssl.json serves every OpenSSL release: one release needing a pattern keeps it.
+        let jdk = "Server-JDK11-*".to_string();
+        let mut s = StaleDeviations::default();
+        s.add("openssl-3.0", std::slice::from_ref(&jdk)).unwrap();
+        s.add("openssl-3.6", &[]).unwrap();
+        assert!(s.unmatched().all(|(p, _)| p != jdk));
+        let mut s = StaleDeviations::default();
+        s.add("openssl-3.0", std::slice::from_ref(&jdk)).unwrap();
+        s.add("openssl-3.6", std::slice::from_ref(&jdk)).unwrap();
+        let found: Vec<_> = s.unmatched().filter(|(p, _)| *p == jdk).collect();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1, ["openssl-3.0", "openssl-3.6"]);
+    }
 }
