@@ -73,7 +73,17 @@ func warmHandshakes(c *cell, warmup, target time.Duration) (*handshakeSampler, e
 	return &handshakeSampler{c: c, batch: batch}, nil
 }
 
+// rewarmHandshakes run untimed before each timed batch: paired cells take turns (here with
+// the baseline's process on the same core, in duet), so a sample starts with the caches and
+// predictors the other code left behind (crates/core/src/workload.rs, REWARM_HANDSHAKES).
+const rewarmHandshakes = 1
+
 func (h *handshakeSampler) sample() (sample, error) {
+	for range rewarmHandshakes {
+		if _, err := h.c.handshake(); err != nil {
+			return nil, err
+		}
+	}
 	var client, server time.Duration
 	for range h.batch {
 		r, err := h.c.handshake()
@@ -184,7 +194,15 @@ func (b *bulkSampler) send(n int) (client, server time.Duration, err error) {
 	return client, server, err
 }
 
+// rewarmBytes are sent untimed before each bulk sample (crates/core/src/workload.rs,
+// REWARM_BYTES).
+const rewarmBytes = 64 << 10
+
 func (b *bulkSampler) sample() (sample, error) {
+	writes := (rewarmBytes + b.writeSize - 1) / b.writeSize
+	if _, _, err := b.send(writes * b.writeSize); err != nil {
+		return nil, err
+	}
 	client, server, err := b.send(b.bytes)
 	if err != nil {
 		return nil, err
