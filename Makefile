@@ -35,7 +35,7 @@ VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,hands
 VARIANT_RUNS ?= 20
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift
 
 all: build
 
@@ -206,6 +206,13 @@ conformance: build
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
 bench: build
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
+
+# Whether the relative speed of crypto libraries drifts over minutes here (no TLS): ECDSA
+# P-256 and X25519 with aws-lc, ring and the system OpenSSL sampled in turns, one line of
+# ratios per window. DRIFT_MINUTES (16) is about four `make repeatability` runs.
+DRIFT_MINUTES ?= 16
+drift:
+	$(CARGO) bench --locked -p tlsmatrix-impls --bench crypto_drift -- --minutes $(DRIFT_MINUTES)
 
 # The libp2p transport's benchmarks (Handshake, HandshakeNewPeers, Latency, Connections) paired:
 # upstream go-libp2p's transport (the reference), an A/A copy of it and every pair of our
