@@ -91,20 +91,18 @@ func TestVerifyPeerOverridesRequireAnyClientCertificate(t *testing.T) {
 	}
 }
 
-// TestTheShimEchoesFlippedAndClosesCleanly plays the runner's side of one server test: it
-// reads the shim id, handshakes, writes, and expects every byte back flipped, then a
-// close_notify answering its own.
-func TestTheShimEchoesFlippedAndClosesCleanly(t *testing.T) {
+// runnerSide listens as the runner does, starts the shim as a server with a test credential
+// and the extra flags, and returns the connection the shim made and the shim's result.
+func runnerSide(t *testing.T, extra ...string) (net.Conn, <-chan error) {
+	t.Helper()
 	cert, key := credential(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	f, err := Parse([]string{"-port", port, "-shim-id", "42", "-server", "-cert-file", cert,
-		"-key-file", key, "-check-close-notify", "-expect-version", "772", "-curves", "29",
-		"-expect-curve-id", "29"})
+	f, err := Parse(append([]string{"-port", port, "-server", "-cert-file", cert, "-key-file", key}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +112,17 @@ func TestTheShimEchoesFlippedAndClosesCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	t.Cleanup(func() { raw.Close() })
 	raw.SetDeadline(time.Now().Add(10 * time.Second))
+	return raw, shim
+}
+
+// TestTheShimEchoesFlippedAndClosesCleanly plays the runner's side of one server test: it
+// reads the shim id, handshakes, writes, and expects every byte back flipped, then a
+// close_notify answering its own.
+func TestTheShimEchoesFlippedAndClosesCleanly(t *testing.T) {
+	raw, shim := runnerSide(t, "-shim-id", "42", "-check-close-notify", "-expect-version", "772",
+		"-curves", "29", "-expect-curve-id", "29")
 	id := make([]byte, 8)
 	if _, err := io.ReadFull(raw, id); err != nil || binary.LittleEndian.Uint64(id) != 42 {
 		t.Fatalf("shim id %v, %v", id, err)
@@ -150,21 +157,7 @@ func TestTheShimEchoesFlippedAndClosesCleanly(t *testing.T) {
 
 // TestAFailedCheckFailsTheTest: the shim expects TLS 1.2 and the runner's side allows only 1.3.
 func TestAFailedCheckFailsTheTest(t *testing.T) {
-	cert, key := credential(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	f, _ := Parse([]string{"-port", port, "-server", "-cert-file", cert, "-key-file", key,
-		"-expect-version", "771"})
-	shim := make(chan error, 1)
-	go func() { shim <- Run(f) }()
-	raw, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, shim := runnerSide(t, "-expect-version", "771")
 	io.ReadFull(raw, make([]byte, 8))
 	c := tls.Client(raw, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
 	c.Handshake()
