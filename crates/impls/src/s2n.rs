@@ -246,6 +246,7 @@ impl TlsLibrary for S2nLibrary {
             server_name: Some(cfg.server_name.clone()),
             ticket,
             resumes: cfg.resumption == Resumption::Ticket,
+            client_hello_callback: false,
         }))
     }
 }
@@ -315,6 +316,7 @@ fn open_factory(
         server_name: open.sni.clone(),
         ticket,
         resumes: true,
+        client_hello_callback: side == Side::Server,
     }))
 }
 
@@ -389,6 +391,9 @@ struct S2nFactory {
     server_name: Option<String>,
     ticket: SessionSlot,
     resumes: bool,
+    /// Whether the config runs a client-hello callback (`ServesTheName`), which the
+    /// bindings refuse to run on a connection without a waker.
+    client_hello_callback: bool,
 }
 
 impl EndpointFactory for S2nFactory {
@@ -404,9 +409,11 @@ impl EndpointFactory for S2nFactory {
         // Full-size records, as the other libraries send; s2n-tls's default starts small
         // for latency.
         conn.prefer_throughput()?;
-        // The bindings refuse to run any callback without a waker; ours answer at once
-        // (`ServesTheName`), so nothing is ever woken.
-        conn.set_waker(Some(std::task::Waker::noop()))?;
+        if self.client_hello_callback {
+            // Ours answers at once, so nothing is ever woken; timed configurations run no
+            // callback and skip this.
+            conn.set_waker(Some(std::task::Waker::noop()))?;
+        }
         let mut io = Box::new(io);
         // SAFETY: the callbacks receive this pointer only while `conn` lives, and the
         // endpoint drops `conn` before the box (field order).
