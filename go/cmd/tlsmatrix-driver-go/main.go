@@ -247,7 +247,7 @@ func group(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return helpOr(err)
 	}
-	in := bufio.NewReader(os.Stdin)
+	in := stepReader{fd: 0}
 	step := func(done int) {
 		if *stepped {
 			emit(message{Type: "stepped", Step: &done})
@@ -255,7 +255,7 @@ func group(args []string) error {
 	}
 	await := func() {
 		if *stepped {
-			if _, err := in.ReadString('\n'); err != nil {
+			if _, err := in.line(); err != nil {
 				os.Exit(1) // the orchestrator is gone
 			}
 		}
