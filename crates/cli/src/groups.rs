@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use tlsmatrix_core::heap;
 use tlsmatrix_core::paired::{self, Tagged};
 use tlsmatrix_core::protocol::DriverMessage;
 use tlsmatrix_core::record::{self, Env, Metric, Paired, Record};
@@ -141,6 +142,9 @@ pub struct GroupRequest<'a> {
     pub silence_limit: Duration,
     /// The core the process is pinned to, so that all its cells share one core's speed.
     pub core: Option<usize>,
+    /// Bytes the driver shifts its heap by before setting up the cells
+    /// (`tlsmatrix_core::heap::shift_heap_from_env`): each pass samples another placement.
+    pub heap_shift: usize,
 }
 
 /// What a group's cell gave in one process.
@@ -165,7 +169,8 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
         .arg(req.certs)
         .args(["--rounds", &req.rounds.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
-        .args(["--sample-ms", &req.sample_ms.to_string()]);
+        .args(["--sample-ms", &req.sample_ms.to_string()])
+        .env(heap::HEAP_SHIFT_ENV, req.heap_shift.to_string());
     for c in &g.cells {
         cmd.arg("--cell")
             .arg(format!("{},{}", c.client.name, c.server.name));

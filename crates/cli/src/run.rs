@@ -12,6 +12,7 @@ pub use tlsmatrix_drivers::shard::Shard;
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use tlsmatrix_core::glob;
+use tlsmatrix_core::heap;
 use tlsmatrix_core::protocol::Measure;
 use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 use tlsmatrix_core::scenario::Scenario;
@@ -661,6 +662,7 @@ fn run_paired(
                     sample_ms: o.sample_ms,
                     silence_limit: o.silence_limit,
                     core: Some(pass as usize % cores),
+                    heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
                 };
                 let bar = sink.bar.clone();
                 // A group without the reference in its driver samples in turns with the

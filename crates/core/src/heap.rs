@@ -31,6 +31,49 @@ pub const AVAILABLE: bool = cfg!(feature = "heap-accounting");
 /// The environment variable that picks a driver's allocator; read at its first allocation.
 pub const ALLOCATOR_ENV: &str = "TLSMATRIX_ALLOCATOR";
 
+/// The environment variable that tells a driver's paired group how far to shift its heap
+/// (`shift_heap_from_env`); `tlsmatrix run` sets it per pass (`pass_heap_shift`).
+pub const HEAP_SHIFT_ENV: &str = "TLSMATRIX_HEAP_SHIFT";
+
+/// The heap shift of pass `pass` of `passes`: evenly spread over the page, in steps of 16
+/// bytes (glibc's allocation granule), so that the passes sample as many placements.
+pub fn pass_heap_shift(pass: usize, passes: usize) -> usize {
+    let passes = passes.max(1);
+    ((pass % passes) * 4096 / passes) & !15
+}
+
+/// Moves everything a process allocates after this call (a group's connections and the
+/// libraries' record buffers) by `TLSMATRIX_HEAP_SHIFT` bytes within the page, by leaking one
+/// block of that size first: glibc's malloc carves small blocks from its heap in order.
+///
+/// Why: where a library's buffers sit within their pages decides whether its copies meet 4 KiB
+/// aliasing, and with the heap laid out alike in every process a pair kept one placement in
+/// every pass. Moving only this leading block moved rustls-ring's paired receive factor with
+/// rustls-aws-lc sending from 0.970 to 0.915, and reordered the four senders it was measured
+/// with. With a shift per pass, the passes sample placements and a figure's interval (over
+/// passes) includes them. jemalloc and mimalloc serve each size from its own slab, so under
+/// them the shift moves nothing.
+pub fn shift_heap_from_env() -> anyhow::Result<()> {
+    shift_heap(std::env::var(HEAP_SHIFT_ENV).ok().as_deref())
+}
+
+fn shift_heap(value: Option<&str>) -> anyhow::Result<()> {
+    let Some(v) = value else {
+        return Ok(());
+    };
+    let n: usize = v
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{HEAP_SHIFT_ENV}={v:?} is not a byte count"))?;
+    anyhow::ensure!(
+        n < 4096,
+        "{HEAP_SHIFT_ENV}={n}: a shift within the page must be below 4096"
+    );
+    if n > 0 {
+        std::mem::forget(std::hint::black_box(vec![0u8; n]));
+    }
+    Ok(())
+}
+
 /// A C allocator the wrappers can route every allocation of the process to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Allocator {
@@ -503,5 +546,36 @@ impl Meter for HeapMeter {
             Side::Server => self.server_bytes += delta,
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod shift_tests {
+    use super::{pass_heap_shift, shift_heap};
+
+    #[test]
+    fn passes_spread_their_heap_shifts_over_the_page() {
+        let shifts: Vec<usize> = (0..12).map(|p| pass_heap_shift(p, 12)).collect();
+        assert_eq!(shifts[0], 0);
+        assert!(
+            shifts.iter().all(|s| s % 16 == 0 && *s < 4096),
+            "{shifts:?}"
+        );
+        assert!(shifts.windows(2).all(|w| w[1] - w[0] >= 320), "{shifts:?}");
+        assert_eq!(pass_heap_shift(12, 12), 0, "pass 13 of 12 wraps");
+        assert_eq!(pass_heap_shift(0, 0), 0);
+    }
+
+    #[test]
+    fn a_heap_shift_must_be_a_byte_count_within_the_page() {
+        assert!(shift_heap(None).is_ok());
+        assert!(shift_heap(Some("336")).is_ok());
+        let err = shift_heap(Some("4096")).unwrap_err().to_string();
+        assert!(err.contains("below 4096"), "{err}");
+        let err = shift_heap(Some("a page")).unwrap_err().to_string();
+        assert!(
+            err.contains("TLSMATRIX_HEAP_SHIFT=\"a page\" is not a byte count"),
+            "{err}"
+        );
     }
 }

@@ -519,6 +519,7 @@ fn group(args: &GroupArgs) -> Result<()> {
         }
     };
     await_step(args.stepped);
+    heap::shift_heap_from_env()?;
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
     let params = scenario.params();
