@@ -303,8 +303,10 @@ struct RunArgs {
     /// Timed handshake and bulk scenarios are sampled paired: each impl's cells and the
     /// baseline's own pair run in one process and take turns, one short sample each per
     /// round, and each factor is the median of the per-round ratios. The run makes this many
-    /// passes over all scenarios, each in new processes on the next core, so that intervals
-    /// cover the drift between them (a two-level bootstrap over passes and samples).
+    /// passes over all scenarios, each in new processes on the next core with the heap
+    /// shifted by another share of a page (so that the libraries' buffers fall elsewhere in
+    /// their pages), so that intervals cover the drift and the placements between them (a
+    /// two-level bootstrap over passes and samples).
     #[arg(long, default_value_t = 12, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     passes: u32,
     /// JSON-lines file the records are appended to; test certificates are cached in a
