@@ -16,8 +16,10 @@ import (
 // duet starts with such a wait, so about half the timed samples paid 40-55 involuntary
 // context switches (getrusage; as many voluntary ones, the monitor's) and ran up to 1.3x
 // slower: go-crypto-tls's factors moved by up to 1.11 between runs, where a Go process that
-// never waits (the driver alone) showed no such samples. A raw read keeps the P running as far as the runtime can tell, so
-// sysmon stays at its longest period (10 ms) and the process is measured as a busy one.
+// never waits (the driver alone) showed no such samples. A raw read keeps the P running as
+// far as the runtime can tell, so sysmon stays at its longest period (10 ms) and the process
+// is measured as a busy one. The cost: nothing else in the process runs during the wait (a
+// collection that has begun finishes after it), and nothing else needs to.
 type stepReader struct {
 	fd int
 }

@@ -66,12 +66,12 @@ func TestWaitingForAStepLeavesTheMonitorThreadQuiet(t *testing.T) {
 		return float64(total) / rounds
 	}
 
-	fd, closeSteps := stepsEvery(t, 30*time.Millisecond, rounds)
-	raw := switches(func() error { _, err := stepReader{fd: fd}.line(); return err })
+	steps, closeSteps := stepsEvery(t, 30*time.Millisecond, rounds)
+	raw := switches(func() error { _, err := stepReader{fd: int(steps.Fd())}.line(); return err })
 	closeSteps()
 
-	fd, closeSteps = stepsEvery(t, 30*time.Millisecond, rounds)
-	viaRuntime := bufio.NewReader(os.NewFile(uintptr(fd), "steps"))
+	steps, closeSteps = stepsEvery(t, 30*time.Millisecond, rounds)
+	viaRuntime := bufio.NewReader(steps)
 	control := switches(func() error { _, err := viaRuntime.ReadString('\n'); return err })
 	closeSteps()
 
@@ -84,8 +84,9 @@ func TestWaitingForAStepLeavesTheMonitorThreadQuiet(t *testing.T) {
 	}
 }
 
-// stepsEvery starts a process that writes one line to a pipe every d, n times.
-func stepsEvery(t *testing.T, d time.Duration, n int) (int, func()) {
+// stepsEvery starts a process that writes one line to a pipe every d, n times, and returns
+// the pipe's blocking read end (as a driver's stdin is) and what stops the process.
+func stepsEvery(t *testing.T, d time.Duration, n int) (*os.File, func()) {
 	t.Helper()
 	script := "i=0; while [ $i -lt " + strconv.Itoa(n) + " ]; do sleep " +
 		strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + "; echo; i=$((i+1)); done"
@@ -98,11 +99,8 @@ func stepsEvery(t *testing.T, d time.Duration, n int) (int, func()) {
 		t.Fatal(err)
 	}
 	f := out.(*os.File)
-	// A blocking descriptor, as a driver's stdin is.
-	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
-		t.Fatal(err)
-	}
-	return int(f.Fd()), func() { cmd.Process.Kill(); cmd.Wait() }
+	f.Fd() // puts the descriptor in blocking mode
+	return f, func() { cmd.Process.Kill(); cmd.Wait() }
 }
 
 func processVoluntarySwitches(t *testing.T) int64 {
