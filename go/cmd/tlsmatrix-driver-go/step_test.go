@@ -33,12 +33,13 @@ func TestStepReaderReadsLinesAndSaysWhenStdinCloses(t *testing.T) {
 }
 
 // After a wait for the orchestrator, a sample must not pay for Go's monitor thread waking
-// every 20 µs (see stepReader). As in a duet, the process runs with one P, waits 30 ms for each go-ahead (the other driver's round), then takes one 5 ms
-// handshake sample. The process's voluntary context switches during the sample count the
-// monitor's wake-ups (each ends with it going back to sleep; other processes preempting ours
-// would show as involuntary ones instead). They are counted with the step reader and, as the
-// control that shows the test sees the effect, with a reader through the runtime: 44-50 per
-// sample here, against under 1.
+// every 20 µs (see stepReader). As in a duet, the process runs with one P, waits 30 ms for
+// each go-ahead (the other driver's round), then takes one 5 ms handshake sample. The
+// process's voluntary context switches during the sample count the monitor's wake-ups (each
+// ends with it going back to sleep; other processes preempting ours would show as
+// involuntary ones instead). They are counted with the step reader and, as the control that
+// shows the test sees the effect, with a reader through the runtime: 44-50 per sample here,
+// against under 1.
 func TestWaitingForAStepLeavesTheMonitorThreadQuiet(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 
