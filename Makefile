@@ -199,7 +199,7 @@ repeatability: build
 	$(BIN)/tlsmatrix repeatability results/repeatability/run-*.jsonl | tee results/repeatability/summary.txt
 
 # BoringSSL's BoGo runner against every impl's shim (the runner is built once from the
-# boring-sys sources, Go 1.27 fetched through the Go module proxy): about 5 minutes here.
+# boring-sys sources, Go 1.27 fetched through the Go module proxy): about 2.5 minutes here.
 conformance: build
 	$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB)
 

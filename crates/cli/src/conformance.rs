@@ -137,6 +137,7 @@ pub fn run(o: Options) -> Result<bool> {
         &crate::env::capture(o.command_line.clone()),
     )?;
 
+    let not_run = conf::not_run_tests(&runner, &opts)?;
     let bar = progress(targets.len());
     let mut table = Table::new(
         &[
@@ -157,7 +158,9 @@ pub fn run(o: Options) -> Result<bool> {
     for (k, t) in targets.iter().enumerate() {
         bar.set_message(t.name.clone());
         let done_before = bar.position();
-        let result = conf::run_impl(&runner, t, &opts, || bar.inc(1));
+        let result = conf::run_impl(&runner, t, &opts, &not_run, || bar.inc(1));
+        // The tests not run count as done at once.
+        bar.inc(not_run.len() as u64);
         let run = match result {
             Ok(r) => r,
             Err(e) => {

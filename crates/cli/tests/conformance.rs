@@ -272,3 +272,63 @@ fn a_hanging_shim_costs_the_runners_timeout_and_a_run_its_limit() {
         text(&left)
     );
 }
+
+/// A driver whose shim logs every command line it is started with and answers
+/// "unimplemented" to each test.
+fn logging_driver(d: &Path) -> (PathBuf, PathBuf) {
+    let dir = d.join("drivers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = d.join("starts.log");
+    let fake = dir.join("tlsmatrix-driver");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  info) echo '{{\"impls\":[{{\"name\":\"logged\",\"version\":\"logged 1\"}}]}}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\necho \"$*\" >> '{}'\nexit 89\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, log)
+}
+
+#[test]
+fn tests_of_other_transports_are_recorded_without_starting_a_shim() {
+    let _turn = one_at_a_time();
+    let d = scratch("notrun");
+    let (drivers, log) = logging_driver(&d);
+    let o = conformance(
+        &drivers,
+        &d,
+        &[
+            "--test",
+            "DTLS-Retransmit-Client-*",
+            "--test",
+            "QUIC-Shim*",
+            "--test",
+            "Basic-Client-NoTicket-TLS-Sync",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = lines(&d.join("c.jsonl"));
+    let (dtls, rest): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .partition(|r| r["test"].as_str().unwrap().starts_with("DTLS-"));
+    assert!(dtls.len() > 5, "{}", text(&o));
+    for r in &dtls {
+        assert_eq!(r["outcome"], "unimplemented");
+        assert!(r["reason"].as_str().unwrap().starts_with("DTLS:"), "{r}");
+    }
+    // The one TLS test was started, and only it.
+    let basic: Vec<_> = rest
+        .iter()
+        .filter(|r| r["test"] == "Basic-Client-NoTicket-TLS-Sync")
+        .collect();
+    assert_eq!(basic.len(), 1, "{rows:?}");
+    let starts = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(starts.lines().count(), 1, "{starts}");
+    assert!(!starts.contains("-dtls"), "{starts}");
+    // A selection of only tests that are not run gives their rows, not "matches no test".
+    let o = conformance(&drivers, &d, &["--test", "DTLS-Retransmit-Client-Basic-*"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

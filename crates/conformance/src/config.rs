@@ -1,6 +1,7 @@
 //! What a failing test means, from files in `crates/conformance/config/` (compiled in, so a
 //! result never depends on where the binary runs): `scope.json` lists tests outside what
-//! tlsmatrix configures for every impl (they count as unimplemented), and `<impl>.json` lists
+//! tlsmatrix configures for every impl (they count as unimplemented; those of other
+//! transports are not even started), and `<impl>.json` lists
 //! each library's known deviations, each with the reason, like rustls's BoGo config. A pattern
 //! that matches no failing test any more is reported as stale, so the lists cannot rot.
 
@@ -39,6 +40,9 @@ struct File {
     #[serde(default)]
     #[allow(dead_code)]
     about: String,
+    /// Test-name pattern (`*`, `?`) -> reason: tests the runner skips without starting a shim.
+    #[serde(default)]
+    not_run: BTreeMap<String, String>,
     /// Test-name pattern (`*`, `?`) -> reason.
     #[serde(default)]
     out_of_scope: BTreeMap<String, String>,
@@ -49,6 +53,7 @@ struct File {
 /// The patterns that apply to one impl.
 #[derive(Debug, Default)]
 pub struct Expectations {
+    not_run: Vec<(String, String)>,
     out_of_scope: Vec<(String, String)>,
     deviations: Vec<(String, String)>,
 }
@@ -73,6 +78,7 @@ impl Expectations {
             deviations.extend(own.deviations);
         }
         Ok(Expectations {
+            not_run: scope.not_run.into_iter().collect(),
             out_of_scope: scope.out_of_scope.into_iter().collect(),
             deviations,
         })
@@ -80,7 +86,13 @@ impl Expectations {
 
     /// The pattern and reason that put `test` outside tlsmatrix's configuration, if any.
     pub fn out_of_scope(&self, test: &str) -> Option<(&str, &str)> {
-        first(&self.out_of_scope, test)
+        first(&self.not_run, test).or_else(|| first(&self.out_of_scope, test))
+    }
+
+    /// Patterns of the tests the runner is told to skip: other transports, which no shim
+    /// speaks (every one of them would start a shim only to hear "unimplemented").
+    pub fn not_run_patterns(&self) -> impl Iterator<Item = &str> {
+        self.not_run.iter().map(|(p, _)| p.as_str())
     }
 
     /// The pattern and reason of the library's known deviation for `test`, if any.
@@ -115,7 +127,12 @@ mod tests {
                     .deviation("PostQuantumEnabledByDefaultInClients")
                     .is_some());
             }
-            for (p, r) in e.deviations.iter().chain(&e.out_of_scope) {
+            assert!(e.not_run_patterns().any(|p| glob::matches(p, "QUIC-Foo")));
+            assert!(!e
+                .not_run_patterns()
+                .any(|p| glob::matches(p, "Basic-Client-TLS1")));
+            assert!(e.out_of_scope("Basic-Client-TLS1").is_some());
+            for (p, r) in e.deviations.iter().chain(&e.out_of_scope).chain(&e.not_run) {
                 assert!(r.len() > 10, "{imp}: pattern {p} has no real reason");
             }
         }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use tlsmatrix_core::glob;
 
 use config::Expectations;
 
@@ -190,11 +191,96 @@ fn verdict_of_line(line: &str) -> Option<(String, &'static str)> {
     Some((name, actual))
 }
 
+/// The runner's command line against `shim`: the selection of `opts` (`tests`, the shard),
+/// less the tests that match a pattern of `skip`.
+fn runner_command(
+    runner: &Path,
+    shim: &Path,
+    json: &Path,
+    opts: &Options,
+    tests: &[String],
+    skip: &[&str],
+) -> Command {
+    let mut cmd = Command::new(runner);
+    cmd.arg("-shim-path")
+        .arg(shim)
+        .args(["-pipe", "-allow-unimplemented", "-loose-errors"])
+        .arg("-json-output")
+        .arg(json)
+        .arg("-num-workers")
+        .arg(opts.jobs.to_string())
+        .arg("-idle-timeout")
+        .arg(format!("{}s", opts.idle_timeout.as_secs().max(1)))
+        .current_dir(json.parent().unwrap_or(Path::new(".")));
+    if !tests.is_empty() {
+        cmd.arg("-test").arg(tests.join(";"));
+    }
+    if !skip.is_empty() {
+        cmd.arg("-skip").arg(skip.join(";"));
+    }
+    if opts.shard.1 > 1 {
+        cmd.env("TEST_SHARD_INDEX", (opts.shard.0 - 1).to_string())
+            .env("TEST_TOTAL_SHARDS", opts.shard.1.to_string());
+    }
+    cmd
+}
+
+/// The tests of `opts`'s selection that are not run (other transports: see
+/// [`Expectations::not_run_patterns`]), listed by the runner itself: it runs just those
+/// against a stub shim that answers "unimplemented" at once. About 1.5 s for all of them,
+/// instead of a real shim's start per test and impl.
+pub fn not_run_tests(runner: &Path, opts: &Options) -> Result<Vec<String>> {
+    let expect = Expectations::for_impl("")?;
+    let patterns: Vec<String> = expect.not_run_patterns().map(str::to_string).collect();
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = opts.work.join("shims");
+    fs::create_dir_all(&dir)?;
+    let stub = dir.join("not-run.sh");
+    fs::write(
+        &stub,
+        "#!/bin/sh
+for a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && { echo No; exit 0; }; done\nexit 89\n",
+    )
+    .with_context(|| format!("cannot write {}", stub.display()))?;
+    fs::set_permissions(&stub, fs::Permissions::from_mode(0o755))?;
+    let out_dir = opts.work.join("out");
+    fs::create_dir_all(&out_dir)?;
+    let json = out_dir.join("not-run.json");
+    let _ = fs::remove_file(&json);
+    let out = runner_command(runner, &stub, &json, opts, &patterns, &[])
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot start BoGo's runner {}", runner.display()))?;
+    let Ok(text) = fs::read_to_string(&json) else {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("No tests run") {
+            return Ok(Vec::new());
+        }
+        anyhow::bail!(
+            "BoGo's runner wrote no listing of the tests it skips ({}): {}",
+            out.status,
+            stderr.trim()
+        );
+    };
+    let listing: RunnerOutput = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not the runner's JSON output", json.display()))?;
+    Ok(listing
+        .tests
+        .into_keys()
+        .filter(|t| opts.tests.is_empty() || opts.tests.iter().any(|p| glob::matches(p, t)))
+        .collect())
+}
+
 /// Runs the runner against one impl's shim; `on_test` is called as each test finishes.
+/// `not_run` ([`not_run_tests`]) are recorded as unimplemented, for the reason in scope.json,
+/// without being started.
 pub fn run_impl(
     runner: &Path,
     target: &Target,
     opts: &Options,
+    not_run: &[String],
     mut on_test: impl FnMut(),
 ) -> Result<ImplRun> {
     let started = Instant::now();
@@ -204,27 +290,11 @@ pub fn run_impl(
     fs::create_dir_all(&out_dir)?;
     let json = out_dir.join(format!("{}.json", target.name));
     let _ = fs::remove_file(&json);
-    let mut cmd = Command::new(runner);
-    cmd.arg("-shim-path")
-        .arg(&shim)
-        .args(["-pipe", "-allow-unimplemented", "-loose-errors"])
-        .arg("-json-output")
-        .arg(&json)
-        .arg("-num-workers")
-        .arg(opts.jobs.to_string())
-        .arg("-idle-timeout")
-        .arg(format!("{}s", opts.idle_timeout.as_secs().max(1)))
-        .current_dir(&out_dir)
-        .stdin(Stdio::null())
+    let skip: Vec<&str> = expect.not_run_patterns().collect();
+    let mut cmd = runner_command(runner, &shim, &json, opts, &opts.tests, &skip);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if !opts.tests.is_empty() {
-        cmd.arg("-test").arg(opts.tests.join(";"));
-    }
-    if opts.shard.1 > 1 {
-        cmd.env("TEST_SHARD_INDEX", (opts.shard.0 - 1).to_string())
-            .env("TEST_TOTAL_SHARDS", opts.shard.1.to_string());
-    }
     // Its own process group, so a kill at the limit takes every shim with it.
     cmd.process_group(0);
     let mut child = cmd
@@ -286,7 +356,26 @@ pub fn run_impl(
             results.iter().filter(|r| r.outcome == Outcome::Passed).count()
         );
     }
+    let not_run: Vec<TestResult> = not_run
+        .iter()
+        .map(|test| TestResult {
+            family: family::of(test).to_string(),
+            test: test.clone(),
+            outcome: Outcome::Unimplemented,
+            reason: expect
+                .out_of_scope(test)
+                .map_or("not run", |s| s.1)
+                .to_string(),
+        })
+        .collect();
     if runner_stderr.contains("No tests run") {
+        if !not_run.is_empty() {
+            return Ok(ImplRun {
+                results: not_run,
+                stale: Vec::new(),
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
         anyhow::bail!(
             "--test {} matches no test of BoGo's runner (names look like Basic-Client-NoTicket-TLS-Sync)",
             opts.tests.join(",")
@@ -305,7 +394,9 @@ pub fn run_impl(
         .tests
         .into_iter()
         .map(|(t, r)| (t, r.actual, r.error));
-    let (results, stale) = classify(verdicts, &expect);
+    let (mut results, stale) = classify(verdicts, &expect);
+    results.extend(not_run);
+    results.sort_by(|a, b| a.test.cmp(&b.test));
     Ok(ImplRun {
         results,
         stale,
