@@ -1618,3 +1618,33 @@ fn counters_and_ceilings_are_measured_and_sane() {
         assert_eq!(records.iter().filter(|x| x.metric == m).count(), 8);
     }
 }
+
+/// A peer of ours that cannot play a case exits at once with an `unsupported:` line; the cell
+/// ends then, without the grace a failing side gets for the other to tell its story.
+#[test]
+fn an_unsupported_side_ends_its_cell_at_once() {
+    let d = scratch("interop-unsupported");
+    let out = d.join("i.jsonl");
+    // s2n-tls takes named policies only, and none offers the TLS 1.2 case's one suite.
+    let r = tlsmatrix(&[
+        "interop",
+        "--peer",
+        "s2n-tls,rustls-ring",
+        "--case",
+        "tls12",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for l in lines.iter().filter(|l| l["client"] == "s2n-tls") {
+        assert_eq!(l["outcome"], "unsupported", "{l}");
+        // The grace is 1 s; the cell took 1.05 s with it and 0.05 s without.
+        assert!(l["seconds"].as_f64().unwrap() < 0.5, "{l}");
+    }
+}
