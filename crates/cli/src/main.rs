@@ -319,9 +319,9 @@ struct RunArgs {
     /// `certs` folder beside it.
     #[arg(long, default_value = "results/latest.jsonl", value_name = "FILE")]
     out: PathBuf,
-    /// Warm-up per cell before sampling, in milliseconds. Default: 10 for paired (handshake,
-    /// bulk) cells, each warmed in every pass (20 moved factors by 0.1% on average, within
-    /// the noise, and took a sixth longer); 200 for the others.
+    /// Warm-up per cell before sampling, in milliseconds. Default: 20 for paired (handshake,
+    /// bulk) cells, each warmed in every pass (10 saved a sixth of the time but widened the
+    /// factors' intervals by about a quarter); 200 for the others.
     #[arg(long, value_name = "MS")]
     warmup_ms: Option<u64>,
     /// Target duration of one sample in milliseconds (a handshake batch or a bulk transfer is

@@ -557,7 +557,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             passes,
             rounds,
             certs: &certs_dir,
-            warmup_ms: opts.warmup_ms.unwrap_or(10),
+            warmup_ms: opts.warmup_ms.unwrap_or(20),
             sample_ms: opts.sample_ms.unwrap_or(5),
             silence_limit: opts.cell_timeout,
             env: &env,
