@@ -240,8 +240,11 @@ pub fn not_run_tests(runner: &Path, opts: &Options) -> Result<Vec<String>> {
     let stub = dir.join("not-run.sh");
     fs::write(
         &stub,
-        "#!/bin/sh
-for a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && { echo No; exit 0; }; done\nexit 89\n",
+        concat!(
+            "#!/bin/sh\n",
+            "for a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && { echo No; exit 0; }; done\n",
+            "exit 89\n",
+        ),
     )
     .with_context(|| format!("cannot write {}", stub.display()))?;
     fs::set_permissions(&stub, fs::Permissions::from_mode(0o755))?;
