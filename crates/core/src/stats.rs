@@ -139,27 +139,6 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
 /// how tightly one stretch of time agreed with itself. With one block (or none given) this
 /// is [`summarize`].
 pub fn summarize_blocked(samples: &[f64], blocks: &[u32]) -> Option<Summary> {
-    // The report asks for the same figure's interval from each place that shows it (tables,
-    // charts, the markdown, the CSV); the bootstrap is most of its time, so each distinct
-    // input is resampled once per thread.
-    type Key = (Vec<u64>, Vec<u32>);
-    thread_local! {
-        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, Option<Summary>>> =
-            Default::default();
-    }
-    let key: Key = (
-        samples.iter().map(|v| v.to_bits()).collect(),
-        blocks.to_vec(),
-    );
-    if let Some(s) = SEEN.with(|seen| seen.borrow().get(&key).copied()) {
-        return s;
-    }
-    let s = resample_blocked(samples, blocks);
-    SEEN.with(|seen| seen.borrow_mut().insert(key, s));
-    s
-}
-
-fn resample_blocked(samples: &[f64], blocks: &[u32]) -> Option<Summary> {
     if samples.is_empty() {
         return None;
     }
@@ -215,17 +194,21 @@ fn group_by_block(samples: &[f64], blocks: &[u32]) -> Vec<Vec<f64>> {
 /// bootstrap of [`summarize_blocked`]. `significant` says only that the interval excludes 1;
 /// the caller also holds it against the run's noise floor ([`Factor::beyond`]).
 pub fn paired_factor(ratios: &[f64], blocks: &[u32]) -> Option<Factor> {
-    let s = summarize_blocked(ratios, blocks)?;
-    Some(Factor {
-        ratio: s.median,
-        ci_low: s.ci_low,
-        ci_high: s.ci_high,
-        significant: s.ci_low > 1.0 || s.ci_high < 1.0,
-        paired: true,
-    })
+    summarize_blocked(ratios, blocks).map(Factor::from_ratios)
 }
 
 impl Factor {
+    /// The factor that a summary of per-round ratios ([`summarize_blocked`]) gives.
+    pub fn from_ratios(s: Summary) -> Factor {
+        Factor {
+            ratio: s.median,
+            ci_low: s.ci_low,
+            ci_high: s.ci_high,
+            significant: s.ci_low > 1.0 || s.ci_high < 1.0,
+            paired: true,
+        }
+    }
+
     /// The factor of B over A: the same comparison read the other way.
     pub fn inverted(self) -> Factor {
         Factor {

@@ -2,6 +2,9 @@
 //! nanoseconds per handshake become handshakes per second), and which direction is better.
 //! Every table, chart and sentence goes through here, so they all agree.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use tlsmatrix_core::record::{is_aa, Metric, Record};
 use tlsmatrix_core::stats::{self, Factor, Summary};
 
@@ -188,7 +191,27 @@ pub fn values(r: &Record) -> Vec<f64> {
 
 /// The statistics of the shown figures, over the record's blocks when it has them.
 pub fn summary(r: &Record) -> Summary {
-    stats::summarize_blocked(&values(r), &r.blocks).unwrap_or(r.summary())
+    blocked_summary(&values(r), &r.blocks).unwrap_or(r.summary())
+}
+
+/// [`stats::summarize_blocked`], once per distinct input and thread: the report shows each
+/// figure and factor in several places (tables, charts, headlines, the markdown, the CSV),
+/// and the bootstrap was most of its time.
+fn blocked_summary(samples: &[f64], blocks: &[u32]) -> Option<Summary> {
+    type Key = (Vec<u64>, Vec<u32>);
+    thread_local! {
+        static SEEN: RefCell<HashMap<Key, Option<Summary>>> = Default::default();
+    }
+    let key: Key = (
+        samples.iter().map(|v| v.to_bits()).collect(),
+        blocks.to_vec(),
+    );
+    if let Some(s) = SEEN.with(|seen| seen.borrow().get(&key).copied()) {
+        return s;
+    }
+    let s = stats::summarize_blocked(samples, blocks);
+    SEEN.with(|seen| seen.borrow_mut().insert(key, s));
+    s
 }
 
 /// How many times better `r` is than `base` (same metric): above 1 is better whichever way
@@ -239,7 +262,8 @@ pub fn timing_cpu_models(records: &[Record]) -> Vec<&str> {
 
 /// A record's paired factor against its own reference, as times better; `None` unpaired.
 pub fn paired_advantage(r: &Record) -> Option<Factor> {
-    let f = r.paired.as_ref()?.factor()?;
+    let p = r.paired.as_ref()?;
+    let f = Factor::from_ratios(blocked_summary(&p.ratios, &p.blocks)?);
     Some(if r.metric.higher_is_better() {
         f
     } else {
