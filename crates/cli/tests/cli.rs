@@ -36,6 +36,15 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// The result records of a results file (skipping the lines of unmeasured cells).
+/// Every line of a JSON-lines file, parsed.
+fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn result_records(path: &Path) -> Vec<Record> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -358,11 +367,7 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
             out.to_str().unwrap(),
         ]);
         assert!(r.status.success(), "{imp}: {}", stderr(&r));
-        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&out);
         let mut completed = 0;
         for id in scenarios {
             let of: Vec<&serde_json::Value> =
@@ -1036,11 +1041,7 @@ fn quick_interop_matrix_every_same_impl_cell_passes() {
     let r = tlsmatrix(&["interop", "--quick", "--out", out.to_str().unwrap()]);
     let secs = started.elapsed().as_secs();
     assert!(secs < 120, "the quick matrix took {secs} s");
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     assert!(lines.len() >= 5 * 9, "{} cells", lines.len());
     for l in &lines {
         assert_eq!(l["schema"], "tlsmatrix.interop/1");
@@ -1175,11 +1176,7 @@ time.sleep(60)
     for (c, s) in [("rustls-aws-lc", "garbage"), ("silent", "rustls-aws-lc")] {
         assert!(err.contains(&format!("FAILED tls13 {c} -> {s}: ")), "{err}");
     }
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     assert_eq!(lines.len(), 9);
     let cell = |c: &str, s: &str| {
         lines
@@ -1636,11 +1633,7 @@ fn an_unsupported_side_ends_its_cell_at_once() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     assert_eq!(lines.len(), 4);
     for l in lines.iter().filter(|l| l["client"] == "s2n-tls") {
         assert_eq!(l["outcome"], "unsupported", "{l}");

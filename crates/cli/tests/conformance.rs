@@ -186,19 +186,26 @@ fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
     assert!(text(&o).contains("matches no test"), "{}", text(&o));
 }
 
-/// A driver whose shim answers the runner's first question and then hangs on every test (one
-/// process: the script becomes the `sleep`).
-fn hanging_driver(d: &Path) -> PathBuf {
+/// A folder holding a fake `tlsmatrix-driver`: `info` names one impl, `name`; as a shim it
+/// answers the runner's first question, then runs `per_test` (shell) for every test.
+fn fake_driver(d: &Path, name: &str, per_test: &str) -> PathBuf {
     let dir = d.join("drivers");
     std::fs::create_dir_all(&dir).unwrap();
     let fake = dir.join("tlsmatrix-driver");
     std::fs::write(
         &fake,
-        "#!/bin/sh\ncase \"$1\" in\n  info) echo '{\"impls\":[{\"name\":\"stuck\",\"version\":\"stuck 1\"}]}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && { echo No; exit 0; }; done\nexec sleep 317\n",
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  info) echo '{{\"impls\":[{{\"name\":\"{name}\",\"version\":\"{name} 1\"}}]}}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\n{per_test}\n"
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
+}
+
+/// A driver whose shim hangs on every test (one process: the script becomes the `sleep`).
+fn hanging_driver(d: &Path) -> PathBuf {
+    fake_driver(d, "stuck", "exec sleep 317")
 }
 
 #[test]
@@ -276,20 +283,9 @@ fn a_hanging_shim_costs_the_runners_timeout_and_a_run_its_limit() {
 /// A driver whose shim logs every command line it is started with and answers
 /// "unimplemented" to each test.
 fn logging_driver(d: &Path) -> (PathBuf, PathBuf) {
-    let dir = d.join("drivers");
-    std::fs::create_dir_all(&dir).unwrap();
     let log = d.join("starts.log");
-    let fake = dir.join("tlsmatrix-driver");
-    std::fs::write(
-        &fake,
-        format!(
-            "#!/bin/sh\ncase \"$1\" in\n  info) echo '{{\"impls\":[{{\"name\":\"logged\",\"version\":\"logged 1\"}}]}}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\necho \"$*\" >> '{}'\nexit 89\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (dir, log)
+    let per_test = format!("echo \"$*\" >> '{}'\nexit 89", log.display());
+    (fake_driver(d, "logged", &per_test), log)
 }
 
 #[test]
