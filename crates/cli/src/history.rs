@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use tlsmatrix_core::protocol::Measure;
 use tlsmatrix_history::{read_jsonl, resolve, RunKind, Store};
 use tlsmatrix_report::environment::environment;
 use tlsmatrix_report::summary;
@@ -67,12 +68,8 @@ pub fn import(files: &[PathBuf], db: &Path) -> Result<()> {
     let mut store = Store::open(db)?;
     for f in files {
         for run in read_jsonl(f)? {
-            let measure = if run.records.iter().any(|r| r.metric.is_count()) {
-                "instructions"
-            } else {
-                "time"
-            };
-            let added = store.import(&run, measure)?;
+            let measure = Measure::of_run(run.records.iter().map(|r| r.metric));
+            let added = store.import(&run, measure.as_str())?;
             eprintln!(
                 "{}: run {} {} ({} records)",
                 f.display(),

@@ -1614,6 +1614,18 @@ fn counters_and_ceilings_are_measured_and_sane() {
         }
         assert_eq!(records.iter().filter(|x| x.metric == m).count(), 8);
     }
+    // Imported (as shards are merged), the run is still a ceiling run, not a timed one a
+    // report could take for its main run.
+    let db = d.join("imported.db");
+    let db = db.to_str().unwrap();
+    let r = tlsmatrix(&["import", out.to_str().unwrap(), "--db", db]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let h = tlsmatrix(&["history", "--db", db]);
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert!(
+        text.contains("ceiling") && !text.contains(" time "),
+        "{text}"
+    );
 }
 
 /// A peer of ours that cannot play a case exits at once with an `unsupported:` line; the cell

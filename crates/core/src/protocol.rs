@@ -32,6 +32,30 @@ impl Measure {
     }
 }
 
+impl Measure {
+    /// What a run measured, read from its figures (a results file does not say): a ceiling
+    /// run also has bulk rates and a wire run also has time on the path, so any figure that
+    /// only one measure gives decides.
+    pub fn of_run(metrics: impl IntoIterator<Item = Metric>) -> Measure {
+        metrics
+            .into_iter()
+            .map(|m| match m {
+                _ if m.is_count() => Measure::Instructions,
+                _ if m.is_wire() || m == Metric::PathCpuNs => Measure::Wire,
+                _ if m.may_be_zero() => Measure::Counters,
+                Metric::SealMbPerS
+                | Metric::OpenMbPerS
+                | Metric::CopyMbPerS
+                | Metric::AliasedCopyMbPerS
+                | Metric::SendShareOfSeal
+                | Metric::RecvShareOfOpen => Measure::Ceiling,
+                _ => Measure::Time,
+            })
+            .find(|m| *m != Measure::Time)
+            .unwrap_or(Measure::Time)
+    }
+}
+
 impl std::str::FromStr for Measure {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -139,6 +163,26 @@ impl DriverMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runs_measure_is_read_from_the_figures_only_it_gives() {
+        use Metric::*;
+        assert_eq!(Measure::of_run([SendMbPerS, RecvMbPerS]), Measure::Time);
+        assert_eq!(Measure::of_run([]), Measure::Time);
+        assert_eq!(
+            Measure::of_run([SendMbPerS, SealMbPerS, RecvShareOfOpen]),
+            Measure::Ceiling
+        );
+        assert_eq!(Measure::of_run([PathCpuNs, ClientFlights]), Measure::Wire);
+        assert_eq!(
+            Measure::of_run([ClientCpuNs, ClientInstructions]),
+            Measure::Instructions
+        );
+        assert_eq!(
+            Measure::of_run([SendColdBlocksPerMib, SendPageFaultsPerMib]),
+            Measure::Counters
+        );
+    }
 
     #[test]
     fn messages_round_trip() {
