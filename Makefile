@@ -30,13 +30,16 @@ PROXY_RTTS ?= 0.2,30
 # allocator, each with itself), and the baseline and one OpenSSL timed on each allocator, and
 # ring and that OpenSSL built by clang (each with itself, in duet with the baseline).
 BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
+# Ceilings and counters also in 1 KiB writes: which stack is faster can flip with the record
+# size, and the report checks whether the AEADs alone flip with it.
+CEILING_SCENARIOS ?= $(BULK_SCENARIOS),bulk-tls13-aes-128-gcm-1k
 CAUSE_RUNS ?= 5
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 20
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift aead-sizes
 
 all: build
 
@@ -116,9 +119,9 @@ report: build
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure wire --scenario '$(WIRE_SCENARIOS)' --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(BULK_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 \
+	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 \
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
+	$(BIN)/tlsmatrix run --measure counters --scenario '$(CEILING_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -214,6 +217,12 @@ bench: build
 DRIFT_MINUTES ?= 16
 drift:
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench crypto_drift -- --minutes $(DRIFT_MINUTES)
+
+# What one TLS record costs each library's AES-128-GCM by record size (no TLS): aws-lc, ring
+# and the system OpenSSL in turns, time per record and a fixed + per-byte line per library.
+AEAD_SECONDS ?= 20
+aead-sizes:
+	$(CARGO) bench --locked -p tlsmatrix-impls --bench aead_record_cost -- --seconds $(AEAD_SECONDS)
 
 # The libp2p transport's benchmarks (Handshake, HandshakeNewPeers, Latency, Connections) paired:
 # upstream go-libp2p's transport (the reference), an A/A copy of it and every pair of our

@@ -5,10 +5,13 @@
 //! where.
 
 use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::variant;
 use tlsmatrix_history::RunData;
 
 use crate::doc::{scenario_order, Block, Cell, Class, Section, Table};
+use crate::figures::{factor_text, paired_advantage};
+use tlsmatrix_core::stats::Factor;
 
 /// How close to its own ceiling a stack should get (the target the tables are read against).
 pub const CEILING_TARGET: f64 = 0.85;
@@ -225,12 +228,20 @@ fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
     ))
 }
 
-/// One line per impl and scenario far from its ceiling, with what the counters say.
+/// One line per impl and scenario far from its ceiling whose counters point at the kernel
+/// or at cold memory; the rest, whose counters show neither (or that have no counters),
+/// one line per such cause with how many there are and the range of their shares.
 fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
     let Some(ceiling) = inp.ceiling else {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // Per number-free cause: (share, "impl sends scenario") of each figure under the target.
+    let mut grouped: Vec<(&str, Vec<(f64, String)>)> = vec![
+        ("no page faults and no cold blocks: the rest is user-space work beside the cipher (copies, framing, buffer management)", Vec::new()),
+        ("no counters in this report to say where the rest goes", Vec::new()),
+    ];
+    let mut under = 0;
     for scenario in bulk_scenarios(ceiling) {
         for imp in impls {
             for (rate_m, ceil_m, share_m, faults_m, cold_m, verb) in [
@@ -259,6 +270,7 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
                 if share >= CEILING_TARGET {
                     continue;
                 }
+                under += 1;
                 let c = inp.counters;
                 let faults = median(c, &scenario, imp, faults_m);
                 let cold = median(c, &scenario, imp, cold_m);
@@ -269,8 +281,14 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
                     (_, Some(b)) if b >= 1.0 => format!(
                         "{b:.0} large blocks per MiB that were not just freed (cold in cache), no page faults"
                     ),
-                    (Some(_), Some(_)) => "no page faults and no cold blocks: the rest is user-space work beside the cipher (copies, framing, buffer management)".into(),
-                    _ => "no counters in this report to say where the rest goes".into(),
+                    (Some(_), Some(_)) => {
+                        grouped[0].1.push((share, format!("{imp} {verb} {scenario}")));
+                        continue;
+                    }
+                    _ => {
+                        grouped[1].1.push((share, format!("{imp} {verb} {scenario}")));
+                        continue;
+                    }
                 };
                 out.push(format!(
                     "{imp} {verb} {scenario} at {:.0}% of its own AEAD ({rate:.0} against {ceil:.0} MB/s); {why}.",
@@ -279,8 +297,109 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
             }
         }
     }
+    for (why, mut figures) in grouped {
+        figures.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (Some(low), Some(high)) = (figures.first(), figures.last()) else {
+            continue;
+        };
+        out.push(format!(
+            "{} of the {under} figures under the target, from {:.0}% of the own AEAD ({}) to {:.0}% ({}): {why}.",
+            figures.len(),
+            low.0 * 100.0,
+            low.1,
+            high.0 * 100.0,
+            high.1
+        ));
+    }
     out
 }
+
+/// How far apart two stacks' rates must be, each way, before an order that changes with
+/// the write size counts as a flip (beyond the few percent a rerun moves a factor).
+const FLIP: f64 = 1.05;
+
+/// One line per impl whose order against the baseline (the run's first impl) flips between
+/// write sizes of the same protocol and cipher, with whether their AEADs alone flip the same
+/// way; and whether any of them did. Both ratios come from paired figures, since cells taken
+/// at different times on a shared machine can differ by half: the stack's factor is paired
+/// with the baseline's own pair, and the AEADs' ratio follows from it and each stack's share
+/// of its own AEAD (itself a ratio of figures taken in turns): a/b = (a/b stacks) x (b's
+/// share / a's share).
+fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
+    let Some((base, others)) = impls.split_first() else {
+        return (Vec::new(), false);
+    };
+    let scenarios = bulk_scenarios(ceiling);
+    let family_of = |s: &str| s.rsplit_once('-').map(|(f, _)| f.to_string());
+    let mut families: Vec<String> = scenarios.iter().filter_map(|s| family_of(s)).collect();
+    families.dedup();
+    let (mut out, mut in_crypto) = (Vec::new(), false);
+    for family in families {
+        // (write size, bytes, scenario), smallest writes first.
+        let mut sizes: Vec<(&str, usize, &str)> = scenarios
+            .iter()
+            .filter(|s| family_of(s).as_deref() == Some(family.as_str()))
+            .filter_map(|s| match s.parse::<Scenario>() {
+                Ok(Scenario::Bulk(bulk)) => {
+                    Some((s.rsplit_once('-')?.1, bulk.size.bytes(), s.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        sizes.sort_by_key(|a| a.1);
+        for imp in others {
+            for (rate_m, share_m, verb, aead_verb) in [
+                (Metric::SendMbPerS, Metric::SendShareOfSeal, "sends", "seal"),
+                (
+                    Metric::RecvMbPerS,
+                    Metric::RecvShareOfOpen,
+                    "receives",
+                    "open",
+                ),
+            ] {
+                // (write size, stack factor, AEAD ratio), each against the baseline.
+                let at: Vec<(&str, Factor, f64)> = sizes
+                    .iter()
+                    .filter_map(|&(size, _, scenario)| {
+                        let stack = record(ceiling, scenario, imp, rate_m)?;
+                        let paired = stack.paired.as_ref()?;
+                        if paired.reference_client != *base || paired.reference_server != *base {
+                            return None;
+                        }
+                        let f = paired_advantage(stack)?;
+                        let share = |i: &str| median(Some(ceiling), scenario, i, share_m);
+                        Some((size, f.clone(), f.ratio * share(base)? / share(imp)?))
+                    })
+                    .collect();
+                let ahead = at.iter().position(|a| a.1.significant && a.1.ratio >= FLIP);
+                let behind = at
+                    .iter()
+                    .position(|a| a.1.significant && a.1.ratio <= 1.0 / FLIP);
+                let (Some(i), Some(j)) = (ahead, behind) else {
+                    continue;
+                };
+                let ((small, f_small, c_small), (large, f_large, c_large)) =
+                    (&at[i.min(j)], &at[i.max(j)]);
+                let same_way = |f: &Factor, c: f64| (c - 1.0).signum() == (f.ratio - 1.0).signum();
+                let crypto_flips = same_way(f_small, *c_small) && same_way(f_large, *c_large);
+                in_crypto |= crypto_flips;
+                let why = if crypto_flips {
+                    "the same way: the order flips in the crypto, not in the TLS stacks"
+                } else {
+                    "which does not flip with it: the cause lies outside the cipher"
+                };
+                out.push(format!(
+                    "{imp} {verb} {family} at {} {base}'s rate in {small} writes and {} in {large} writes (paired); their AEADs alone {aead_verb} the same records at {c_small:.2}x and {c_large:.2}x, {why}.",
+                    factor_text(f_small),
+                    factor_text(f_large)
+                ));
+            }
+        }
+    }
+    (out, in_crypto)
+}
+
+const AWS_LC_KEY_POWERS: &str = "Why the order of AES-GCM stacks can depend on the record size, measured here for aws-lc and ring (make aead-sizes: each library's AES-128-GCM alone, sealing and opening records of 1 byte to 16 KiB, in turns in one process, three runs): up to 16 blocks (256 bytes) aws-lc is as fast as ring or up to 11% faster. Above 16 blocks its AVX-512 code (aesni-gcm-avx512, Intel's) starts a 48-block pipeline, for which it keeps only 16 powers of the hash key in its context and computes the next 32 on the stack on every call (precompute_hkeys_on_stack): its time for a seal and an open steps up by about 50 ns at 257 bytes and by 50 ns again at 513, where ring's does not (from 241 to 257 bytes: aws-lc 275 to 324 ns, ring 309 to 299). So ring is 4-20% ahead from 257 bytes to 1 KiB; a line fitted from 1 KiB to 16 KiB gives aws-lc about 340 ns per record plus 0.168 ns per byte and ring 250-260 ns plus 0.20 ns per byte; they meet at about 2 KiB, and aws-lc's pipeline is 12-14% ahead at 16 KiB. A TLS stack on aws-lc pays that fixed cost once per record, whatever it does around it.";
 
 /// One line per variant whose bulk rate falls well below its plain build's, with the cold
 /// blocks of both (from the counter run, which takes every variant).
@@ -342,6 +461,19 @@ pub fn section(inp: &Inputs) -> Option<Section> {
                 CEILING_TARGET * 100.0
             )));
             blocks.push(Block::Bullets(found));
+        }
+    }
+    if let Some(ceiling) = inp.ceiling {
+        let (flips, in_crypto) = size_flips(ceiling, &impls);
+        if !flips.is_empty() {
+            blocks.push(Block::Para(format!(
+                "Where one stack is ahead in one write size and behind in another (by {:.0}% or more each way):",
+                (FLIP - 1.0) * 100.0
+            )));
+            blocks.push(Block::Bullets(flips));
+            if in_crypto {
+                blocks.push(Block::Para(AWS_LC_KEY_POWERS.into()));
+            }
         }
     }
     if let Some(s) = inp.ceiling.and_then(aliasing_sentence) {
@@ -414,6 +546,9 @@ mod tests {
                 rec("c", S, "slow", Metric::OpenMbPerS, 10000.0),
                 rec("c", S, "slow", Metric::SendShareOfSeal, 0.2),
                 rec("c", S, "slow", Metric::RecvShareOfOpen, 0.9),
+                rec("c", S, "bare", Metric::SendMbPerS, 5000.0),
+                rec("c", S, "bare", Metric::SealMbPerS, 10000.0),
+                rec("c", S, "bare", Metric::SendShareOfSeal, 0.5),
                 rec("c", S, "fast", Metric::CopyMbPerS, 60000.0),
                 rec("c", S, "fast", Metric::AliasedCopyMbPerS, 3000.0),
             ],
@@ -433,6 +568,17 @@ mod tests {
         let impls = vec!["fast".to_string(), "slow".to_string()];
         let found = findings(&inp, &impls);
         assert_eq!(found.len(), 1, "{found:?}");
+        // A figure without counters is counted in one line per cause, not named alone.
+        let with_bare = [impls.clone(), vec!["bare".to_string()]].concat();
+        let all = findings(&inp, &with_bare);
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(
+            all[1].starts_with(
+                "1 of the 2 figures under the target, from 50% of the own AEAD (bare sends"
+            ) && all[1].contains("no counters"),
+            "{}",
+            all[1]
+        );
         assert!(found[0].starts_with("slow sends") && found[0].contains("20%"));
         assert!(
             found[0].contains("16.0 page faults per MiB"),
@@ -501,5 +647,70 @@ mod tests {
             found[0]
         );
         assert!(found[0].contains("192 cold large blocks per MiB where the plain build gets 0"));
+    }
+
+    #[test]
+    fn an_order_that_flips_with_the_write_size_is_checked_against_the_aeads() {
+        use tlsmatrix_core::record::Paired;
+        let (k1, k16) = ("bulk-tls13-aes-128-gcm-1k", S);
+        // Paired with the baseline's own pair: the factor `f` against "base", in 12 rounds.
+        let paired = |mut r: Record, f: f64| {
+            r.paired = Some(Paired {
+                reference_client: "base".into(),
+                reference_server: "base".into(),
+                ratios: (0..12)
+                    .map(|i| f * (1.0 + 0.002 * f64::from(i % 3)))
+                    .collect(),
+                blocks: (0..12).map(|i| i / 3).collect(),
+            });
+            r
+        };
+        let mut records = Vec::new();
+        // (impl, scenario, recv factor, recv share of open, send factor, send share of seal).
+        // "ring" receives faster than the baseline in 1 KiB writes and slower in 16 KiB,
+        // with shares that make its AEAD's ratio flip too (1.16x and 0.85x); its sending
+        // flips as well, but its sealing does not (0.99x and 0.97x). Unpaired medians that
+        // say otherwise (a cell taken in a slow moment) must not count.
+        for (imp, scenario, recv, recv_share, send, send_share) in [
+            ("base", k1, 1.0, 0.50, 1.0, 0.60),
+            ("base", k16, 1.0, 0.50, 1.0, 0.66),
+            ("ring", k1, 1.19, 0.513, 1.07, 0.648),
+            ("ring", k16, 0.88, 0.518, 0.84, 0.571),
+            ("other", k1, 1.01, 0.50, 1.0, 0.60),
+            ("other", k16, 0.99, 0.50, 1.0, 0.66),
+        ] {
+            let slow = if imp == "ring" { 0.4 } else { 1.0 };
+            records.push(paired(
+                rec("c", scenario, imp, Metric::RecvMbPerS, 5000.0 * slow),
+                recv,
+            ));
+            records.push(paired(
+                rec("c", scenario, imp, Metric::SendMbPerS, 7000.0 * slow),
+                send,
+            ));
+            records.push(rec("c", scenario, imp, Metric::RecvShareOfOpen, recv_share));
+            records.push(rec("c", scenario, imp, Metric::SendShareOfSeal, send_share));
+        }
+        let ceiling = run("c", records);
+        let impls: Vec<String> = ["base", "ring", "other"].map(String::from).to_vec();
+        let (found, in_crypto) = size_flips(&ceiling, &impls);
+        assert!(in_crypto);
+        assert_eq!(found.len(), 2, "ring both ways, other never: {found:?}");
+        let recv = found
+            .iter()
+            .find(|f| f.starts_with("ring receives"))
+            .unwrap();
+        assert!(
+            recv.contains("at 1.19x [")
+                && recv.contains("in 1k writes and 0.88x [")
+                && recv.contains("at 1.16x and 0.85x")
+                && recv.contains("flips in the crypto"),
+            "{recv}"
+        );
+        let send = found.iter().find(|f| f.starts_with("ring sends")).unwrap();
+        assert!(
+            send.contains("at 0.99x and 0.97x") && send.contains("outside the cipher"),
+            "{send}"
+        );
     }
 }
