@@ -34,6 +34,9 @@ BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
 # size, and the report checks whether the AEADs alone flip with it.
 CEILING_SCENARIOS ?= $(BULK_SCENARIOS),bulk-tls13-aes-128-gcm-1k
 CAUSE_RUNS ?= 5
+# Where each side's time goes (perf, each impl with itself): the cipher, copies, malloc, the
+# kernel or the rest; the two AES-128-GCM write sizes, about 25 s.
+PROFILE_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-1k
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 20
@@ -108,7 +111,7 @@ driver-boringssl:
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
 	rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/allocators.jsonl
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
@@ -123,6 +126,8 @@ report: build
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure counters --scenario '$(CEILING_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
+	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \

@@ -341,7 +341,10 @@ struct RunArgs {
     /// faults and context switches during each side's calls (getrusage around every call),
     /// per handshake or per MiB; or `ceiling` (bulk scenarios, each impl with itself): the
     /// library's own AEAD sealing and opening the scenario's records through its crypto API,
-    /// the most its bulk figures could reach.
+    /// the most its bulk figures could reach; or `profile` (bulk scenarios, each impl with
+    /// itself; needs perf): `perf record -e cpu-clock` attached to the driver, each perf
+    /// sample charged to the side whose call it fell in and classed by its function (cipher,
+    /// copies, malloc, kernel, elsewhere); 200 ms samples by default.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_core::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself

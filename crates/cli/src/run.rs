@@ -344,6 +344,9 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     if opts.measure == Measure::Instructions {
         drivers::check_valgrind()?;
     }
+    if opts.measure == Measure::Profile {
+        drivers::check_perf()?;
+    }
     let results = ResultsFile::open(&opts.out)?;
     let mut store = Store::open(&opts.db)?;
     let certs_dir = opts
@@ -368,8 +371,9 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let scratch = Scratch::new(&run_id)?;
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
-        // A ceiling is one library's own AEAD, so each impl runs it with itself.
-        if opts.measure == Measure::Ceiling || opts.self_pairs_only {
+        // A ceiling is one library's own AEAD, and a profile one stack's time split by side,
+        // so each impl runs them with itself.
+        if matches!(opts.measure, Measure::Ceiling | Measure::Profile) || opts.self_pairs_only {
             return c.name == v.name;
         }
         !opts.baseline_pairs_only
@@ -483,7 +487,14 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             certs: &certs_dir,
             runs: opts.runs,
             warmup_ms: opts.warmup_ms.unwrap_or(200),
-            sample_ms: opts.sample_ms.unwrap_or(100),
+            // A profile sample needs a few hundred perf samples per side at 4 kHz.
+            sample_ms: opts
+                .sample_ms
+                .unwrap_or(if opts.measure == Measure::Profile {
+                    200
+                } else {
+                    100
+                }),
             silence_limit: opts.cell_timeout,
             measure: opts.measure,
             scratch: &scratch.0,

@@ -1628,6 +1628,85 @@ fn counters_and_ceilings_are_measured_and_sane() {
     );
 }
 
+/// `--measure profile`: perf samples charged to each side's calls add up to the side's
+/// whole time, put a bulk transfer's time mostly in its cipher, and tell a workload that
+/// allocates per write (1 KiB writes: a record buffer each) from one that rarely does.
+#[test]
+fn profiles_split_each_sides_time_and_see_allocation_per_record() {
+    let _alone = exclusive();
+    let d = scratch("profile");
+    let out = d.join("profile.jsonl");
+    let (k1, k16) = ("bulk-tls13-aes-128-gcm-1k", "bulk-tls13-aes-128-gcm-16k");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "profile",
+        "--impl",
+        "rustls-ring,openssl-3.0",
+        "--scenario",
+        &format!("{k1},{k16}"),
+        "--runs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let share = |scenario: &str, m: Metric| {
+        records
+            .iter()
+            .find(|x| x.client == "rustls-ring" && x.scenario == scenario && x.metric == m)
+            .unwrap_or_else(|| panic!("{scenario}: no {m}"))
+    };
+    for scenario in [k1, k16] {
+        for side in [
+            [
+                Metric::SendCipherShare,
+                Metric::SendCopyShare,
+                Metric::SendAllocShare,
+                Metric::SendKernelShare,
+                Metric::SendOtherShare,
+            ],
+            [
+                Metric::RecvCipherShare,
+                Metric::RecvCopyShare,
+                Metric::RecvAllocShare,
+                Metric::RecvKernelShare,
+                Metric::RecvOtherShare,
+            ],
+        ] {
+            for k in 0..2 {
+                let total: f64 = side.iter().map(|m| share(scenario, *m).samples[k]).sum();
+                assert!((total - 1.0).abs() < 1e-9, "{scenario} {side:?}: {total}");
+            }
+            assert!(
+                share(scenario, side[0]).median > 0.2,
+                "{scenario}: {} in the cipher",
+                share(scenario, side[0]).median
+            );
+        }
+    }
+    // rustls allocates a record buffer per write: per byte, 16 times as often in 1 KiB writes.
+    let alloc = |s| share(s, Metric::SendAllocShare).median;
+    assert!(
+        alloc(k1) > 2.0 * alloc(k16),
+        "{} vs {}",
+        alloc(k1),
+        alloc(k16)
+    );
+    // The system OpenSSL is measured, or unsupported because perf cannot name its functions
+    // (Debian ships libcrypto without a symbol table); never failed.
+    let db = d.join("tlsmatrix.db");
+    let h = tlsmatrix(&["show", "latest", "--db", db.to_str().unwrap(), "-v"]);
+    let text = String::from_utf8_lossy(&h.stdout);
+    let openssl_measured = records.iter().any(|x| x.client == "openssl-3.0");
+    assert!(
+        openssl_measured || text.contains("could not name the functions"),
+        "{text}"
+    );
+    assert!(!text.contains("FAILED"), "{text}");
+}
+
 /// A peer of ours that cannot play a case exits at once with an `unsupported:` line; the cell
 /// ends then, without the grace a failing side gets for the other to tell its story.
 #[test]

@@ -19,6 +19,7 @@ pub mod negotiated;
 pub mod netmodel;
 pub mod pair;
 pub mod paired;
+pub mod profile;
 pub mod protocol;
 pub mod record;
 pub mod scenario;

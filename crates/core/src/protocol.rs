@@ -18,6 +18,9 @@ pub enum Measure {
     Counters,
     /// The library's own AEAD on a bulk scenario's records, each impl with itself.
     Ceiling,
+    /// Where each side's time goes, from perf samples charged to the side whose call they
+    /// fell in (`crate::profile`), bulk scenarios, each impl with itself.
+    Profile,
 }
 
 impl Measure {
@@ -28,6 +31,7 @@ impl Measure {
             Measure::Wire => "wire",
             Measure::Counters => "counters",
             Measure::Ceiling => "ceiling",
+            Measure::Profile => "profile",
         }
     }
 }
@@ -41,6 +45,7 @@ impl Measure {
             .into_iter()
             .map(|m| match m {
                 _ if m.is_count() => Measure::Instructions,
+                _ if m.is_profile_share() => Measure::Profile,
                 _ if m.is_wire() || m == Metric::PathCpuNs => Measure::Wire,
                 _ if m.may_be_zero() => Measure::Counters,
                 Metric::SealMbPerS
@@ -65,8 +70,9 @@ impl std::str::FromStr for Measure {
             "wire" => Ok(Measure::Wire),
             "counters" => Ok(Measure::Counters),
             "ceiling" => Ok(Measure::Ceiling),
+            "profile" => Ok(Measure::Profile),
             _ => Err(format!(
-                "unknown measure '{s}' (time, instructions, wire, counters, ceiling)"
+                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile)"
             )),
         }
     }
@@ -181,6 +187,10 @@ mod tests {
         assert_eq!(
             Measure::of_run([SendColdBlocksPerMib, SendPageFaultsPerMib]),
             Measure::Counters
+        );
+        assert_eq!(
+            Measure::of_run([SendCipherShare, RecvKernelShare]),
+            Measure::Profile
         );
     }
 

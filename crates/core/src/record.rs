@@ -78,6 +78,18 @@ pub enum Metric {
     /// sample, the two taken in turns in one process.
     SendShareOfSeal,
     RecvShareOfOpen,
+    /// Where each side's time goes (`--measure profile`): the share of its perf samples in
+    /// the cipher, copies, the allocator, the kernel, and everything else (`crate::profile`).
+    SendCipherShare,
+    SendCopyShare,
+    SendAllocShare,
+    SendKernelShare,
+    SendOtherShare,
+    RecvCipherShare,
+    RecvCopyShare,
+    RecvAllocShare,
+    RecvKernelShare,
+    RecvOtherShare,
     /// Time from connect to the response's first bytes over real TCP through the delay proxy
     /// (`tlsmatrix wire --check`).
     TtfbNs,
@@ -129,6 +141,16 @@ impl Metric {
         Metric::AliasedCopyMbPerS,
         Metric::SendShareOfSeal,
         Metric::RecvShareOfOpen,
+        Metric::SendCipherShare,
+        Metric::SendCopyShare,
+        Metric::SendAllocShare,
+        Metric::SendKernelShare,
+        Metric::SendOtherShare,
+        Metric::RecvCipherShare,
+        Metric::RecvCopyShare,
+        Metric::RecvAllocShare,
+        Metric::RecvKernelShare,
+        Metric::RecvOtherShare,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -177,6 +199,16 @@ impl Metric {
             Metric::AliasedCopyMbPerS => "aliased_copy_mb_per_s",
             Metric::SendShareOfSeal => "send_share_of_seal",
             Metric::RecvShareOfOpen => "recv_share_of_open",
+            Metric::SendCipherShare => "send_cipher_share",
+            Metric::SendCopyShare => "send_copy_share",
+            Metric::SendAllocShare => "send_alloc_share",
+            Metric::SendKernelShare => "send_kernel_share",
+            Metric::SendOtherShare => "send_other_share",
+            Metric::RecvCipherShare => "recv_cipher_share",
+            Metric::RecvCopyShare => "recv_copy_share",
+            Metric::RecvAllocShare => "recv_alloc_share",
+            Metric::RecvKernelShare => "recv_kernel_share",
+            Metric::RecvOtherShare => "recv_other_share",
         }
     }
 
@@ -197,6 +229,16 @@ impl Metric {
             | Metric::CopyMbPerS
             | Metric::AliasedCopyMbPerS => "MB/s",
             Metric::SendShareOfSeal | Metric::RecvShareOfOpen => "fraction",
+            Metric::SendCipherShare
+            | Metric::SendCopyShare
+            | Metric::SendAllocShare
+            | Metric::SendKernelShare
+            | Metric::SendOtherShare
+            | Metric::RecvCipherShare
+            | Metric::RecvCopyShare
+            | Metric::RecvAllocShare
+            | Metric::RecvKernelShare
+            | Metric::RecvOtherShare => "fraction",
             Metric::ClientPageFaults | Metric::ServerPageFaults => "faults",
             Metric::ClientContextSwitches | Metric::ServerContextSwitches => "switches",
             Metric::SendPageFaultsPerMib | Metric::RecvPageFaultsPerMib => "faults/MiB",
@@ -226,7 +268,8 @@ impl Metric {
         )
     }
 
-    /// An OS counter per handshake or MiB, which is often zero; every other figure is positive.
+    /// An OS counter per handshake or MiB, or a share of a side's profile, which is often
+    /// zero; every other figure is positive.
     pub fn may_be_zero(self) -> bool {
         matches!(
             self,
@@ -240,6 +283,16 @@ impl Metric {
                 | Metric::RecvContextSwitchesPerMib
                 | Metric::SendColdBlocksPerMib
                 | Metric::RecvColdBlocksPerMib
+                | Metric::SendCipherShare
+                | Metric::SendCopyShare
+                | Metric::SendAllocShare
+                | Metric::SendKernelShare
+                | Metric::SendOtherShare
+                | Metric::RecvCipherShare
+                | Metric::RecvCopyShare
+                | Metric::RecvAllocShare
+                | Metric::RecvKernelShare
+                | Metric::RecvOtherShare
         )
     }
 
@@ -274,6 +327,23 @@ impl Metric {
             )
     }
 
+    /// A share of a side's perf samples (`--measure profile`).
+    pub fn is_profile_share(self) -> bool {
+        matches!(
+            self,
+            Metric::SendCipherShare
+                | Metric::SendCopyShare
+                | Metric::SendAllocShare
+                | Metric::SendKernelShare
+                | Metric::SendOtherShare
+                | Metric::RecvCipherShare
+                | Metric::RecvCopyShare
+                | Metric::RecvAllocShare
+                | Metric::RecvKernelShare
+                | Metric::RecvOtherShare
+        )
+    }
+
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
@@ -286,6 +356,8 @@ impl Metric {
                 | Metric::AliasedCopyMbPerS
                 | Metric::SendShareOfSeal
                 | Metric::RecvShareOfOpen
+                | Metric::SendCipherShare
+                | Metric::RecvCipherShare
                 | Metric::ThroughputPerS
                 | Metric::ServerCapacityPerS
         )

@@ -386,6 +386,76 @@ pub fn bulk_counters(
     sampled
 }
 
+/// Where each side's time goes in a bulk transfer (`crate::profile`): perf attached to this
+/// thread for the whole cell (it attaches during the warm-up), every call of each side
+/// logged, each sample a transfer of about `budget.sample_target`, and then every perf
+/// sample charged to the side whose call it fell in: the sender's shares are the client's.
+/// `Ok(Some(reason))`: perf could not name enough of the functions for shares to mean
+/// anything (a stripped library), so the cell is unsupported, with the objects named.
+pub fn bulk_profile(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    write_size: usize,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<Option<String>> {
+    use crate::profile::{attribute, CallLog, PerfRecording, ATTACH, MAX_UNNAMED};
+    let perf = PerfRecording::start()?;
+    let size = BulkSize::Time(budget.sample_target);
+    let warmup = budget.warmup.max(ATTACH);
+    let mut sampler = BulkSampler::warm(client, server, params, write_size, warmup, size)?;
+    let mut log = CallLog::default();
+    for k in 0..budget.runs {
+        log.sample = k;
+        sampler.stream.send(&mut log, sampler.bytes)?;
+    }
+    let tally = attribute(&log.calls, &perf.finish()?, budget.runs);
+    let mut samples = Vec::with_capacity(tally.len());
+    for (k, sides) in tally.iter().enumerate() {
+        let mut values = Vec::with_capacity(10);
+        for (t, side, metrics) in [
+            (&sides[0], "sender", PROFILE_SEND),
+            (&sides[1], "receiver", PROFILE_RECV),
+        ] {
+            let n = t.total();
+            anyhow::ensure!(
+                n >= MIN_PROFILE_SAMPLES,
+                "perf charged only {n} samples to the {side}'s calls in sample {k} (at least {MIN_PROFILE_SAMPLES} needed): it may have attached late, or may not sample this thread"
+            );
+            if t.unnamed_share() > MAX_UNNAMED {
+                return Ok(Some(format!(
+                    "perf could not name the functions of {:.0}% of the {side}'s samples, in {}: a library without a symbol table (as Debian ships its libcrypto) hides its cipher among the rest",
+                    t.unnamed_share() * 100.0,
+                    t.unnamed_in.join(", ")
+                )));
+            }
+            values.extend(metrics.iter().copied().zip(t.shares()));
+        }
+        samples.push(values);
+    }
+    samples.into_iter().for_each(&mut on_sample);
+    Ok(None)
+}
+
+/// The profile metrics of each side, in `profile::Category::REPORTED`'s order.
+const PROFILE_SEND: [Metric; 5] = [
+    Metric::SendCipherShare,
+    Metric::SendCopyShare,
+    Metric::SendAllocShare,
+    Metric::SendKernelShare,
+    Metric::SendOtherShare,
+];
+const PROFILE_RECV: [Metric; 5] = [
+    Metric::RecvCipherShare,
+    Metric::RecvCopyShare,
+    Metric::RecvAllocShare,
+    Metric::RecvKernelShare,
+    Metric::RecvOtherShare,
+];
+/// Fewer perf samples than this on one side make shares coarser than 1 in 20.
+const MIN_PROFILE_SAMPLES: u32 = 100;
+
 /// The stack's bulk rates and its own library's AEAD on the same records, sampled in turns
 /// (the order alternating), so that each sample's share of the ceiling is a ratio of two
 /// figures taken milliseconds apart: a bulk sample of about `budget.sample_target`, then

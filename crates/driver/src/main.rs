@@ -407,6 +407,11 @@ fn run(args: &RunArgs) -> Result<()> {
             Some("a ceiling is one library's own AEAD: run each impl with itself")
         }
         (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
+        (Measure::Profile, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Profile, Scenario::Bulk(_)) => {
+            Some("a profile splits one stack's time by side: run each impl with itself")
+        }
+        (Measure::Profile, _) => Some("a profile is taken on bulk scenarios"),
         _ => None,
     };
     if let Some(reason) = unmeasurable {
@@ -498,8 +503,15 @@ fn run(args: &RunArgs) -> Result<()> {
             let aead = own_aead.expect("found above for every bulk ceiling");
             workload::bulk_against_ceiling(c, s, &params, &b, aead, &budget, on_sample)?
         }
+        (Measure::Profile, Scenario::Bulk(b)) => {
+            if let Some(reason) =
+                workload::bulk_profile(c, s, &params, b.size.bytes(), &budget, on_sample)?
+            {
+                return refuse(reason);
+            }
+        }
         (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
-        | (Measure::Wire | Measure::Counters | Measure::Ceiling, _) => {
+        | (Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile, _) => {
             unreachable!("refused above")
         }
     }

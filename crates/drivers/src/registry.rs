@@ -285,7 +285,7 @@ const INSTRUCTION_HANDSHAKES: u32 = 32;
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
     let mut cmd = match req.measure {
-        Measure::Time | Measure::Wire | Measure::Counters | Measure::Ceiling => {
+        Measure::Time | Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile => {
             req.driver.command()
         }
         Measure::Instructions => {
@@ -311,7 +311,7 @@ fn driver_command(req: &CellRequest) -> Command {
     }
     if matches!(
         req.measure,
-        Measure::Wire | Measure::Counters | Measure::Ceiling
+        Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }
@@ -327,6 +327,16 @@ pub fn check_valgrind() -> Result<()> {
     Command::new("valgrind").arg("--version").output().map_err(|e| {
         anyhow::anyhow!(
             "--measure instructions runs the drivers under valgrind, which cannot be started ({e}); install it (scripts/setup does)"
+        )
+    })?;
+    Ok(())
+}
+
+/// Checks that perf can run before a profile run starts.
+pub fn check_perf() -> Result<()> {
+    Command::new("perf").arg("--version").output().map_err(|e| {
+        anyhow::anyhow!(
+            "--measure profile attaches `perf record` to each driver, which cannot be started ({e}); install linux-perf (scripts/setup does)"
         )
     })?;
     Ok(())

@@ -97,6 +97,8 @@ pub enum RunKind {
     Counters,
     /// Each library's own AEAD (`--measure ceiling`).
     Ceiling,
+    /// Where each side's time goes (`--measure profile`).
+    Profile,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
 }
@@ -113,6 +115,7 @@ impl RunKind {
             RunKind::Libp2p => "libp2p benchmark ",
             RunKind::Counters => "OS-counter ",
             RunKind::Ceiling => "AEAD-ceiling ",
+            RunKind::Profile => "profile ",
             RunKind::Allocators => "allocator ",
         }
     }
@@ -306,6 +309,7 @@ impl Store {
             ),
             RunKind::Counters => "r.measure = 'counters'".into(),
             RunKind::Ceiling => "r.measure = 'ceiling'".into(),
+            RunKind::Profile => "r.measure = 'profile'".into(),
             RunKind::Instructions => "r.measure = 'instructions'".into(),
             RunKind::Wire => "r.measure = 'wire'".into(),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),

@@ -667,6 +667,8 @@ pub struct Companions {
     /// The newest OS-counter, AEAD-ceiling and allocator runs (the bulk section's causes).
     pub counters: Option<RunData>,
     pub ceiling: Option<RunData>,
+    /// The newest profile run: where each side's time goes.
+    pub profile: Option<RunData>,
     pub allocators: Option<RunData>,
     /// The newest conformance run: its id and every test's row.
     pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
@@ -946,6 +948,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     }
     if let Some(section) = crate::bulk_causes::section(&crate::bulk_causes::Inputs {
         ceiling: extra.ceiling.as_ref(),
+        profile: extra.profile.as_ref(),
         counters: extra.counters.as_ref(),
         allocators: extra.allocators.as_ref(),
     }) {

@@ -4,7 +4,7 @@
 //! the cipher; the counters and the allocator columns say whether the kernel or malloc is
 //! where.
 
-use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_core::record::{self, Metric, Record};
 use tlsmatrix_core::scenario::Scenario;
 use tlsmatrix_core::variant;
 use tlsmatrix_history::RunData;
@@ -22,6 +22,8 @@ pub struct Inputs<'a> {
     pub ceiling: Option<&'a RunData>,
     pub counters: Option<&'a RunData>,
     pub allocators: Option<&'a RunData>,
+    /// Where each side's time goes (`--measure profile`).
+    pub profile: Option<&'a RunData>,
 }
 
 /// The record of `imp` with itself.
@@ -228,19 +230,75 @@ fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
     ))
 }
 
+/// A side's profile metrics, in the order of `PROFILE_CATEGORIES`.
+const PROFILE_SEND: [Metric; 5] = [
+    Metric::SendCipherShare,
+    Metric::SendCopyShare,
+    Metric::SendAllocShare,
+    Metric::SendKernelShare,
+    Metric::SendOtherShare,
+];
+const PROFILE_RECV: [Metric; 5] = [
+    Metric::RecvCipherShare,
+    Metric::RecvCopyShare,
+    Metric::RecvAllocShare,
+    Metric::RecvKernelShare,
+    Metric::RecvOtherShare,
+];
+/// What each profile share covers, as the tables and findings name it.
+const PROFILE_CATEGORIES: [&str; 5] = [
+    "the cipher",
+    "copies (memcpy, memmove, memset)",
+    "malloc and free",
+    "the kernel",
+    "the rest of the library (record framing, buffer management, state)",
+];
+
+/// The largest share of a side's profile outside the cipher: (category index, share), with
+/// the cipher's share.
+fn profile_lead(inp: &Inputs, scenario: &str, imp: &str, send: bool) -> Option<(usize, f64, f64)> {
+    let metrics = if send { PROFILE_SEND } else { PROFILE_RECV };
+    let shares: Vec<f64> = metrics
+        .iter()
+        .map(|m| median(inp.profile, scenario, imp, *m))
+        .collect::<Option<_>>()?;
+    let (lead, share) = shares
+        .iter()
+        .enumerate()
+        .skip(1)
+        .max_by(|a, b| a.1.total_cmp(b.1))?;
+    Some((lead, *share, shares[0]))
+}
+
+/// Figures under the ceiling target that share a cause: their shares of the ceiling with
+/// labels, and, when a profile named the cause, the lead category's and the cipher's shares.
+#[derive(Default)]
+struct Group {
+    under: Vec<(f64, String)>,
+    lead: Vec<f64>,
+    cipher: Vec<f64>,
+}
+
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min) * 100.0;
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 100.0;
+    if (hi - lo).abs() < 0.5 {
+        format!("{lo:.0}%")
+    } else {
+        format!("{lo:.0}-{hi:.0}%")
+    }
+}
+
 /// One line per impl and scenario far from its ceiling whose counters point at the kernel
 /// or at cold memory; the rest, whose counters show neither (or that have no counters),
-/// one line per such cause with how many there are and the range of their shares.
+/// one line per cause with how many there are and the range of their shares: from the
+/// profile run, what takes the most of a side's time beside the cipher.
 fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
     let Some(ceiling) = inp.ceiling else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    // Per number-free cause: (share, "impl sends scenario") of each figure under the target.
-    let mut grouped: Vec<(&str, Vec<(f64, String)>)> = vec![
-        ("no page faults and no cold blocks: the rest is user-space work beside the cipher (copies, framing, buffer management)", Vec::new()),
-        ("no counters in this report to say where the rest goes", Vec::new()),
-    ];
+    let mut groups: Vec<(String, Group)> = Vec::new();
     let mut under = 0;
     for scenario in bulk_scenarios(ceiling) {
         for imp in impls {
@@ -281,12 +339,32 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
                     (_, Some(b)) if b >= 1.0 => format!(
                         "{b:.0} large blocks per MiB that were not just freed (cold in cache), no page faults"
                     ),
-                    (Some(_), Some(_)) => {
-                        grouped[0].1.push((share, format!("{imp} {verb} {scenario}")));
-                        continue;
-                    }
                     _ => {
-                        grouped[1].1.push((share, format!("{imp} {verb} {scenario}")));
+                        let counted = if faults.is_some() && cold.is_some() {
+                            "no page faults and no cold blocks"
+                        } else {
+                            "no counters in this report"
+                        };
+                        let lead = profile_lead(inp, &scenario, imp, verb == "sends");
+                        let cause = match lead {
+                            Some((i, _, _)) => format!(
+                                "{counted}; beside the cipher, the profile puts {} first",
+                                PROFILE_CATEGORIES[i]
+                            ),
+                            None => format!("{counted}, and no profile to say where the rest goes"),
+                        };
+                        let g = match groups.iter().position(|(c, _)| *c == cause) {
+                            Some(i) => &mut groups[i].1,
+                            None => {
+                                groups.push((cause, Group::default()));
+                                &mut groups.last_mut().expect("pushed").1
+                            }
+                        };
+                        g.under.push((share, format!("{imp} {verb} {scenario}")));
+                        if let Some((_, lead, cipher)) = lead {
+                            g.lead.push(lead);
+                            g.cipher.push(cipher);
+                        }
                         continue;
                     }
                 };
@@ -297,14 +375,23 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
             }
         }
     }
-    for (why, mut figures) in grouped {
-        figures.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (Some(low), Some(high)) = (figures.first(), figures.last()) else {
+    for (cause, mut g) in groups {
+        g.under.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (Some(low), Some(high)) = (g.under.first(), g.under.last()) else {
             continue;
         };
+        let profiled = if g.lead.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} of those sides' time there, {} in the cipher)",
+                range(&g.lead),
+                range(&g.cipher)
+            )
+        };
         out.push(format!(
-            "{} of the {under} figures under the target, from {:.0}% of the own AEAD ({}) to {:.0}% ({}): {why}.",
-            figures.len(),
+            "{} of the {under} figures under the target, from {:.0}% of the own AEAD ({}) to {:.0}% ({}): {cause}{profiled}.",
+            g.under.len(),
             low.0 * 100.0,
             low.1,
             high.0 * 100.0,
@@ -312,6 +399,75 @@ fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Where each side's time goes, per impl and scenario of the profile run.
+fn profile_table(profile: &RunData) -> Option<Table> {
+    let mut rows = Vec::new();
+    for scenario in bulk_scenarios(profile) {
+        for imp in profile.impls().into_iter().filter(|i| !record::is_aa(i)) {
+            let shares = |metrics: [Metric; 5]| -> Option<Vec<Cell>> {
+                metrics
+                    .iter()
+                    .map(|m| {
+                        record(profile, &scenario, &imp, *m)
+                            .map(|r| Cell::plain(format!("{:.0}%", r.median * 100.0)))
+                    })
+                    .collect()
+            };
+            let (Some(send), Some(recv)) = (shares(PROFILE_SEND), shares(PROFILE_RECV)) else {
+                continue;
+            };
+            let mut row = vec![Cell::plain(scenario.clone()), Cell::plain(imp.clone())];
+            row.extend(send);
+            row.extend(recv);
+            rows.push(row);
+        }
+    }
+    // One reason per impl: they repeat from scenario to scenario.
+    let mut unprofiled: Vec<String> = Vec::new();
+    for c in profile.cells.iter().filter(|c| c.client == c.server) {
+        let reason = c
+            .reason
+            .strip_prefix(&format!("{}: ", c.client))
+            .unwrap_or(&c.reason);
+        let line = format!("{}: {reason}", c.client);
+        if !unprofiled
+            .iter()
+            .any(|u| u.starts_with(&format!("{}: ", c.client)))
+        {
+            unprofiled.push(line);
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        caption: format!(
+            "Run {}: where each side's time goes. perf record -e cpu-clock at 4 kHz attached to the driver's thread; each perf sample is charged to the side whose call it fell in (both sides run on that thread in turns, and every call is logged on the same clock) and classed by its function's name: cipher (AES, GHASH, ChaCha20, Poly1305), copies (memcpy, memmove, memset), malloc (any allocator), kernel, elsewhere (the rest of the library and its glue). Median shares over the samples.{}",
+            profile.run_id,
+            if unprofiled.is_empty() {
+                String::new()
+            } else {
+                format!(" Not profiled: {}.", unprofiled.join("; "))
+            }
+        ),
+        header: [
+            "scenario",
+            "impl",
+            "send: cipher",
+            "copies",
+            "malloc",
+            "kernel",
+            "elsewhere",
+            "recv: cipher",
+            "copies",
+            "malloc",
+            "kernel",
+            "elsewhere",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        label_cols: 2,
+    })
 }
 
 /// How far apart two stacks' rates must be, each way, before an order that changes with
@@ -368,7 +524,7 @@ fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
                         }
                         let f = paired_advantage(stack)?;
                         let share = |i: &str| median(Some(ceiling), scenario, i, share_m);
-                        Some((size, f.clone(), f.ratio * share(base)? / share(imp)?))
+                        Some((size, f, f.ratio * share(base)? / share(imp)?))
                     })
                     .collect();
                 let ahead = at.iter().position(|a| a.1.significant && a.1.ratio >= FLIP);
@@ -476,6 +632,9 @@ pub fn section(inp: &Inputs) -> Option<Section> {
             }
         }
     }
+    if let Some(t) = inp.profile.and_then(profile_table) {
+        blocks.push(Block::Table(t));
+    }
     if let Some(s) = inp.ceiling.and_then(aliasing_sentence) {
         blocks.push(Block::Para(s));
     }
@@ -564,6 +723,7 @@ mod tests {
             ceiling: Some(&ceiling),
             counters: Some(&counters),
             allocators: None,
+            profile: None,
         };
         let impls = vec!["fast".to_string(), "slow".to_string()];
         let found = findings(&inp, &impls);
@@ -596,6 +756,34 @@ mod tests {
             "{s}"
         );
         assert!(section(&inp).is_some());
+
+        // With a profile, the cause is what takes the most of the side's time beside the
+        // cipher, with the shares of the figures it covers.
+        let mut shares = Vec::new();
+        for (m, v) in PROFILE_SEND.into_iter().zip([0.5, 0.3, 0.02, 0.0, 0.18]) {
+            shares.push(rec("p", S, "bare", m, v));
+        }
+        for (m, v) in PROFILE_RECV.into_iter().zip([0.6, 0.1, 0.0, 0.0, 0.3]) {
+            shares.push(rec("p", S, "bare", m, v));
+        }
+        let profile = run("p", shares);
+        let inp = Inputs {
+            profile: Some(&profile),
+            ..inp
+        };
+        let all = findings(&inp, &with_bare);
+        assert!(
+            all[1].contains("no counters in this report; beside the cipher, the profile puts copies (memcpy, memmove, memset) first (30% of those sides' time there, 50% in the cipher)"),
+            "{}",
+            all[1]
+        );
+        let t = profile_table(&profile).unwrap();
+        assert_eq!(t.rows.len(), 1);
+        let texts: Vec<&str> = t.rows[0].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts[1..],
+            ["bare", "50%", "30%", "2%", "0%", "18%", "60%", "10%", "0%", "0%", "30%"]
+        );
     }
 
     #[test]

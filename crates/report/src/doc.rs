@@ -119,7 +119,7 @@ impl Cell {
         let s = figures::summary(r);
         Cell::with(
             with_interval(&s),
-            if s.is_noisy() {
+            if s.is_noisy() && s.median != 0.0 {
                 Class::Noisy
             } else {
                 Class::Plain
@@ -360,6 +360,10 @@ pub fn area_table(
 /// A figure from the impl with itself (no in-memory pair with the baseline) says "self".
 fn glance_cell(r: &Record, base: Option<&Record>, floor: f64, baseline: &str) -> Cell {
     let figure = figure(figures::summary(r).median);
+    // A share of a profile says where a stack's time goes, not how it does against another.
+    if r.metric.is_profile_share() {
+        return Cell::figure(r);
+    }
     let Some(f) = base.and_then(|b| advantage(r, b, floor)) else {
         return Cell::figure(r);
     };

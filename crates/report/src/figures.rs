@@ -87,6 +87,16 @@ pub fn shown(m: Metric) -> Shown {
         Metric::AliasedCopyMbPerS => ("memcpy 4K-aliased MB/s", "MB/s", same),
         Metric::SendShareOfSeal => ("send % of own seal", "%", percent),
         Metric::RecvShareOfOpen => ("recv % of own open", "%", percent),
+        Metric::SendCipherShare => ("send % in cipher", "%", percent),
+        Metric::SendCopyShare => ("send % in copies", "%", percent),
+        Metric::SendAllocShare => ("send % in malloc", "%", percent),
+        Metric::SendKernelShare => ("send % in kernel", "%", percent),
+        Metric::SendOtherShare => ("send % elsewhere", "%", percent),
+        Metric::RecvCipherShare => ("recv % in cipher", "%", percent),
+        Metric::RecvCopyShare => ("recv % in copies", "%", percent),
+        Metric::RecvAllocShare => ("recv % in malloc", "%", percent),
+        Metric::RecvKernelShare => ("recv % in kernel", "%", percent),
+        Metric::RecvOtherShare => ("recv % elsewhere", "%", percent),
     };
     // Per-handshake time is shown as its inverse, a rate, so it points the other way.
     let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);
@@ -130,7 +140,12 @@ pub fn side(m: Metric) -> Side {
         | Metric::SendPageFaultsPerMib
         | Metric::SendContextSwitchesPerMib
         | Metric::SendColdBlocksPerMib
-        | Metric::SendShareOfSeal => Side::Client,
+        | Metric::SendShareOfSeal
+        | Metric::SendCipherShare
+        | Metric::SendCopyShare
+        | Metric::SendAllocShare
+        | Metric::SendKernelShare
+        | Metric::SendOtherShare => Side::Client,
         Metric::ServerCpuNs
         | Metric::RecvMbPerS
         | Metric::ServerInstructions
@@ -143,7 +158,12 @@ pub fn side(m: Metric) -> Side {
         | Metric::RecvPageFaultsPerMib
         | Metric::RecvContextSwitchesPerMib
         | Metric::RecvColdBlocksPerMib
-        | Metric::RecvShareOfOpen => Side::Server,
+        | Metric::RecvShareOfOpen
+        | Metric::RecvCipherShare
+        | Metric::RecvCopyShare
+        | Metric::RecvAllocShare
+        | Metric::RecvKernelShare
+        | Metric::RecvOtherShare => Side::Server,
         _ => Side::Pair,
     }
 }
@@ -379,6 +399,14 @@ pub fn figure(v: f64) -> String {
 
 /// "4,231 ±1.2%", with `*` when the interval is wider than ±5%.
 pub fn with_interval(s: &Summary) -> String {
+    // A figure that is mostly zero (page faults, a share of a profile) has no relative width.
+    if s.median == 0.0 {
+        return if s.ci_high == 0.0 {
+            "0".into()
+        } else {
+            format!("0 [0-{}]", figure(s.ci_high))
+        };
+    }
     format!(
         "{} ±{:.1}%{}",
         figure(s.median),

@@ -53,6 +53,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             proxy_check: None,
             counters: companion(RunKind::Counters)?,
             ceiling: companion(RunKind::Ceiling)?,
+            profile: companion(RunKind::Profile)?,
             allocators: companion(RunKind::Allocators)?,
             conformance: match store.latest_conformance_run()? {
                 Some(id) => {
