@@ -1659,22 +1659,7 @@ fn profiles_split_each_sides_time_and_see_allocation_per_record() {
             .unwrap_or_else(|| panic!("{scenario}: no {m}"))
     };
     for scenario in [k1, k16] {
-        for side in [
-            [
-                Metric::SendCipherShare,
-                Metric::SendCopyShare,
-                Metric::SendAllocShare,
-                Metric::SendKernelShare,
-                Metric::SendOtherShare,
-            ],
-            [
-                Metric::RecvCipherShare,
-                Metric::RecvCopyShare,
-                Metric::RecvAllocShare,
-                Metric::RecvKernelShare,
-                Metric::RecvOtherShare,
-            ],
-        ] {
+        for side in [Metric::SEND_PROFILE, Metric::RECV_PROFILE] {
             for k in 0..2 {
                 let total: f64 = side.iter().map(|m| share(scenario, *m).samples[k]).sum();
                 assert!((total - 1.0).abs() < 1e-9, "{scenario} {side:?}: {total}");

@@ -192,7 +192,10 @@ mod tests {
         let rtt = Duration::from_millis(40);
         let proxy = DelayProxy::start(upstream, Link::for_rtt(rtt, None)).unwrap();
         let t = round_trip(proxy.addr(), 100);
-        assert!(t >= rtt && t < rtt + Duration::from_millis(10), "{t:?}");
+        // At least the delay, and not twice it; the slack is what a busy 2-core machine adds
+        // to two hops through the proxy's threads (10 ms was once exceeded by 0.2 ms while
+        // a build ran beside the test).
+        assert!(t >= rtt && t < rtt + rtt / 2, "{t:?}");
         // 100,000 bytes at 8 Mbit/s take 100 ms each way on top of the delay.
         let capped = Link::for_rtt(rtt, Some(8e6));
         let proxy = DelayProxy::start(upstream, capped).unwrap();

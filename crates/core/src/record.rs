@@ -271,29 +271,20 @@ impl Metric {
     /// An OS counter per handshake or MiB, or a share of a side's profile, which is often
     /// zero; every other figure is positive.
     pub fn may_be_zero(self) -> bool {
-        matches!(
-            self,
-            Metric::ClientPageFaults
-                | Metric::ServerPageFaults
-                | Metric::ClientContextSwitches
-                | Metric::ServerContextSwitches
-                | Metric::SendPageFaultsPerMib
-                | Metric::RecvPageFaultsPerMib
-                | Metric::SendContextSwitchesPerMib
-                | Metric::RecvContextSwitchesPerMib
-                | Metric::SendColdBlocksPerMib
-                | Metric::RecvColdBlocksPerMib
-                | Metric::SendCipherShare
-                | Metric::SendCopyShare
-                | Metric::SendAllocShare
-                | Metric::SendKernelShare
-                | Metric::SendOtherShare
-                | Metric::RecvCipherShare
-                | Metric::RecvCopyShare
-                | Metric::RecvAllocShare
-                | Metric::RecvKernelShare
-                | Metric::RecvOtherShare
-        )
+        self.is_profile_share()
+            || matches!(
+                self,
+                Metric::ClientPageFaults
+                    | Metric::ServerPageFaults
+                    | Metric::ClientContextSwitches
+                    | Metric::ServerContextSwitches
+                    | Metric::SendPageFaultsPerMib
+                    | Metric::RecvPageFaultsPerMib
+                    | Metric::SendContextSwitchesPerMib
+                    | Metric::RecvContextSwitchesPerMib
+                    | Metric::SendColdBlocksPerMib
+                    | Metric::RecvColdBlocksPerMib
+            )
     }
 
     /// Read from the bytes on the wire: the same every handshake (up to a signature's length).
@@ -327,21 +318,26 @@ impl Metric {
             )
     }
 
+    /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
+    /// order: cipher, copies, malloc, kernel, elsewhere.
+    pub const SEND_PROFILE: [Metric; 5] = [
+        Metric::SendCipherShare,
+        Metric::SendCopyShare,
+        Metric::SendAllocShare,
+        Metric::SendKernelShare,
+        Metric::SendOtherShare,
+    ];
+    pub const RECV_PROFILE: [Metric; 5] = [
+        Metric::RecvCipherShare,
+        Metric::RecvCopyShare,
+        Metric::RecvAllocShare,
+        Metric::RecvKernelShare,
+        Metric::RecvOtherShare,
+    ];
+
     /// A share of a side's perf samples (`--measure profile`).
     pub fn is_profile_share(self) -> bool {
-        matches!(
-            self,
-            Metric::SendCipherShare
-                | Metric::SendCopyShare
-                | Metric::SendAllocShare
-                | Metric::SendKernelShare
-                | Metric::SendOtherShare
-                | Metric::RecvCipherShare
-                | Metric::RecvCopyShare
-                | Metric::RecvAllocShare
-                | Metric::RecvKernelShare
-                | Metric::RecvOtherShare
-        )
+        Metric::SEND_PROFILE.contains(&self) || Metric::RECV_PROFILE.contains(&self)
     }
 
     pub fn higher_is_better(self) -> bool {

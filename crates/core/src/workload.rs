@@ -415,8 +415,8 @@ pub fn bulk_profile(
     for (k, sides) in tally.iter().enumerate() {
         let mut values = Vec::with_capacity(10);
         for (t, side, metrics) in [
-            (&sides[0], "sender", PROFILE_SEND),
-            (&sides[1], "receiver", PROFILE_RECV),
+            (&sides[0], "sender", Metric::SEND_PROFILE),
+            (&sides[1], "receiver", Metric::RECV_PROFILE),
         ] {
             let n = t.total();
             anyhow::ensure!(
@@ -438,21 +438,6 @@ pub fn bulk_profile(
     Ok(None)
 }
 
-/// The profile metrics of each side, in `profile::Category::REPORTED`'s order.
-const PROFILE_SEND: [Metric; 5] = [
-    Metric::SendCipherShare,
-    Metric::SendCopyShare,
-    Metric::SendAllocShare,
-    Metric::SendKernelShare,
-    Metric::SendOtherShare,
-];
-const PROFILE_RECV: [Metric; 5] = [
-    Metric::RecvCipherShare,
-    Metric::RecvCopyShare,
-    Metric::RecvAllocShare,
-    Metric::RecvKernelShare,
-    Metric::RecvOtherShare,
-];
 /// Fewer perf samples than this on one side make shares coarser than 1 in 20.
 const MIN_PROFILE_SAMPLES: u32 = 100;
 

@@ -230,22 +230,7 @@ fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
     ))
 }
 
-/// A side's profile metrics, in the order of `PROFILE_CATEGORIES`.
-const PROFILE_SEND: [Metric; 5] = [
-    Metric::SendCipherShare,
-    Metric::SendCopyShare,
-    Metric::SendAllocShare,
-    Metric::SendKernelShare,
-    Metric::SendOtherShare,
-];
-const PROFILE_RECV: [Metric; 5] = [
-    Metric::RecvCipherShare,
-    Metric::RecvCopyShare,
-    Metric::RecvAllocShare,
-    Metric::RecvKernelShare,
-    Metric::RecvOtherShare,
-];
-/// What each profile share covers, as the tables and findings name it.
+/// What each profile share covers (`Metric::SEND_PROFILE`'s order), as the findings name it.
 const PROFILE_CATEGORIES: [&str; 5] = [
     "the cipher",
     "copies (memcpy, memmove, memset)",
@@ -257,7 +242,11 @@ const PROFILE_CATEGORIES: [&str; 5] = [
 /// The largest share of a side's profile outside the cipher: (category index, share), with
 /// the cipher's share.
 fn profile_lead(inp: &Inputs, scenario: &str, imp: &str, send: bool) -> Option<(usize, f64, f64)> {
-    let metrics = if send { PROFILE_SEND } else { PROFILE_RECV };
+    let metrics = if send {
+        Metric::SEND_PROFILE
+    } else {
+        Metric::RECV_PROFILE
+    };
     let shares: Vec<f64> = metrics
         .iter()
         .map(|m| median(inp.profile, scenario, imp, *m))
@@ -415,7 +404,9 @@ fn profile_table(profile: &RunData) -> Option<Table> {
                     })
                     .collect()
             };
-            let (Some(send), Some(recv)) = (shares(PROFILE_SEND), shares(PROFILE_RECV)) else {
+            let (Some(send), Some(recv)) =
+                (shares(Metric::SEND_PROFILE), shares(Metric::RECV_PROFILE))
+            else {
                 continue;
             };
             let mut row = vec![Cell::plain(scenario.clone()), Cell::plain(imp.clone())];
@@ -760,10 +751,16 @@ mod tests {
         // With a profile, the cause is what takes the most of the side's time beside the
         // cipher, with the shares of the figures it covers.
         let mut shares = Vec::new();
-        for (m, v) in PROFILE_SEND.into_iter().zip([0.5, 0.3, 0.02, 0.0, 0.18]) {
+        for (m, v) in Metric::SEND_PROFILE
+            .into_iter()
+            .zip([0.5, 0.3, 0.02, 0.0, 0.18])
+        {
             shares.push(rec("p", S, "bare", m, v));
         }
-        for (m, v) in PROFILE_RECV.into_iter().zip([0.6, 0.1, 0.0, 0.0, 0.3]) {
+        for (m, v) in Metric::RECV_PROFILE
+            .into_iter()
+            .zip([0.6, 0.1, 0.0, 0.0, 0.3])
+        {
             shares.push(rec("p", S, "bare", m, v));
         }
         let profile = run("p", shares);
