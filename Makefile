@@ -145,6 +145,7 @@ report: build
 # Every test, plus the formatting and lint gates CI enforces.
 test: build lint go-test
 	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
+	$(MAKE) --no-print-directory aead-sizes AEAD_SECONDS=1 > target/aead-sizes.txt
 	@grep -hoE 'test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed' target/test.log \
 	  | awk '{p+=$$4; f+=$$6} END {printf "rust tests: %d passed, %d failed\n", p, f}'
 	@awk '/^--- PASS/ {p++} /^--- FAIL/ {f++} END {printf "go tests: %d passed, %d failed\n", p, f}' target/go-test.log

@@ -151,6 +151,13 @@ fn main() {
         .iter()
         .map(|per_size| per_size.iter().map(|v| median(v)).collect())
         .collect();
+    assert!(
+        medians
+            .iter()
+            .flatten()
+            .all(|ns| ns.is_finite() && *ns > 0.0),
+        "a time per record that is not a positive number: {medians:?}"
+    );
     let names: Vec<&str> = libs.iter().map(|(n, _)| *n).collect();
     println!(
         "{:>6}  {}  {}",
