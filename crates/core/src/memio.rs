@@ -26,13 +26,17 @@ struct ByteQueue {
 /// so the pair driver can tell whether a handshake went through a HelloRetryRequest (two
 /// ClientHellos) whatever the libraries report. A record counts when it is a handshake
 /// record whose body is exactly one ClientHello: type 1 with a length of the body less its
-/// 4-byte header. An encrypted record passes that test by chance about once in 2^32.
+/// 4-byte header, then the legacy version 3.1-3.3 that every ClientHello since TLS 1.0
+/// starts with. An encrypted TLS 1.2 Finished (a handshake record of random-looking bytes)
+/// passes that test by chance about once in 2^46; on the type and length alone it was once
+/// in 2^32, and one of the main job's few million TLS 1.2 handshakes once did.
 /// Scanning stops at the first application-data record: no ClientHello can follow it in a
 /// handshake, and bulk transfers then pay one branch per write, not a parse per record.
 #[derive(Default)]
 struct HelloScan {
-    /// The record header (5 bytes) and the first 4 bytes of its body, as far as seen.
-    prefix: [u8; 9],
+    /// The record header (5 bytes) and the first 6 bytes of its body (the handshake header
+    /// and a ClientHello's version), as far as seen.
+    prefix: [u8; 11],
     have: usize,
     /// Body bytes of the current record still to pass over.
     skip: usize,
@@ -43,6 +47,7 @@ struct HelloScan {
 
 impl HelloScan {
     const HEADER: usize = 5;
+    const BODY_PREFIX: usize = 6;
 
     fn body_len(&self) -> usize {
         usize::from(u16::from_be_bytes([self.prefix[3], self.prefix[4]]))
@@ -59,7 +64,7 @@ impl HelloScan {
             let want = if self.have < Self::HEADER {
                 Self::HEADER
             } else {
-                Self::HEADER + self.body_len().min(4)
+                Self::HEADER + self.body_len().min(Self::BODY_PREFIX)
             };
             let n = (want - self.have).min(bytes.len());
             self.prefix[self.have..self.have + n].copy_from_slice(&bytes[..n]);
@@ -81,13 +86,14 @@ impl HelloScan {
         let body = self.body_len();
         let p = &self.prefix;
         self.done = p[0] == APPLICATION_DATA;
-        if p[0] == HANDSHAKE && body >= 4 && p[5] == CLIENT_HELLO {
+        if p[0] == HANDSHAKE && body >= Self::BODY_PREFIX && p[5] == CLIENT_HELLO {
             let message = usize::from(p[6]) << 16 | usize::from(p[7]) << 8 | usize::from(p[8]);
-            if message == body - 4 {
+            let legacy_version = p[9] == 3 && (1..=3).contains(&p[10]);
+            if message == body - 4 && legacy_version {
                 self.count += 1;
             }
         }
-        self.skip = body - body.min(4);
+        self.skip = body - body.min(Self::BODY_PREFIX);
         self.have = 0;
     }
 }
@@ -298,7 +304,7 @@ mod tests {
     }
 
     fn client_hello(len: usize) -> Vec<u8> {
-        let mut m = vec![1, 0, (len >> 8) as u8, len as u8];
+        let mut m = vec![1, 0, (len >> 8) as u8, len as u8, 3, 3];
         m.resize(4 + len, 0xab);
         record(22, &m)
     }
@@ -311,6 +317,8 @@ mod tests {
         // Encrypted records: a TLS 1.2 Finished whose first byte happens to be 1 but whose
         // "length" does not fit, an empty alert, and application data.
         stream.extend(record(22, &[1, 0, 0, 9, 9, 9, 9, 9]));
+        // One whose type and length do fit by chance, but whose next bytes are no version.
+        stream.extend(record(22, &[1, 0, 0, 6, 0x9c, 0x41, 7, 7, 7, 7]));
         stream.extend(record(21, &[]));
         stream.extend(record(23, &[1, 0, 0, 4, 9, 9, 9, 9]));
         // After application data no ClientHello is a handshake's: this one is not counted.
