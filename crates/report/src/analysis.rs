@@ -947,6 +947,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         sections.push(section);
     }
     if let Some(section) = crate::bulk_causes::section(&crate::bulk_causes::Inputs {
+        main: Some(run),
         ceiling: extra.ceiling.as_ref(),
         profile: extra.profile.as_ref(),
         counters: extra.counters.as_ref(),

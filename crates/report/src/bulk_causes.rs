@@ -18,6 +18,8 @@ pub const CEILING_TARGET: f64 = 0.85;
 
 /// The runs the section reads; any may be missing.
 pub struct Inputs<'a> {
+    /// The report's timed run: its factors against the baseline are paired.
+    pub main: Option<&'a RunData>,
     /// Bulk rates and ceilings sampled in turns (`--measure ceiling`).
     pub ceiling: Option<&'a RunData>,
     pub counters: Option<&'a RunData>,
@@ -465,18 +467,19 @@ fn profile_table(profile: &RunData) -> Option<Table> {
 /// the write size counts as a flip (beyond the few percent a rerun moves a factor).
 const FLIP: f64 = 1.05;
 
-/// One line per impl whose order against the baseline (the run's first impl) flips between
-/// write sizes of the same protocol and cipher, with whether their AEADs alone flip the same
-/// way; and whether any of them did. Both ratios come from paired figures, since cells taken
-/// at different times on a shared machine can differ by half: the stack's factor is paired
-/// with the baseline's own pair, and the AEADs' ratio follows from it and each stack's share
-/// of its own AEAD (itself a ratio of figures taken in turns): a/b = (a/b stacks) x (b's
-/// share / a's share).
-fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
+/// One line per impl whose order against the baseline flips between write sizes of the same
+/// protocol and cipher, with whether their AEADs alone flip the same way; and whether any of
+/// them did. Both ratios come from figures taken side by side, since cells taken at
+/// different times on a shared machine can differ by half: the stack's factor is the main
+/// run's, paired with the baseline's own pair, and the AEADs' ratio follows from it and each
+/// stack's share of its own AEAD in the ceiling run (itself a ratio of figures taken in
+/// turns): a/b = (a/b stacks) x (b's share / a's share).
+fn size_flips(main: &RunData, ceiling: &RunData) -> (Vec<String>, bool) {
+    let impls = main.impls();
     let Some((base, others)) = impls.split_first() else {
         return (Vec::new(), false);
     };
-    let scenarios = bulk_scenarios(ceiling);
+    let scenarios = bulk_scenarios(main);
     let family_of = |s: &str| s.rsplit_once('-').map(|(f, _)| f.to_string());
     let mut families: Vec<String> = scenarios.iter().filter_map(|s| family_of(s)).collect();
     families.dedup();
@@ -494,7 +497,7 @@ fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
             })
             .collect();
         sizes.sort_by_key(|a| a.1);
-        for imp in others {
+        for imp in others.iter().filter(|i| !record::is_aa(i)) {
             for (rate_m, share_m, verb, aead_verb) in [
                 (Metric::SendMbPerS, Metric::SendShareOfSeal, "sends", "seal"),
                 (
@@ -508,7 +511,7 @@ fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
                 let at: Vec<(&str, Factor, f64)> = sizes
                     .iter()
                     .filter_map(|&(size, _, scenario)| {
-                        let stack = record(ceiling, scenario, imp, rate_m)?;
+                        let stack = record(main, scenario, imp, rate_m)?;
                         let paired = stack.paired.as_ref()?;
                         if paired.reference_client != *base || paired.reference_server != *base {
                             return None;
@@ -536,9 +539,10 @@ fn size_flips(ceiling: &RunData, impls: &[String]) -> (Vec<String>, bool) {
                     "which does not flip with it: the cause lies outside the cipher"
                 };
                 out.push(format!(
-                    "{imp} {verb} {family} at {} {base}'s rate in {small} writes and {} in {large} writes (paired); their AEADs alone {aead_verb} the same records at {c_small:.2}x and {c_large:.2}x, {why}.",
+                    "{imp} {verb} {family} at {} {base}'s rate in {small} writes and {} in {large} writes (paired, run {}); their AEADs alone {aead_verb} the same records at {c_small:.2}x and {c_large:.2}x, {why}.",
                     factor_text(f_small),
-                    factor_text(f_large)
+                    factor_text(f_large),
+                    main.run_id
                 ));
             }
         }
@@ -610,8 +614,8 @@ pub fn section(inp: &Inputs) -> Option<Section> {
             blocks.push(Block::Bullets(found));
         }
     }
-    if let Some(ceiling) = inp.ceiling {
-        let (flips, in_crypto) = size_flips(ceiling, &impls);
+    if let (Some(main), Some(ceiling)) = (inp.main, inp.ceiling) {
+        let (flips, in_crypto) = size_flips(main, ceiling);
         if !flips.is_empty() {
             blocks.push(Block::Para(format!(
                 "Where one stack is ahead in one write size and behind in another (by {:.0}% or more each way):",
@@ -711,6 +715,7 @@ mod tests {
             ],
         );
         let inp = Inputs {
+            main: None,
             ceiling: Some(&ceiling),
             counters: Some(&counters),
             allocators: None,
@@ -850,12 +855,12 @@ mod tests {
             });
             r
         };
-        let mut records = Vec::new();
+        let (mut timed, mut shares) = (Vec::new(), Vec::new());
         // (impl, scenario, recv factor, recv share of open, send factor, send share of seal).
         // "ring" receives faster than the baseline in 1 KiB writes and slower in 16 KiB,
         // with shares that make its AEAD's ratio flip too (1.16x and 0.85x); its sending
-        // flips as well, but its sealing does not (0.99x and 0.97x). Unpaired medians that
-        // say otherwise (a cell taken in a slow moment) must not count.
+        // flips as well, but its sealing does not (0.99x and 0.97x). Medians that say
+        // otherwise (a cell taken in a slow moment) must not count: only paired factors do.
         for (imp, scenario, recv, recv_share, send, send_share) in [
             ("base", k1, 1.0, 0.50, 1.0, 0.60),
             ("base", k16, 1.0, 0.50, 1.0, 0.66),
@@ -865,20 +870,14 @@ mod tests {
             ("other", k16, 0.99, 0.50, 1.0, 0.66),
         ] {
             let slow = if imp == "ring" { 0.4 } else { 1.0 };
-            records.push(paired(
-                rec("c", scenario, imp, Metric::RecvMbPerS, 5000.0 * slow),
-                recv,
-            ));
-            records.push(paired(
-                rec("c", scenario, imp, Metric::SendMbPerS, 7000.0 * slow),
-                send,
-            ));
-            records.push(rec("c", scenario, imp, Metric::RecvShareOfOpen, recv_share));
-            records.push(rec("c", scenario, imp, Metric::SendShareOfSeal, send_share));
+            let (recv_m, send_m) = (Metric::RecvMbPerS, Metric::SendMbPerS);
+            timed.push(paired(rec("t", scenario, imp, recv_m, 5000.0 * slow), recv));
+            timed.push(paired(rec("t", scenario, imp, send_m, 7000.0 * slow), send));
+            shares.push(rec("c", scenario, imp, Metric::RecvShareOfOpen, recv_share));
+            shares.push(rec("c", scenario, imp, Metric::SendShareOfSeal, send_share));
         }
-        let ceiling = run("c", records);
-        let impls: Vec<String> = ["base", "ring", "other"].map(String::from).to_vec();
-        let (found, in_crypto) = size_flips(&ceiling, &impls);
+        let (main, ceiling) = (run("t", timed), run("c", shares));
+        let (found, in_crypto) = size_flips(&main, &ceiling);
         assert!(in_crypto);
         assert_eq!(found.len(), 2, "ring both ways, other never: {found:?}");
         let recv = found
