@@ -436,7 +436,7 @@ impl Scenario {
     }
 
     /// The suite `make report` and a bare `tlsmatrix run` measure: the common full handshakes,
-    /// every kind of resumption, and the seed's bulk suite with one 1 KiB transfer;
+    /// every kind of resumption, and the seed's bulk suite (16 KiB writes);
     /// and in TLS 1.3 with ECDSA P-256 and X25519, each extra: mTLS, the longest chain, a
     /// HelloRetryRequest.
     pub fn default_suite() -> Vec<Scenario> {
@@ -456,15 +456,15 @@ impl Scenario {
                 // A resumed handshake verifies no certificate, so one key type shows it.
                 Scenario::Handshake(h) => h.sig == SigAlg::EcdsaP256 && h.group == Group::X25519,
                 // The suite of the rustls-vs-OpenSSL report (seeds/002): every AEAD in TLS 1.2,
-                // the two AES-GCMs in TLS 1.3, in 16 KiB writes; and TLS 1.3 AES-128-GCM in
-                // 1 KiB writes, where which stack is faster can flip with the write size.
-                Scenario::Bulk(b) => match b.size {
-                    WriteSize::K16 => {
-                        b.version == Version::Tls12 || b.aead != Aead::Chacha20Poly1305
-                    }
-                    WriteSize::K1 => b.version == Version::Tls13 && b.aead == Aead::Aes128Gcm,
-                    WriteSize::M1 => false,
-                },
+                // the two AES-GCMs in TLS 1.3, in 16 KiB writes. Not 1 KiB writes yet: there
+                // the baseline against a copy of itself came out 0.945 (receiving) in a main
+                // job, which set the whole run's noise floor at 5.5%. A likely cause, not
+                // yet checked: the per-pass heap shift moves every pair of a process
+                // together, so two pairs keep one relative placement for the whole run.
+                Scenario::Bulk(b) => {
+                    b.size == WriteSize::K16
+                        && (b.version == Version::Tls12 || b.aead != Aead::Chacha20Poly1305)
+                }
                 // Measured by `make report` in runs of their own, with fewer repetitions.
                 Scenario::Memory(_) | Scenario::Throughput(_) => false,
             })
@@ -760,7 +760,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(ids.len(), 20, "{ids:?}");
+        assert_eq!(ids.len(), 19, "{ids:?}");
         for extra in ["mtls", "chain4", "hrr"] {
             assert!(ids.contains(&format!("handshake-tls13-ecdsa-p256-x25519-full-{extra}")));
         }
@@ -773,7 +773,6 @@ mod tests {
             "bulk-tls12-chacha20-poly1305-16k",
             "bulk-tls13-aes-128-gcm-16k",
             "bulk-tls13-aes-256-gcm-16k",
-            "bulk-tls13-aes-128-gcm-1k",
         ] {
             assert!(ids.contains(&bulk.to_string()), "{bulk}");
         }
