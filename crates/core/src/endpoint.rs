@@ -28,6 +28,14 @@ impl Side {
             Side::Server => Side::Client,
         }
     }
+
+    /// 0 for the client, 1 for the server: where a side's entry sits in a per-side array.
+    pub fn index(self) -> usize {
+        match self {
+            Side::Client => 0,
+            Side::Server => 1,
+        }
+    }
 }
 
 impl fmt::Display for Side {

@@ -187,13 +187,6 @@ pub struct FlightRecorder {
     finished_after: [Option<Option<usize>>; 2],
 }
 
-fn slot(side: Side) -> usize {
-    match side {
-        Side::Client => 0,
-        Side::Server => 1,
-    }
-}
-
 impl FlightRecorder {
     /// Records the transport `probe` was taken from, at its client end (take the probe before
     /// handing that `MemIo` to an endpoint).
@@ -229,14 +222,14 @@ impl FlightRecorder {
         if read == 0 {
             return None;
         }
-        self.ends[slot(side.peer())]
+        self.ends[side.peer().index()]
             .iter()
             .find(|(end, _)| *end >= read)
             .map(|&(_, i)| i)
     }
 
     fn note_writes(&mut self, side: Side) {
-        let s = slot(side);
+        let s = side.index();
         let written = self.written(side);
         let new = written - self.assigned[s];
         if new == 0 {
@@ -267,7 +260,7 @@ impl FlightRecorder {
 
     /// The flight `side` wrote last.
     fn latest(&self, side: Side) -> Option<usize> {
-        self.ends[slot(side)].last().map(|&(_, i)| i)
+        self.ends[side.index()].last().map(|&(_, i)| i)
     }
 }
 
@@ -275,13 +268,13 @@ impl Meter for FlightRecorder {
     fn on<R>(&mut self, side: Side, f: impl FnOnce() -> R) -> R {
         let start = Instant::now();
         let r = f();
-        self.pending_ns[slot(side)] += start.elapsed().as_nanos() as u64;
+        self.pending_ns[side.index()] += start.elapsed().as_nanos() as u64;
         self.note_writes(side);
         r
     }
 
     fn finished(&mut self, side: Side) {
-        let s = slot(side);
+        let s = side.index();
         if self.finished_after[s].is_none() {
             self.finished_after[s] = Some(self.last_read_flight(side));
         }
@@ -346,11 +339,12 @@ pub fn trace(
         .latest(Side::Server)
         .filter(|&i| i >= handshake_flights)
         .ok_or(TraceError::NoData(Side::Server))?;
-    let finished = |side: Side| rec.finished_after[slot(side)].ok_or(TraceError::Unfinished(side));
+    let finished =
+        |side: Side| rec.finished_after[side.index()].ok_or(TraceError::Unfinished(side));
     let (client_finished_after, server_finished_after) =
         (finished(Side::Client)?, finished(Side::Server)?);
     Ok(Trace {
-        tail_ns: rec.pending_ns[slot(Side::Client)],
+        tail_ns: rec.pending_ns[Side::Client.index()],
         flights: rec.flights,
         handshake_flights,
         client_finished_after,

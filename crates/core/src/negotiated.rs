@@ -70,10 +70,7 @@ impl Field {
     }
 
     fn expected(&self, side: Side) -> u16 {
-        self.expected[match side {
-            Side::Client => 0,
-            Side::Server => 1,
-        }]
+        self.expected[side.index()]
     }
 }
 

@@ -185,13 +185,6 @@ pub struct SideTally {
 
 pub type Tally = Vec<[SideTally; 2]>;
 
-fn side_index(side: Side) -> usize {
-    match side {
-        Side::Client => 0,
-        Side::Server => 1,
-    }
-}
-
 /// Charges each perf sample to the call it fell in; samples outside every call (the
 /// harness between calls) are not counted. `calls` are in time order, as logged.
 pub fn attribute(calls: &[Call], perf: &[PerfSample], samples: usize) -> Tally {
@@ -207,7 +200,7 @@ pub fn attribute(calls: &[Call], perf: &[PerfSample], samples: usize) -> Tally {
             break;
         };
         if c.start_ns <= p.time_ns && c.sample < samples {
-            let t = &mut tally[c.sample][side_index(c.side)];
+            let t = &mut tally[c.sample][c.side.index()];
             t.counts[p.category.index()] += 1;
             if p.category == Category::Unnamed && !t.unnamed_in.contains(&p.object) {
                 t.unnamed_in.push(p.object.clone());
