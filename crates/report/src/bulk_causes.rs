@@ -418,19 +418,15 @@ fn profile_table(profile: &RunData) -> Option<Table> {
         }
     }
     // One reason per impl: they repeat from scenario to scenario.
-    let mut unprofiled: Vec<String> = Vec::new();
+    let (mut seen, mut unprofiled): (Vec<&str>, Vec<String>) = (Vec::new(), Vec::new());
     for c in profile.cells.iter().filter(|c| c.client == c.server) {
-        let reason = c
-            .reason
-            .strip_prefix(&format!("{}: ", c.client))
-            .unwrap_or(&c.reason);
-        let line = format!("{}: {reason}", c.client);
-        if !unprofiled
-            .iter()
-            .any(|u| u.starts_with(&format!("{}: ", c.client)))
-        {
-            unprofiled.push(line);
+        if seen.contains(&c.client.as_str()) {
+            continue;
         }
+        seen.push(&c.client);
+        let prefix = format!("{}: ", c.client);
+        let reason = c.reason.strip_prefix(&prefix).unwrap_or(&c.reason);
+        unprofiled.push(format!("{prefix}{reason}"));
     }
     (!rows.is_empty()).then(|| Table {
         caption: format!(
@@ -467,6 +463,10 @@ fn profile_table(profile: &RunData) -> Option<Table> {
 /// the write size counts as a flip (beyond the few percent a rerun moves a factor).
 const FLIP: f64 = 1.05;
 
+/// One bulk scenario of a protocol and cipher: its write size as named ("1k"), in bytes, and
+/// the scenario id.
+type SizedScenario<'a> = (&'a str, usize, &'a str);
+
 /// One line per impl whose order against the baseline flips between write sizes of the same
 /// protocol and cipher, with whether their AEADs alone flip the same way; and whether any of
 /// them did. Both ratios come from figures taken side by side, since cells taken at
@@ -479,23 +479,23 @@ fn size_flips(main: &RunData, ceiling: &RunData) -> (Vec<String>, bool) {
     let Some((base, others)) = impls.split_first() else {
         return (Vec::new(), false);
     };
+    // Per protocol and cipher ("bulk-tls13-aes-128-gcm"), its write sizes, smallest first.
     let scenarios = bulk_scenarios(main);
-    let family_of = |s: &str| s.rsplit_once('-').map(|(f, _)| f.to_string());
-    let mut families: Vec<String> = scenarios.iter().filter_map(|s| family_of(s)).collect();
-    families.dedup();
+    let mut families: Vec<(&str, Vec<SizedScenario>)> = Vec::new();
+    for s in &scenarios {
+        let (Ok(Scenario::Bulk(bulk)), Some((family, size))) =
+            (s.parse::<Scenario>(), s.rsplit_once('-'))
+        else {
+            continue;
+        };
+        let at = (size, bulk.size.bytes(), s.as_str());
+        match families.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, sizes)) => sizes.push(at),
+            None => families.push((family, vec![at])),
+        }
+    }
     let (mut out, mut in_crypto) = (Vec::new(), false);
-    for family in families {
-        // (write size, bytes, scenario), smallest writes first.
-        let mut sizes: Vec<(&str, usize, &str)> = scenarios
-            .iter()
-            .filter(|s| family_of(s).as_deref() == Some(family.as_str()))
-            .filter_map(|s| match s.parse::<Scenario>() {
-                Ok(Scenario::Bulk(bulk)) => {
-                    Some((s.rsplit_once('-')?.1, bulk.size.bytes(), s.as_str()))
-                }
-                _ => None,
-            })
-            .collect();
+    for (family, mut sizes) in families {
         sizes.sort_by_key(|a| a.1);
         for imp in others.iter().filter(|i| !record::is_aa(i)) {
             for (rate_m, share_m, verb, aead_verb) in [

@@ -140,12 +140,8 @@ pub fn side(m: Metric) -> Side {
         | Metric::SendPageFaultsPerMib
         | Metric::SendContextSwitchesPerMib
         | Metric::SendColdBlocksPerMib
-        | Metric::SendShareOfSeal
-        | Metric::SendCipherShare
-        | Metric::SendCopyShare
-        | Metric::SendAllocShare
-        | Metric::SendKernelShare
-        | Metric::SendOtherShare => Side::Client,
+        | Metric::SendShareOfSeal => Side::Client,
+        m if Metric::SEND_PROFILE.contains(&m) => Side::Client,
         Metric::ServerCpuNs
         | Metric::RecvMbPerS
         | Metric::ServerInstructions
@@ -158,12 +154,8 @@ pub fn side(m: Metric) -> Side {
         | Metric::RecvPageFaultsPerMib
         | Metric::RecvContextSwitchesPerMib
         | Metric::RecvColdBlocksPerMib
-        | Metric::RecvShareOfOpen
-        | Metric::RecvCipherShare
-        | Metric::RecvCopyShare
-        | Metric::RecvAllocShare
-        | Metric::RecvKernelShare
-        | Metric::RecvOtherShare => Side::Server,
+        | Metric::RecvShareOfOpen => Side::Server,
+        m if Metric::RECV_PROFILE.contains(&m) => Side::Server,
         _ => Side::Pair,
     }
 }
