@@ -58,6 +58,12 @@ fn sample(lib: &mut LibraryAead, len: usize, offset: usize, seq: &mut u64) -> f6
     start.elapsed().as_nanos() as f64 / n as f64
 }
 
+/// A bad command line: one sentence and exit status 2, as the tlsmatrix commands do.
+fn bad_input(message: &str) -> ! {
+    eprintln!("aead_record_cost: {message}");
+    std::process::exit(2)
+}
+
 /// Least-squares line through (x, y): (intercept, slope).
 fn line(points: &[(f64, f64)]) -> (f64, f64) {
     let n = points.len() as f64;
@@ -86,14 +92,14 @@ fn main() {
     let value = |name: &str| {
         args.iter().position(|a| a == name).map(|i| {
             args.get(i + 1)
-                .unwrap_or_else(|| panic!("{name} takes a value"))
+                .unwrap_or_else(|| bad_input(&format!("{name} takes a value")))
         })
     };
     let seconds = value("--seconds").map_or(20.0, |v| {
         v.parse::<f64>()
             .ok()
             .filter(|s| *s > 0.0)
-            .unwrap_or_else(|| panic!("--seconds takes a positive number"))
+            .unwrap_or_else(|| bad_input("--seconds takes a positive number"))
     });
     let sizes: Vec<usize> = value("--sizes").map_or(SIZES.to_vec(), |v| {
         v.split(',')
@@ -101,7 +107,7 @@ fn main() {
                 n.parse()
                     .ok()
                     .filter(|n| (1..=16385).contains(n))
-                    .unwrap_or_else(|| panic!("--sizes takes byte counts from 1 to 16385"))
+                    .unwrap_or_else(|| bad_input("--sizes takes byte counts from 1 to 16385"))
             })
             .collect()
     });
@@ -109,7 +115,7 @@ fn main() {
         v.parse()
             .ok()
             .filter(|o| o % 16 == 0 && *o < 64)
-            .unwrap_or_else(|| panic!("--offset takes 0, 16, 32 or 48"))
+            .unwrap_or_else(|| bad_input("--offset takes 0, 16, 32 or 48"))
     });
     use tlsmatrix_impls::ceiling::{aws_lc, evp, ring_aead};
     let which = Aead::Aes128Gcm;
@@ -123,10 +129,9 @@ fn main() {
     if let Some(only) = value("--libs") {
         let keep: Vec<&str> = only.split(',').collect();
         libs.retain(|(n, _)| keep.contains(n));
-        assert!(
-            !libs.is_empty(),
-            "--libs takes names from aws-lc,ring,openssl"
-        );
+        if libs.is_empty() {
+            bad_input("--libs takes names from aws-lc,ring,openssl");
+        }
     }
     let total = Duration::from_secs_f64(seconds);
     let started = Instant::now();
