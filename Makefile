@@ -4,6 +4,8 @@ SHELL := /bin/bash
 CARGO ?= cargo
 GO ?= go
 RUNS ?= 60
+# Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes).
+LANES ?= 1
 OUT ?= results/latest.jsonl
 DB ?= results/tlsmatrix.db
 REPORT ?= report
@@ -114,7 +116,7 @@ report: build
 	rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
-	$(BIN)/tlsmatrix run --runs $(RUNS) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
@@ -129,7 +131,7 @@ report: build
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --pairs self \
+	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -147,6 +149,12 @@ report: build
 test: build lint go-test
 	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
 	$(MAKE) --no-print-directory aead-sizes AEAD_SECONDS=1 > target/aead-sizes.txt
+	@# The Go benchmarks' runner, briefly: two processes (two lanes where there are two cores),
+	@# whose records must both land in one file that tlsmatrix imports as one run.
+	BENCH_GO_OUT=target/bench-go-smoke scripts/bench-go 2 2ms 2ms $$(( $$(nproc) > 1 ? 2 : 1 )) 3.6 > target/bench-go-smoke.txt
+	$(BIN)/tlsmatrix import target/bench-go-smoke/go-bench.jsonl --db target/bench-go-smoke/smoke.db
+	@grep -q '"run_id"' target/bench-go-smoke/go-bench-parts/0.jsonl && grep -q '"run_id"' target/bench-go-smoke/go-bench-parts/1.jsonl \
+	  || { echo "bench-go smoke: a process wrote no records" >&2; exit 1; }
 	@grep -hoE 'test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed' target/test.log \
 	  | awk '{p+=$$4; f+=$$6} END {printf "rust tests: %d passed, %d failed\n", p, f}'
 	@awk '/^--- PASS/ {p++} /^--- FAIL/ {f++} END {printf "go tests: %d passed, %d failed\n", p, f}' target/go-test.log
@@ -204,7 +212,7 @@ repeatability: build
 	mkdir -p results/repeatability
 	rm -f results/repeatability/run-*.jsonl
 	@for i in $$(seq $(REPEAT)); do echo "repeatability: run $$i of $(REPEAT)" >&2; \
-	  $(BIN)/tlsmatrix run --runs $(RUNS) --out results/repeatability/run-$$i.jsonl \
+	  $(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out results/repeatability/run-$$i.jsonl \
 	    --db results/repeatability/tlsmatrix.db > results/repeatability/run-$$i.txt || exit $$?; \
 	done
 	$(BIN)/tlsmatrix repeatability results/repeatability/run-*.jsonl | tee results/repeatability/summary.txt
@@ -237,7 +245,8 @@ aead-sizes:
 # each of GO_LIBSSL, a process built against that vendored libssl samples the
 # reference and its OpenSSL arms. One run: records with per-round ratios in
 # results/go-bench.jsonl, the factor tables in results/go-bench.txt. About 45 s for the first
-# process and 35 s for each other on defaults; `make report` runs it too.
+# process and 35 s for each other on defaults; LANES processes run at once, each on its own
+# core (scripts/bench-go); `make report` runs it too.
 GO_ROUNDS ?= 60
 # make report's shorter pass over the same benchmarks.
 REPORT_GO_ROUNDS ?= 10
@@ -245,17 +254,7 @@ GO_SAMPLE ?= 20ms
 # Each arm runs GO_WARMUP before the first round (make report: half).
 GO_WARMUP ?= 200ms
 bench-go: build
-	mkdir -p results
-	rm -f results/go-bench.jsonl results/go-bench-openssl-*.jsonl
-	@status=0; set -o pipefail; run=go-bench-$$(date -u +%Y%m%dT%H%M%SZ); rev="$$(git rev-parse HEAD 2>/dev/null)"; \
-	(cd go && $(GO) run ./cmd/pairedbench --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --warmup $(GO_WARMUP) --run-id $$run \
-	  --out ../results/go-bench.jsonl --git-rev "$$rev") | tee results/go-bench.txt || status=$$?; \
-	for v in $(GO_LIBSSL); do \
-	  (cd go && ../scripts/go-libssl $$v run ./cmd/pairedbench --arms openssl \
-	    --rounds $(GO_ROUNDS) --sample $(GO_SAMPLE) --warmup $(GO_WARMUP) --run-id $$run --out ../results/go-bench-openssl-$$v.jsonl \
-	    --git-rev "$$rev") | tee -a results/go-bench.txt || status=$$?; \
-	  if [ -f results/go-bench-openssl-$$v.jsonl ]; then cat results/go-bench-openssl-$$v.jsonl >> results/go-bench.jsonl; fi; \
-	done; \
+	@status=0; scripts/bench-go $(GO_ROUNDS) $(GO_SAMPLE) $(GO_WARMUP) $(LANES) $(GO_LIBSSL) || status=$$?; \
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB) || exit $$?; fi; \
 	exit $$status
 

@@ -4,6 +4,7 @@ mod compare;
 mod conformance;
 mod groups;
 mod history;
+mod lanes;
 mod list;
 mod repeatability;
 mod run;
@@ -315,6 +316,12 @@ struct RunArgs {
     /// two-level bootstrap over passes and samples).
     #[arg(long, default_value_t = 12, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     passes: u32,
+    /// Timed groups sampled at once, each in its own process pinned to its own core (at
+    /// most the number of cores). Pairs stay inside one process, so a factor's two sides
+    /// always share a core and its weather; 2 on a 2-core machine halves the timed suite's
+    /// time, and the absolute figures are then taken with the other core busy too.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    lanes: u32,
     /// JSON-lines file the records are appended to; test certificates are cached in a
     /// `certs` folder beside it.
     #[arg(long, default_value = "results/latest.jsonl", value_name = "FILE")]
@@ -376,6 +383,22 @@ struct RunArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::List { .. }
+            | Command::History { .. }
+            | Command::Show { .. }
+            | Command::Compare { .. }
+            | Command::Repeatability { .. }
+    ) {
+        // `tlsmatrix list | head` ends quietly, as other command-line tools do, instead of
+        // panicking on the closed pipe (Rust ignores SIGPIPE). Only commands that just read
+        // and print: a run must not die half-way because its reader went away.
+        // SAFETY: restoring a signal's default disposition before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
         Command::List { json } => list::list(json).map(|()| true),
         Command::Run(a) => run::run(run::RunOptions {
@@ -390,6 +413,7 @@ fn main() -> ExitCode {
             warmup_ms: a.warmup_ms,
             sample_ms: a.sample_ms,
             passes: a.passes,
+            lanes: a.lanes as usize,
             cell_timeout: Duration::from_secs(a.cell_timeout),
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             measure: a.measure,

@@ -4,8 +4,6 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 pub use tlsmatrix_drivers::shard::Shard;
 
@@ -34,6 +32,8 @@ pub struct RunOptions {
     pub sample_ms: Option<u64>,
     /// Timed handshake and bulk scenarios: passes over the run, a new process per group each.
     pub passes: u32,
+    /// Timed groups sampled at once, each on its own core (at most the number of cores).
+    pub lanes: usize,
     pub cell_timeout: Duration,
     pub command_line: String,
     pub db: PathBuf,
@@ -339,6 +339,13 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             opts.shard.count
         );
     }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if opts.lanes == 0 || opts.lanes > cores {
+        bail!(
+            "--lanes {}: this machine has {cores} core(s), and each lane samples on a core of its own",
+            opts.lanes
+        );
+    }
     let reg = Registry::discover()?;
     let impls = select_impls(&reg, &opts.impls)?;
     if opts.measure == Measure::Instructions {
@@ -440,7 +447,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         if paired_plan.is_empty() {
             String::new()
         } else {
-            format!(", timed ones paired in {passes} passes of {rounds} rounds")
+            format!(
+                ", timed ones paired in {passes} passes of {rounds} rounds, {} group(s) at once",
+                opts.lanes
+            )
         },
         results.path().display()
     );
@@ -518,54 +528,38 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         bar.inc(u64::from(opts.runs).saturating_sub(ticks));
         outcome
     };
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = mpsc::channel::<(usize, CellOutcome)>();
-        for _ in 0..jobs {
-            let (tx, next, single, measure_single) = (tx.clone(), &next, &single, &measure_single);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(cell) = single.get(i) else { break };
-                if tx.send((i, measure_single(cell))).is_err() {
-                    break;
-                }
+    crate::lanes::in_order(
+        single.len(),
+        jobs,
+        |i, _| measure_single(&single[i]),
+        |i, outcome| -> Result<()> {
+            let (scenario, client_entry, server_entry) = single[i];
+            let mut cell = Cell {
+                scenario,
+                client: client_entry.name.clone(),
+                server: server_entry.name.clone(),
+                outcome,
+            };
+            let records = records_for(
+                &cell,
+                [client_entry, server_entry],
+                opts.runs,
+                &run_id,
+                &env,
+            )
+            .unwrap_or_else(|why| {
+                cell.outcome = CellOutcome::Failed(why);
+                Vec::new()
             });
-        }
-        drop(tx);
-        let mut waiting: BTreeMap<usize, CellOutcome> = BTreeMap::new();
-        let mut written = 0;
-        for (i, outcome) in rx {
-            waiting.insert(i, outcome);
-            while let Some(outcome) = waiting.remove(&written) {
-                let (scenario, client_entry, server_entry) = single[written];
-                written += 1;
-                let mut cell = Cell {
-                    scenario,
-                    client: client_entry.name.clone(),
-                    server: server_entry.name.clone(),
-                    outcome,
-                };
-                let records = records_for(
-                    &cell,
-                    [client_entry, server_entry],
-                    opts.runs,
-                    &run_id,
-                    &env,
-                )
-                .unwrap_or_else(|why| {
-                    cell.outcome = CellOutcome::Failed(why);
-                    Vec::new()
-                });
-                sink.finish(cell, records)?;
-            }
-        }
-        Ok(())
-    })?;
+            sink.finish(cell, records)
+        },
+    )?;
 
     run_paired(
         &paired_plan,
         &PairedOptions {
             passes,
+            lanes: opts.lanes,
             rounds,
             certs: &certs_dir,
             warmup_ms: opts.warmup_ms.unwrap_or(20),
@@ -609,6 +603,8 @@ fn apart_reason(client: &str, server: &str) -> String {
 
 struct PairedOptions<'a> {
     passes: u32,
+    /// Groups sampled at once, each in its own process on its own core.
+    lanes: usize,
     rounds: u32,
     certs: &'a Path,
     warmup_ms: u64,
@@ -625,14 +621,14 @@ struct ScenarioGroups<'a> {
 }
 
 /// The grouped scenarios, in passes: each pass runs every group of every scenario once, in a
-/// new process pinned to the next core; a scenario's cells are written after its last pass.
+/// new process pinned to a core, `o.lanes` groups at a time (each on its own core, the cores
+/// rotating from pass to pass); a scenario's cells are written after its last pass.
 fn run_paired(
     plan: &[ScenarioGroups],
     o: &PairedOptions,
     baseline: &ImplEntry,
     sink: &mut Sink,
 ) -> Result<()> {
-    type Label = (String, String);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let reference: Label = (baseline.name.clone(), baseline.name.clone());
     let mut gathered: Vec<BTreeMap<Label, groups::Gathered>> =
@@ -641,146 +637,196 @@ fn run_paired(
         (0..plan.len()).map(|_| BTreeMap::new()).collect();
     let mut block = 0u32;
     for pass in 0..o.passes {
-        for (
-            si,
-            ScenarioGroups {
-                scenario,
-                groups: scenario_groups,
-                apart,
-            },
-        ) in plan.iter().enumerate()
-        {
-            let id = scenario.to_string();
-            for group in scenario_groups {
-                // Cells that ended (unsupported, failed) stay out of later passes.
-                let mut g = group.clone();
-                g.cells.retain(|c| !ended[si].contains_key(&c.label));
-                g.has_reference = g.cells.first().is_some_and(|c| c.label == reference);
-                // A group whose other cells all ended has nothing left to pair with.
-                if g.cells.iter().all(|c| c.label == reference) {
-                    continue;
-                }
-                sink.bar.set_message(format!(
-                    "{id} pass {}/{} {}",
-                    pass + 1,
-                    o.passes,
-                    g.cells.last().map_or("", |c| c.label.0.as_str())
-                ));
-                let req = groups::GroupRequest {
-                    certs: o.certs,
-                    rounds: o.rounds,
-                    warmup_ms: o.warmup_ms,
-                    sample_ms: o.sample_ms,
-                    silence_limit: o.silence_limit,
-                    core: Some(pass as usize % cores),
-                    heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
-                };
-                let bar = sink.bar.clone();
+        let blocks = pass_blocks(plan, &ended, &reference);
+        let bar = sink.bar.clone();
+        let run_block = |i: usize, lane: usize| -> BlockRun {
+            let b: &PassBlock = &blocks[i];
+            let id = plan[b.scenario].scenario.to_string();
+            bar.set_message(format!(
+                "{id} pass {}/{} {}",
+                pass + 1,
+                o.passes,
+                b.group.cells.last().map_or("", |c| c.label.0.as_str())
+            ));
+            let req = groups::GroupRequest {
+                certs: o.certs,
+                rounds: o.rounds,
+                warmup_ms: o.warmup_ms,
+                sample_ms: o.sample_ms,
+                silence_limit: o.silence_limit,
+                core: Some((pass as usize + lane) % cores),
+                heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
+            };
+            if b.duet {
                 // A group without the reference in its driver samples in turns with the
                 // baseline's own pair in the baseline's driver, which becomes its reference
-                // for this block (unless the reference has ended).
-                let duet = g.companion && !ended[si].contains_key(&reference);
-                let outcomes = if duet {
-                    let companion = groups::Group {
-                        scenario: *scenario,
-                        driver: baseline.driver().clone(),
-                        cells: vec![groups::reference_cell(baseline)],
-                        has_reference: true,
-                        companion: false,
-                    };
-                    let [mine, theirs] = groups::run_duet([&g, &companion], &req, || bar.inc(1));
-                    match theirs.into_iter().next() {
-                        Some(groups::CellRun::Measured { versions, samples })
-                            if check_group_cell(
-                                &companion.cells[0],
-                                &versions,
-                                samples.len(),
-                                o.rounds,
-                            )
-                            .is_ok() =>
-                        {
-                            gathered[si]
-                                .entry(reference.clone())
-                                .or_default()
-                                .add(block, versions, samples);
-                        }
-                        other => sink.log(&format!(
-                            "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
-                            pass + 1,
-                            g.cells.last().map_or("", |c| c.label.0.as_str())
-                        )),
-                    }
-                    mine
-                } else {
-                    groups::run_group(&g, &req, || bar.inc(1))
+                // for this block.
+                let companion = groups::Group {
+                    scenario: b.group.scenario,
+                    driver: baseline.driver().clone(),
+                    cells: vec![groups::reference_cell(baseline)],
+                    has_reference: true,
+                    companion: false,
                 };
-                if !sink.interactive {
-                    sink.log(&format!(
-                        "{id} pass {}/{}: {} sampled in turns{}",
-                        pass + 1,
-                        o.passes,
-                        g.cells
-                            .iter()
-                            .map(|c| format!("{} -> {}", c.label.0, c.label.1))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        if duet {
-                            format!(
-                                ", with {} -> {} in its own driver",
-                                reference.0, reference.1
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ));
-                }
-                for (cell, run) in g.cells.iter().zip(outcomes) {
-                    if ended[si].contains_key(&cell.label) {
-                        continue; // the reference, ended in an earlier group of this pass
+                let [mine, theirs] = groups::run_duet([&b.group, &companion], &req, || bar.inc(1));
+                let theirs = match theirs.into_iter().next() {
+                    Some(groups::CellRun::Measured { versions, samples })
+                        if check_group_cell(
+                            &companion.cells[0],
+                            &versions,
+                            samples.len(),
+                            o.rounds,
+                        )
+                        .is_ok() =>
+                    {
+                        Ok((versions, samples))
                     }
-                    let outcome = match run {
-                        groups::CellRun::Measured { versions, samples } => {
-                            match check_group_cell(cell, &versions, samples.len(), o.rounds) {
-                                Ok(()) => {
-                                    gathered[si]
-                                        .entry(cell.label.clone())
-                                        .or_default()
-                                        .add(block, versions, samples);
-                                    continue;
-                                }
-                                Err(why) => CellOutcome::Failed(why),
+                    other => Err(format!("{other:?}")),
+                };
+                BlockRun {
+                    mine,
+                    companion: Some(theirs),
+                }
+            } else {
+                let mine = groups::run_group(&b.group, &req, || bar.inc(1));
+                BlockRun {
+                    mine,
+                    companion: None,
+                }
+            }
+        };
+        crate::lanes::in_order(blocks.len(), o.lanes, run_block, |i, run| -> Result<()> {
+            let b = &blocks[i];
+            let (si, g) = (b.scenario, &b.group);
+            let id = plan[si].scenario.to_string();
+            match run.companion {
+                Some(Ok((versions, samples))) => {
+                    gathered[si]
+                        .entry(reference.clone())
+                        .or_default()
+                        .add(block, versions, samples);
+                }
+                Some(Err(other)) => sink.log(&format!(
+                    "{id} pass {}: the baseline beside {} gave no reference ({other}); that block is unpaired",
+                    pass + 1,
+                    g.cells.last().map_or("", |c| c.label.0.as_str())
+                )),
+                None => {}
+            }
+            if !sink.interactive {
+                sink.log(&format!(
+                    "{id} pass {}/{}: {} sampled in turns{}",
+                    pass + 1,
+                    o.passes,
+                    g.cells
+                        .iter()
+                        .map(|c| format!("{} -> {}", c.label.0, c.label.1))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if b.duet {
+                        format!(
+                            ", with {} -> {} in its own driver",
+                            reference.0, reference.1
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            for (cell, run) in g.cells.iter().zip(run.mine) {
+                if ended[si].contains_key(&cell.label) {
+                    continue; // the reference, ended in an earlier group of this pass
+                }
+                let outcome = match run {
+                    groups::CellRun::Measured { versions, samples } => {
+                        match check_group_cell(cell, &versions, samples.len(), o.rounds) {
+                            Ok(()) => {
+                                gathered[si]
+                                    .entry(cell.label.clone())
+                                    .or_default()
+                                    .add(block, versions, samples);
+                                continue;
                             }
+                            Err(why) => CellOutcome::Failed(why),
                         }
-                        groups::CellRun::Unsupported(r) => CellOutcome::Unsupported(r),
-                        groups::CellRun::Failed(r) => CellOutcome::Failed(r),
-                    };
-                    ended[si].insert(cell.label.clone(), outcome);
-                }
-                block += 1;
+                    }
+                    groups::CellRun::Unsupported(r) => CellOutcome::Unsupported(r),
+                    groups::CellRun::Failed(r) => CellOutcome::Failed(r),
+                };
+                ended[si].insert(cell.label.clone(), outcome);
             }
-            if pass + 1 == o.passes {
-                for &(c, s) in apart {
-                    let cell = Cell {
-                        scenario: *scenario,
-                        client: c.name.clone(),
-                        server: s.name.clone(),
-                        outcome: CellOutcome::Unsupported(apart_reason(&c.name, &s.name)),
-                    };
-                    sink.finish(cell, Vec::new())?;
-                }
-                finish_scenario(
-                    *scenario,
-                    scenario_groups,
-                    &gathered[si],
-                    &mut ended[si],
-                    &reference,
-                    o.env,
-                    sink,
-                )?;
-            }
+            block += 1;
+            Ok(())
+        })?;
+    }
+    for (si, sg) in plan.iter().enumerate() {
+        for &(c, s) in &sg.apart {
+            let cell = Cell {
+                scenario: sg.scenario,
+                client: c.name.clone(),
+                server: s.name.clone(),
+                outcome: CellOutcome::Unsupported(apart_reason(&c.name, &s.name)),
+            };
+            sink.finish(cell, Vec::new())?;
         }
+        finish_scenario(
+            sg.scenario,
+            &sg.groups,
+            &gathered[si],
+            &mut ended[si],
+            &reference,
+            o.env,
+            sink,
+        )?;
     }
     Ok(())
+}
+
+/// A client and a server impl, by name.
+type Label = (String, String);
+
+/// One group of one scenario, as a pass runs it.
+struct PassBlock<'a> {
+    scenario: usize,
+    group: groups::Group<'a>,
+    /// Sampled in turns with the baseline's own pair in the baseline's driver.
+    duet: bool,
+}
+
+/// What one block gave: its own cells, and the companion reference of a duet (or why not).
+struct BlockRun {
+    mine: Vec<groups::CellRun>,
+    companion: Option<Result<ReferenceRun, String>>,
+}
+
+/// The versions the baseline's drivers reported, and its samples.
+type ReferenceRun = ((String, String), Vec<groups::RoundSample>);
+
+/// A pass's blocks in plan order, without the cells that ended in earlier passes.
+fn pass_blocks<'a>(
+    plan: &[ScenarioGroups<'a>],
+    ended: &[BTreeMap<Label, CellOutcome>],
+    reference: &Label,
+) -> Vec<PassBlock<'a>> {
+    let mut blocks = Vec::new();
+    for (si, sg) in plan.iter().enumerate() {
+        for group in &sg.groups {
+            let mut g = group.clone();
+            g.cells.retain(|c| !ended[si].contains_key(&c.label));
+            g.has_reference = g.cells.first().is_some_and(|c| &c.label == reference);
+            // A group whose other cells all ended has nothing left to pair with.
+            if g.cells.iter().all(|c| &c.label == reference) {
+                continue;
+            }
+            let duet = g.companion && !ended[si].contains_key(reference);
+            blocks.push(PassBlock {
+                scenario: si,
+                group: g,
+                duet,
+            });
+        }
+    }
+    blocks
 }
 
 /// A group's cell ran what the registry promised, and gave a sample every round.

@@ -107,6 +107,10 @@ fn bad_input_ends_in_one_clear_sentence() {
             "invalid value '0' for '--runs <N>'",
         ),
         (
+            &["run", "--lanes", "1024", "--out", o],
+            "each lane samples on a core of its own",
+        ),
+        (
             &["run", "--out", "/proc/no/such/r.jsonl"],
             "cannot write results to /proc/no/such/r.jsonl",
         ),
@@ -562,7 +566,8 @@ fn baseline_pairs_are_each_impl_with_itself_and_with_the_baseline() {
 
 /// go-crypto-tls shares no driver with the baseline, so its group is sampled in duet with
 /// the baseline's own pair in the baseline's driver: two processes on one core stepped in
-/// turns. Its records carry ratios to that pair, one per round of every pass.
+/// turns. Its records carry ratios to that pair, one per round of every pass. Two lanes run
+/// two blocks at once (a duet and a group), and every pass's blocks still land whole.
 #[test]
 fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
     let d = scratch("duet");
@@ -578,6 +583,8 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
         "--runs",
         "6",
         "--passes",
+        "2",
+        "--lanes",
         "2",
         "--warmup-ms",
         "5",
@@ -615,6 +622,23 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
             2
         );
     }
+}
+
+/// A reader that stops early (`tlsmatrix list | head -1`) ends the listing quietly: here
+/// the pipe is closed before the listing (which first asks every driver its version) writes.
+#[test]
+fn a_closed_pipe_ends_a_listing_without_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]

@@ -404,6 +404,25 @@ pub struct Env {
     pub command: String,
 }
 
+impl Env {
+    /// Timed groups the run sampled at once (`tlsmatrix run --lanes`, read from its command
+    /// line; 1 when not given).
+    pub fn lanes(&self) -> usize {
+        let mut words = self.command.split_whitespace();
+        while let Some(w) = words.next() {
+            let value = match w.strip_prefix("--lanes") {
+                Some("") => words.next(),
+                Some(v) => v.strip_prefix('='),
+                None => None,
+            };
+            if let Some(n) = value.and_then(|v| v.parse().ok()) {
+                return n;
+            }
+        }
+        1
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub schema: String,
@@ -608,6 +627,19 @@ mod tests {
         }
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
+    }
+
+    #[test]
+    fn lanes_are_read_from_the_command_line() {
+        let env = |c: &str| Env {
+            command: c.into(),
+            ..Env::default()
+        };
+        assert_eq!(env("tlsmatrix run --runs 60").lanes(), 1);
+        assert_eq!(env("tlsmatrix run --lanes 2 --runs 60").lanes(), 2);
+        assert_eq!(env("tlsmatrix run --lanes=2").lanes(), 2);
+        assert_eq!(env("tlsmatrix run --lanes").lanes(), 1);
+        assert_eq!(env("tlsmatrix run --lanesx 3").lanes(), 1);
     }
 
     #[test]

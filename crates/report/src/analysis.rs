@@ -633,6 +633,10 @@ fn noise_note(run: &RunData) -> String {
     );
     if paired {
         note.push_str(" Timed handshakes and bulk transfers were sampled paired: each impl's cells and the baseline's own pair took turns in one process, a few milliseconds each, and each factor is the median of the ratios of samples taken side by side, its interval a bootstrap over the run's passes and their rounds (so it says what a rerun would give). A factor counts as significant when its interval excludes 1 and it is further from 1 than the noise floor.");
+        let lanes = run.records.first().map_or(1, |r| r.env.lanes());
+        if lanes > 1 {
+            note.push_str(&format!(" {lanes} such processes ran at once, each pinned to a core of its own (`--lanes {lanes}`): the two sides of a factor always shared a core, and every absolute figure was taken with the other core(s) busy with another group."));
+        }
     }
     if let Some(n) = figures::NoiseFloor::of(&run.records) {
         note.push(' ');
