@@ -531,12 +531,13 @@ fn group(args: &GroupArgs) -> Result<()> {
         }
     };
     await_step(args.stepped);
-    heap::shift_heap_from_env()?;
+    let shift = heap::shift_heap_from_env()?;
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
     let params = scenario.params();
     let mut factories: Vec<Option<Factories>> = Vec::with_capacity(args.cells.len());
     for (cell, (client, server)) in args.cells.iter().enumerate() {
+        heap::leak(heap::cell_heap_shift(shift, cell));
         let set_up = || {
             set_up_cell(
                 &cfg,
@@ -571,6 +572,7 @@ fn group(args: &GroupArgs) -> Result<()> {
             samplers.push(None);
             continue;
         };
+        heap::leak(heap::cell_heap_shift(shift, cell));
         let (c, s) = (c.as_ref(), s.as_ref());
         let sampler: Result<Box<dyn Sampler>> = match write_size {
             None => HandshakeSampler::warm(c, s, &params, warmup, target)
