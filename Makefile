@@ -4,8 +4,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 GO ?= go
 RUNS ?= 60
-# Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes).
-LANES ?= 1
+# Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes):
+# two where there are two cores. A factor's sides share one process either way; two lanes
+# halve the timed stages, and `make repeatability` checks the factors hold with them.
+LANES ?= $(shell [ "$$(nproc)" -gt 1 ] && echo 2 || echo 1)
 OUT ?= results/latest.jsonl
 DB ?= results/tlsmatrix.db
 REPORT ?= report
