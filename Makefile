@@ -123,13 +123,13 @@ report: build
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --pairs baseline \
+	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure wire --scenario '$(WIRE_SCENARIOS)' --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 \
+	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 --lanes $(LANES) \
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --impl 'rustls-aws-lc,*' --pairs self \
+	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --lanes $(LANES) --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \

@@ -7,7 +7,6 @@
 //! and every factor is a median of ratios taken side by side.
 
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -176,17 +175,7 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
             .arg(format!("{},{}", c.client.name, c.server.name));
     }
     if let Some(core) = req.core {
-        // SAFETY: only sched_setaffinity, which is async-signal-safe, between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(core, &mut set);
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        drivers::pin_to_core(&mut cmd, core);
     }
     cmd
 }

@@ -13,7 +13,7 @@ use tlsmatrix_core::glob;
 use tlsmatrix_core::heap;
 use tlsmatrix_core::protocol::Measure;
 use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
-use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::scenario::{Cores, Scenario};
 
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::groups;
@@ -467,93 +467,106 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         cell_lines: Vec::new(),
     };
 
-    // Instruction counts and heap bytes do not depend on what else the machine runs, so those
-    // cells run side by side, one per core; timed cells (throughput windows) run alone. Cells
-    // are written in plan order.
+    // How many cells run at once, and whether each is pinned to its lane's core. Instruction
+    // counts, wire figures and heap bytes do not depend on what else the machine runs: one
+    // per core. One-thread timed cells whose figures are counts or are taken in turns inside
+    // the process (own-AEAD ceilings, OS counters) or compare no two cells side by side
+    // anyway (one-thread throughput windows): --lanes at once, each pinned to its own core as
+    // paired groups are. Every-core throughput and perf profiles: alone. Cells are written in
+    // plan order.
     let counted = |s: &Scenario| {
         matches!(opts.measure, Measure::Instructions | Measure::Wire)
             || matches!(s, Scenario::Memory(_))
     };
-    let jobs = if single.iter().all(|(s, _, _)| counted(s)) {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        1
-    };
-    let measure_single = |&(scenario, client_entry, server_entry): &(
-        Scenario,
-        &ImplEntry,
-        &ImplEntry,
-    )|
-     -> CellOutcome {
-        let (client, server) = (&client_entry.name, &server_entry.name);
-        let id = scenario.to_string();
-        bar.set_message(format!("{id} {client} -> {server}"));
-        let shared = drivers::shared_driver(client_entry, server_entry);
-        let req = CellRequest {
-            driver: shared.unwrap_or(client_entry.driver()),
-            scenario: &id,
-            client,
-            server,
-            certs: &certs_dir,
-            runs: opts.runs,
-            warmup_ms: opts.warmup_ms.unwrap_or(200),
-            // A profile sample needs a few hundred perf samples per side at 4 kHz.
-            sample_ms: opts
-                .sample_ms
-                .unwrap_or(if opts.measure == Measure::Profile {
-                    200
-                } else {
-                    100
-                }),
-            silence_limit: opts.cell_timeout,
-            measure: opts.measure,
-            scratch: &scratch.0,
-        };
-        let mut ticks = 0u64;
-        // Cross-library pairs must live in one driver to run in memory.
-        let refused = client_entry
-            .refusal(opts.measure)
-            .or_else(|| server_entry.refusal(opts.measure));
-        let outcome = if let Some(why) = refused {
-            CellOutcome::Unsupported(why)
-        } else if shared.is_none() {
-            CellOutcome::Unsupported(apart_reason(client, server))
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let side_by_side = |s: &Scenario| -> (usize, bool) {
+        if counted(s) {
+            (cores, false)
+        } else if matches!(opts.measure, Measure::Ceiling | Measure::Counters)
+            || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
+        {
+            (opts.lanes, opts.lanes > 1)
         } else {
-            drivers::run_cell(&req, || {
-                ticks += 1;
-                bar.inc(1);
-            })
-        };
-        // A cell that ended early still moves the bar by all its samples.
-        bar.inc(u64::from(opts.runs).saturating_sub(ticks));
-        outcome
+            (1, false)
+        }
     };
-    crate::lanes::in_order(
-        single.len(),
-        jobs,
-        |i, _| measure_single(&single[i]),
-        |i, outcome| -> Result<()> {
-            let (scenario, client_entry, server_entry) = single[i];
-            let mut cell = Cell {
-                scenario,
-                client: client_entry.name.clone(),
-                server: server_entry.name.clone(),
-                outcome,
+    let measure_single =
+        |&(scenario, client_entry, server_entry): &(Scenario, &ImplEntry, &ImplEntry),
+         core: Option<usize>|
+         -> CellOutcome {
+            let (client, server) = (&client_entry.name, &server_entry.name);
+            let id = scenario.to_string();
+            bar.set_message(format!("{id} {client} -> {server}"));
+            let shared = drivers::shared_driver(client_entry, server_entry);
+            let req = CellRequest {
+                driver: shared.unwrap_or(client_entry.driver()),
+                core,
+                scenario: &id,
+                client,
+                server,
+                certs: &certs_dir,
+                runs: opts.runs,
+                warmup_ms: opts.warmup_ms.unwrap_or(200),
+                // A profile sample needs a few hundred perf samples per side at 4 kHz.
+                sample_ms: opts
+                    .sample_ms
+                    .unwrap_or(if opts.measure == Measure::Profile {
+                        200
+                    } else {
+                        100
+                    }),
+                silence_limit: opts.cell_timeout,
+                measure: opts.measure,
+                scratch: &scratch.0,
             };
-            let records = records_for(
-                &cell,
-                [client_entry, server_entry],
-                opts.runs,
-                &run_id,
-                &env,
-            )
-            .unwrap_or_else(|why| {
-                cell.outcome = CellOutcome::Failed(why);
-                Vec::new()
-            });
-            sink.finish(cell, records)
-        },
-    )?;
+            let mut ticks = 0u64;
+            // Cross-library pairs must live in one driver to run in memory.
+            let refused = client_entry
+                .refusal(opts.measure)
+                .or_else(|| server_entry.refusal(opts.measure));
+            let outcome = if let Some(why) = refused {
+                CellOutcome::Unsupported(why)
+            } else if shared.is_none() {
+                CellOutcome::Unsupported(apart_reason(client, server))
+            } else {
+                drivers::run_cell(&req, || {
+                    ticks += 1;
+                    bar.inc(1);
+                })
+            };
+            // A cell that ended early still moves the bar by all its samples.
+            bar.inc(u64::from(opts.runs).saturating_sub(ticks));
+            outcome
+        };
+    for segment in single.chunk_by(|a, b| side_by_side(&a.0) == side_by_side(&b.0)) {
+        let (jobs, pinned) = side_by_side(&segment[0].0);
+        crate::lanes::in_order(
+            segment.len(),
+            jobs,
+            |i, lane| measure_single(&segment[i], pinned.then_some(lane % cores)),
+            |i, outcome| -> Result<()> {
+                let (scenario, client_entry, server_entry) = segment[i];
+                let mut cell = Cell {
+                    scenario,
+                    client: client_entry.name.clone(),
+                    server: server_entry.name.clone(),
+                    outcome,
+                };
+                let records = records_for(
+                    &cell,
+                    [client_entry, server_entry],
+                    opts.runs,
+                    &run_id,
+                    &env,
+                )
+                .unwrap_or_else(|why| {
+                    cell.outcome = CellOutcome::Failed(why);
+                    Vec::new()
+                });
+                sink.finish(cell, records)
+            },
+        )?;
+    }
 
     run_paired(
         &paired_plan,

@@ -1545,6 +1545,9 @@ fn counters_and_ceilings_are_measured_and_sane() {
         "2",
         "--pairs",
         "self",
+        // Two cells at once, each pinned to its own core; every cell still lands whole.
+        "--lanes",
+        "2",
         "--out",
         out.to_str().unwrap(),
     ]);

@@ -261,6 +261,8 @@ pub enum CellOutcome {
 
 pub struct CellRequest<'a> {
     pub driver: &'a Driver,
+    /// The core the driver is pinned to, when cells run side by side.
+    pub core: Option<usize>,
     pub scenario: &'a str,
     pub client: &'a str,
     pub server: &'a str,
@@ -315,11 +317,30 @@ fn driver_command(req: &CellRequest) -> Command {
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }
+    if let Some(core) = req.core {
+        pin_to_core(&mut cmd, core);
+    }
     cmd
 }
 
 fn callgrind_out(req: &CellRequest) -> String {
     req.scratch.join("callgrind.%p").display().to_string()
+}
+
+/// Pins the process `cmd` starts to one core, so that all its work shares that core's speed
+/// and a process beside it on another core cannot take its place.
+pub fn pin_to_core(cmd: &mut Command, core: usize) {
+    // SAFETY: only sched_setaffinity, which is async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(core, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Checks that valgrind can run before a run that needs it starts.
