@@ -32,7 +32,8 @@ pub struct RunOptions {
     pub sample_ms: Option<u64>,
     /// Timed handshake and bulk scenarios: passes over the run, a new process per group each.
     pub passes: u32,
-    /// Timed groups sampled at once, each on its own core (at most the number of cores).
+    /// Timed groups (and one-thread cells measured alone) run at once, each on its own core
+    /// (at most the number of cores).
     pub lanes: usize,
     pub cell_timeout: Duration,
     pub command_line: String,
@@ -478,7 +479,6 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         matches!(opts.measure, Measure::Instructions | Measure::Wire)
             || matches!(s, Scenario::Memory(_))
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let side_by_side = |s: &Scenario| -> (usize, bool) {
         if counted(s) {
             (cores, false)
