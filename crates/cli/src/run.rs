@@ -573,6 +573,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         &PairedOptions {
             passes,
             lanes: opts.lanes,
+            cores,
             rounds,
             certs: &certs_dir,
             warmup_ms: opts.warmup_ms.unwrap_or(20),
@@ -618,6 +619,7 @@ struct PairedOptions<'a> {
     passes: u32,
     /// Groups sampled at once, each in its own process on its own core.
     lanes: usize,
+    cores: usize,
     rounds: u32,
     certs: &'a Path,
     warmup_ms: u64,
@@ -642,7 +644,6 @@ fn run_paired(
     baseline: &ImplEntry,
     sink: &mut Sink,
 ) -> Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let reference: Label = (baseline.name.clone(), baseline.name.clone());
     let mut gathered: Vec<BTreeMap<Label, groups::Gathered>> =
         (0..plan.len()).map(|_| BTreeMap::new()).collect();
@@ -659,11 +660,7 @@ fn run_paired(
                 "{id} pass {}/{} {}",
                 pass + 1,
                 o.passes,
-                b.group
-                    .cells
-                    .iter()
-                    .find(|c| c.label != reference)
-                    .map_or("", |c| c.label.0.as_str())
+                b.name(&reference)
             ));
             let req = groups::GroupRequest {
                 certs: o.certs,
@@ -671,7 +668,7 @@ fn run_paired(
                 warmup_ms: o.warmup_ms,
                 sample_ms: o.sample_ms,
                 silence_limit: o.silence_limit,
-                core: Some((pass as usize + lane) % cores),
+                core: Some((pass as usize + lane) % o.cores),
                 heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
             };
             if b.duet {
@@ -686,20 +683,10 @@ fn run_paired(
                     companion: false,
                 };
                 let [mine, theirs] = groups::run_duet([&b.group, &companion], &req, || bar.inc(1));
-                let theirs = match theirs.into_iter().next() {
-                    Some(groups::CellRun::Measured { versions, samples })
-                        if check_group_cell(
-                            &companion.cells[0],
-                            &versions,
-                            samples.len(),
-                            o.rounds,
-                        )
-                        .is_ok() =>
-                    {
-                        Ok((versions, samples))
-                    }
-                    other => Err(format!("{other:?}")),
-                };
+                let theirs = theirs.into_iter().next().map_or_else(
+                    || Err(Box::new(CellOutcome::Failed("no result".into()))),
+                    |run| checked_run(&companion.cells[0], run, o.rounds),
+                );
                 BlockRun {
                     mine,
                     companion: Some(theirs),
@@ -724,9 +711,9 @@ fn run_paired(
                         .add(block, versions, samples);
                 }
                 Some(Err(other)) => sink.log(&format!(
-                    "{id} pass {}: the baseline beside {} gave no reference ({other}); that block is unpaired",
+                    "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
                     pass + 1,
-                    g.cells.last().map_or("", |c| c.label.0.as_str())
+                    b.name(&reference)
                 )),
                 None => {}
             }
@@ -754,23 +741,15 @@ fn run_paired(
                 if ended[si].contains_key(&cell.label) {
                     continue; // the reference, ended in an earlier group of this pass
                 }
-                let outcome = match run {
-                    groups::CellRun::Measured { versions, samples } => {
-                        match check_group_cell(cell, &versions, samples.len(), o.rounds) {
-                            Ok(()) => {
-                                gathered[si]
-                                    .entry(cell.label.clone())
-                                    .or_default()
-                                    .add(block, versions, samples);
-                                continue;
-                            }
-                            Err(why) => CellOutcome::Failed(why),
-                        }
+                match checked_run(cell, run, o.rounds) {
+                    Ok((versions, samples)) => gathered[si]
+                        .entry(cell.label.clone())
+                        .or_default()
+                        .add(block, versions, samples),
+                    Err(outcome) => {
+                        ended[si].insert(cell.label.clone(), *outcome);
                     }
-                    groups::CellRun::Unsupported(r) => CellOutcome::Unsupported(r),
-                    groups::CellRun::Failed(r) => CellOutcome::Failed(r),
-                };
-                ended[si].insert(cell.label.clone(), outcome);
+                }
             }
             block += 1;
             Ok(())
@@ -810,14 +789,25 @@ struct PassBlock<'a> {
     duet: bool,
 }
 
-/// What one block gave: its own cells, and the companion reference of a duet (or why not).
-struct BlockRun {
-    mine: Vec<groups::CellRun>,
-    companion: Option<Result<ReferenceRun, String>>,
+impl PassBlock<'_> {
+    /// The impl the group is about (its first cell's client other than the reference).
+    fn name(&self, reference: &Label) -> &str {
+        self.group
+            .cells
+            .iter()
+            .find(|c| &c.label != reference)
+            .map_or("", |c| c.label.0.as_str())
+    }
 }
 
-/// The versions the baseline's drivers reported, and its samples.
-type ReferenceRun = ((String, String), Vec<groups::RoundSample>);
+/// What one block gave: its own cells, and the companion reference of a duet (checked).
+struct BlockRun {
+    mine: Vec<groups::CellRun>,
+    companion: Option<Result<MeasuredRun, Box<CellOutcome>>>,
+}
+
+/// The versions a cell's drivers reported, and its samples.
+type MeasuredRun = ((String, String), Vec<groups::RoundSample>);
 
 /// A pass's blocks in plan order, without the cells that ended in earlier passes, each
 /// group's cells rotated by the pass. A driver sets its cells up in the order given, and the
@@ -857,27 +847,33 @@ fn pass_blocks<'a>(
     blocks
 }
 
-/// A group's cell ran what the registry promised, and gave a sample every round.
-fn check_group_cell(
+/// A group's cell's run, checked: its versions and samples when it ran what the registry
+/// promised and gave a sample every round, else how the cell ended.
+fn checked_run(
     cell: &groups::GroupCell,
-    versions: &(String, String),
-    samples: usize,
+    run: groups::CellRun,
     rounds: u32,
-) -> Result<(), String> {
+) -> Result<MeasuredRun, Box<CellOutcome>> {
+    let (versions, samples) = match run {
+        groups::CellRun::Measured { versions, samples } => (versions, samples),
+        groups::CellRun::Unsupported(r) => return Err(Box::new(CellOutcome::Unsupported(r))),
+        groups::CellRun::Failed(r) => return Err(Box::new(CellOutcome::Failed(r))),
+    };
     for (entry, reported) in [(cell.client, &versions.0), (cell.server, &versions.1)] {
         if *reported != entry.version {
-            return Err(format!(
+            return Err(Box::new(CellOutcome::Failed(format!(
                 "{} reported version '{reported}' while measuring, but its driver lists '{}'",
                 entry.name, entry.version
-            ));
+            ))));
         }
     }
-    if samples != rounds as usize {
-        return Err(format!(
-            "driver produced {samples} samples where {rounds} rounds were asked for"
-        ));
+    if samples.len() != rounds as usize {
+        return Err(Box::new(CellOutcome::Failed(format!(
+            "driver produced {} samples where {rounds} rounds were asked for",
+            samples.len()
+        ))));
     }
-    Ok(())
+    Ok((versions, samples))
 }
 
 /// Writes every cell of a scenario once its passes are done: records with blocks and ratios

@@ -54,11 +54,12 @@ pub fn pass_heap_shift(pass: usize, passes: usize) -> usize {
 /// passes) includes them. jemalloc and mimalloc serve each size from its own slab, so under
 /// them the shift moves nothing.
 ///
-/// The shift moves a process's heap as a whole, so the cells of one group kept their places
-/// relative to each other in every pass: the baseline against its A/A copy then came out
-/// 0.94-0.97 in 11 of 12 passes (RSA-2048 server time) where it should straddle 1. So each
-/// cell also leaks `cell_heap_shift` bytes before its set-up and before its warm-up.
-/// Returns the shift, for `cell_heap_shift`.
+/// The shift moves a process's heap as a whole, so the cells of one group would keep their
+/// places relative to each other in every pass; each cell therefore also leaks
+/// `cell_heap_shift` bytes before its set-up and before its warm-up. (Neither A/A bias seen so
+/// far was placement: the RSA one was the blinding period, `ConnParams::handshake_period`; the
+/// AES-GCM one the set-up order, which `tlsmatrix run` rotates.) Returns the shift, for
+/// `cell_heap_shift`.
 pub fn shift_heap_from_env() -> anyhow::Result<usize> {
     shift_heap(std::env::var(HEAP_SHIFT_ENV).ok().as_deref())
 }

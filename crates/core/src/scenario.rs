@@ -309,8 +309,9 @@ pub const RSA_BLINDING_PERIOD: u64 = 32;
 impl ConnParams {
     /// Handshakes whose cost repeats as a whole: a full handshake with an RSA certificate
     /// makes one RSA private-key operation on the signing side, and every
-    /// [`RSA_BLINDING_PERIOD`]th of them also renews the blinding (about 11% of a 5 ms
-    /// sample of aws-lc's RSA-2048 server, 5% of its server time amortised). A sample of
+    /// [`RSA_BLINDING_PERIOD`]th of them also renews the blinding (samples of aws-lc's
+    /// RSA-2048 server with and without a renewal differed by about 11% at 15 handshakes a
+    /// sample, so about 5% of its server time amortised). A sample of
     /// other than whole periods holds one renewal or none depending on where each cell's
     /// counter stood: two cells of the same impl alternated 0.95 and 1.06 from round to
     /// round, and an odd number of rounds per process tipped the median to one side. 1 where
@@ -480,9 +481,9 @@ impl Scenario {
                 // The suite of the rustls-vs-OpenSSL report (seeds/002): every AEAD in TLS 1.2,
                 // the two AES-GCMs in TLS 1.3, in 16 KiB writes. Not 1 KiB writes yet: there
                 // the baseline against a copy of itself came out 0.945 (receiving) in a main
-                // job, which set the whole run's noise floor at 5.5%. A likely cause, not
-                // yet checked: the per-pass heap shift moves every pair of a process
-                // together, so two pairs keep one relative placement for the whole run.
+                // job, which set the whole run's noise floor at 5.5%. Not rechecked since each
+                // pass rotates the cells' set-up order (the cause of the same bias at 16 KiB)
+                // and gives each cell its own heap gap.
                 Scenario::Bulk(b) => {
                     b.size == WriteSize::K16
                         && (b.version == Version::Tls12 || b.aead != Aead::Chacha20Poly1305)
