@@ -340,10 +340,14 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             opts.shard.count
         );
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = drivers::usable_cpus();
+    // A CPU quota (cgroups) can leave fewer cores than the mask names.
+    let cores = cpus
+        .len()
+        .min(std::thread::available_parallelism().map_or(1, |n| n.get()));
     if opts.lanes == 0 || opts.lanes > cores {
         bail!(
-            "--lanes {}: this machine has {cores} core(s), and each lane samples on a core of its own",
+            "--lanes {}: this run may use {cores} core(s), and each lane samples on a core of its own",
             opts.lanes
         );
     }
@@ -543,7 +547,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         crate::lanes::in_order(
             segment.len(),
             jobs,
-            |i, lane| measure_single(&segment[i], pinned.then_some(lane % cores)),
+            |i, lane| measure_single(&segment[i], pinned.then_some(cpus[lane % cores])),
             |i, outcome| -> Result<()> {
                 let (scenario, client_entry, server_entry) = segment[i];
                 let mut cell = Cell {
@@ -573,7 +577,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         &PairedOptions {
             passes,
             lanes: opts.lanes,
-            cores,
+            cpus: &cpus,
             rounds,
             certs: &certs_dir,
             warmup_ms: opts.warmup_ms.unwrap_or(20),
@@ -619,7 +623,8 @@ struct PairedOptions<'a> {
     passes: u32,
     /// Groups sampled at once, each in its own process on its own core.
     lanes: usize,
-    cores: usize,
+    /// The CPUs lanes are pinned to (see `usable_cpus`).
+    cpus: &'a [usize],
     rounds: u32,
     certs: &'a Path,
     warmup_ms: u64,
@@ -668,7 +673,7 @@ fn run_paired(
                 warmup_ms: o.warmup_ms,
                 sample_ms: o.sample_ms,
                 silence_limit: o.silence_limit,
-                core: Some((pass as usize + lane) % o.cores),
+                core: Some(o.cpus[(pass as usize + lane) % o.cpus.len()]),
                 heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
             };
             if b.duet {

@@ -624,6 +624,74 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
     }
 }
 
+/// In a duet, a stepped driver ends only on a last go-ahead after its last round: ending
+/// at once would run its exit beside the other driver's last sample. Both kinds of driver
+/// (Rust and Go) wait for it, and say `done` when it comes.
+#[test]
+fn a_stepped_driver_ends_only_when_told() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let d = scratch("stepped");
+    let dir = bin().parent().unwrap().to_path_buf();
+    for driver in ["tlsmatrix-driver", "tlsmatrix-driver-go"] {
+        let cell = if driver == "tlsmatrix-driver" {
+            "rustls-aws-lc,rustls-aws-lc"
+        } else {
+            "go-crypto-tls,go-crypto-tls"
+        };
+        let mut child = Command::new(dir.join(driver))
+            .args(["group", "--stepped", "--scenario"])
+            .arg("handshake-tls13-ecdsa-p256-x25519-full")
+            .arg("--certs")
+            .arg(d.join("certs"))
+            .args(["--rounds", "2", "--warmup-ms", "1", "--sample-ms", "1"])
+            .args(["--cell", cell])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{driver}: {e}"));
+        let mut stdin = child.stdin.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+                if tx
+                    .send(v["type"].as_str().unwrap_or_default().to_string())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let wait = std::time::Duration::from_secs(20);
+        for step in 0..3 {
+            stdin.write_all(b"go\n").unwrap();
+            loop {
+                let kind = rx.recv_timeout(wait).expect("the driver went silent");
+                assert_ne!(kind, "done", "{driver} ended before its last go-ahead");
+                if kind == "stepped" {
+                    break;
+                }
+                assert!(
+                    kind == "hello" || kind == "sample",
+                    "{driver} at step {step}: {kind}"
+                );
+            }
+        }
+        // Two rounds taken: the driver must still be waiting.
+        let quiet = rx.recv_timeout(std::time::Duration::from_millis(300));
+        assert!(quiet.is_err(), "{driver} said {quiet:?} unasked");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{driver} ended unasked"
+        );
+        stdin.write_all(b"go\n").unwrap();
+        assert_eq!(rx.recv_timeout(wait).unwrap(), "done", "{driver}");
+        assert!(child.wait().unwrap().success(), "{driver}");
+    }
+}
+
 /// A reader that stops early (`tlsmatrix list | head -1`) ends the listing quietly: here
 /// the pipe is closed before the listing (which first asks every driver its version) writes.
 #[test]

@@ -151,8 +151,9 @@ pub enum DriverMessage {
         message: String,
     },
     /// `group --stepped`: the driver has finished step `step` (0: set-up and warm-up; then
-    /// one per round) and waits for the next line on its stdin. Two drivers stepped in turns
-    /// on one core sample side by side although they are two processes (duet sampling).
+    /// one per round) and waits for the next line on its stdin; after the last round, that
+    /// line lets it say `done` and end. Two drivers stepped in turns on one core sample side
+    /// by side although they are two processes (duet sampling).
     Stepped { step: u32 },
     /// Last line of a successful run.
     Done,

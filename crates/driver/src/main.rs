@@ -136,8 +136,9 @@ struct GroupArgs {
     /// Target duration of one sample in milliseconds.
     #[arg(long, default_value_t = 5)]
     sample_ms: u64,
-    /// Wait for a line on stdin before the set-up and before each round, and say `stepped`
-    /// after each: `tlsmatrix run` steps two drivers in turns on one core (duet sampling).
+    /// Wait for a line on stdin before the set-up, before each round and before ending, and
+    /// say `stepped` after the set-up and each round: `tlsmatrix run` steps two drivers in
+    /// turns on one core (duet sampling).
     #[arg(long)]
     stepped: bool,
 }
@@ -620,6 +621,9 @@ fn group(args: &GroupArgs) -> Result<()> {
         );
         say_step(round + 1);
     }
+    // The last go-ahead lets the process end: exiting (unmapping, freeing) on the core while
+    // the other driver of a duet takes its last sample would slow that sample.
+    await_step(args.stepped);
     emit(&DriverMessage::Done);
     Ok(())
 }

@@ -327,6 +327,23 @@ fn callgrind_out(req: &CellRequest) -> String {
     req.scratch.join("callgrind.%p").display().to_string()
 }
 
+/// The CPUs this process may run on, in order: lanes are placed on these, so a run started
+/// under `taskset -c 2,3` samples on CPUs 2 and 3 rather than on CPUs it was kept off.
+pub fn usable_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity writes at most the size of the set it is given.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let got =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| got == 0 && unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    if cpus.is_empty() {
+        vec![0]
+    } else {
+        cpus
+    }
+}
+
 /// Pins the process `cmd` starts to one core, so that all its work shares that core's speed
 /// and a process beside it on another core cannot take its place.
 pub fn pin_to_core(cmd: &mut Command, core: usize) {
@@ -571,6 +588,30 @@ pub fn by_driver(reg: &Registry) -> BTreeMap<Driver, Vec<&ImplEntry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CPUs come from the affinity mask (here a thread's own, which is what
+    /// sched_getaffinity(0) reads), not from a count starting at CPU 0.
+    #[test]
+    fn usable_cpus_follow_the_affinity_mask() {
+        let all = usable_cpus();
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+        let last = *all.last().unwrap();
+        let seen = std::thread::spawn(move || {
+            // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays inside it.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(last, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                    0
+                );
+            }
+            usable_cpus()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, vec![last]);
+    }
 
     #[test]
     fn versioned_impl_names_must_match_the_library() {

@@ -248,7 +248,7 @@ func group(args []string) error {
 	var cells cellList
 	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
 	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
-	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up and before each round, and say so after each (duet sampling)")
+	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up, before each round and before ending, and say so after the set-up and each round (duet sampling)")
 	if err := fs.Parse(args); err != nil {
 		return helpOr(err)
 	}
@@ -323,6 +323,9 @@ func group(args []string) error {
 		}
 		step(round + 1)
 	}
+	// The last go-ahead lets the process end: exiting on the core while the other driver of
+	// a duet takes its last sample would slow that sample.
+	await()
 	done()
 	return nil
 }
