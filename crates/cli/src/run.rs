@@ -945,7 +945,7 @@ mod tests {
 
     #[test]
     fn patterns_exact_ids_and_lists() {
-        assert_eq!(ids(&[]).unwrap().len(), 20);
+        assert_eq!(ids(&[]).unwrap().len(), 19);
         let tls13 = ids(&["handshake-tls13-*"]).unwrap();
         assert!(tls13.iter().all(|s| s.starts_with("handshake-tls13-")));
         assert_eq!(

@@ -737,7 +737,7 @@ fn list_names_every_impl_with_its_version() {
     assert!(impls
         .iter()
         .all(|i| !i["version"].as_str().unwrap().is_empty()));
-    assert_eq!(v["default_suite"].as_array().unwrap().len(), 20);
+    assert_eq!(v["default_suite"].as_array().unwrap().len(), 19);
     // Every impl of a Rust driver on each allocator, named and versioned so; Go allocates
     // from its own heap and has none.
     for i in impls.iter().filter(|i| i["allocator"] == "glibc") {

@@ -479,16 +479,14 @@ impl Scenario {
                 // A resumed handshake verifies no certificate, so one key type shows it.
                 Scenario::Handshake(h) => h.sig == SigAlg::EcdsaP256 && h.group == Group::X25519,
                 // The suite of the rustls-vs-OpenSSL report (seeds/002): every AEAD in TLS 1.2,
-                // the two AES-GCMs in TLS 1.3, in 16 KiB writes; and 1 KiB writes for TLS 1.3
-                // AES-128-GCM, where per-record costs show. The 1 KiB A/A copy had come out
-                // 0.945 (receiving) before each pass rotated the cells' set-up order; since,
-                // five runs gave 0.985-1.005 and every factor within max/min 1.03.
+                // the two AES-GCMs in TLS 1.3, in 16 KiB writes. Not 1 KiB writes yet: there
+                // the baseline against a copy of itself came out 0.945 (receiving) in a main
+                // job, which set the whole run's noise floor at 5.5%. Not rechecked since each
+                // pass rotates the cells' set-up order (the cause of the same bias at 16 KiB)
+                // and gives each cell its own heap gap.
                 Scenario::Bulk(b) => {
-                    (b.size == WriteSize::K16
-                        && (b.version == Version::Tls12 || b.aead != Aead::Chacha20Poly1305))
-                        || (b.size == WriteSize::K1
-                            && b.version == Version::Tls13
-                            && b.aead == Aead::Aes128Gcm)
+                    b.size == WriteSize::K16
+                        && (b.version == Version::Tls12 || b.aead != Aead::Chacha20Poly1305)
                 }
                 // Measured by `make report` in runs of their own, with fewer repetitions.
                 Scenario::Memory(_) | Scenario::Throughput(_) => false,
@@ -785,7 +783,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(ids.len(), 20, "{ids:?}");
+        assert_eq!(ids.len(), 19, "{ids:?}");
         for extra in ["mtls", "chain4", "hrr"] {
             assert!(ids.contains(&format!("handshake-tls13-ecdsa-p256-x25519-full-{extra}")));
         }
@@ -798,7 +796,6 @@ mod tests {
             "bulk-tls12-chacha20-poly1305-16k",
             "bulk-tls13-aes-128-gcm-16k",
             "bulk-tls13-aes-256-gcm-16k",
-            "bulk-tls13-aes-128-gcm-1k",
         ] {
             assert!(ids.contains(&bulk.to_string()), "{bulk}");
         }
