@@ -60,6 +60,29 @@ impl Across {
     }
 }
 
+/// Misses counted by the impl each factor is about (the side that is not the baseline), from
+/// (client, server, missed) per factor: a stack whose factors all move shows as one entry.
+/// Entries with a miss, most misses first.
+fn misses_by_impl<'a>(
+    factors: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
+    baseline: &str,
+) -> Vec<(String, usize, usize)> {
+    let mut by_impl: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (client, server, missed) in factors {
+        let about = if client == baseline { server } else { client };
+        let e = by_impl.entry(about).or_default();
+        e.0 += usize::from(missed);
+        e.1 += 1;
+    }
+    let mut out: Vec<(String, usize, usize)> = by_impl
+        .into_iter()
+        .filter(|(_, (missed, _))| *missed > 0)
+        .map(|(name, (missed, total))| (name.to_string(), missed, total))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
 pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     let mut runs: Vec<RunData> = Vec::new();
     for f in files {
@@ -129,6 +152,11 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     print!("{}", t.render());
 
     let mut ok = true;
+    let baseline = runs[0]
+        .records
+        .iter()
+        .find_map(|r| r.paired.as_ref().map(|p| p.reference_client.clone()))
+        .unwrap_or_default();
     let factors: Vec<&Across> = across.iter().filter(|a| !is_aa(&a.key.1)).collect();
     for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
         let of_kind: Vec<&&Across> = factors
@@ -154,6 +182,22 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
             shown(worst.key.3).title
         );
         ok &= within == of_kind.len();
+        let misses = misses_by_impl(
+            of_kind
+                .iter()
+                .map(|a| (a.key.1.as_str(), a.key.2.as_str(), a.spread() > target)),
+            &baseline,
+        );
+        if !misses.is_empty() {
+            println!(
+                "  misses by impl: {}",
+                misses
+                    .iter()
+                    .map(|(name, missed, total)| format!("{name} {missed} of {total}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     let (covered, total) = factors
         .iter()
@@ -193,4 +237,31 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
         }
     );
     Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misses_are_counted_by_the_impl_the_factor_is_about() {
+        let base = "rustls-aws-lc";
+        let factors = [
+            ("go-crypto-tls", "go-crypto-tls", true),
+            ("go-crypto-tls", "go-crypto-tls", false),
+            ("openssl-3.0", base, true),
+            (base, "openssl-3.0", false),
+            ("openssl-3.0", "openssl-3.0", false),
+            ("rustls-ring", base, false),
+            ("go-crypto-tls", "go-crypto-tls", true),
+        ];
+        assert_eq!(
+            misses_by_impl(factors, base),
+            vec![
+                ("go-crypto-tls".to_string(), 2, 3),
+                ("openssl-3.0".to_string(), 1, 3)
+            ]
+        );
+        assert!(misses_by_impl([("a", "a", false)], base).is_empty());
+    }
 }

@@ -624,6 +624,60 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
     }
 }
 
+/// `tlsmatrix repeatability` over two small runs of one plan: a line for every paired factor
+/// and the A/A, the summary lines with their targets, and the exit code saying whether they
+/// were met. A single run is refused: a spread needs two.
+#[test]
+fn repeatability_compares_runs_of_one_plan() {
+    let d = scratch("repeat");
+    let files: Vec<PathBuf> = (0..2).map(|i| d.join(format!("run-{i}.jsonl"))).collect();
+    for f in &files {
+        let r = tlsmatrix(&[
+            "run",
+            "--impl",
+            "rustls-aws-lc,rustls-ring",
+            "--scenario",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            "--runs",
+            "4",
+            "--passes",
+            "2",
+            "--warmup-ms",
+            "5",
+            "--out",
+            f.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{}", stderr(&r));
+    }
+    let r = tlsmatrix(&["repeatability", files[0].to_str().unwrap()]);
+    assert_clean_failure(&r, "at least two runs", &d.join("none"));
+    let r = tlsmatrix(&[
+        "repeatability",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&r.stdout).to_string();
+    assert!(out.starts_with("2 runs: "), "{out}");
+    for wants in [
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "rustls-ring",
+        "rustls-aws-lc (A/A)",
+        "handshake: ",
+        "factors within max/min 1.03 across the runs",
+        "intervals: ",
+        "A/A: ",
+    ] {
+        assert!(out.contains(wants), "no '{wants}' in\n{out}");
+    }
+    let met = out.trim_end().ends_with("all targets met");
+    assert!(
+        met || out.trim_end().ends_with("TARGETS MISSED (marked !)"),
+        "{out}"
+    );
+    // Exit code 0 exactly when every target was met (four samples a cell may miss some).
+    assert_eq!(r.status.success(), met, "{out}");
+}
+
 /// In a duet, a stepped driver ends only on a last go-ahead after its last round: ending
 /// at once would run its exit beside the other driver's last sample. Both kinds of driver
 /// (Rust and Go) wait for it, and say `done` when it comes.
