@@ -338,7 +338,7 @@ pub fn usable_cpus() -> Vec<usize> {
         .filter(|&c| got == 0 && unsafe { libc::CPU_ISSET(c, &set) })
         .collect();
     if cpus.is_empty() {
-        vec![0]
+        vec![0] // the mask could not be read: CPU 0 alone, one lane
     } else {
         cpus
     }
