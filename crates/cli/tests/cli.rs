@@ -1795,7 +1795,7 @@ fn profiles_split_each_sides_time_and_see_allocation_per_record() {
         "--scenario",
         &format!("{k1},{k16}"),
         "--runs",
-        "2",
+        "4",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -1809,7 +1809,7 @@ fn profiles_split_each_sides_time_and_see_allocation_per_record() {
     };
     for scenario in [k1, k16] {
         for side in [Metric::SEND_PROFILE, Metric::RECV_PROFILE] {
-            for k in 0..2 {
+            for k in 0..4 {
                 let total: f64 = side.iter().map(|m| share(scenario, *m).samples[k]).sum();
                 assert!((total - 1.0).abs() < 1e-9, "{scenario} {side:?}: {total}");
             }
@@ -1821,9 +1821,12 @@ fn profiles_split_each_sides_time_and_see_allocation_per_record() {
         }
     }
     // rustls allocates a record buffer per write: per byte, 16 times as often in 1 KiB writes.
+    // Few profile samples land there at 16 KiB (0.6-1.5% of them), so the share is noisy: four
+    // quiet runs of two profiles each put 1 KiB at 2.4-8x; under the other tests' load, one
+    // fell below 2x. Four profiles each and 1.5x still tell per-write from per-byte costs.
     let alloc = |s| share(s, Metric::SendAllocShare).median;
     assert!(
-        alloc(k1) > 2.0 * alloc(k16),
+        alloc(k1) > 1.5 * alloc(k16),
         "{} vs {}",
         alloc(k1),
         alloc(k16)
