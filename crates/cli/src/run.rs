@@ -340,11 +340,12 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             opts.shard.count
         );
     }
-    let cpus = drivers::usable_cpus();
-    // A CPU quota (cgroups) can leave fewer cores than the mask names.
-    let cores = cpus
-        .len()
-        .min(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // The CPUs lanes are pinned to: the mask's, as many as a CPU quota (cgroups) leaves.
+    let cpus: Vec<usize> = drivers::usable_cpus()
+        .into_iter()
+        .take(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .collect();
+    let cores = cpus.len();
     if opts.lanes == 0 || opts.lanes > cores {
         bail!(
             "--lanes {}: this run may use {cores} core(s), and each lane samples on a core of its own",
@@ -547,7 +548,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         crate::lanes::in_order(
             segment.len(),
             jobs,
-            |i, lane| measure_single(&segment[i], pinned.then_some(cpus[lane % cores])),
+            |i, lane| measure_single(&segment[i], pinned.then(|| cpus[lane])),
             |i, outcome| -> Result<()> {
                 let (scenario, client_entry, server_entry) = segment[i];
                 let mut cell = Cell {
@@ -623,7 +624,7 @@ struct PairedOptions<'a> {
     passes: u32,
     /// Groups sampled at once, each in its own process on its own core.
     lanes: usize,
-    /// The CPUs lanes are pinned to (see `usable_cpus`).
+    /// The CPUs lanes are pinned to, at least `lanes` of them.
     cpus: &'a [usize],
     rounds: u32,
     certs: &'a Path,

@@ -687,12 +687,10 @@ fn a_stepped_driver_ends_only_when_told() {
     use std::process::Stdio;
     let d = scratch("stepped");
     let dir = bin().parent().unwrap().to_path_buf();
-    for driver in ["tlsmatrix-driver", "tlsmatrix-driver-go"] {
-        let cell = if driver == "tlsmatrix-driver" {
-            "rustls-aws-lc,rustls-aws-lc"
-        } else {
-            "go-crypto-tls,go-crypto-tls"
-        };
+    for (driver, cell) in [
+        ("tlsmatrix-driver", "rustls-aws-lc,rustls-aws-lc"),
+        ("tlsmatrix-driver-go", "go-crypto-tls,go-crypto-tls"),
+    ] {
         let mut child = Command::new(dir.join(driver))
             .args(["group", "--stepped", "--scenario"])
             .arg("handshake-tls13-ecdsa-p256-x25519-full")

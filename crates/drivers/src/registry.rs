@@ -349,15 +349,19 @@ pub fn usable_cpus() -> Vec<usize> {
 pub fn pin_to_core(cmd: &mut Command, core: usize) {
     // SAFETY: only sched_setaffinity, which is async-signal-safe, between fork and exec.
     unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(core, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || pin_this_thread(core));
     }
+}
+
+/// Restricts the calling thread (between fork and exec: the new process) to one CPU.
+fn pin_this_thread(core: usize) -> std::io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(core, &mut set) };
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Checks that valgrind can run before a run that needs it starts.
@@ -597,15 +601,7 @@ mod tests {
         assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
         let last = *all.last().unwrap();
         let seen = std::thread::spawn(move || {
-            // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays inside it.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(last, &mut set);
-                assert_eq!(
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                    0
-                );
-            }
+            pin_this_thread(last).unwrap();
             usable_cpus()
         })
         .join()
