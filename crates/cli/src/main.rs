@@ -8,6 +8,8 @@ mod lanes;
 mod list;
 mod repeatability;
 mod run;
+mod weather;
+mod weather_series;
 mod wire;
 
 use std::path::PathBuf;
@@ -83,6 +85,17 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Whether an impl's speed against the baseline follows the machine's memory weather:
+    /// for some minutes, turn after turn on one core, a memory probe (pointer chases through
+    /// half and four times the last-level cache), the impl's own pair alone in its driver,
+    /// the probe, the baseline's own pair alone in its driver. Prints the ratio by thirds of
+    /// the cache probe and its correlation with each probe; every turn goes to --out as CSV.
+    ///
+    /// Drivers inherit the environment, so `GOGC=25 tlsmatrix weather --impl go-crypto-tls`
+    /// follows Go with a smaller heap goal.
+    #[command(after_help = "Example:
+  tlsmatrix weather --impl go-crypto-tls --minutes 7")]
+    Weather(weather_series::SeriesOptions),
     /// How far factors move between reruns of one plan (`make repeatability` makes the runs):
     /// max/min of each factor across the runs, whether each run's interval holds their
     /// median, and the A/A factors; exits 1 when a target is missed.
@@ -434,6 +447,7 @@ fn main() -> ExitCode {
             db,
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Repeatability { files } => repeatability::repeatability(&files),
+        Command::Weather(o) => weather_series::series(&o),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Wire {
             check: true,

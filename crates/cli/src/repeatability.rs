@@ -83,6 +83,74 @@ fn misses_by_impl<'a>(
     out
 }
 
+/// Per run, how far an impl's factors sat from their medians across the runs: the median of
+/// `factor / median - 1` over the impl's factors (`about` picks them). A stack that moves as a
+/// whole from run to run shows here as one shift per run, which can be read against that
+/// run's weather.
+fn shifts_by_run(across: &[&Across], runs: usize, about: impl Fn(&Across) -> bool) -> Vec<f64> {
+    (0..runs)
+        .map(|i| {
+            let offs: Vec<f64> = across
+                .iter()
+                .filter(|a| about(a))
+                .map(|a| a.values[i].ratio / a.median() - 1.0)
+                .collect();
+            stats::median(&offs)
+        })
+        .collect()
+}
+
+/// The runs' memory weather beside the shift of every impl with a miss: whether a stack's
+/// run-to-run movement follows the machine's shared caches and memory.
+fn weather_by_run(runs: &[RunData], factors: &[&Across], missed: &[String], baseline: &str) {
+    let weather: Vec<Option<figures::MemoryWeather>> = runs
+        .iter()
+        .map(|r| figures::MemoryWeather::of(&r.records))
+        .collect();
+    if weather.iter().any(Option::is_none) {
+        println!(
+            "memory weather: not probed in every run (runs from before the probe, or unpaired)"
+        );
+        return;
+    }
+    let weather: Vec<figures::MemoryWeather> = weather.into_iter().flatten().collect();
+    let shifts: Vec<(String, Vec<f64>)> = missed
+        .iter()
+        .map(|name| {
+            let about = |a: &Across| {
+                let (c, v) = (&a.key.1, &a.key.2);
+                (if c == baseline { v } else { c }) == name
+            };
+            (name.clone(), shifts_by_run(factors, runs.len(), about))
+        })
+        .collect();
+    let mut head = vec!["run", "cache ns", "memory ns"];
+    let titles: Vec<String> = shifts.iter().map(|(n, _)| format!("{n} shift")).collect();
+    head.extend(titles.iter().map(String::as_str));
+    let mut t = Table::new(&head, 1);
+    for (i, (run, w)) in runs.iter().zip(&weather).enumerate() {
+        let mut row = vec![
+            run.run_id.clone(),
+            format!("{:.0}", w.cache_ns.1),
+            format!("{:.0}", w.memory_ns.1),
+        ];
+        row.extend(shifts.iter().map(|(_, s)| format!("{:+.1}%", s[i] * 100.0)));
+        t.row(row);
+    }
+    println!("\nmemory weather by run (medians over each run's passes) and how far each stack with a miss sat from its factors' medians:");
+    print!("{}", t.render());
+    let memory: Vec<f64> = weather.iter().map(|w| w.memory_ns.1).collect();
+    let cache: Vec<f64> = weather.iter().map(|w| w.cache_ns.1).collect();
+    for (name, s) in &shifts {
+        println!(
+            "  {name}: shift against the runs' memory latency r = {:+.2}, against the cache probe r = {:+.2} ({} runs)",
+            stats::pearson(s, &memory),
+            stats::pearson(s, &cache),
+            runs.len()
+        );
+    }
+}
+
 pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     let mut runs: Vec<RunData> = Vec::new();
     for f in files {
@@ -158,6 +226,7 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
         .find_map(|r| r.paired.as_ref().map(|p| p.reference_client.clone()))
         .unwrap_or_default();
     let factors: Vec<&Across> = across.iter().filter(|a| !is_aa(&a.key.1)).collect();
+    let mut missed: Vec<String> = Vec::new();
     for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
         let of_kind: Vec<&&Across> = factors
             .iter()
@@ -188,6 +257,11 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
                 .map(|a| (a.key.1.as_str(), a.key.2.as_str(), a.spread() > target)),
             &baseline,
         );
+        for (name, _, _) in &misses {
+            if !missed.contains(name) {
+                missed.push(name.clone());
+            }
+        }
         if !misses.is_empty() {
             println!(
                 "  misses by impl: {}",
@@ -228,6 +302,7 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
         );
         ok &= within == aa.len();
     }
+    weather_by_run(&runs, &factors, &missed, &baseline);
     println!(
         "{}",
         if ok {
@@ -242,6 +317,46 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn across(client: &str, ratios: &[f64]) -> Across {
+        Across {
+            key: (
+                "s".into(),
+                client.into(),
+                client.into(),
+                Metric::ClientCpuNs,
+            ),
+            values: ratios
+                .iter()
+                .map(|&ratio| Factor {
+                    ratio,
+                    ci_low: ratio,
+                    ci_high: ratio,
+                    significant: true,
+                    paired: true,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_stack_that_moves_as_a_whole_shows_one_shift_per_run() {
+        // Two factors of "go" both 10% low in run 2; "x" does not move.
+        let a = across("go", &[0.5, 0.45, 0.5]);
+        let b = across("go", &[0.4, 0.36, 0.4]);
+        let c = across("x", &[1.0, 1.0, 1.2]);
+        let all = [&a, &b, &c];
+        let s = shifts_by_run(&all, 3, |f| f.key.1 == "go");
+        assert!(
+            (s[0] - 0.0).abs() < 1e-9 && (s[2] - 0.0).abs() < 1e-9,
+            "{s:?}"
+        );
+        assert!((s[1] + 0.1).abs() < 1e-9, "{s:?}");
+        // Against a memory latency highest in run 2, the shift correlates fully (negatively).
+        let r = stats::pearson(&s, &[160.0, 190.0, 160.0]);
+        assert!((r + 1.0).abs() < 1e-9, "{r}");
+        assert_eq!(stats::pearson(&s, &[1.0, 1.0, 1.0]), 0.0);
+    }
 
     #[test]
     fn misses_are_counted_by_the_impl_the_factor_is_about() {

@@ -655,9 +655,23 @@ fn run_paired(
         (0..plan.len()).map(|_| BTreeMap::new()).collect();
     let mut ended: Vec<BTreeMap<Label, CellOutcome>> =
         (0..plan.len()).map(|_| BTreeMap::new()).collect();
+    if plan.is_empty() {
+        return Ok(());
+    }
+    sink.bar.set_message("probing the memory weather");
+    let mut weather = match crate::weather::PassWeather::start(o.cpus[0]) {
+        Ok(w) => Some(w),
+        Err(why) => {
+            sink.log(&format!("memory weather not probed: {why}"));
+            None
+        }
+    };
     let mut block = 0u32;
     for pass in 0..o.passes {
         let blocks = pass_blocks(plan, &ended, &reference, pass as usize);
+        if let Some(w) = &mut weather {
+            w.pass_starts(block);
+        }
         let bar = sink.bar.clone();
         let run_block = |i: usize, lane: usize| -> BlockRun {
             let b: &PassBlock = &blocks[i];
@@ -760,6 +774,16 @@ fn run_paired(
             block += 1;
             Ok(())
         })?;
+        if let Some(w) = &mut weather {
+            w.pass_ends();
+        }
+    }
+    let by_block = weather.as_ref().map(|w| w.of_blocks(block));
+    if let Some(w) = &weather {
+        sink.log(&format!(
+            "memory weather: chases of {} read before the first pass and after each",
+            w.sizes()
+        ));
     }
     for (si, sg) in plan.iter().enumerate() {
         for &(c, s) in &sg.apart {
@@ -772,12 +796,12 @@ fn run_paired(
             sink.finish(cell, Vec::new())?;
         }
         finish_scenario(
-            sg.scenario,
-            &sg.groups,
+            sg,
             &gathered[si],
             &mut ended[si],
             &reference,
             o.env,
+            by_block.as_ref(),
             sink,
         )?;
     }
@@ -883,20 +907,21 @@ fn checked_run(
 }
 
 /// Writes every cell of a scenario once its passes are done: records with blocks and ratios
-/// to the reference, or the reason it has none.
+/// to the reference and the weather of their blocks, or the reason it has none.
 fn finish_scenario(
-    scenario: Scenario,
-    scenario_groups: &[groups::Group],
+    plan: &ScenarioGroups,
     gathered: &BTreeMap<(String, String), groups::Gathered>,
     ended: &mut BTreeMap<(String, String), CellOutcome>,
     reference: &(String, String),
     env: &Env,
+    weather: Option<&BTreeMap<u32, tlsmatrix_core::memprobe::Weather>>,
     sink: &mut Sink,
 ) -> Result<()> {
+    let scenario = plan.scenario;
     let id = scenario.to_string();
     let mut seen: Vec<&(String, String)> = Vec::new();
     let reference_data = gathered.get(reference).map(|g| (reference, g));
-    for cell in scenario_groups.iter().flat_map(|g| &g.cells) {
+    for cell in plan.groups.iter().flat_map(|g| &g.cells) {
         if seen.contains(&&cell.label) {
             continue;
         }
@@ -904,8 +929,11 @@ fn finish_scenario(
         let (outcome, records) = match (ended.remove(&cell.label), gathered.get(&cell.label)) {
             (Some(o), _) => (o, Vec::new()),
             (None, Some(g)) => {
-                let records =
+                let mut records =
                     groups::records(&sink.run_id, &id, &cell.label, g, reference_data, env);
+                if let Some(w) = weather {
+                    crate::weather::attach(&mut records, w);
+                }
                 let (client_version, server_version) = g.versions.clone().unwrap_or_default();
                 (
                     CellOutcome::Measured {

@@ -166,6 +166,7 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
     // (4 pairs + the baseline's A/A copy) x (3 handshake metrics + 2 bulk metrics)
     assert_eq!(records.len(), 5 * 5);
     assert!(stdout.contains("noise floor"), "{stdout}");
+    assert!(stdout.contains("memory weather (ns a load"), "{stdout}");
     let openssl_version = String::from_utf8_lossy(
         &Command::new("openssl")
             .arg("version")
@@ -182,6 +183,18 @@ fn run_writes_whole_records_with_real_versions_and_a_summary() {
         let reference = rec.client == "openssl-3.0" && rec.server == "openssl-3.0";
         assert_eq!(rec.samples.len(), if reference { 6 } else { 3 }, "{rec:?}");
         assert_eq!(rec.blocks.len(), rec.samples.len());
+        // The memory weather of each block the samples came from, read between passes.
+        let mut blocks = rec.blocks.clone();
+        blocks.dedup();
+        let weather_blocks: Vec<u32> = rec.weather.iter().map(|w| w.block).collect();
+        assert_eq!(weather_blocks, blocks, "{rec:?}");
+        for w in &rec.weather {
+            let (c, m) = (w.weather.cache_ns, w.weather.memory_ns);
+            assert!(
+                c.is_finite() && c > 0.0 && m.is_finite() && m > 0.0,
+                "{w:?}"
+            );
+        }
         match &rec.paired {
             None => assert!(reference, "{rec:?}"),
             Some(p) => {
@@ -672,6 +685,12 @@ fn repeatability_compares_runs_of_one_plan() {
     let met = out.trim_end().ends_with("all targets met");
     assert!(
         met || out.trim_end().ends_with("TARGETS MISSED (marked !)"),
+        "{out}"
+    );
+    // Where a stack missed, its shift per run is shown beside the runs' memory weather.
+    assert_eq!(
+        out.contains("misses by impl"),
+        out.contains("memory weather by run"),
         "{out}"
     );
     // Exit code 0 exactly when every target was met (four samples a cell may miss some).
@@ -1865,5 +1884,70 @@ fn an_unsupported_side_ends_its_cell_at_once() {
         assert_eq!(l["outcome"], "unsupported", "{l}");
         // The grace is 1 s; the cell took 1.05 s with it and 0.05 s without.
         assert!(l["seconds"].as_f64().unwrap() < 0.5, "{l}");
+    }
+}
+
+/// `tlsmatrix weather` follows an impl against the baseline turn by turn with the memory
+/// probe between, writes every turn as it goes, and refuses what it cannot follow.
+#[test]
+fn weather_follows_an_impl_turn_by_turn() {
+    let d = scratch("weather");
+    let csv = d.join("w.csv");
+    let certs = d.join("certs");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["weather", "--certs", certs.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--out".to_string(), csv.to_str().unwrap().to_string()]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        tlsmatrix(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (extra, wants) in [
+        (&["--impl", "rustls-aws-lc"][..], "both rustls-aws-lc"),
+        (
+            &[
+                "--impl",
+                "go-crypto-tls",
+                "--scenario",
+                "memory-tls13-ecdsa-p256-n100",
+            ][..],
+            "not a timed handshake or bulk scenario",
+        ),
+        (
+            &["--impl", "go-crypto-tls", "--core", "999"][..],
+            "--core 999",
+        ),
+    ] {
+        assert_clean_failure(&run(extra), wants, &csv);
+    }
+    let r = run(&["--impl", "go-crypto-tls", "--minutes", "0.1"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let out = String::from_utf8_lossy(&r.stdout).to_string();
+    for wants in [
+        "go-crypto-tls against rustls-aws-lc",
+        "lowest third",
+        "highest third",
+        "correlation",
+    ] {
+        assert!(out.contains(wants), "no '{wants}' in\n{out}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("seconds,go-crypto-tls,rustls-aws-lc,ratio,cache_ns,memory_ns")
+    );
+    let turns: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert!(turns.len() >= 6, "{text}");
+    for t in &turns {
+        assert!(t.iter().all(|v| v.is_finite() && *v > 0.0), "{t:?}");
+        assert!((t[1] / t[2] - t[3]).abs() < 1e-3 * t[3], "{t:?}");
     }
 }

@@ -15,6 +15,7 @@ pub mod glob;
 pub mod heap;
 pub mod interop;
 pub mod memio;
+pub mod memprobe;
 pub mod negotiated;
 pub mod netmodel;
 pub mod pair;

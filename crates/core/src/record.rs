@@ -453,6 +453,18 @@ pub struct Record {
     /// CPU the median over the traced connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::flights::Trace>,
+    /// The memory weather (`memprobe`) around each block of the samples, one entry per block,
+    /// when the run probed it between its passes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weather: Vec<BlockWeather>,
+}
+
+/// The memory weather of one block: the mean of the probes before and after its pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BlockWeather {
+    pub block: u32,
+    #[serde(flatten)]
+    pub weather: crate::memprobe::Weather,
 }
 
 /// A record's samples paired with the reference pair's (the baseline with itself).
@@ -592,6 +604,7 @@ impl Record {
             blocks,
             paired: None,
             trace: None,
+            weather: Vec::new(),
         })
     }
 
@@ -678,6 +691,13 @@ mod tests {
                 blocks: vec![0, 1],
             }),
             trace: None,
+            weather: vec![BlockWeather {
+                block: 1,
+                weather: crate::memprobe::Weather {
+                    cache_ns: 14.5,
+                    memory_ns: 160.0,
+                },
+            }],
         };
         let line = r.to_line();
         assert_eq!(line.matches('\n').count(), 1);

@@ -353,8 +353,8 @@ pub fn pin_to_core(cmd: &mut Command, core: usize) {
     }
 }
 
-/// Restricts the calling thread (between fork and exec: the new process) to one CPU.
-fn pin_this_thread(core: usize) -> std::io::Result<()> {
+/// Restricts the calling thread (or, between fork and exec, the new process) to one CPU.
+pub fn pin_this_thread(core: usize) -> std::io::Result<()> {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays inside it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(core, &mut set) };

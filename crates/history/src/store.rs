@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use tlsmatrix_core::flights::Trace;
-use tlsmatrix_core::record::{CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_core::record::{BlockWeather, CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
 
 use crate::run_data::RunData;
 
@@ -420,6 +420,7 @@ impl Store {
                     blocks: pairing.blocks,
                     paired: pairing.paired,
                     trace: pairing.trace,
+                    weather: pairing.weather,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -474,6 +475,8 @@ struct Pairing {
     paired: Option<Paired>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace: Option<Trace>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    weather: Vec<BlockWeather>,
 }
 
 fn insert_run(tx: &Transaction, run_id: &str, measure: &str, env: &Env) -> Result<()> {
@@ -533,6 +536,7 @@ fn insert_records(tx: &Transaction, records: &[Record], verb: &str) -> Result<()
                 blocks: r.blocks.clone(),
                 paired: r.paired.clone(),
                 trace: r.trace.clone(),
+                weather: r.weather.clone(),
             })?,
         ])?;
     }
@@ -586,6 +590,7 @@ mod tests {
             blocks: Vec::new(),
             paired: None,
             trace: None,
+            weather: Vec::new(),
         }
     }
 
@@ -601,7 +606,24 @@ mod tests {
     fn a_run_round_trips_and_an_unfinished_one_is_incomplete() {
         let path = temp_db("rt.db");
         let mut s = Store::open(&path).unwrap();
-        let r = record("r1", 100.0);
+        // Blocks, pairing and the blocks' weather ride in one column and must come back.
+        let r = Record {
+            blocks: vec![0, 0, 1],
+            paired: Some(Paired {
+                reference_client: "b".into(),
+                reference_server: "b".into(),
+                ratios: vec![0.5, 0.6],
+                blocks: vec![0, 1],
+            }),
+            weather: vec![BlockWeather {
+                block: 1,
+                weather: tlsmatrix_core::memprobe::Weather {
+                    cache_ns: 120.0,
+                    memory_ns: 180.0,
+                },
+            }],
+            ..record("r1", 100.0)
+        };
         s.begin_run("r1", "time", &r.env).unwrap();
         s.add_cell(std::slice::from_ref(&r), None).unwrap();
         let cell = CellRecord {

@@ -297,7 +297,7 @@ fn glance_table(rows: &[GlanceRow], impls: &[String], baseline: &str) -> Table {
     header.extend(others);
     Table {
         caption: format!(
-            "At a glance: each impl's factor against {baseline} (times better; above 1 is better, whichever way the figure points), the geometric mean over the area's scenarios, with the other side held at {baseline}. Bold (green): significantly better in every scenario; red: significantly worse in every one; ~: within noise in at least one. \"(6 of 12)\": the impl ran fewer of the area's scenarios (the rest are unsupported), so its mean is over those. \"self\": the impl shares no driver with {baseline} and so no in-memory pair (go-crypto-tls runs in a Go process), so its own pair is compared with {baseline}'s own pair, unpaired. The sections below give every scenario."
+            "At a glance: each impl's factor against {baseline} (times better; above 1 is better, whichever way the figure points), the geometric mean over the area's scenarios, with the other side held at {baseline}. Bold (green): significantly better in every scenario; red: significantly worse in every one; ~: within noise in at least one. \"(6 of 12)\": the impl ran fewer of the area's scenarios (the rest are unsupported), so its mean is over those. \"self\": the impl shares no driver with {baseline} and so no in-memory pair (go-crypto-tls runs in a Go process), so its own pair is compared with {baseline}'s own pair (in a paired run the two drivers take turns on one core, a few milliseconds each). The sections below give every scenario."
         ),
         header,
         rows: table_rows,
@@ -641,6 +641,11 @@ fn noise_note(run: &RunData) -> String {
     if let Some(n) = figures::NoiseFloor::of(&run.records) {
         note.push(' ');
         note.push_str(&n.describe());
+        note.push('.');
+    }
+    if let Some(w) = figures::MemoryWeather::of(&run.records) {
+        note.push(' ');
+        note.push_str(&w.describe());
         note.push('.');
     }
     let models = figures::timing_cpu_models(&run.records);

@@ -367,6 +367,59 @@ impl NoiseFloor {
     }
 }
 
+/// The memory weather a run's passes met (`memprobe`): each probe's range and median over
+/// the run's blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryWeather {
+    /// Half the last-level cache, ns a load: (lowest, median, highest).
+    pub cache_ns: (f64, f64, f64),
+    /// Four times the last-level cache.
+    pub memory_ns: (f64, f64, f64),
+    pub blocks: usize,
+}
+
+impl MemoryWeather {
+    /// `None` when the run did not probe (an unpaired run, or one from before the probe).
+    pub fn of(records: &[Record]) -> Option<MemoryWeather> {
+        // Shards of one run number their blocks alike, so a block is known by its reading too.
+        let mut seen: Vec<(u32, u64, u64)> = records
+            .iter()
+            .flat_map(|r| &r.weather)
+            .map(|b| {
+                (
+                    b.block,
+                    b.weather.cache_ns.to_bits(),
+                    b.weather.memory_ns.to_bits(),
+                )
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.is_empty() {
+            return None;
+        }
+        let spread = |values: Vec<f64>| {
+            let lo = values.iter().copied().fold(f64::MAX, f64::min);
+            let hi = values.iter().copied().fold(f64::MIN, f64::max);
+            (lo, stats::median(&values), hi)
+        };
+        Some(MemoryWeather {
+            cache_ns: spread(seen.iter().map(|s| f64::from_bits(s.1)).collect()),
+            memory_ns: spread(seen.iter().map(|s| f64::from_bits(s.2)).collect()),
+            blocks: seen.len(),
+        })
+    }
+
+    /// One line for the terminal and the report's header.
+    pub fn describe(&self) -> String {
+        let (c, m) = (self.cache_ns, self.memory_ns);
+        format!(
+            "memory weather (ns a load, read between passes): {:.0}-{:.0} (median {:.0}) through half the last-level cache, {:.0}-{:.0} (median {:.0}) through four times it; on a shared host both move with other tenants, and so do stacks whose working set spills out of L2",
+            c.0, c.2, c.1, m.0, m.2, m.1
+        )
+    }
+}
+
 /// 12345.6 -> "12,346"; values under 100 keep one decimal.
 pub fn figure(v: f64) -> String {
     if !v.is_finite() {
@@ -428,6 +481,37 @@ mod tests {
             .map(|i| centre * (1.0 + 0.01 * f64::from(i)))
             .collect();
         Record::from_samples("r", "s", ("a", "a 1"), ("b", "b 1"), metric, samples, env).unwrap()
+    }
+
+    #[test]
+    fn memory_weather_counts_each_block_once_across_records() {
+        use tlsmatrix_core::memprobe::Weather;
+        use tlsmatrix_core::record::BlockWeather;
+        let at = |block, cache_ns, memory_ns| BlockWeather {
+            block,
+            weather: Weather {
+                cache_ns,
+                memory_ns,
+            },
+        };
+        let mut a = on("x", Metric::ClientCpuNs, 1e6);
+        a.weather = vec![at(0, 14.0, 150.0), at(1, 120.0, 180.0)];
+        let mut b = a.clone();
+        // Block 1 again (another cell of the same pass), and a shard's block 1 of its own.
+        b.weather = vec![at(1, 120.0, 180.0), at(1, 30.0, 160.0)];
+        let w = MemoryWeather::of(&[a, b]).expect("probed");
+        assert_eq!(w.blocks, 3);
+        assert_eq!(w.cache_ns, (14.0, 30.0, 120.0));
+        assert_eq!(w.memory_ns, (150.0, 160.0, 180.0));
+        assert!(
+            w.describe().contains("14-120 (median 30)"),
+            "{}",
+            w.describe()
+        );
+        assert_eq!(
+            MemoryWeather::of(&[on("x", Metric::ClientCpuNs, 1e6)]),
+            None
+        );
     }
 
     #[test]

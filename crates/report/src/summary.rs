@@ -76,6 +76,10 @@ pub fn render(records: &[Record], cells: &[CellRecord], impls: &[String], verbos
         out.push_str(&n.describe());
         out.push('\n');
     }
+    if let Some(w) = crate::figures::MemoryWeather::of(records) {
+        out.push_str(&w.describe());
+        out.push('\n');
+    }
     out
 }
 
