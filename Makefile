@@ -47,7 +47,7 @@ VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,hands
 VARIANT_RUNS ?= 20
 BIN := target/release
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift aead-sizes
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes
 
 all: build
 
@@ -234,6 +234,14 @@ bench: build
 DRIFT_MINUTES ?= 16
 drift:
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench crypto_drift -- --minutes $(DRIFT_MINUTES)
+
+# Whether an impl's speed against the baseline follows the machine's memory weather (shared
+# cache and memory): the impl's own pair and the baseline's alone in turns on one core, with a
+# pointer-chase probe between (`tlsmatrix weather`); every turn goes to results/weather.csv.
+WEATHER_MINUTES ?= 6
+WEATHER_IMPL ?= go-crypto-tls
+weather: build
+	$(BIN)/tlsmatrix weather --impl $(WEATHER_IMPL) --minutes $(WEATHER_MINUTES)
 
 # What one TLS record costs each library's AES-128-GCM by record size (no TLS): aws-lc, ring
 # and the system OpenSSL in turns, time per record and a fixed + per-byte line per library.

@@ -779,12 +779,6 @@ fn run_paired(
         }
     }
     let by_block = weather.as_ref().map(|w| w.of_blocks(block));
-    if let Some(w) = &weather {
-        sink.log(&format!(
-            "memory weather: chases of {} read before the first pass and after each",
-            w.sizes()
-        ));
-    }
     for (si, sg) in plan.iter().enumerate() {
         for &(c, s) in &sg.apart {
             let cell = Cell {

@@ -64,10 +64,6 @@ impl PassWeather {
         }
         out
     }
-
-    pub fn sizes(&self) -> String {
-        self.probe.sizes()
-    }
 }
 
 /// One reading of `probe` from a thread pinned to `core`, where the drivers sample.

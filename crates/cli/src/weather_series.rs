@@ -230,44 +230,53 @@ fn summary(
         out.push_str("too few turns to sort into thirds; give it more --minutes\n");
         return out;
     }
-    let mut sorted: Vec<&Turn> = turns.iter().collect();
-    sorted.sort_by(|a, b| a.weather.cache_ns.total_cmp(&b.weather.cache_ns));
     let unit = figures::shown(metric).title;
     let (h_imp, h_base) = (
         format!("{} {unit}", imp.name),
         format!("{} {unit}", baseline.name),
     );
-    let mut t = Table::new(
-        &[
-            "turns by cache probe",
-            "turns",
-            "cache ns",
-            "memory ns",
-            &h_imp,
-            &h_base,
-            "ratio",
-        ],
-        1,
-    );
-    let n = sorted.len();
-    for (i, name) in ["lowest third", "middle third", "highest third"]
-        .iter()
-        .enumerate()
-    {
-        let part = &sorted[i * n / 3..(i + 1) * n / 3];
-        let med =
-            |f: fn(&Turn) -> f64| stats::median(&part.iter().map(|t| f(t)).collect::<Vec<_>>());
-        t.row(vec![
-            name.to_string(),
-            part.len().to_string(),
-            format!("{:.0}", med(|t| t.weather.cache_ns)),
-            format!("{:.0}", med(|t| t.weather.memory_ns)),
-            figures::figure(med(|t| t.imp)),
-            figures::figure(med(|t| t.baseline)),
-            format!("{:.3}", med(Turn::ratio)),
-        ]);
+    // The cache probe tells whether the last-level cache is ours (a few ns) or others' (near
+    // DRAM); the memory probe how loaded main memory is. Either may be what moves a stack.
+    let probes: [(&str, fn(&Turn) -> f64); 2] = [
+        ("cache probe", |t| t.weather.cache_ns),
+        ("memory probe", |t| t.weather.memory_ns),
+    ];
+    for (probe_name, by) in probes {
+        let mut sorted: Vec<&Turn> = turns.iter().collect();
+        sorted.sort_by(|a, b| by(a).total_cmp(&by(b)));
+        let head = format!("turns by {probe_name}");
+        let mut t = Table::new(
+            &[
+                &head,
+                "turns",
+                "cache ns",
+                "memory ns",
+                &h_imp,
+                &h_base,
+                "ratio",
+            ],
+            1,
+        );
+        let n = sorted.len();
+        for (i, name) in ["lowest third", "middle third", "highest third"]
+            .iter()
+            .enumerate()
+        {
+            let part = &sorted[i * n / 3..(i + 1) * n / 3];
+            let med =
+                |f: fn(&Turn) -> f64| stats::median(&part.iter().map(|t| f(t)).collect::<Vec<_>>());
+            t.row(vec![
+                name.to_string(),
+                part.len().to_string(),
+                format!("{:.0}", med(|t| t.weather.cache_ns)),
+                format!("{:.0}", med(|t| t.weather.memory_ns)),
+                figures::figure(med(|t| t.imp)),
+                figures::figure(med(|t| t.baseline)),
+                format!("{:.3}", med(Turn::ratio)),
+            ]);
+        }
+        out.push_str(&t.render());
     }
-    out.push_str(&t.render());
     let logs = |f: fn(&Turn) -> f64| turns.iter().map(|t| f(t).ln()).collect::<Vec<f64>>();
     let (ratio, cache, memory) = (
         logs(Turn::ratio),

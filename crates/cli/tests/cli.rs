@@ -1930,6 +1930,8 @@ fn weather_follows_an_impl_turn_by_turn() {
     let out = String::from_utf8_lossy(&r.stdout).to_string();
     for wants in [
         "go-crypto-tls against rustls-aws-lc",
+        "turns by cache probe",
+        "turns by memory probe",
         "lowest third",
         "highest third",
         "correlation",
