@@ -204,6 +204,13 @@ pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool
             "unmatched: {only_base} figures only in the base, {only_cand} only in the candidate"
         );
     }
+    // Factors of stacks that lean on the shared cache and memory (go-crypto-tls) move with
+    // them between runs; the two runs' weather says whether that could be the difference.
+    for (which, run) in [("base", &b), ("candidate", &c)] {
+        if let Some(w) = figures::MemoryWeather::of(&run.records) {
+            println!("{which} {}", w.describe());
+        }
+    }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let regressions = count(Verdict::Regression);
     println!(

@@ -1112,6 +1112,8 @@ fn runs_are_stored_and_read_back() {
         "{shown}"
     );
     assert!(shown.contains("rustls 0.23."), "{shown}");
+    // The blocks' memory weather comes back from the database with the records.
+    assert!(shown.contains("memory weather (ns a load"), "{shown}");
     // Two runs of the same thing: matched figure by figure. A generous threshold keeps
     // machine noise from failing the test; the gate itself is tested in tests/report.rs.
     let c = tlsmatrix(&[
@@ -1127,6 +1129,11 @@ fn runs_are_stored_and_read_back() {
     assert_eq!(c.status.code(), Some(0), "{ct}{}", stderr(&c));
     // The pair and its A/A copy, each with a client and a server figure.
     assert!(ct.contains("4 figures:"), "{ct}");
+    // Each run's memory weather, to read a moved factor against.
+    assert!(
+        ct.contains("base memory weather") && ct.contains("candidate memory weather"),
+        "{ct}"
+    );
     // The same run from the database and from the file agree.
     let f = tlsmatrix(&["compare", ids[1], out.to_str().unwrap(), "--db", db_s]);
     let ft = String::from_utf8_lossy(&f.stdout);
