@@ -68,6 +68,9 @@ struct Turn {
     weather: Weather,
 }
 
+/// One figure of a turn, to sort or summarize turns by.
+type TurnValue = fn(&Turn) -> f64;
+
 impl Turn {
     fn ratio(&self) -> f64 {
         self.imp / self.baseline
@@ -237,7 +240,7 @@ fn summary(
     );
     // The cache probe tells whether the last-level cache is ours (a few ns) or others' (near
     // DRAM); the memory probe how loaded main memory is. Either may be what moves a stack.
-    let probes: [(&str, fn(&Turn) -> f64); 2] = [
+    let probes: [(&str, TurnValue); 2] = [
         ("cache probe", |t| t.weather.cache_ns),
         ("memory probe", |t| t.weather.memory_ns),
     ];
@@ -277,7 +280,7 @@ fn summary(
         }
         out.push_str(&t.render());
     }
-    let logs = |f: fn(&Turn) -> f64| turns.iter().map(|t| f(t).ln()).collect::<Vec<f64>>();
+    let logs = |f: TurnValue| turns.iter().map(|t| f(t).ln()).collect::<Vec<f64>>();
     let (ratio, cache, memory) = (
         logs(Turn::ratio),
         logs(|t| t.weather.cache_ns),
