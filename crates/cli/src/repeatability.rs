@@ -103,6 +103,9 @@ fn shifts_by_run(across: &[&Across], runs: usize, about: impl Fn(&Across) -> boo
 /// The runs' memory weather beside the shift of every impl with a miss: whether a stack's
 /// run-to-run movement follows the machine's shared caches and memory.
 fn weather_by_run(runs: &[RunData], factors: &[&Across], missed: &[String], baseline: &str) {
+    if missed.is_empty() {
+        return;
+    }
     let weather: Vec<Option<figures::MemoryWeather>> = runs
         .iter()
         .map(|r| figures::MemoryWeather::of(&r.records))

@@ -84,6 +84,7 @@ pub fn read_on(probe: &MemoryProbe, core: usize) -> Weather {
 pub fn attach(records: &mut [Record], weather: &BTreeMap<u32, Weather>) {
     for r in records {
         let mut blocks = r.blocks.clone();
+        blocks.sort_unstable();
         blocks.dedup();
         r.weather = blocks
             .iter()
