@@ -60,6 +60,16 @@ impl Across {
     }
 }
 
+/// The impl a factor is about: the side that is not the baseline (for the A/A copy and the
+/// self pairs, the client).
+fn about<'a>(client: &'a str, server: &'a str, baseline: &str) -> &'a str {
+    if client == baseline {
+        server
+    } else {
+        client
+    }
+}
+
 /// Misses counted by the impl each factor is about (the side that is not the baseline), from
 /// (client, server, missed) per factor: a stack whose factors all move shows as one entry.
 /// Entries with a miss, most misses first.
@@ -69,8 +79,7 @@ fn misses_by_impl<'a>(
 ) -> Vec<(String, usize, usize)> {
     let mut by_impl: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for (client, server, missed) in factors {
-        let about = if client == baseline { server } else { client };
-        let e = by_impl.entry(about).or_default();
+        let e = by_impl.entry(about(client, server, baseline)).or_default();
         e.0 += usize::from(missed);
         e.1 += 1;
     }
@@ -84,15 +93,15 @@ fn misses_by_impl<'a>(
 }
 
 /// Per run, how far an impl's factors sat from their medians across the runs: the median of
-/// `factor / median - 1` over the impl's factors (`about` picks them). A stack that moves as a
+/// `factor / median - 1` over the impl's factors (`picks` chooses them). A stack that moves as a
 /// whole from run to run shows here as one shift per run, which can be read against that
 /// run's weather.
-fn shifts_by_run(across: &[&Across], runs: usize, about: impl Fn(&Across) -> bool) -> Vec<f64> {
+fn shifts_by_run(across: &[&Across], runs: usize, picks: impl Fn(&Across) -> bool) -> Vec<f64> {
     (0..runs)
         .map(|i| {
             let offs: Vec<f64> = across
                 .iter()
-                .filter(|a| about(a))
+                .filter(|a| picks(a))
                 .map(|a| a.values[i].ratio / a.median() - 1.0)
                 .collect();
             stats::median(&offs)
@@ -120,11 +129,8 @@ fn weather_by_run(runs: &[RunData], factors: &[&Across], missed: &[String], base
     let shifts: Vec<(String, Vec<f64>)> = missed
         .iter()
         .map(|name| {
-            let about = |a: &Across| {
-                let (c, v) = (&a.key.1, &a.key.2);
-                (if c == baseline { v } else { c }) == name
-            };
-            (name.clone(), shifts_by_run(factors, runs.len(), about))
+            let is_about = |a: &Across| about(&a.key.1, &a.key.2, baseline) == name;
+            (name.clone(), shifts_by_run(factors, runs.len(), is_about))
         })
         .collect();
     let mut head = vec!["run", "cache ns", "memory ns"];
