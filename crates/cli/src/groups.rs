@@ -57,6 +57,18 @@ pub fn reference_cell(baseline: &ImplEntry) -> GroupCell<'_> {
     }
 }
 
+/// An impl's own pair alone in its driver: the companion a duet samples beside a group, and
+/// one side of a `tlsmatrix weather` turn.
+pub fn own_pair(scenario: Scenario, e: &ImplEntry) -> Group<'_> {
+    Group {
+        scenario,
+        driver: e.driver().clone(),
+        cells: vec![reference_cell(e)],
+        has_reference: true,
+        companion: false,
+    }
+}
+
 /// Splits one scenario's planned pairs into groups: per impl other than the baseline, every
 /// pair it takes part in (the first of them it meets as client, else as server), with the
 /// baseline's own pair in front when that impl's driver holds the baseline; then the A/A

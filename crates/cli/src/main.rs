@@ -6,6 +6,7 @@ mod groups;
 mod history;
 mod lanes;
 mod list;
+mod progress;
 mod repeatability;
 mod run;
 mod weather;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 pub use tlsmatrix_drivers::shard::Shard;
 
 use anyhow::{bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use tlsmatrix_core::glob;
 use tlsmatrix_core::heap;
 use tlsmatrix_core::protocol::Measure;
@@ -166,18 +166,6 @@ fn run_id(now: SystemTime) -> String {
         crate::env::compact(now),
         std::process::id() & 0xffff
     )
-}
-
-fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} samples, ETA {eta}  {msg}",
-        )
-        .expect("the template is valid")
-        .progress_chars("=> "),
-    );
-    bar
 }
 
 /// "3m05s" or "42s".
@@ -440,7 +428,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             .sum::<usize>();
 
     let interactive = std::io::stderr().is_terminal();
-    let bar = progress_bar(single.len() as u64 * u64::from(opts.runs) + paired_samples);
+    let bar = crate::progress::bar(
+        single.len() as u64 * u64::from(opts.runs) + paired_samples,
+        "samples",
+    );
     if !interactive {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
@@ -695,13 +686,7 @@ fn run_paired(
                 // A group without the reference in its driver samples in turns with the
                 // baseline's own pair in the baseline's driver, which becomes its reference
                 // for this block.
-                let companion = groups::Group {
-                    scenario: b.group.scenario,
-                    driver: baseline.driver().clone(),
-                    cells: vec![groups::reference_cell(baseline)],
-                    has_reference: true,
-                    companion: false,
-                };
+                let companion = groups::own_pair(b.group.scenario, baseline);
                 let [mine, theirs] = groups::run_duet([&b.group, &companion], &req, || bar.inc(1));
                 let theirs = theirs.into_iter().next().map_or_else(
                     || Err(Box::new(CellOutcome::Failed("no result".into()))),

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use tlsmatrix_core::memprobe::{last_level_cache, MemoryProbe, Weather};
+use tlsmatrix_core::memprobe::{MemoryProbe, Weather};
 use tlsmatrix_core::record::{BlockWeather, Record};
 use tlsmatrix_drivers::registry::pin_this_thread;
 
@@ -22,10 +22,8 @@ impl PassWeather {
     /// Builds the probe for `core`'s last-level cache and takes the first reading; `Err`
     /// says why the run goes without (sysfs lists no cache).
     pub fn start(core: usize) -> Result<PassWeather, String> {
-        let llc = last_level_cache(core)
-            .ok_or_else(|| format!("sysfs lists no data cache for CPU {core}"))?;
         let mut w = PassWeather {
-            probe: MemoryProbe::new(llc),
+            probe: MemoryProbe::for_cpu(core)?,
             core,
             readings: Vec::new(),
             first_blocks: Vec::new(),

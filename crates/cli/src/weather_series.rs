@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use tlsmatrix_core::memprobe::{last_level_cache, MemoryProbe, Weather};
+use tlsmatrix_core::memprobe::{MemoryProbe, Weather};
 use tlsmatrix_core::record::Metric;
 use tlsmatrix_core::stats;
 use tlsmatrix_core::Scenario;
@@ -19,7 +18,7 @@ use tlsmatrix_drivers::registry::{usable_cpus, ImplEntry, Registry};
 use tlsmatrix_report::figures;
 use tlsmatrix_report::text_table::Table;
 
-use crate::groups::{self, CellRun, Group, GroupRequest};
+use crate::groups::{self, CellRun, GroupRequest};
 
 #[derive(clap::Args)]
 pub struct SeriesOptions {
@@ -99,9 +98,8 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
         Some(c) => c,
         None => *cpus.last().expect("usable_cpus gives at least one"),
     };
-    let llc = last_level_cache(core).with_context(|| {
-        format!("sysfs lists no data cache for CPU {core}, so there is no probe to size")
-    })?;
+    let probe = MemoryProbe::for_cpu(core)
+        .map_err(|why| anyhow::anyhow!("{why}, so there is no probe to size"))?;
     tlsmatrix_core::certs::load_or_generate(&o.certs, o.scenario.params().sig)?;
     let mut csv = std::fs::File::create(&o.out)
         .with_context(|| format!("cannot write {}", o.out.display()))?;
@@ -111,7 +109,6 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
         imp.name, baseline.name
     )?;
 
-    let probe = MemoryProbe::new(llc);
     let req = GroupRequest {
         certs: &o.certs,
         rounds: ROUNDS,
@@ -126,14 +123,7 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
         _ => Metric::HandshakesPerS,
     };
     let total = Duration::from_secs_f64(o.minutes * 60.0);
-    let bar = ProgressBar::new(total.as_secs());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} s, ETA {eta}  {msg}",
-        )
-        .expect("the template is valid")
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(total.as_secs(), "s");
     let start = Instant::now();
     let mut turns: Vec<Turn> = Vec::new();
     while start.elapsed() < total {
@@ -182,13 +172,7 @@ fn median_rate(
     req: &GroupRequest,
     metric: Metric,
 ) -> Result<f64> {
-    let g = Group {
-        scenario,
-        driver: e.driver().clone(),
-        cells: vec![groups::reference_cell(e)],
-        has_reference: true,
-        companion: false,
-    };
+    let g = groups::own_pair(scenario, e);
     let run = groups::run_group(&g, req, || {}).into_iter().next();
     let samples = match run {
         Some(CellRun::Measured { samples, .. }) => samples,

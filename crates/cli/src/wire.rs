@@ -101,12 +101,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         .unwrap_or(Path::new("."))
         .join("certs");
     let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
-    let bar = indicatif::ProgressBar::new(planned).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} connections, ETA {eta}  {msg}",
-        )
-        .expect("a valid template"),
-    );
+    let bar = crate::progress::bar(planned, "connections");
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for s in &scenarios {

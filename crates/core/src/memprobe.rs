@@ -95,6 +95,13 @@ pub struct MemoryProbe {
 const READING: Duration = Duration::from_millis(25);
 
 impl MemoryProbe {
+    /// Sized from the last-level cache sysfs lists for `cpu`; `Err` says why there is none.
+    pub fn for_cpu(cpu: usize) -> Result<MemoryProbe, String> {
+        last_level_cache(cpu)
+            .map(MemoryProbe::new)
+            .ok_or_else(|| format!("sysfs lists no data cache for CPU {cpu}"))
+    }
+
     /// Sized from the last-level cache this machine reports (`llc_bytes`).
     pub fn new(llc_bytes: usize) -> MemoryProbe {
         MemoryProbe {
