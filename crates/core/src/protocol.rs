@@ -101,8 +101,8 @@ pub struct ImplInfo {
     pub name: String,
     pub version: String,
     /// Measures this impl cannot be taken with, and why (`--measure` values), so that the
-    /// orchestrator does not start the driver for them at all: a Go binary under valgrind
-    /// may crash valgrind itself before the driver can say anything.
+    /// orchestrator does not start the driver for them at all (e.g. under valgrind or perf,
+    /// where a driver that would refuse still costs the tool's start-up).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refuses: Vec<Refusal>,
 }

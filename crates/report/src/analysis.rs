@@ -835,7 +835,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             first.blocks.insert(
                 0,
                 Block::Para(format!(
-                    "Instructions counted by callgrind in run {}, each side's calls only; repeated samples agree within 0.1%, so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
+                    "Instructions counted by callgrind in run {}, each side's calls only; repeated samples agree within 0.1% (go-crypto-tls's within 2%, most within 0.5%: its garbage collector's cycles start at points that vary a little), so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
                     ir.run_id
                 )),
             );

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/tlsconf"
 )
@@ -31,6 +32,8 @@ type cell struct {
 	client *tls.Config
 	server *tls.Config
 	signer *recordingSigner
+	// counted, if set, is the side whose instructions the next handshakes count.
+	counted *memconn.Side
 }
 
 // refusal says why crypto/tls cannot run a scenario as named, or nil. The protocol's own

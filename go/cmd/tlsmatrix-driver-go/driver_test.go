@@ -207,9 +207,7 @@ func TestBulkDataArrivesIntact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bulkSampler{r: r, writeSize: 16 << 10, data: make([]byte, 16<<10), buf: make([]byte, 64<<10)}
-	pattern(b.data)
-	if err := b.checkIntact(); err != nil {
+	if err := newBulkSampler(r, 16<<10).checkIntact(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/bogo"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/callgrind"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
@@ -51,7 +52,6 @@ func main() {
 		b, _ := json.Marshal(map[string]any{"impls": []map[string]any{{
 			"name": implName, "version": implVersion(),
 			"refuses": []map[string]string{
-				{"measure": "instructions", "reason": noInstructions},
 				{"measure": "counters", "reason": noCounters},
 				{"measure": "ceiling", "reason": noCeiling},
 				{"measure": "profile", "reason": noProfile},
@@ -79,10 +79,6 @@ func main() {
 		os.Exit(2)
 	}
 }
-
-// noInstructions is why instruction counts are refused, in `info` (so that tlsmatrix never
-// starts this driver under valgrind, which the Go runtime's signals can crash) and in `run`.
-const noInstructions = "callgrind cannot count a Go binary's instructions: its collection is switched by client requests the Go toolchain cannot emit, and valgrind itself may crash on the Go runtime"
 
 // Reasons for the measures this driver does not take yet.
 const (
@@ -145,8 +141,8 @@ func run(args []string) error {
 	runs := fs.Int("runs", 10, "samples to produce after warm-up")
 	bulkBytes := fs.Int("bulk-bytes", 64<<20, "bytes sent per bulk sample")
 	measure := fs.String("measure", "time", "time, instructions or wire")
-	fs.String("callgrind-out", "", "unused: instructions are not counted here")
-	fs.Int("per-sample", 10, "unused: instructions are not counted here")
+	callgrindOut := fs.String("callgrind-out", "", "instructions: the --callgrind-out-file given to valgrind (%p is the process id)")
+	perSample := fs.Int("per-sample", 10, "instructions: handshakes counted per sample")
 	if err := fs.Parse(args); err != nil {
 		return helpOr(err)
 	}
@@ -163,8 +159,10 @@ func run(args []string) error {
 	switch *measure {
 	case "time":
 	case "instructions":
-		unsupported(-1, noInstructions)
-		return nil
+		if sc.Kind != "handshake" && sc.Kind != "bulk" {
+			unsupported(-1, "instructions are counted on handshake and bulk scenarios")
+			return nil
+		}
 	case "counters":
 		unsupported(-1, noCounters)
 		return nil
@@ -195,6 +193,16 @@ func run(args []string) error {
 	target := time.Duration(cf.sampleMS) * time.Millisecond
 	on := func(s sample) { emitSample(-1, -1, s) }
 	switch {
+	case *measure == "instructions":
+		var counter *callgrind.Counter
+		if counter, err = callgrind.NewCounter(*callgrindOut); err != nil {
+			break
+		}
+		if sc.Kind == "handshake" {
+			err = handshakeInstructions(c, *runs, *perSample, counter, on)
+		} else {
+			err = bulkInstructions(c, sc.WriteSize, *runs, *bulkBytes, counter, on)
+		}
 	case *measure == "wire":
 		var t *trace
 		if t, err = wire(c, *runs, warmup, on); err == nil {

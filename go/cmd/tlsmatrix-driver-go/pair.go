@@ -62,7 +62,15 @@ type conn struct {
 // the server sent after the handshake (a TLS 1.3 ticket), so the next connection can
 // resume: that is part of its cost.
 func (c *cell) handshake() (*conn, error) {
-	rc, rs := memconn.Pair(memconn.DefaultLimit)
+	return c.handshakeQueued(memconn.DefaultLimit)
+}
+
+// handshakeQueued is handshake over a pair whose queues hold limit bytes each way.
+func (c *cell) handshakeQueued(limit int) (*conn, error) {
+	rc, rs := memconn.Pair(limit)
+	if c.counted != nil {
+		countSide(rc, rs, *c.counted)
+	}
 	hellos := &helloCounter{}
 	memconn.Observe(rc, hellos)
 	r, err := c.connect(rc, rs, hellos, nil)

@@ -124,8 +124,7 @@ func warmBulk(c *cell, writeSize int, warmup time.Duration, fixed int, target ti
 	if err != nil {
 		return nil, err
 	}
-	b := &bulkSampler{r: r, writeSize: writeSize, data: make([]byte, writeSize), buf: make([]byte, max(writeSize, 64<<10))}
-	pattern(b.data)
+	b := newBulkSampler(r, writeSize)
 	if err := b.checkIntact(); err != nil {
 		return nil, err
 	}
@@ -144,6 +143,14 @@ func warmBulk(c *cell, writeSize int, warmup time.Duration, fixed int, target ti
 		b.bytes = writeSize * min(max(writes, 1), (1<<30)/writeSize)
 	}
 	return b, nil
+}
+
+// newBulkSampler sends over r in writes of writeSize, of a pattern that shows a shifted or
+// dropped block.
+func newBulkSampler(r *conn, writeSize int) *bulkSampler {
+	b := &bulkSampler{r: r, writeSize: writeSize, data: make([]byte, writeSize), buf: make([]byte, max(writeSize, 64<<10))}
+	pattern(b.data)
+	return b
 }
 
 // checkIntact sends one write and compares what arrives.
@@ -168,30 +175,42 @@ func (b *bulkSampler) checkIntact() error {
 	return err
 }
 
-// send moves n bytes, returning each side's CPU.
+// send moves n bytes, the sides taking turns, returning each side's CPU.
 func (b *bulkSampler) send(n int) (client, server time.Duration, err error) {
-	err = both(b.r.rawClient, b.r.rawServer, func() error {
-		b.r.rawClient.Clock().Start()
-		defer func() { client = b.r.rawClient.Clock().Stop() }()
-		for sent := 0; sent < n; sent += b.writeSize {
-			if _, err := b.r.client.Write(b.data[:min(b.writeSize, n-sent)]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func() error {
-		b.r.rawServer.Clock().Start()
-		defer func() { server = b.r.rawServer.Clock().Stop() }()
-		for got := 0; got < n; {
-			k, err := b.r.server.Read(b.buf[:min(len(b.buf), n-got)])
-			got += k
-			if err != nil {
-				return fmt.Errorf("after %d of %d bytes: %w", got, n, err)
-			}
-		}
-		return nil
+	err = both(b.r.rawClient, b.r.rawServer, func() (err error) {
+		client, err = b.write(n)
+		return err
+	}, func() (err error) {
+		server, err = b.read(n)
+		return err
 	})
 	return client, server, err
+}
+
+// write has the client send n bytes in writes of the scenario's size, returning its CPU.
+func (b *bulkSampler) write(n int) (time.Duration, error) {
+	k := b.r.rawClient.Clock()
+	k.Start()
+	for sent := 0; sent < n; sent += b.writeSize {
+		if _, err := b.r.client.Write(b.data[:min(b.writeSize, n-sent)]); err != nil {
+			return k.Stop(), err
+		}
+	}
+	return k.Stop(), nil
+}
+
+// read has the server receive n bytes, returning its CPU.
+func (b *bulkSampler) read(n int) (time.Duration, error) {
+	k := b.r.rawServer.Clock()
+	k.Start()
+	for got := 0; got < n; {
+		m, err := b.r.server.Read(b.buf[:min(len(b.buf), n-got)])
+		got += m
+		if err != nil {
+			return k.Stop(), fmt.Errorf("after %d of %d bytes: %w", got, n, err)
+		}
+	}
+	return k.Stop(), nil
 }
 
 // rewarmBytes are sent untimed before each bulk sample (crates/core/src/workload.rs,

@@ -63,10 +63,17 @@ type Clock struct {
 	busy    time.Duration
 	since   time.Time
 	running bool
+	// OnRun, if set, is told each time the clock starts running (true) and stops (false):
+	// an instruction count switches callgrind's collection with it, so that it counts what
+	// the clock times.
+	OnRun func(running bool)
 }
 
 // Start starts counting, or goes on counting after Pause (from zero after a Stop).
 func (k *Clock) Start() {
+	if !k.running && k.OnRun != nil {
+		k.OnRun(true)
+	}
 	k.since, k.running = time.Now(), true
 }
 
@@ -93,6 +100,9 @@ func (k *Clock) pause() {
 	if k.running {
 		k.busy += time.Since(k.since)
 		k.running = false
+		if k.OnRun != nil {
+			k.OnRun(false)
+		}
 	}
 }
 

@@ -69,3 +69,38 @@ func TestClosingWakesABlockedPeer(t *testing.T) {
 		t.Fatal("a closed end accepted a write")
 	}
 }
+
+// An instruction count switches callgrind's collection with OnRun, so it must hear every
+// start and stop of the clock once, waits included, and nothing while the clock is idle.
+func TestOnRunHearsEachStartAndStopOnce(t *testing.T) {
+	c, s := Pair(DefaultLimit)
+	var heard []bool
+	waiting := make(chan struct{}, 1)
+	k := s.Clock()
+	k.OnRun = func(running bool) {
+		heard = append(heard, running)
+		if !running && len(heard) == 2 {
+			waiting <- struct{}{} // the read has paused the clock to wait
+		}
+	}
+	go func() {
+		<-waiting
+		c.Write([]byte("hi"))
+	}()
+	k.Start()
+	k.Start() // already running: not a new start
+	if n, err := s.Read(make([]byte, 10)); n != 2 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	k.Stop()
+	k.Pause() // already stopped
+	want := []bool{true, false, true, false}
+	if len(heard) != len(want) {
+		t.Fatalf("heard %v, want %v (start, the wait's pause and resume, stop)", heard, want)
+	}
+	for i := range want {
+		if heard[i] != want[i] {
+			t.Fatalf("heard %v, want %v", heard, want)
+		}
+	}
+}

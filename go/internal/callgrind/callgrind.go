@@ -1,0 +1,98 @@
+// Package callgrind counts instructions from inside a Go process running under `valgrind
+// --tool=callgrind --collect-atstart=no`, as crates/core/src/callgrind.rs does for the Rust
+// drivers: collection is switched on only while the counted side runs, and each count is
+// dumped and read back from callgrind's own output file.
+//
+// The client requests are valgrind's documented instruction sequence, written in Go
+// assembly (request_amd64.s), so no cgo is needed; natively they do nothing.
+package callgrind
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+const (
+	runningOnValgrind = 0x1001
+	// VG_USERREQ_TOOL_BASE('C','T') and the requests after it, in callgrind.h's order.
+	base          = uint64('C')<<24 | uint64('T')<<16
+	zeroStats     = base + 1
+	toggleCollect = base + 2
+	dumpStatsAt   = base + 3
+)
+
+func call(req, arg uint64) uint64 {
+	args := [6]uint64{req, arg}
+	return request(&args, 0)
+}
+
+// Running reports whether this process runs under valgrind (any tool).
+func Running() bool { return call(runningOnValgrind, 0) != 0 }
+
+// Toggle switches callgrind's collection on or off; natively it does nothing.
+func Toggle() { call(toggleCollect, 0) }
+
+// Counter reads counts back from callgrind's output file.
+type Counter struct {
+	outFile string
+	dumps   int
+}
+
+// NewCounter takes the --callgrind-out-file pattern; %p becomes this process's id, as
+// callgrind itself expands it.
+func NewCounter(outFile string) (*Counter, error) {
+	if !supported {
+		return nil, errors.New("instruction counting is implemented for amd64 only")
+	}
+	if !Running() {
+		return nil, errors.New("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no; `tlsmatrix run --measure instructions` starts it so")
+	}
+	return &Counter{outFile: strings.ReplaceAll(outFile, "%p", strconv.Itoa(os.Getpid()))}, nil
+}
+
+// Zero forgets whatever was collected so far.
+func (c *Counter) Zero() { call(zeroStats, 0) }
+
+// Take dumps what was collected since the last dump or Zero, reads the total back and
+// removes the dump (callgrind starts from zero after every dump).
+func (c *Counter) Take(label string) (uint64, error) {
+	l := append([]byte(label), 0)
+	call(dumpStatsAt, uint64(uintptr(unsafe.Pointer(&l[0]))))
+	runtime.KeepAlive(l)
+	c.dumps++
+	// Callgrind names the n-th dump of a run `<out-file>.<n>`.
+	part := fmt.Sprintf("%s.%d", c.outFile, c.dumps)
+	text, err := os.ReadFile(part)
+	if err != nil {
+		return 0, fmt.Errorf("callgrind wrote no dump at %s: %w", part, err)
+	}
+	os.Remove(part)
+	n, ok := parseTotal(string(text))
+	if !ok {
+		return 0, fmt.Errorf("%s has no totals line", part)
+	}
+	return n, nil
+}
+
+// parseTotal reads a dump's `totals:` line (or, in older formats, `summary:`): its first
+// event is instructions (Ir).
+func parseTotal(text string) (uint64, bool) {
+	for _, key := range []string{"totals:", "summary:"} {
+		for _, line := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(line, key); ok {
+				f := strings.Fields(rest)
+				if len(f) == 0 {
+					return 0, false
+				}
+				n, err := strconv.ParseUint(f[0], 10, 64)
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
+}
