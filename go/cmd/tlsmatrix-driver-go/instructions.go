@@ -2,7 +2,6 @@ package main
 
 import (
 	"runtime"
-	"time"
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/callgrind"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
@@ -60,30 +59,17 @@ func handshakeInstructions(c *cell, runs, perSample int, counter *callgrind.Coun
 		}
 	}
 	n := max(perSample, 1)
-	defer func() { c.counted = nil }()
-	for range runs {
-		var s sample
-		for _, side := range []struct {
-			side   memconn.Side
-			metric string
-		}{{memconn.Client, clientInstructions}, {memconn.Server, serverInstructions}} {
-			c.counted = &side.side
-			settle(counter)
-			for range n {
-				if _, err := c.handshake(); err != nil {
-					return err
-				}
-			}
-			c.counted = nil
-			total, err := counter.Take(side.metric)
-			if err != nil {
+	metrics := [2]string{clientInstructions, serverInstructions}
+	return countRuns(counter, runs, float64(n), metrics, func(side memconn.Side) error {
+		c.counted = &side
+		defer func() { c.counted = nil }()
+		for range n {
+			if _, err := c.handshake(); err != nil {
 				return err
 			}
-			s.add(side.metric, float64(total)/float64(n))
 		}
-		on(s)
-	}
-	return nil
+		return nil
+	}, on)
 }
 
 // bulkInstructions gives runs samples of each side's instructions per MiB, bulkBytes each.
@@ -110,27 +96,36 @@ func bulkInstructions(c *cell, writeSize, runs, bulkBytes int, counter *callgrin
 	if _, err := b.read(bulkBytes); err != nil {
 		return err
 	}
-	defer uncount(rc, rs)
 	mib := float64(bulkBytes) / (1 << 20)
+	metrics := [2]string{sendInstrPerMiB, recvInstrPerMiB}
+	return countRuns(counter, runs, mib, metrics, func(side memconn.Side) error {
+		countSide(rc, rs, side)
+		defer uncount(rc, rs)
+		run := b.write
+		if side == memconn.Server {
+			run = b.read
+		}
+		_, err := run(bulkBytes)
+		return err
+	}, on)
+}
+
+// countRuns gives runs samples: in each, phase runs with the client's work counted, then
+// with the server's, each from a settled heap, and each count divided by per is the
+// sample's figure for that side (metrics: the client's, the server's).
+func countRuns(counter *callgrind.Counter, runs int, per float64, metrics [2]string, phase func(memconn.Side) error, on func(sample)) error {
 	for range runs {
 		var s sample
-		for _, phase := range []struct {
-			side   memconn.Side
-			metric string
-			run    func(int) (time.Duration, error)
-		}{{memconn.Client, sendInstrPerMiB, b.write}, {memconn.Server, recvInstrPerMiB, b.read}} {
-			countSide(rc, rs, phase.side)
+		for i, side := range []memconn.Side{memconn.Client, memconn.Server} {
 			settle(counter)
-			_, err := phase.run(bulkBytes)
-			uncount(rc, rs)
+			if err := phase(side); err != nil {
+				return err
+			}
+			total, err := counter.Take(metrics[i])
 			if err != nil {
 				return err
 			}
-			total, err := counter.Take(phase.metric)
-			if err != nil {
-				return err
-			}
-			s.add(phase.metric, float64(total)/mib)
+			s.add(metrics[i], float64(total)/per)
 		}
 		on(s)
 	}
