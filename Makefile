@@ -46,6 +46,9 @@ VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,ope
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 20
 BIN := target/release
+# The Go module is pure Go by default; the project's own binaries and tests build the transport's
+# OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
+GO_TAGS := -tags openssl
 
 .PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes
 
@@ -56,9 +59,7 @@ setup:
 
 build: setup
 	$(CARGO) build --release --locked --workspace
-	cd go && $(GO) build -o ../$(BIN)/tlsmatrix-go-peer ./cmd/tls-peer && \
-	  $(GO) build -o ../$(BIN)/tlsmatrix-go-libp2p-peer ./cmd/libp2p-tls-peer && \
-	  $(GO) build -o ../$(BIN)/tlsmatrix-driver-go ./cmd/tlsmatrix-driver-go
+	cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	$(MAKE) --no-print-directory driver-boringssl
 	$(MAKE) --no-print-directory driver-clang driver-openssl-clang
@@ -165,14 +166,16 @@ test: build lint go-test
 # of its benchmarks converted to records, to check they run and their figures are sane.
 go-test: setup
 	mkdir -p target
-	set -o pipefail; cd go && TLSMATRIX_EXPECT_OPENSSL=$(SYSTEM_OPENSSL) $(GO) test -count=1 -v ./... 2>&1 \
+	@# Without the openssl tag and without cgo: what a go-libp2p user who wants crypto/tls alone gets.
+	cd go && CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./... && CGO_ENABLED=0 $(GO) test -count=1 ./libp2ptls
+	set -o pipefail; cd go && TLSMATRIX_EXPECT_OPENSSL=$(SYSTEM_OPENSSL) $(GO) test $(GO_TAGS) -count=1 -v ./... 2>&1 \
 	  | tee ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic)'
 	@set -o pipefail; for v in $(GO_LIBSSL); do \
 	  echo "go tests, the OpenSSL backend on $$v:"; \
-	  (cd go && TLSMATRIX_EXPECT_OPENSSL=$$v ../scripts/go-libssl $$v test -count=1 -v ./libp2ptls 2>&1 \
+	  (cd go && TLSMATRIX_EXPECT_OPENSSL=$$v ../scripts/go-libssl $$v test -count=1 -v ./libp2ptls ./internal/ossl 2>&1 \
 	    | tee -a ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic|go-libssl)') || exit 1; \
 	done
-	cd go && $(GO) test ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
+	cd go && $(GO) test $(GO_TAGS) ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
 
 # The libssl the Go OpenSSL backend is also built against, each statically, beside the system
@@ -204,7 +207,7 @@ lint: setup
 	$(CARGO) clippy --release --locked --manifest-path drivers/boringssl/Cargo.toml \
 	  --target-dir target/driver-boringssl -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
-	cd go && $(GO) vet ./...
+	cd go && $(GO) vet ./... && $(GO) vet $(GO_TAGS) ./...
 
 # The default plan REPEAT times in a row, then how far each factor against the baseline moved
 # between the runs (targets: max/min <= 1.03 handshakes, 1.05 bulk; 90% of intervals hold
@@ -277,8 +280,8 @@ profile-go: build
 	@set -o pipefail; command -v perf >/dev/null || { echo "profile-go: perf is not installed (scripts/setup installs linux-perf)" >&2; exit 2; }; \
 	: > results/go-profile.txt; \
 	for v in system $(GO_LIBSSL); do \
-	  if [ $$v = system ]; then go="$(GO)"; else go="../scripts/go-libssl $$v"; fi; \
-	  (cd go && $$go test -c -o ../target/go-bench-$$v.test ./bench) || exit $$?; \
+	  if [ $$v = system ]; then go="$(GO) test $(GO_TAGS)"; else go="../scripts/go-libssl $$v test"; fi; \
+	  (cd go && $$go -c -o ../target/go-bench-$$v.test ./bench) || exit $$?; \
 	  case $$v in system) name=go-libp2p-openssl;; boringssl) name=go-libp2p-boringssl;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  echo "== $$name: Handshake, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \
 	  perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o target/go-profile-$$v.data \

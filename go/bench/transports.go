@@ -121,6 +121,9 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(offer(group)...))
 		t.Version = runtime.Version()
 	case OpenSSLName:
+		if !libp2ptls.OpenSSLCompiledIn {
+			return nil, fmt.Errorf("%w: %w", ErrUnsupported, libp2ptls.ErrOpenSSLNotCompiledIn)
+		}
 		t.Version = libp2ptls.OpenSSLVersion()
 		if group == tls.X25519MLKEM768 && !libp2ptls.OpenSSLHasMLKEM() {
 			return nil, fmt.Errorf("%w: %s has no X25519MLKEM768", ErrUnsupported, t.Version)

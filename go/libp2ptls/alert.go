@@ -4,16 +4,22 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-
-	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
 )
+
+// remoteAlerter is an error that knows whether it is an alert the peer sent:
+// the OpenSSL backend's errors are, and this file need not import it.
+type remoteAlerter interface {
+	RemoteAlert() (alert uint8, ok bool)
+}
 
 // ReceivedAlert reports the TLS alert the peer sent, if err says one came.
 // It reads errors from both backends.
 func ReceivedAlert(err error) (alert uint8, ok bool) {
-	var ae *ossl.AlertError
-	if errors.As(err, &ae) && ae.Remote {
-		return ae.Alert, true
+	var ra remoteAlerter
+	if errors.As(err, &ra) {
+		if a, ok := ra.RemoteAlert(); ok {
+			return a, true
+		}
 	}
 	// crypto/tls reports a received alert as an OpError "remote error"
 	// around an unexported alert type whose text matches tls.AlertError's.

@@ -3,6 +3,7 @@ package libp2ptls
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 )
@@ -13,19 +14,34 @@ type Backend string
 const (
 	// BackendStd is Go's crypto/tls.
 	BackendStd Backend = "std"
-	// BackendOpenSSL is the system libssl, through this module's cgo layer.
+	// BackendOpenSSL is a libssl through this module's cgo layer. It is
+	// compiled in only with the openssl build tag (see OpenSSLCompiledIn).
 	BackendOpenSSL Backend = "openssl"
 )
 
-// Backends lists every backend, the default first.
-var Backends = []Backend{BackendStd, BackendOpenSSL}
+// ErrOpenSSLNotCompiledIn is what choosing the OpenSSL backend returns in a
+// binary built without it.
+var ErrOpenSSLNotCompiledIn = errors.New("libp2ptls: the OpenSSL backend is not compiled into this binary; " +
+	"build with -tags openssl and CGO_ENABLED=1 (needs the libssl headers, Debian: libssl-dev)")
 
-// ParseBackend turns a name from a flag or a config file into a Backend.
+// Backends lists the backends this binary has, the default first: std
+// always, openssl when built with the openssl tag.
+var Backends = compiledBackends()
+
+func compiledBackends() []Backend {
+	if OpenSSLCompiledIn {
+		return []Backend{BackendStd, BackendOpenSSL}
+	}
+	return []Backend{BackendStd}
+}
+
+// ParseBackend turns a name from a flag or a config file into a Backend. It
+// knows every backend, also one this binary was built without: choosing that
+// one fails when the transport is made, saying how to build it in.
 func ParseBackend(s string) (Backend, error) {
-	for _, b := range Backends {
-		if string(b) == s {
-			return b, nil
-		}
+	switch b := Backend(s); b {
+	case BackendStd, BackendOpenSSL:
+		return b, nil
 	}
 	return "", fmt.Errorf("unknown backend %q (valid: std, openssl)", s)
 }

@@ -1,3 +1,5 @@
+//go:build openssl && cgo
+
 package libp2ptls
 
 import (
@@ -12,7 +14,10 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/internal/ossl"
 )
 
-// opensslBackend is the system libssl through internal/ossl. Its two
+// OpenSSLCompiledIn reports whether this binary has the OpenSSL backend.
+const OpenSSLCompiledIn = true
+
+// opensslBackend is a libssl through internal/ossl. Its two
 // contexts are built once per transport, so a handshake parses nothing of
 // our own.
 type opensslBackend struct {

@@ -166,12 +166,13 @@ func TestHostsConnectPingAndStream(t *testing.T) {
 // dialer's first choice it supports. With Noise on both hosts, ours is
 // used exactly when the dialer prefers it.
 func TestHostsPickOursWhenPreferred(t *testing.T) {
+	lastBackend := libp2ptls.Backends[len(libp2ptls.Backends)-1] // openssl when compiled in
 	for _, tc := range []struct {
 		dialer, listener []security
 		want             protocol.ID
 	}{
-		{[]security{ours(libp2ptls.BackendOpenSSL), noiseSec}, []security{noiseSec, ours(libp2ptls.BackendStd)}, libp2ptls.ID},
-		{[]security{ours(libp2ptls.BackendStd), noiseSec}, []security{noiseSec, ours(libp2ptls.BackendOpenSSL)}, libp2ptls.ID},
+		{[]security{ours(lastBackend), noiseSec}, []security{noiseSec, ours(libp2ptls.BackendStd)}, libp2ptls.ID},
+		{[]security{ours(libp2ptls.BackendStd), noiseSec}, []security{noiseSec, ours(lastBackend)}, libp2ptls.ID},
 		{[]security{noiseSec, ours(libp2ptls.BackendStd)}, []security{ours(libp2ptls.BackendStd), noiseSec}, noise.ID},
 	} {
 		t.Run(fmt.Sprintf("%s-first", tc.dialer[0].name), func(t *testing.T) {
@@ -209,7 +210,7 @@ func groupOf(t *testing.T, c sec.SecureConn) tls.CurveID {
 // offers what its libssl has: the system OpenSSL 3.0 has no ML-KEM, so it
 // meets upstream on X25519, with no HelloRetryRequest (Go sends both shares).
 func TestDefaultGroupsAgainstUpstream(t *testing.T) {
-	mk := func(name string) (sec.SecureTransport, peer.ID) {
+	mk := func(t *testing.T, name string) (sec.SecureTransport, peer.ID) {
 		key, _, err := ic.GenerateEd25519Key(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
@@ -227,22 +228,22 @@ func TestDefaultGroupsAgainstUpstream(t *testing.T) {
 		}
 		return tr, id
 	}
-	opensslGroup := tls.X25519
-	if libp2ptls.OpenSSLHasMLKEM() {
-		opensslGroup = tls.X25519MLKEM768
-	}
-	for _, tc := range []struct {
+	type pairing struct {
 		client, server string
 		want           tls.CurveID
-	}{
-		{"std", "upstream", tls.X25519MLKEM768},
-		{"upstream", "std", tls.X25519MLKEM768},
-		{"openssl", "upstream", opensslGroup},
-		{"upstream", "openssl", opensslGroup},
-	} {
+	}
+	var cases []pairing
+	for _, b := range libp2ptls.Backends {
+		want := tls.X25519MLKEM768
+		if b == libp2ptls.BackendOpenSSL && !libp2ptls.OpenSSLHasMLKEM() {
+			want = tls.X25519
+		}
+		cases = append(cases, pairing{string(b), "upstream", want}, pairing{"upstream", string(b), want})
+	}
+	for _, tc := range cases {
 		t.Run(tc.client+"->"+tc.server, func(t *testing.T) {
-			client, _ := mk(tc.client)
-			server, serverID := mk(tc.server)
+			client, _ := mk(t, tc.client)
+			server, serverID := mk(t, tc.server)
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)

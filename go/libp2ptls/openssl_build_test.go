@@ -1,3 +1,5 @@
+//go:build openssl && cgo
+
 package libp2ptls
 
 import (

@@ -1,12 +1,3 @@
-// Package libp2ptls is the libp2p TLS 1.3 security transport
-// (https://github.com/libp2p/specs/blob/master/tls/tls.md) with a choice of
-// TLS implementation: Go's crypto/tls or the system's OpenSSL.
-//
-// Everything libp2p-specific — the certificate carrying the signed host key,
-// its verification, peer-ID checks and muxer negotiation in ALPN — is
-// written once here; a backend only runs a TLS 1.3 handshake with a callback
-// for the peer's certificates. It is a drop-in replacement for go-libp2p's
-// p2p/security/tls and interoperates with it.
 package libp2ptls
 
 import (

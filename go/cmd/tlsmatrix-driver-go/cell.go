@@ -21,7 +21,7 @@ import (
 // implName is the one impl this driver holds.
 const implName = "go-crypto-tls"
 
-// implVersion matches what the interop peer (cmd/tls-peer) reports.
+// implVersion matches what the interop peer (cmd/tlsmatrix-go-peer) reports.
 func implVersion() string { return fmt.Sprintf("Go %s crypto/tls", runtime.Version()) }
 
 // cell is one scenario's configuration for a crypto/tls client and server, and what each

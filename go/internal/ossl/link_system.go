@@ -1,4 +1,4 @@
-//go:build !ossl_vendored
+//go:build openssl && !ossl_vendored
 
 package ossl
 

@@ -1,12 +1,5 @@
-// Package ossl drives TLS connections with the system's libssl through cgo.
-//
-// The Go side owns the socket and OpenSSL sees only memory buffers, so each
-// operation (a handshake flight, a read, a write) is one call into C: the C
-// side takes the bytes Go read and hands back the bytes Go must send.
-// Deadlines, context cancellation and the network poller keep working as
-// they do for any net.Conn. Peer certificates are passed to a Go callback,
-// exactly as received, during the handshake, so refusing one sends a real
-// TLS alert.
+//go:build openssl
+
 package ossl
 
 /*
@@ -176,6 +169,10 @@ type AlertError struct {
 	Remote bool   // the peer sent it
 	Detail string // why we sent it, when we did
 }
+
+// RemoteAlert reports the alert when the peer sent it, so callers can read
+// received alerts without importing this package.
+func (e *AlertError) RemoteAlert() (uint8, bool) { return e.Alert, e.Remote }
 
 func (e *AlertError) Error() string {
 	// crypto/tls's words, so errors read alike whichever backend made them.

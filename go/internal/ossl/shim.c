@@ -1,4 +1,7 @@
+//go:build openssl
+
 #include "shim.h"
+#include "alert13.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -19,8 +22,6 @@
  * itself, so the deferred-alert machinery below is OpenSSL's alone. */
 #ifdef OPENSSL_IS_BORINGSSL
 #include <openssl/pool.h>
-#else
-#include <openssl/kdf.h>
 #endif
 
 #include "_cgo_export.h"
@@ -45,7 +46,7 @@ struct tm_conn {
 	int deferred_reject;
 	/* Client only, during the handshake: the client handshake traffic
 	 * secret, to seal that alert. Wiped when the handshake ends. */
-	uint8_t chts[64];
+	uint8_t chts[TM_ALERT13_MAX_SECRET];
 	size_t chts_len;
 #endif
 };
@@ -170,47 +171,12 @@ static void note_alerts(const SSL *ssl, int where, int ret) {
 /* Keeps the client handshake traffic secret in the connection; nothing is
  * written anywhere. */
 static void keep_handshake_secret(const SSL *ssl, const char *line) {
-	static const char label[] = "CLIENT_HANDSHAKE_TRAFFIC_SECRET ";
 	tm_conn *c = conn_of(ssl);
-	if (c == NULL || strncmp(line, label, sizeof label - 1) != 0)
+	if (c == NULL)
 		return;
-	const char *hex = strchr(line + sizeof label - 1, ' '); /* skip the client random */
-	if (hex == NULL)
-		return;
-	hex++;
-	size_t n = strlen(hex) / 2;
-	if (n > sizeof c->chts)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		int hi = OPENSSL_hexchar2int((unsigned char)hex[2 * i]);
-		int lo = OPENSSL_hexchar2int((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return;
-		c->chts[i] = (uint8_t)(hi << 4 | lo);
-	}
-	c->chts_len = n;
-}
-
-/* HKDF-Expand-Label (RFC 8446, section 7.1) with an empty context. */
-static int expand_label(const EVP_MD *md, const uint8_t *secret, size_t secret_len,
-                        const char *label, uint8_t *out, size_t out_len) {
-	uint8_t info[2 + 1 + 255 + 1];
-	size_t label_len = strlen(label);
-	info[0] = (uint8_t)(out_len >> 8);
-	info[1] = (uint8_t)out_len;
-	info[2] = (uint8_t)(6 + label_len);
-	memcpy(info + 3, "tls13 ", 6);
-	memcpy(info + 9, label, label_len);
-	info[9 + label_len] = 0;
-	EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
-	int ok = kctx != NULL && EVP_PKEY_derive_init(kctx) > 0 &&
-	         EVP_PKEY_CTX_set_hkdf_mode(kctx, EVP_PKEY_HKDEF_MODE_EXPAND_ONLY) > 0 &&
-	         EVP_PKEY_CTX_set_hkdf_md(kctx, md) > 0 &&
-	         EVP_PKEY_CTX_set1_hkdf_key(kctx, secret, (int)secret_len) > 0 &&
-	         EVP_PKEY_CTX_add1_hkdf_info(kctx, info, (int)(10 + label_len)) > 0 &&
-	         EVP_PKEY_derive(kctx, out, &out_len) > 0;
-	EVP_PKEY_CTX_free(kctx);
-	return ok;
+	size_t n = tm_keylog_secret(line, "CLIENT_HANDSHAKE_TRAFFIC_SECRET", c->chts, sizeof c->chts);
+	if (n > 0)
+		c->chts_len = n;
 }
 
 /* A client refusing the server's certificate must send its alert encrypted
@@ -220,46 +186,14 @@ static int expand_label(const EVP_MD *md, const uint8_t *secret, size_t secret_l
  * crypto/tls servers read it as a bad record MAC. So the client lets the
  * handshake run on (the server's CertificateVerify and Finished are still
  * checked), discards its own second flight unsent, and sends in its place
- * this alert, sealed with the first sequence number of that key. Returns the
- * record's length, or 0 if it cannot be built. */
+ * this alert, sealed with the first sequence number of that key (alert13.c).
+ * Returns the record's length, or 0 if it cannot be built. */
 static size_t seal_alert(tm_conn *c, uint8_t alert, uint8_t *out, size_t outcap) {
-	if (c->chts_len == 0 || outcap < 24)
-		return 0;
 	const SSL_CIPHER *cipher = SSL_get_current_cipher(c->ssl);
-	if (cipher == NULL)
+	if (cipher == NULL || c->chts_len == 0)
 		return 0;
-	const EVP_CIPHER *aead;
-	size_t key_len;
-	switch (SSL_CIPHER_get_protocol_id(cipher)) {
-	case 0x1301: aead = EVP_aes_128_gcm(); key_len = 16; break;
-	case 0x1302: aead = EVP_aes_256_gcm(); key_len = 32; break;
-	case 0x1303: aead = EVP_chacha20_poly1305(); key_len = 32; break;
-	default: return 0;
-	}
-	const EVP_MD *md = SSL_CIPHER_get_handshake_digest(cipher);
-	uint8_t key[32], iv[12];
-	size_t n = 0;
-	if (md == NULL || !expand_label(md, c->chts, c->chts_len, "key", key, key_len) ||
-	    !expand_label(md, c->chts, c->chts_len, "iv", iv, sizeof iv))
-		goto done;
-	/* Inner plaintext: level fatal, description, then the real content type. */
-	uint8_t inner[3] = {SSL3_AL_FATAL, alert, SSL3_RT_ALERT};
-	uint8_t rec[24] = {SSL3_RT_APPLICATION_DATA, 0x03, 0x03, 0x00, 3 + 16};
-	EVP_CIPHER_CTX *cctx = EVP_CIPHER_CTX_new();
-	int len, ok = cctx != NULL && EVP_EncryptInit_ex(cctx, aead, NULL, key, iv) > 0 &&
-	              EVP_EncryptUpdate(cctx, NULL, &len, rec, 5) > 0 &&
-	              EVP_EncryptUpdate(cctx, rec + 5, &len, inner, 3) > 0 && len == 3 &&
-	              EVP_EncryptFinal_ex(cctx, rec + 8, &len) > 0 &&
-	              EVP_CIPHER_CTX_ctrl(cctx, EVP_CTRL_AEAD_GET_TAG, 16, rec + 8) > 0;
-	EVP_CIPHER_CTX_free(cctx);
-	if (ok) {
-		memcpy(out, rec, sizeof rec);
-		n = sizeof rec;
-	}
-done:
-	OPENSSL_cleanse(key, sizeof key);
-	OPENSSL_cleanse(iv, sizeof iv);
-	return n;
+	uint16_t suite = (uint16_t)SSL_CIPHER_get_protocol_id(cipher);
+	return tm_seal_alert13(suite, c->chts, c->chts_len, alert, out, outcap);
 }
 
 #endif /* !OPENSSL_IS_BORINGSSL */
@@ -407,6 +341,12 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 	if (cfg->alpn_len > 0) {
 		if (cfg->is_server) {
 			t->alpn = OPENSSL_memdup(cfg->alpn, cfg->alpn_len);
+			if (t->alpn == NULL) {
+				/* Unchecked, a failed copy would refuse every client as
+				 * offering no protocol we accept. */
+				set_err(err, errlen, "allocating the ALPN list");
+				goto fail;
+			}
 			t->alpn_len = cfg->alpn_len;
 			SSL_CTX_set_alpn_select_cb(ctx, select_alpn, t);
 		} else if (SSL_CTX_set_alpn_protos(ctx, cfg->alpn, (unsigned int)cfg->alpn_len) != 0) {
@@ -513,7 +453,10 @@ int tm_handshake(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *out, size
 		(void)BIO_reset(c->wbio);
 		c->io.outlen = seal_alert(c, SSL_AD_BAD_CERTIFICATE, out, outcap);
 		c->io.more_out = 0;
-		c->alert_sent = SSL_AD_BAD_CERTIFICATE;
+		/* Only an alert that was built is one we sent; otherwise the peer
+		 * sees the connection close, and the state must not claim more. */
+		if (c->io.outlen > 0)
+			c->alert_sent = SSL_AD_BAD_CERTIFICATE;
 		rc = TM_ERROR;
 	} else {
 		/* Always hand back pending output: on failure it holds the alert. */

@@ -1,6 +1,6 @@
 // Package tlsconf turns a tlsmatrix offer (version, cipher, group, certificate key) into a
 // crypto/tls configuration that pins each of them, loads the run's test certificates, and
-// checks a connection's state against the offer. The interop peer (cmd/tls-peer) and the
+// checks a connection's state against the offer. The interop peer (cmd/tlsmatrix-go-peer) and the
 // in-memory driver (cmd/tlsmatrix-driver-go) share it, so both pin and check alike.
 package tlsconf
 

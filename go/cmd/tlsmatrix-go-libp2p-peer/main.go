@@ -1,8 +1,8 @@
-// Command libp2p-tls-peer is one end of a libp2p TLS connection over TCP,
+// Command tlsmatrix-go-libp2p-peer is one end of a libp2p TLS connection over TCP,
 // for trying the transport by hand and for interop runs.
 //
-//	libp2p-tls-peer server --backend std|openssl --listen 127.0.0.1:4001
-//	libp2p-tls-peer client --backend std|openssl --connect 127.0.0.1:4001 [--peer ID]
+//	tlsmatrix-go-libp2p-peer server --backend std|openssl --listen 127.0.0.1:4001
+//	tlsmatrix-go-libp2p-peer client --backend std|openssl --connect 127.0.0.1:4001 [--peer ID]
 //
 // Both print their own peer id and the remote's. The server echoes what it
 // reads; the client sends its standard input (or --message) and prints the
@@ -32,11 +32,11 @@ import (
 )
 
 const usage = `usage:
-  libp2p-tls-peer server --backend std|openssl --listen ADDR [--once] [--timeout D]
-  libp2p-tls-peer client --backend std|openssl --connect ADDR [--peer ID] [--message TEXT] [--timeout D]
-  libp2p-tls-peer version --backend std|openssl
+  tlsmatrix-go-libp2p-peer server --backend std|openssl --listen ADDR [--once] [--timeout D]
+  tlsmatrix-go-libp2p-peer client --backend std|openssl --connect ADDR [--peer ID] [--message TEXT] [--timeout D]
+  tlsmatrix-go-libp2p-peer version --backend std|openssl
 
-Run "libp2p-tls-peer server -h" or "client -h" for the options.
+Run "tlsmatrix-go-libp2p-peer server -h" or "client -h" for the options.
 `
 
 func main() {
@@ -63,10 +63,10 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.As(err, &ue):
-		fmt.Fprintln(os.Stderr, "libp2p-tls-peer:", err)
+		fmt.Fprintln(os.Stderr, "tlsmatrix-go-libp2p-peer:", err)
 		os.Exit(2)
 	default:
-		fmt.Fprintln(os.Stderr, "libp2p-tls-peer:", err)
+		fmt.Fprintln(os.Stderr, "tlsmatrix-go-libp2p-peer:", err)
 		os.Exit(1)
 	}
 }
@@ -181,7 +181,7 @@ func runServer(args []string) error {
 		}
 		err = serve(t, raw, c.timeout)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "libp2p-tls-peer: connection from", raw.RemoteAddr(), "failed:", describe(err))
+			fmt.Fprintln(os.Stderr, "tlsmatrix-go-libp2p-peer: connection from", raw.RemoteAddr(), "failed:", describe(err))
 		}
 		if *once {
 			if err != nil {

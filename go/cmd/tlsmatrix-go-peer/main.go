@@ -1,4 +1,4 @@
-// Command tls-peer is Go's crypto/tls as a tlsmatrix interop peer. It speaks the harness's
+// Command tlsmatrix-go-peer is Go's crypto/tls as a tlsmatrix interop peer. It speaks the harness's
 // protocol: a server prints "listening ADDR" and echoes until close_notify; a client sends
 // the payload write by write, checks each echo, and closes with close_notify. Both end with
 // one line, "ok: ..." (exit 0) or "error: ..." (exit 1). The harness passes the case's offer
@@ -270,7 +270,7 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 || (os.Args[1] != "server" && os.Args[1] != "client") {
-		fmt.Fprintln(os.Stderr, "usage: tls-peer server|client [flags]; -h for the flags")
+		fmt.Fprintln(os.Stderr, "usage: tlsmatrix-go-peer server|client [flags]; -h for the flags")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
