@@ -203,6 +203,8 @@ fuzz-go: setup
 
 lint: setup
 	$(CARGO) fmt --all --check
+	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
+	$(CARGO) xtask modules
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path drivers/boringssl/Cargo.toml \
 	  --target-dir target/driver-boringssl -- -D warnings

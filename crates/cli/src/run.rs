@@ -893,7 +893,7 @@ fn finish_scenario(
     ended: &mut BTreeMap<(String, String), CellOutcome>,
     reference: &(String, String),
     env: &Env,
-    weather: Option<&BTreeMap<u32, tlsmatrix_core::memprobe::Weather>>,
+    weather: Option<&BTreeMap<u32, tlsmatrix_core::weather::Weather>>,
     sink: &mut Sink,
 ) -> Result<()> {
     let scenario = plan.scenario;

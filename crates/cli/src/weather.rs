@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use tlsmatrix_core::memprobe::{MemoryProbe, Weather};
+use tlsmatrix_core::memprobe::MemoryProbe;
 use tlsmatrix_core::record::{BlockWeather, Record};
+use tlsmatrix_core::weather::Weather;
 use tlsmatrix_drivers::registry::pin_this_thread;
 
 pub struct PassWeather {

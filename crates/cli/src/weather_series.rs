@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::memprobe::{MemoryProbe, Weather};
+use tlsmatrix_core::memprobe::MemoryProbe;
 use tlsmatrix_core::record::Metric;
 use tlsmatrix_core::stats;
+use tlsmatrix_core::weather::Weather;
 use tlsmatrix_core::Scenario;
 use tlsmatrix_drivers::registry::{usable_cpus, ImplEntry, Registry};
 use tlsmatrix_report::figures;

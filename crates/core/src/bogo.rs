@@ -15,8 +15,10 @@ use anyhow::{bail, Context, Result};
 
 use crate::certs::CertSet;
 use crate::codes;
-use crate::endpoint::{EndpointConfig, OpenPolicy, Side, TlsEndpoint, TlsLibrary, SERVER_NAME};
+use crate::endpoint::{EndpointConfig, OpenPolicy, TlsEndpoint, TlsLibrary};
+use crate::scenario::SERVER_NAME;
 use crate::scenario::{Aead, Chain, Group, Resumption, SigAlg, Version};
+use crate::side::Side;
 use crate::wire::{self, Received, Wire};
 
 /// The runner's exit status for a shim that does not implement what a test asks.

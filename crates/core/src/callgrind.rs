@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::endpoint::Side;
 use crate::pair::Meter;
+use crate::side::Side;
 
 const RUNNING_ON_VALGRIND: u64 = 0x1001;
 /// `VG_USERREQ_TOOL_BASE('C','T')` and the requests after it, in callgrind.h's order.

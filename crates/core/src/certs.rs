@@ -196,7 +196,7 @@ pub fn generate(sig: SigAlg) -> Result<CertSet> {
     let mut chains_pem = Vec::new();
     for (k, issuer) in issuers.iter().enumerate() {
         let leaf = end_entity_params(
-            vec![crate::endpoint::SERVER_NAME.to_string()],
+            vec![crate::scenario::SERVER_NAME.to_string()],
             format!("tlsmatrix test server ({sig})"),
             rcgen::ExtendedKeyUsagePurpose::ServerAuth,
         )?

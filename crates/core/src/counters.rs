@@ -7,8 +7,8 @@
 //! a library executes, not the kernel's work when it touches fresh memory (a page fault
 //! costs about as much as sealing a few KiB) or when the thread is switched out.
 
-use crate::endpoint::Side;
 use crate::pair::Meter;
+use crate::side::Side;
 
 /// Counts of one thread (or one side's share of it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! configuration (certificates parsed, contexts set up: not measured), and the endpoint itself,
 //! which the pair driver steps and times.
 
-use std::fmt;
 use std::sync::Arc;
 
+use crate::aead::LibraryAead;
 use crate::certs::CertSet;
 use crate::codes;
 use crate::memio::MemIo;
@@ -13,39 +13,7 @@ use crate::negotiated::Negotiated;
 use crate::scenario::{
     Aead, Chain, ConnParams, Extras, Group, Resumption, Scenario, SigAlg, Version,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    Client,
-    Server,
-}
-
-impl Side {
-    /// The other side of the connection.
-    pub fn peer(self) -> Side {
-        match self {
-            Side::Client => Side::Server,
-            Side::Server => Side::Client,
-        }
-    }
-
-    /// 0 for the client, 1 for the server: where a side's entry sits in a per-side array.
-    pub fn index(self) -> usize {
-        match self {
-            Side::Client => 0,
-            Side::Server => 1,
-        }
-    }
-}
-
-impl fmt::Display for Side {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        })
-    }
-}
+use crate::side::Side;
 
 /// What one side is configured to do. Built from a scenario, so both sides pin the same
 /// version, suite, group and signature scheme; tests may change a side to provoke a mismatch.
@@ -108,8 +76,6 @@ impl OpenPolicy {
     }
 }
 
-pub const SERVER_NAME: &str = "localhost";
-
 impl EndpointConfig {
     pub fn for_scenario(scenario: &Scenario, certs: Arc<CertSet>) -> Self {
         Self::for_params(&scenario.params(), certs)
@@ -137,7 +103,7 @@ impl EndpointConfig {
             client_first_group: p.extras.hrr.then(|| Extras::hrr_decoy(p.group)),
             resumption: p.resumption,
             certs,
-            server_name: SERVER_NAME.to_string(),
+            server_name: crate::scenario::SERVER_NAME.to_string(),
             alpn: Vec::new(),
             require_client_cert: p.extras.mtls,
             client_cert: p.extras.mtls,
@@ -196,7 +162,7 @@ pub trait TlsLibrary: Send + Sync {
         -> anyhow::Result<Box<dyn EndpointFactory>>;
     /// The library's own AEAD (its crypto API, no TLS) keyed with `aead::KEY`/`aead::IV`,
     /// for the ceiling its bulk figures are read against; `Err(reason)` when it has none.
-    fn record_aead(&self, _aead: Aead) -> Result<crate::aead::LibraryAead, String> {
+    fn record_aead(&self, _aead: Aead) -> Result<LibraryAead, String> {
         Err(format!(
             "{} has no AEAD apart from its TLS stack here",
             self.name()

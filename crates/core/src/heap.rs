@@ -19,8 +19,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use crate::endpoint::Side;
 use crate::pair::Meter;
+use crate::side::Side;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static IN_USE: AtomicI64 = AtomicI64::new(0);

@@ -301,7 +301,7 @@ pub const CASES: &[Case] = &[
     )
     .failing(Expect::Alert("no_application_protocol")),
     Case {
-        sni: Some(crate::endpoint::SERVER_NAME),
+        sni: Some(crate::scenario::SERVER_NAME),
         ..Case::same(
             "sni",
             "SNI: the client sends localhost and the server must see it",

@@ -5,6 +5,7 @@
 pub mod aead;
 pub mod bogo;
 pub mod callgrind;
+pub mod ceiling;
 pub mod certs;
 pub mod codes;
 pub mod counters;
@@ -23,12 +24,17 @@ pub mod paired;
 pub mod profile;
 pub mod protocol;
 pub mod record;
+pub mod sample;
 pub mod scenario;
+pub mod side;
 pub mod stats;
+pub mod trace;
 pub mod variant;
+pub mod weather;
 pub mod wire;
 pub mod workload;
 
-pub use endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint, TlsLibrary};
+pub use endpoint::{EndpointConfig, EndpointFactory, TlsEndpoint, TlsLibrary};
 pub use negotiated::Negotiated;
 pub use scenario::Scenario;
+pub use side::Side;

@@ -3,8 +3,8 @@
 //! fails the scenario.
 
 use crate::codes;
-use crate::endpoint::Side;
 use crate::scenario::{ConnParams, Version};
+use crate::side::Side;
 
 /// IANA code points; `None` where this side's library cannot tell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

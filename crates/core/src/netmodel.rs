@@ -6,7 +6,8 @@
 //! at `initcwnd` segments and grows by a segment per segment acknowledged). The connection
 //! starts with TCP's own round trip (SYN, SYN-ACK) unless `tcp_handshake` is off.
 
-use crate::flights::{Sender, Trace};
+use crate::trace::Sender;
+use crate::trace::Trace;
 
 /// Maximum segment size of a 1,500-byte Ethernet path with TCP timestamps off.
 pub const MSS: u32 = 1460;
@@ -108,7 +109,7 @@ pub fn time_to_first_byte(trace: &Trace, cond: &Conditions) -> Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flights::Flight;
+    use crate::trace::Flight;
 
     fn trace(server_flight: u64, cpu_ns: u64) -> Trace {
         let f = |from, bytes, waits_for| Flight {

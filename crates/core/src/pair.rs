@@ -9,10 +9,11 @@
 
 use std::time::Instant;
 
-use crate::endpoint::{EndpointFactory, Side, TlsEndpoint};
+use crate::endpoint::{EndpointFactory, TlsEndpoint};
 use crate::memio::MemIo;
 use crate::negotiated::{self, CheckError};
 use crate::scenario::{ConnParams, Resumption};
+use crate::side::Side;
 
 /// Rounds of (client step, server step) after which a handshake that has not finished is
 /// declared stuck. TLS 1.2 needs three, TLS 1.3 two; the margin covers HelloRetryRequest.

@@ -5,7 +5,8 @@
 //! 20 ms to the next; two samples taken side by side in one round see the same speed, two
 //! blocks taken one after the other do not.
 
-use crate::workload::{Sample, Sampler};
+use crate::sample::Sample;
+use crate::sample::Sampler;
 
 /// The position of each cell in round `round`: the cells rotate by one place every other
 /// round and run backwards in odd rounds, so every cell takes every position, as often first

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::endpoint::Side;
 use crate::pair::Meter;
+use crate::side::Side;
 
 /// What a sampled function does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -142,7 +142,7 @@ pub enum DriverMessage {
     Trace {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cell: Option<usize>,
-        trace: crate::flights::Trace,
+        trace: crate::trace::Trace,
     },
     /// The scenario failed; `message` is one sentence for the user.
     Error {

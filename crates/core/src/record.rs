@@ -452,7 +452,7 @@ pub struct Record {
     /// The connection's flights, on a `path_cpu_ns` record (the median trace: each flight's
     /// CPU the median over the traced connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::flights::Trace>,
+    pub trace: Option<crate::trace::Trace>,
     /// The memory weather (`memprobe`) around each block of the samples, one entry per block,
     /// when the run probed it between its passes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -464,7 +464,7 @@ pub struct Record {
 pub struct BlockWeather {
     pub block: u32,
     #[serde(flatten)]
-    pub weather: crate::memprobe::Weather,
+    pub weather: crate::weather::Weather,
 }
 
 /// A record's samples paired with the reference pair's (the baseline with itself).
@@ -693,7 +693,7 @@ mod tests {
             trace: None,
             weather: vec![BlockWeather {
                 block: 1,
-                weather: crate::memprobe::Weather {
+                weather: crate::weather::Weather {
                     cache_ns: 14.5,
                     memory_ns: 160.0,
                 },

@@ -678,6 +678,9 @@ pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
     ]
 }
 
+/// The name every server certificate is issued to and every client asks for (SNI).
+pub const SERVER_NAME: &str = "localhost";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,13 +9,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::endpoint::{EndpointFactory, PeerClosed, Side, TlsEndpoint};
-use crate::flights::{REQUEST_BYTES, RESPONSE_BYTES};
+use crate::endpoint::{EndpointFactory, PeerClosed, TlsEndpoint};
 use crate::interop::{payload, Case, Echo, Expect};
 use crate::memio::MemIo;
 use crate::negotiated::{self, Negotiated};
 use crate::pair::Checksum;
 use crate::scenario::ConnParams;
+use crate::side::Side;
+use crate::trace::REQUEST_BYTES;
+use crate::trace::RESPONSE_BYTES;
 
 pub struct Wire {
     tcp: TcpStream,
@@ -516,8 +518,8 @@ fn negotiated_line(ep: &dyn TlsEndpoint) -> String {
 }
 
 /// Serves `connections` connections of a scenario, one after another: handshake, check the
-/// server's view, read the client's request (`flights::REQUEST_BYTES`), answer with the
-/// response (`flights::RESPONSE_BYTES`), close. The accept blocks: the caller bounds the wait
+/// server's view, read the client's request (`trace::REQUEST_BYTES`), answer with the
+/// response (`trace::RESPONSE_BYTES`), close. The accept blocks: the caller bounds the wait
 /// (the time-to-first-byte client always connects or the process is killed).
 pub fn serve_requests(
     factory: &dyn EndpointFactory,

@@ -3,16 +3,19 @@
 
 use std::time::{Duration, Instant};
 
-use crate::aead::{self, CeilingSampler, RecordAead};
+use crate::aead::{self, RecordAead};
 use crate::callgrind::Counter;
+use crate::ceiling::CeilingSampler;
 use crate::counters::CounterMeter;
-use crate::endpoint::{EndpointFactory, Side};
+use crate::endpoint::EndpointFactory;
 use crate::flights;
 use crate::heap::{self, HeapMeter};
 use crate::memio::{MemIo, Probe};
 use crate::pair::{self, Clock, Meter, Pair, PairError};
 use crate::record::Metric;
+use crate::sample::{Sample, Sampler};
 use crate::scenario::{BulkScenario, ConnParams};
+use crate::side::Side;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -35,15 +38,6 @@ impl Default for Budget {
             bulk_bytes: 64 << 20,
         }
     }
-}
-
-/// One sample: a value per metric.
-pub type Sample = Vec<(Metric, f64)>;
-
-/// Something that produces one short sample at a time, so that several can be interleaved
-/// (see [`crate::paired`]): set up and warmed when built, then asked for samples.
-pub trait Sampler {
-    fn sample(&mut self) -> anyhow::Result<Sample>;
 }
 
 /// Handshakes in batches sized to take about `sample_target`; a sample is the mean per
@@ -724,7 +718,7 @@ pub fn wire(
     params: &ConnParams,
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
-) -> anyhow::Result<flights::Trace> {
+) -> anyhow::Result<crate::trace::Trace> {
     pair::prime(client, server, params)?;
     let start = Instant::now();
     while start.elapsed() < budget.warmup {
@@ -733,7 +727,7 @@ pub fn wire(
     let mut traces = Vec::with_capacity(budget.runs);
     for _ in 0..budget.runs {
         let t = flights::trace(client, server, params)?;
-        flights::check_round_trips(params, &t)?;
+        crate::trace::check_round_trips(params, &t)?;
         let f = t.figures();
         let cpu: u64 = t.flights.iter().map(|f| f.cpu_ns).sum::<u64>() + t.tail_ns;
         on_sample(vec![
@@ -749,10 +743,10 @@ pub fn wire(
         ]);
         traces.push(t);
     }
-    flights::median_trace(&traces).ok_or_else(|| {
+    crate::trace::median_trace(&traces).ok_or_else(|| {
         let shapes: Vec<String> = traces
             .iter()
-            .map(|t| flights::describe(&t.flights))
+            .map(|t| crate::trace::describe(&t.flights))
             .collect();
         anyhow::anyhow!(
             "the connections' flights changed shape from one to the next: {}",

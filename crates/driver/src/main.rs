@@ -13,16 +13,18 @@ use clap::{Parser, Subcommand};
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::delay_proxy;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsLibrary};
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, TlsLibrary};
 use tlsmatrix_core::heap::{self, Allocator};
 use tlsmatrix_core::interop;
 use tlsmatrix_core::paired;
 use tlsmatrix_core::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_core::record::Metric;
+use tlsmatrix_core::sample::Sampler;
 use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::variant::{self, Variant};
 use tlsmatrix_core::wire;
-use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler, Sampler};
+use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler};
 
 #[derive(Parser)]
 #[command(

@@ -253,7 +253,7 @@ pub enum CellOutcome {
         server_version: String,
         samples: Vec<Vec<(tlsmatrix_core::record::Metric, f64)>>,
         /// A wire cell's median traced connection.
-        trace: Option<tlsmatrix_core::flights::Trace>,
+        trace: Option<tlsmatrix_core::trace::Trace>,
     },
     Unsupported(String),
     Failed(String),

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use tlsmatrix_core::flights::Trace;
 use tlsmatrix_core::record::{BlockWeather, CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_core::trace::Trace;
 
 use crate::run_data::RunData;
 
@@ -617,7 +617,7 @@ mod tests {
             }),
             weather: vec![BlockWeather {
                 block: 1,
-                weather: tlsmatrix_core::memprobe::Weather {
+                weather: tlsmatrix_core::weather::Weather {
                     cache_ns: 120.0,
                     memory_ns: 180.0,
                 },

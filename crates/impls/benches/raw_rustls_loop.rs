@@ -13,9 +13,10 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
 use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::{EndpointConfig, Side};
+use tlsmatrix_core::endpoint::EndpointConfig;
 use tlsmatrix_core::pair;
 use tlsmatrix_core::scenario::{Scenario, SigAlg};
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::stats;
 
 const SCENARIO: &str = "handshake-tls13-ecdsa-p256-x25519-full";

@@ -27,10 +27,11 @@ use openssl::x509::X509;
 use openssl_sys as ffi;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Group, Resumption, SigAlg, Version};
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::Negotiated;
 
 #[cfg_attr(not(feature = "boringssl"), path = "probe_openssl.rs")]

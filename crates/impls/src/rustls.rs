@@ -22,11 +22,12 @@ use tlsmatrix_core::aead::LibraryAead;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::CAllocation;
 use tlsmatrix_core::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::Aead;
 use tlsmatrix_core::scenario::{Resumption as ResumptionMode, Version};
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::Negotiated;
 
 mod open;

@@ -26,10 +26,11 @@ use s2n_tls::enums::{Blinding, ClientAuthType, Mode, PeerKeyUpdate};
 use s2n_tls::security::Policy as S2nPolicy;
 use tlsmatrix_core::codes;
 use tlsmatrix_core::endpoint::{
-    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, Side, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::Negotiated;
 
 use Aead::{Aes128Gcm as A128, Aes256Gcm as A256, Chacha20Poly1305 as C20};

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use tlsmatrix_core::certs::{self, CertSet};
-use tlsmatrix_core::endpoint::{EndpointConfig, Side, TlsLibrary};
+use tlsmatrix_core::endpoint::{EndpointConfig, TlsLibrary};
 use tlsmatrix_core::pair::{self, Checksum, PairError};
 use tlsmatrix_core::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::workload::{self, Budget};
 use tlsmatrix_impls::libraries;
 

@@ -6,9 +6,10 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, Side, TlsEndpoint};
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, TlsEndpoint};
 use tlsmatrix_core::memio::MemIo;
 use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::side::Side;
 use tlsmatrix_core::workload::HandshakeSampler;
 
 /// A server whose first connection takes 30 ms longer, as the first in a process may.

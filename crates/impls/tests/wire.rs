@@ -7,9 +7,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::{EndpointConfig, Side};
-use tlsmatrix_core::flights::{self, WireFigures};
+use tlsmatrix_core::endpoint::EndpointConfig;
 use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_core::side::Side;
+use tlsmatrix_core::trace::WireFigures;
 use tlsmatrix_core::workload::{self, Budget};
 use tlsmatrix_impls::libraries;
 
@@ -139,6 +140,6 @@ fn bytes_move_with_the_configuration() {
 
 #[test]
 fn a_trace_prints_its_flights() {
-    let text = flights::describe(&[]);
+    let text = tlsmatrix_core::trace::describe(&[]);
     assert!(text.is_empty());
 }

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::Side;
 use tlsmatrix_core::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
 use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_core::side::Side;
 
 use tlsmatrix_drivers::registry::Registry;
 

@@ -485,8 +485,8 @@ mod tests {
 
     #[test]
     fn memory_weather_counts_each_block_once_across_records() {
-        use tlsmatrix_core::memprobe::Weather;
         use tlsmatrix_core::record::BlockWeather;
+        use tlsmatrix_core::weather::Weather;
         let at = |block, cache_ns, memory_ns| BlockWeather {
             block,
             weather: Weather {

@@ -2,9 +2,9 @@
 //! first byte the model (`tlsmatrix_core::netmodel`) gives them under a few conditions, a
 //! chart of it against the round-trip time, and the delay-proxy check of the model.
 
-use tlsmatrix_core::flights::Trace;
 use tlsmatrix_core::netmodel::{self, Conditions};
 use tlsmatrix_core::record::Metric;
+use tlsmatrix_core::trace::Trace;
 use tlsmatrix_history::proxy_check::{CheckRow, ProxyCheck};
 use tlsmatrix_history::RunData;
 
@@ -464,7 +464,8 @@ mod tests {
     /// out, and a scenario a library did not run shows "-".
     #[test]
     fn the_library_table_has_a_row_per_impl_with_itself() {
-        use tlsmatrix_core::flights::{Flight, Sender};
+        use tlsmatrix_core::trace::Flight;
+        use tlsmatrix_core::trace::Sender;
         let flight = |from, bytes, waits_for| Flight {
             from,
             bytes,

@@ -17,8 +17,9 @@ use rustls::{
     SupportedProtocolVersion,
 };
 use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy, Side};
+use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy};
 use tlsmatrix_core::scenario::Resumption as ResumptionMode;
+use tlsmatrix_core::side::Side;
 
 use super::{
     client_factory, pem_pair, protocol_versions, RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,

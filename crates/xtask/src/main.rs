@@ -1,0 +1,49 @@
+//! `cargo xtask`: checks of the source tree that no compiler makes.
+//!
+//! `cargo xtask modules [CRATE_DIR...]` fails when the modules of a crate import each other in
+//! a circle. Cargo already forbids cycles between crates; inside one, `a` using `b` and `b`
+//! using `a` compiles, and a crate that grew that way cannot be split or read one file at a time.
+
+mod modules;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...]
+  modules   fail when the modules of a crate import each other in a circle (default: every
+            crate under crates/); each cycle is printed with the line of every edge in it";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("modules") => {
+            let dirs: Vec<PathBuf> = if args.len() > 1 {
+                args[1..].iter().map(PathBuf::from).collect()
+            } else {
+                match modules::workspace_crates() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("xtask: {e:#}");
+                        return ExitCode::from(2);
+                    }
+                }
+            };
+            match modules::check(&dirs) {
+                Ok(0) => ExitCode::SUCCESS,
+                Ok(_) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("xtask: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
