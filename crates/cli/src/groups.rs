@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use tlsmatrix_core::heap;
 use tlsmatrix_core::paired::{self, Tagged};
 use tlsmatrix_core::protocol::DriverMessage;
 use tlsmatrix_core::record::{self, Env, Metric, Paired, Record};
@@ -181,7 +180,10 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
         .args(["--rounds", &req.rounds.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
         .args(["--sample-ms", &req.sample_ms.to_string()])
-        .env(heap::HEAP_SHIFT_ENV, req.heap_shift.to_string());
+        .env(
+            tlsmatrix_core::allocator::HEAP_SHIFT_ENV,
+            req.heap_shift.to_string(),
+        );
     for c in &g.cells {
         cmd.arg("--cell")
             .arg(format!("{},{}", c.client.name, c.server.name));
@@ -451,10 +453,10 @@ mod tests {
             refuses: Vec::new(),
             name: name.into(),
             version: format!("{name} 1"),
-            allocator: tlsmatrix_core::heap::Allocator::Glibc,
+            allocator: tlsmatrix_core::allocator::Allocator::Glibc,
             drivers: drivers
                 .iter()
-                .map(|d| Driver::new(d, tlsmatrix_core::heap::Allocator::Glibc))
+                .map(|d| Driver::new(d, tlsmatrix_core::allocator::Allocator::Glibc))
                 .collect(),
         }
     }

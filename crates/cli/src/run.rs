@@ -10,7 +10,6 @@ pub use tlsmatrix_drivers::shard::Shard;
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
 use tlsmatrix_core::glob;
-use tlsmatrix_core::heap;
 use tlsmatrix_core::protocol::Measure;
 use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 use tlsmatrix_core::scenario::{Cores, Scenario};
@@ -680,7 +679,10 @@ fn run_paired(
                 sample_ms: o.sample_ms,
                 silence_limit: o.silence_limit,
                 core: Some(o.cpus[(pass as usize + lane) % o.cpus.len()]),
-                heap_shift: heap::pass_heap_shift(pass as usize, o.passes as usize),
+                heap_shift: tlsmatrix_core::allocator::pass_heap_shift(
+                    pass as usize,
+                    o.passes as usize,
+                ),
             };
             if b.duet {
                 // A group without the reference in its driver samples in turns with the

@@ -17,6 +17,7 @@
 //! `malloc_usable_size` is left to glibc: no library the drivers link calls it (`nm -u`
 //! shows it only in this file's glibc arm), and the wrappers ask each allocator its own.
 
+use crate::allocator::{Allocator, ALLOCATOR_ENV, HEAP_SHIFT_ENV};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use crate::pair::Meter;
@@ -27,20 +28,6 @@ static IN_USE: AtomicI64 = AtomicI64::new(0);
 
 /// Whether this binary counts allocations (built with `heap-accounting`).
 pub const AVAILABLE: bool = cfg!(feature = "heap-accounting");
-
-/// The environment variable that picks a driver's allocator; read at its first allocation.
-pub const ALLOCATOR_ENV: &str = "TLSMATRIX_ALLOCATOR";
-
-/// The environment variable that tells a driver's paired group how far to shift its heap
-/// (`shift_heap_from_env`); `tlsmatrix run` sets it per pass (`pass_heap_shift`).
-pub const HEAP_SHIFT_ENV: &str = "TLSMATRIX_HEAP_SHIFT";
-
-/// The heap shift of pass `pass` of `passes`: evenly spread over the page, in steps of 16
-/// bytes (glibc's allocation granule), so that the passes sample as many placements.
-pub fn pass_heap_shift(pass: usize, passes: usize) -> usize {
-    let passes = passes.max(1);
-    ((pass % passes) * 4096 / passes) & !15
-}
 
 /// Moves everything a process allocates after this call (a group's connections and the
 /// libraries' record buffers) by `TLSMATRIX_HEAP_SHIFT` bytes within the page, by leaking one
@@ -98,51 +85,27 @@ pub fn leak(n: usize) {
     }
 }
 
-/// A C allocator the wrappers can route every allocation of the process to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Allocator {
-    Glibc,
-    Jemalloc,
-    Mimalloc,
-}
-
-impl Allocator {
-    pub const ALL: [Allocator; 3] = [Allocator::Glibc, Allocator::Jemalloc, Allocator::Mimalloc];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Allocator::Glibc => "glibc",
-            Allocator::Jemalloc => "jemalloc",
-            Allocator::Mimalloc => "mimalloc",
+/// An allocator and its release, e.g. "jemalloc 5.3.1", asked of the allocator linked in.
+pub fn allocator_version(a: Allocator) -> String {
+    match a {
+        Allocator::Glibc => {
+            // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
+            let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+            format!("glibc malloc {}", v.to_string_lossy())
         }
-    }
-
-    pub fn parse(s: &str) -> Option<Allocator> {
-        Allocator::ALL.into_iter().find(|a| a.name() == s)
-    }
-
-    /// The allocator and its release, e.g. "jemalloc 5.3.1".
-    pub fn version(self) -> String {
-        match self {
-            Allocator::Glibc => {
-                // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
-                let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-                format!("glibc malloc {}", v.to_string_lossy())
-            }
-            #[cfg(feature = "heap-accounting")]
-            Allocator::Jemalloc => {
-                let v = interpose::jemalloc_version();
-                format!("jemalloc {}", v.split('-').next().unwrap_or(&v))
-            }
-            #[cfg(feature = "heap-accounting")]
-            Allocator::Mimalloc => {
-                // SAFETY: a plain query.
-                let v = unsafe { libmimalloc_sys::mi_version() };
-                format!("mimalloc {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
-            }
-            #[cfg(not(feature = "heap-accounting"))]
-            other => format!("{} (not linked)", other.name()),
+        #[cfg(feature = "heap-accounting")]
+        Allocator::Jemalloc => {
+            let v = interpose::jemalloc_version();
+            format!("jemalloc {}", v.split('-').next().unwrap_or(&v))
         }
+        #[cfg(feature = "heap-accounting")]
+        Allocator::Mimalloc => {
+            // SAFETY: a plain query.
+            let v = unsafe { libmimalloc_sys::mi_version() };
+            format!("mimalloc {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+        }
+        #[cfg(not(feature = "heap-accounting"))]
+        other => format!("{} (not linked)", other.name()),
     }
 }
 
@@ -575,7 +538,8 @@ impl Meter for HeapMeter {
 
 #[cfg(test)]
 mod shift_tests {
-    use super::{cell_heap_shift, pass_heap_shift, shift_heap};
+    use super::{cell_heap_shift, shift_heap};
+    use crate::allocator::pass_heap_shift;
 
     #[test]
     fn passes_spread_their_heap_shifts_over_the_page() {

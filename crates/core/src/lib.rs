@@ -3,6 +3,7 @@
 //! a handshake negotiated what the scenario names, statistics, and the result record schema.
 
 pub mod aead;
+pub mod allocator;
 pub mod bogo;
 pub mod callgrind;
 pub mod ceiling;

@@ -3,7 +3,7 @@
 //! process goes to when not glibc's (`openssl-3.6+jemalloc`), in that order
 //! (`rustls-ring+clang+mimalloc`). Records and reports keep variants apart by name.
 
-use crate::heap::Allocator;
+use crate::allocator::Allocator;
 
 /// The C compilers a driver may be built with; the first is the default, never named.
 pub const COMPILERS: [&str; 2] = ["gcc", "clang"];

@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
+use tlsmatrix_core::allocator::Allocator;
 use tlsmatrix_core::callgrind::Counter;
 use tlsmatrix_core::certs;
 use tlsmatrix_core::delay_proxy;
 use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, TlsLibrary};
-use tlsmatrix_core::heap::{self, Allocator};
+use tlsmatrix_core::heap;
 use tlsmatrix_core::interop;
 use tlsmatrix_core::paired;
 use tlsmatrix_core::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
@@ -273,7 +274,7 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
             "'{name}' runs on {} but this driver process allocates with {} (set {} to choose)",
             v.allocator.name(),
             live.name(),
-            heap::ALLOCATOR_ENV
+            tlsmatrix_core::allocator::ALLOCATOR_ENV
         );
     }
     if v.compiler != tlsmatrix_impls::compiler_variant() {
@@ -349,7 +350,7 @@ fn build_version(lib: &dyn TlsLibrary) -> String {
 fn version_with_allocator(lib: &dyn TlsLibrary) -> String {
     match heap::allocator() {
         Ok(Allocator::Glibc) | Err(_) => build_version(lib),
-        Ok(a) => format!("{} + {}", build_version(lib), a.version()),
+        Ok(a) => format!("{} + {}", build_version(lib), heap::allocator_version(a)),
     }
 }
 
@@ -848,7 +849,7 @@ fn main() -> ExitCode {
                         .iter()
                         .map(|a| AllocatorInfo {
                             name: a.name().to_string(),
-                            version: a.version(),
+                            version: heap::allocator_version(*a),
                         })
                         .collect()
                 } else {

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::heap::{self, Allocator};
+use tlsmatrix_core::allocator::Allocator;
 use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
 use tlsmatrix_core::variant::Variant;
 
@@ -43,7 +43,10 @@ impl Driver {
 
     /// Sets the allocator on a command that starts the driver indirectly (under valgrind).
     pub fn set_allocator(&self, cmd: &mut Command) {
-        cmd.env(heap::ALLOCATOR_ENV, self.allocator.name());
+        cmd.env(
+            tlsmatrix_core::allocator::ALLOCATOR_ENV,
+            self.allocator.name(),
+        );
     }
 
     /// The binary's file name, with `+allocator` unless it is glibc's.
