@@ -1,4 +1,4 @@
-//! Exports the C allocation functions that tlsmatrix-core's `heap-accounting` defines, so
+//! Exports the C allocation functions that tlsmatrix-measure's `heap-accounting` defines, so
 //! that a shared library (the system libssl) binds to them rather than to libc's: an
 //! executable's symbols are not in its dynamic table unless asked for.
 

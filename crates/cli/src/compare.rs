@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use tlsmatrix_core::record::{Metric, Record};
+use tlsmatrix_model::record::{Metric, Record};
 
 use tlsmatrix_history::{resolve, RunData, RunKind};
 use tlsmatrix_report::figures::{self, shown, with_interval};
@@ -270,7 +270,7 @@ fn compare_conformance(base: &str, cand: &str, db: &Path) -> Result<Option<bool>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::record::Env;
+    use tlsmatrix_model::record::Env;
 
     fn run(id: &str, metric: Metric, samples: Vec<f64>) -> RunData {
         let r = Record::from_samples(
@@ -335,7 +335,7 @@ mod tests {
     fn paired_figures_are_judged_on_their_factors() {
         let paired_run = |id: &str, scale: f64, factor: f64| {
             let mut r = run(id, Metric::ClientCpuNs, around(100.0 * scale));
-            r.records[0].paired = Some(tlsmatrix_core::record::Paired {
+            r.records[0].paired = Some(tlsmatrix_model::record::Paired {
                 reference_client: "base".into(),
                 reference_server: "base".into(),
                 // Time ratios: a factor of 1.25 "times better" is a time ratio of 0.8.

@@ -1,7 +1,7 @@
 //! Paired runs of timed handshake and bulk scenarios. Each impl's cells (as client against
 //! the baseline, as server against it, with itself) form a group with the baseline's own
 //! pair as reference; a group runs in one driver process that samples its cells in turns
-//! (`tlsmatrix_core::paired`). The run makes several passes over all scenarios, each pass a
+//! (`tlsmatrix_measure::paired`). The run makes several passes over all scenarios, each pass a
 //! new process per group on the next core, so a cell's samples come from several stretches
 //! of the run: its interval covers drift between them (a two-level bootstrap over blocks),
 //! and every factor is a median of ratios taken side by side.
@@ -11,10 +11,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use tlsmatrix_core::paired::{self, Tagged};
-use tlsmatrix_core::protocol::DriverMessage;
-use tlsmatrix_core::record::{self, Env, Metric, Paired, Record};
-use tlsmatrix_core::scenario::Scenario;
+use tlsmatrix_measure::paired::{self, Tagged};
+use tlsmatrix_model::protocol::DriverMessage;
+use tlsmatrix_model::record::{self, Env, Metric, Paired, Record};
+use tlsmatrix_model::scenario::Scenario;
 
 use crate::drivers::{self, Driver, DriverProcess, ImplEntry};
 
@@ -153,7 +153,7 @@ pub struct GroupRequest<'a> {
     /// The core the process is pinned to, so that all its cells share one core's speed.
     pub core: Option<usize>,
     /// Bytes the driver shifts its heap by before setting up the cells
-    /// (`tlsmatrix_core::heap::shift_heap_from_env`): each pass samples another placement.
+    /// (`tlsmatrix_measure::heap::shift_heap_from_env`): each pass samples another placement.
     pub heap_shift: usize,
 }
 
@@ -181,7 +181,7 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
         .args(["--sample-ms", &req.sample_ms.to_string()])
         .env(
-            tlsmatrix_core::allocator::HEAP_SHIFT_ENV,
+            tlsmatrix_model::allocator::HEAP_SHIFT_ENV,
             req.heap_shift.to_string(),
         );
     for c in &g.cells {
@@ -453,10 +453,10 @@ mod tests {
             refuses: Vec::new(),
             name: name.into(),
             version: format!("{name} 1"),
-            allocator: tlsmatrix_core::allocator::Allocator::Glibc,
+            allocator: tlsmatrix_model::allocator::Allocator::Glibc,
             drivers: drivers
                 .iter()
-                .map(|d| Driver::new(d, tlsmatrix_core::allocator::Allocator::Glibc))
+                .map(|d| Driver::new(d, tlsmatrix_model::allocator::Allocator::Glibc))
                 .collect(),
         }
     }

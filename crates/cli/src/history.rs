@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use tlsmatrix_core::protocol::Measure;
 use tlsmatrix_history::{read_jsonl, resolve, RunKind, Store};
+use tlsmatrix_model::protocol::Measure;
 use tlsmatrix_report::environment::environment;
 use tlsmatrix_report::summary;
 use tlsmatrix_report::text_table::Table;

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use serde_json::json;
-use tlsmatrix_core::scenario::{self, Scenario};
+use tlsmatrix_model::scenario::{self, Scenario};
 
 use crate::drivers::{self, Registry};
 

@@ -369,7 +369,7 @@ struct RunArgs {
     /// sample charged to the side whose call it fell in and classed by its function (cipher,
     /// copies, malloc, kernel, elsewhere); 200 ms samples by default.
     #[arg(long, default_value = "time", value_name = "WHAT")]
-    measure: tlsmatrix_core::protocol::Measure,
+    measure: tlsmatrix_model::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
     /// and against the baseline (the first impl) on the other side, which is every pair the
     /// report's comparisons use (2n-1 pairs instead of n^2); or `self`: each impl with itself

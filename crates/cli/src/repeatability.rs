@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use tlsmatrix_core::record::{is_aa, Metric, Record};
-use tlsmatrix_core::stats::{self, Factor};
+use tlsmatrix_model::record::{is_aa, Metric, Record};
+use tlsmatrix_model::stats::{self, Factor};
 
 use tlsmatrix_history::{read_jsonl, RunData};
 use tlsmatrix_report::figures::{self, shown};

@@ -9,10 +9,10 @@ pub use tlsmatrix_drivers::shard::Shard;
 
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
-use tlsmatrix_core::glob;
-use tlsmatrix_core::protocol::Measure;
-use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
-use tlsmatrix_core::scenario::{Cores, Scenario};
+use tlsmatrix_model::glob;
+use tlsmatrix_model::protocol::Measure;
+use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
+use tlsmatrix_model::scenario::{Cores, Scenario};
 
 use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::groups;
@@ -107,11 +107,11 @@ pub(crate) fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec
             continue;
         }
         // A pattern takes every impl it matches, allocator variants included.
-        let found: Vec<&ImplEntry> = if tlsmatrix_core::glob::is_pattern(name) {
+        let found: Vec<&ImplEntry> = if tlsmatrix_model::glob::is_pattern(name) {
             let m: Vec<_> = reg
                 .impls
                 .iter()
-                .filter(|e| tlsmatrix_core::glob::matches(name, &e.name))
+                .filter(|e| tlsmatrix_model::glob::matches(name, &e.name))
                 .collect();
             if m.is_empty() {
                 bail!(
@@ -361,7 +361,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     sigs.sort();
     sigs.dedup();
     for sig in sigs {
-        tlsmatrix_core::certs::load_or_generate(&certs_dir, sig)?;
+        tlsmatrix_harness::certs::load_or_generate(&certs_dir, sig)?;
     }
 
     let now = SystemTime::now();
@@ -679,7 +679,7 @@ fn run_paired(
                 sample_ms: o.sample_ms,
                 silence_limit: o.silence_limit,
                 core: Some(o.cpus[(pass as usize + lane) % o.cpus.len()]),
-                heap_shift: tlsmatrix_core::allocator::pass_heap_shift(
+                heap_shift: tlsmatrix_model::allocator::pass_heap_shift(
                     pass as usize,
                     o.passes as usize,
                 ),
@@ -895,7 +895,7 @@ fn finish_scenario(
     ended: &mut BTreeMap<(String, String), CellOutcome>,
     reference: &(String, String),
     env: &Env,
-    weather: Option<&BTreeMap<u32, tlsmatrix_core::weather::Weather>>,
+    weather: Option<&BTreeMap<u32, tlsmatrix_model::weather::Weather>>,
     sink: &mut Sink,
 ) -> Result<()> {
     let scenario = plan.scenario;

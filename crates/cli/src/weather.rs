@@ -1,14 +1,14 @@
-//! The memory weather a run's passes met (`tlsmatrix_core::memprobe`): read on a lane's core
+//! The memory weather a run's passes met (`tlsmatrix_measure::memprobe`): read on a lane's core
 //! before the first pass and after each one, while no driver runs, so the probe neither
 //! disturbs a sample nor is disturbed by one. A block's weather is the mean of its pass's two
 //! readings, and every record carries the weather of its blocks.
 
 use std::collections::BTreeMap;
 
-use tlsmatrix_core::memprobe::MemoryProbe;
-use tlsmatrix_core::record::{BlockWeather, Record};
-use tlsmatrix_core::weather::Weather;
 use tlsmatrix_drivers::registry::pin_this_thread;
+use tlsmatrix_measure::memprobe::MemoryProbe;
+use tlsmatrix_model::record::{BlockWeather, Record};
+use tlsmatrix_model::weather::Weather;
 
 pub struct PassWeather {
     probe: MemoryProbe,
@@ -127,12 +127,12 @@ mod tests {
         let last = *pw.readings.last().unwrap();
         assert!(last.cache_ns > 0.0 && last.memory_ns > 0.0, "{last:?}");
 
-        let mut r = tlsmatrix_core::record::Record::from_blocks(
+        let mut r = tlsmatrix_model::record::Record::from_blocks(
             "r",
             "s",
             ("a", "1"),
             ("a", "1"),
-            tlsmatrix_core::record::Metric::ClientCpuNs,
+            tlsmatrix_model::record::Metric::ClientCpuNs,
             vec![1.0, 2.0, 3.0, 4.0],
             vec![0, 0, 3, 3],
             Default::default(),

@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::memprobe::MemoryProbe;
-use tlsmatrix_core::record::Metric;
-use tlsmatrix_core::stats;
-use tlsmatrix_core::weather::Weather;
-use tlsmatrix_core::Scenario;
 use tlsmatrix_drivers::registry::{usable_cpus, ImplEntry, Registry};
+use tlsmatrix_measure::memprobe::MemoryProbe;
+use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::stats;
+use tlsmatrix_model::weather::Weather;
 use tlsmatrix_report::figures;
 use tlsmatrix_report::text_table::Table;
 
@@ -101,7 +101,7 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
     };
     let probe = MemoryProbe::for_cpu(core)
         .map_err(|why| anyhow::anyhow!("{why}, so there is no probe to size"))?;
-    tlsmatrix_core::certs::load_or_generate(&o.certs, o.scenario.params().sig)?;
+    tlsmatrix_harness::certs::load_or_generate(&o.certs, o.scenario.params().sig)?;
     let mut csv = std::fs::File::create(&o.out)
         .with_context(|| format!("cannot write {}", o.out.display()))?;
     writeln!(

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tlsmatrix_core::record::{Metric, Record, SCHEMA};
+use tlsmatrix_model::record::{Metric, Record, SCHEMA};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
@@ -399,7 +399,7 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
                 Some(cell) => {
                     let why = cell["reason"].as_str().unwrap_or_default();
                     // A compiler variant declines what its plain build does.
-                    let imp = tlsmatrix_core::variant::base(&imp);
+                    let imp = tlsmatrix_model::variant::base(&imp);
                     let no_mlkem = id.contains("mlkem")
                         && (imp == "rustls-ring" || version.starts_with("OpenSSL 3.0."));
                     let fixed_tls13_suites = imp == "boringssl"
@@ -441,7 +441,7 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
 #[test]
 fn the_go_driver_reads_every_scenario_id_as_rust_does() {
     use std::io::Write;
-    use tlsmatrix_core::scenario::Scenario;
+    use tlsmatrix_model::scenario::Scenario;
     let driver = bin().parent().unwrap().join("tlsmatrix-driver-go");
     let mut ids: Vec<String> = Scenario::catalogue()
         .iter()

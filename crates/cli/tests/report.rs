@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tlsmatrix_core::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
+use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 
 fn tlsmatrix(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tlsmatrix"))

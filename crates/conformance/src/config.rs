@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-use tlsmatrix_core::glob;
+use tlsmatrix_model::glob;
 
 const SCOPE: &str = include_str!("../config/scope.json");
 

@@ -1,7 +1,7 @@
 //! The runner's tests grouped by what they exercise, from their names (the runner has no
 //! families of its own; its test files come close, and the names follow them).
 
-use tlsmatrix_core::glob;
+use tlsmatrix_model::glob;
 
 /// Families in the order the report lists them; a test takes the first family with a pattern
 /// matching its name.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use tlsmatrix_core::glob;
+use tlsmatrix_model::glob;
 
 use config::Expectations;
 

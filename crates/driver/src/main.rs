@@ -1,7 +1,11 @@
 //! `tlsmatrix-driver`: runs one scenario for one client/server pair in memory and prints one
-//! JSON message per line (see `tlsmatrix_core::protocol`). The `tlsmatrix` CLI spawns it;
+//! JSON message per line (see `tlsmatrix_model::protocol`). The `tlsmatrix` CLI spawns it;
 //! each driver build links at most one libssl-ABI library, so libraries that would clash in
 //! one binary run in separate processes.
+
+mod bogo;
+mod delay_proxy;
+mod wire;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,22 +14,20 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
-use tlsmatrix_core::allocator::Allocator;
-use tlsmatrix_core::callgrind::Counter;
-use tlsmatrix_core::certs;
-use tlsmatrix_core::delay_proxy;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, TlsLibrary};
-use tlsmatrix_core::heap;
-use tlsmatrix_core::interop;
-use tlsmatrix_core::paired;
-use tlsmatrix_core::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
-use tlsmatrix_core::record::Metric;
-use tlsmatrix_core::sample::Sampler;
-use tlsmatrix_core::scenario::Scenario;
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::variant::{self, Variant};
-use tlsmatrix_core::wire;
-use tlsmatrix_core::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler};
+use tlsmatrix_harness::certs;
+use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, TlsLibrary};
+use tlsmatrix_measure::callgrind::Counter;
+use tlsmatrix_measure::heap;
+use tlsmatrix_measure::paired;
+use tlsmatrix_measure::sample::Sampler;
+use tlsmatrix_measure::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler};
+use tlsmatrix_model::allocator::Allocator;
+use tlsmatrix_model::interop;
+use tlsmatrix_model::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
+use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::side::Side;
+use tlsmatrix_model::variant::{self, Variant};
 
 #[derive(Parser)]
 #[command(
@@ -74,7 +76,7 @@ struct BogoShimArgs {
 
 /// Runs one BoGo test; the exit status is what the runner reads.
 fn bogo_shim(a: &BogoShimArgs) -> ExitCode {
-    use tlsmatrix_core::bogo::{self, Invocation, Unimplemented, EXIT_UNIMPLEMENTED};
+    use crate::bogo::{self, Invocation, Unimplemented, EXIT_UNIMPLEMENTED};
     let flags = match bogo::parse(&a.runner_flags) {
         Ok(Invocation::HandshakerQuery) => {
             println!("No");
@@ -274,7 +276,7 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
             "'{name}' runs on {} but this driver process allocates with {} (set {} to choose)",
             v.allocator.name(),
             live.name(),
-            tlsmatrix_core::allocator::ALLOCATOR_ENV
+            tlsmatrix_model::allocator::ALLOCATOR_ENV
         );
     }
     if v.compiler != tlsmatrix_impls::compiler_variant() {
@@ -523,7 +525,7 @@ fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs the cells of one scenario in rounds (see `tlsmatrix_core::paired`): every line names
+/// Runs the cells of one scenario in rounds (see `tlsmatrix_measure::paired`): every line names
 /// its cell; a cell that is unsupported or fails says so and the others go on.
 fn group(args: &GroupArgs) -> Result<()> {
     let scenario: Scenario = args.scenario.parse()?;
@@ -788,7 +790,7 @@ fn serve_many(
 fn allocations() -> Result<()> {
     const SIZE: usize = 4 << 20;
     let layout = std::alloc::Layout::from_size_align(SIZE, 1)?;
-    let mut calls: Vec<(String, String, tlsmatrix_core::endpoint::CAllocation)> = Vec::new();
+    let mut calls: Vec<(String, String, tlsmatrix_harness::endpoint::CAllocation)> = Vec::new();
     for lib in tlsmatrix_impls::libraries() {
         if let Some(c) = lib.c_allocation() {
             calls.push((lib.name().to_string(), c.call.to_string(), c));

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tlsmatrix_core::record::Env;
+use tlsmatrix_model::record::Env;
 
 pub fn capture(command: String) -> Env {
     let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
@@ -24,7 +24,7 @@ pub fn capture(command: String) -> Env {
     // page faults and context switches either way.
     compilers.insert(
         "perf_event_open".into(),
-        match tlsmatrix_core::counters::hardware_counters() {
+        match tlsmatrix_measure::counters::hardware_counters() {
             Ok(()) => "hardware counters available".into(),
             Err(why) => why,
         },

@@ -13,9 +13,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::allocator::Allocator;
-use tlsmatrix_core::protocol::{DriverInfo, DriverMessage, Measure};
-use tlsmatrix_core::variant::Variant;
+use tlsmatrix_model::allocator::Allocator;
+use tlsmatrix_model::protocol::{DriverInfo, DriverMessage, Measure};
+use tlsmatrix_model::variant::Variant;
 
 /// A driver binary and the allocator its process routes malloc to: two impls can share an
 /// in-memory pair only when both are the same.
@@ -44,7 +44,7 @@ impl Driver {
     /// Sets the allocator on a command that starts the driver indirectly (under valgrind).
     pub fn set_allocator(&self, cmd: &mut Command) {
         cmd.env(
-            tlsmatrix_core::allocator::ALLOCATOR_ENV,
+            tlsmatrix_model::allocator::ALLOCATOR_ENV,
             self.allocator.name(),
         );
     }
@@ -191,7 +191,7 @@ impl Registry {
     /// malloc). Variants run when named (`make report` names a few).
     pub fn defaults(&self) -> impl Iterator<Item = &ImplEntry> {
         self.impls.iter().filter(|e| {
-            tlsmatrix_core::variant::Variant::parse(&e.name)
+            tlsmatrix_model::variant::Variant::parse(&e.name)
                 .is_ok_and(|v| v.compiler.is_none() && v.allocator == Allocator::Glibc)
         })
     }
@@ -241,7 +241,7 @@ fn driver_info(driver: &Path) -> Result<DriverInfo> {
 /// An impl named after a library version must run that version: `openssl-3.0` must report
 /// "OpenSSL 3.0.x". Anything else would be a result for a build nobody asked for.
 pub fn version_matches_name(name: &str, version: &str) -> bool {
-    let base = tlsmatrix_core::variant::base(name);
+    let base = tlsmatrix_model::variant::base(name);
     match base.strip_prefix("openssl-") {
         Some(v) => version.starts_with(&format!("OpenSSL {v}.")),
         None => true,
@@ -254,9 +254,9 @@ pub enum CellOutcome {
     Measured {
         client_version: String,
         server_version: String,
-        samples: Vec<Vec<(tlsmatrix_core::record::Metric, f64)>>,
+        samples: Vec<Vec<(tlsmatrix_model::record::Metric, f64)>>,
         /// A wire cell's median traced connection.
-        trace: Option<tlsmatrix_core::trace::Trace>,
+        trace: Option<tlsmatrix_model::trace::Trace>,
     },
     Unsupported(String),
     Failed(String),

@@ -6,7 +6,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tlsmatrix_core::record::{CellRecord, Record};
+use tlsmatrix_model::record::{CellRecord, Record};
 
 pub struct ResultsFile {
     file: File,

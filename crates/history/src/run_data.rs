@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_core::record::{CellRecord, Env, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_model::record::{CellRecord, Env, Record, CELL_SCHEMA, SCHEMA};
 
 #[derive(Debug, Clone)]
 pub struct RunData {

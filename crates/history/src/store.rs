@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use tlsmatrix_core::record::{BlockWeather, CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
-use tlsmatrix_core::trace::Trace;
+use tlsmatrix_model::record::{BlockWeather, CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
+use tlsmatrix_model::trace::Trace;
 
 use crate::run_data::RunData;
 
@@ -564,7 +564,7 @@ fn insert_cell(tx: &Transaction, c: &CellRecord, verb: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::record::{CellStatus, Metric};
+    use tlsmatrix_model::record::{CellStatus, Metric};
 
     fn record(run: &str, median: f64) -> Record {
         Record {
@@ -617,7 +617,7 @@ mod tests {
             }),
             weather: vec![BlockWeather {
                 block: 1,
-                weather: tlsmatrix_core::weather::Weather {
+                weather: tlsmatrix_model::weather::Weather {
                     cache_ns: 120.0,
                     memory_ns: 180.0,
                 },

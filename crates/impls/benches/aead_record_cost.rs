@@ -14,9 +14,9 @@
 
 use std::time::{Duration, Instant};
 
-use tlsmatrix_core::aead::LibraryAead;
-use tlsmatrix_core::scenario::Aead;
-use tlsmatrix_core::stats::median;
+use tlsmatrix_harness::aead::LibraryAead;
+use tlsmatrix_model::scenario::Aead;
+use tlsmatrix_model::stats::median;
 
 const SAMPLE: Duration = Duration::from_millis(5);
 /// Plaintext per record, TLS 1.3's content type byte included (as the ceiling seals it).

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use tlsmatrix_core::stats::median;
+use tlsmatrix_model::stats::median;
 
 const SAMPLE: Duration = Duration::from_millis(20);
 const MESSAGE: &[u8] = b"a handshake transcript hash stands in here";

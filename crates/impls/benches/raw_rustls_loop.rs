@@ -12,12 +12,12 @@ use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
-use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::EndpointConfig;
-use tlsmatrix_core::pair;
-use tlsmatrix_core::scenario::{Scenario, SigAlg};
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::stats;
+use tlsmatrix_harness::certs;
+use tlsmatrix_harness::endpoint::EndpointConfig;
+use tlsmatrix_harness::pair;
+use tlsmatrix_model::scenario::{Scenario, SigAlg};
+use tlsmatrix_model::side::Side;
+use tlsmatrix_model::stats;
 
 const SCENARIO: &str = "handshake-tls13-ecdsa-p256-x25519-full";
 const SAMPLES: usize = 30;
@@ -44,7 +44,7 @@ fn raw_configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
         .with_no_client_auth();
     client.resumption = Resumption::disabled();
     let chain: Vec<_> = CertificateDer::pem_slice_iter(
-        set.chain_pem(tlsmatrix_core::scenario::Chain::One)
+        set.chain_pem(tlsmatrix_model::scenario::Chain::One)
             .as_bytes(),
     )
     .collect::<Result<_, _>>()

@@ -1,13 +1,13 @@
 //! Each library's AEAD through its own crypto API, as its TLS record layer calls it, for
-//! the bulk ceiling (`tlsmatrix_core::aead`): ring's and aws-lc-rs's `LessSafeKey`, OpenSSL's
+//! the bulk ceiling (`tlsmatrix_harness::aead`): ring's and aws-lc-rs's `LessSafeKey`, OpenSSL's
 //! EVP_CIPHER with the key set once and a fresh IV per record, BoringSSL's EVP_AEAD.
 
 #[allow(unused_imports)]
 use anyhow::{anyhow, ensure, Result};
 #[allow(unused_imports)]
-use tlsmatrix_core::aead::{self, LibraryAead, RecordAead};
+use tlsmatrix_harness::aead::{self, LibraryAead, RecordAead};
 #[allow(unused_imports)]
-use tlsmatrix_core::scenario::Aead;
+use tlsmatrix_model::scenario::Aead;
 
 /// `LessSafeKey` of ring or aws-lc-rs: aws-lc-rs copies ring's API, so one body serves both.
 macro_rules! less_safe_key {
@@ -63,14 +63,14 @@ less_safe_key!(ring_aead, ring, "ring");
 
 /// aws-lc's own allocation call (rustls-aws-lc's and s2n-tls's libcrypto).
 #[cfg(any(feature = "rustls-aws-lc", feature = "s2n-tls"))]
-pub fn aws_lc_allocation() -> tlsmatrix_core::endpoint::CAllocation {
+pub fn aws_lc_allocation() -> tlsmatrix_harness::endpoint::CAllocation {
     unsafe fn alloc(n: usize) -> *mut std::ffi::c_void {
         aws_lc_sys::OPENSSL_malloc(n)
     }
     unsafe fn free(p: *mut std::ffi::c_void) {
         aws_lc_sys::OPENSSL_free(p)
     }
-    tlsmatrix_core::endpoint::CAllocation {
+    tlsmatrix_harness::endpoint::CAllocation {
         call: "aws-lc OPENSSL_malloc",
         alloc,
         free,
@@ -317,7 +317,7 @@ pub mod evp {
 
 /// OpenSSL's or BoringSSL's own allocation call.
 #[cfg(any(feature = "openssl", feature = "boringssl"))]
-pub fn openssl_allocation() -> tlsmatrix_core::endpoint::CAllocation {
+pub fn openssl_allocation() -> tlsmatrix_harness::endpoint::CAllocation {
     #[cfg(feature = "boringssl")]
     use boring_sys as ffi;
     #[cfg(not(feature = "boringssl"))]
@@ -328,7 +328,7 @@ pub fn openssl_allocation() -> tlsmatrix_core::endpoint::CAllocation {
     unsafe fn free(p: *mut std::ffi::c_void) {
         ffi::OPENSSL_free(p)
     }
-    tlsmatrix_core::endpoint::CAllocation {
+    tlsmatrix_harness::endpoint::CAllocation {
         call: "OPENSSL_malloc",
         alloc,
         free,

@@ -2,7 +2,7 @@
 //! registry below is the one list of what this build contains. Adding a library is one new
 //! module and one line in `libraries()`.
 
-use tlsmatrix_core::TlsLibrary;
+use tlsmatrix_harness::endpoint::TlsLibrary;
 
 #[cfg(all(feature = "openssl", feature = "boringssl"))]
 compile_error!("OpenSSL and BoringSSL export the same symbols: build them into separate drivers");
@@ -22,7 +22,7 @@ pub const C_COMPILER: &str = env!("TLSMATRIX_C_COMPILER");
 
 /// The compiler suffix of this build's impl names: none for the default compiler (gcc).
 pub fn compiler_variant() -> Option<&'static str> {
-    tlsmatrix_core::variant::COMPILERS[1..]
+    tlsmatrix_model::variant::COMPILERS[1..]
         .iter()
         .copied()
         .find(|c| C_COMPILER.starts_with(c))

@@ -25,14 +25,14 @@ use openssl::ssl::{
 use openssl::x509::X509;
 #[cfg(not(feature = "boringssl"))]
 use openssl_sys as ffi;
-use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{
+use tlsmatrix_harness::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
-use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::{Group, Resumption, SigAlg, Version};
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::Negotiated;
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::side::Side;
 
 #[cfg_attr(not(feature = "boringssl"), path = "probe_openssl.rs")]
 #[cfg_attr(feature = "boringssl", path = "probe_boringssl.rs")]
@@ -115,12 +115,12 @@ impl TlsLibrary for OpensslLibrary {
 
     fn record_aead(
         &self,
-        aead: tlsmatrix_core::scenario::Aead,
-    ) -> Result<tlsmatrix_core::aead::LibraryAead, String> {
+        aead: tlsmatrix_model::scenario::Aead,
+    ) -> Result<tlsmatrix_harness::aead::LibraryAead, String> {
         crate::ceiling::evp::record_aead(aead)
     }
 
-    fn c_allocation(&self) -> Option<tlsmatrix_core::endpoint::CAllocation> {
+    fn c_allocation(&self) -> Option<tlsmatrix_harness::endpoint::CAllocation> {
         Some(crate::ceiling::openssl_allocation())
     }
 

@@ -3,7 +3,7 @@
 //! of `probe_openssl.rs`.
 
 use boring_sys as ffi;
-use tlsmatrix_core::side::Side;
+use tlsmatrix_model::side::Side;
 
 /// The key-exchange group, as a TLS code point.
 pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {

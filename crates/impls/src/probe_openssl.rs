@@ -5,9 +5,9 @@
 use std::os::raw::{c_int, c_long, c_void};
 
 use openssl_sys as ffi;
-use tlsmatrix_core::codes;
-use tlsmatrix_core::scenario::Group;
-use tlsmatrix_core::side::Side;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::Group;
+use tlsmatrix_model::side::Side;
 
 // Declared in tls1.h since 1.1.1 and 3.0; the `openssl-sys` crate does not bind them.
 extern "C" {

@@ -18,17 +18,17 @@ use rustls::{
     ClientConfig, ClientConnection, Connection, DigitallySignedStruct, RootCertStore, ServerConfig,
     ServerConnection, SignatureScheme, SupportedProtocolVersion,
 };
-use tlsmatrix_core::aead::LibraryAead;
-use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::CAllocation;
-use tlsmatrix_core::endpoint::{
+use tlsmatrix_harness::aead::LibraryAead;
+use tlsmatrix_harness::endpoint::CAllocation;
+use tlsmatrix_harness::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
-use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::Aead;
-use tlsmatrix_core::scenario::{Resumption as ResumptionMode, Version};
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::Negotiated;
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::Aead;
+use tlsmatrix_model::scenario::{Resumption as ResumptionMode, Version};
+use tlsmatrix_model::side::Side;
 
 mod open;
 

@@ -24,14 +24,14 @@ use s2n_tls::config::Config;
 use s2n_tls::connection::Connection;
 use s2n_tls::enums::{Blinding, ClientAuthType, Mode, PeerKeyUpdate};
 use s2n_tls::security::Policy as S2nPolicy;
-use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{
+use tlsmatrix_harness::endpoint::{
     EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
-use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::Negotiated;
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::side::Side;
 
 use Aead::{Aes128Gcm as A128, Aes256Gcm as A256, Chacha20Poly1305 as C20};
 use Group::{P256, P384, X25519};
@@ -162,12 +162,12 @@ impl TlsLibrary for S2nLibrary {
     /// s2n-tls seals records with its libcrypto's EVP_AEAD, aws-lc's, as aws-lc-rs does.
     fn record_aead(
         &self,
-        aead: tlsmatrix_core::scenario::Aead,
-    ) -> Result<tlsmatrix_core::aead::LibraryAead, String> {
+        aead: tlsmatrix_model::scenario::Aead,
+    ) -> Result<tlsmatrix_harness::aead::LibraryAead, String> {
         crate::ceiling::aws_lc::record_aead(aead)
     }
 
-    fn c_allocation(&self) -> Option<tlsmatrix_core::endpoint::CAllocation> {
+    fn c_allocation(&self) -> Option<tlsmatrix_harness::endpoint::CAllocation> {
         Some(crate::ceiling::aws_lc_allocation())
     }
 

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use tlsmatrix_core::certs::{self, CertSet};
-use tlsmatrix_core::endpoint::{EndpointConfig, TlsLibrary};
-use tlsmatrix_core::pair::{self, Checksum, PairError};
-use tlsmatrix_core::scenario::{Group, Scenario, SigAlg};
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::workload::{self, Budget};
+use tlsmatrix_harness::certs::{self, CertSet};
+use tlsmatrix_harness::endpoint::{EndpointConfig, TlsLibrary};
+use tlsmatrix_harness::pair::{self, Checksum, PairError};
 use tlsmatrix_impls::libraries;
+use tlsmatrix_measure::workload::{self, Budget};
+use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_model::side::Side;
 
 fn cert_dir() -> PathBuf {
     std::env::temp_dir().join(format!("tlsmatrix-impls-test-{}", std::process::id()))
@@ -297,7 +297,7 @@ fn memory_counts_each_side_or_refuses_without_counting() {
     let r = workload::memory(cf.as_ref(), sf.as_ref(), &scenario.params(), 100, 1, |s| {
         samples.push(s)
     });
-    if !tlsmatrix_core::heap::AVAILABLE {
+    if !tlsmatrix_measure::heap::AVAILABLE {
         assert!(r.unwrap_err().to_string().contains("heap-accounting"));
         return;
     }

@@ -5,12 +5,12 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, TlsEndpoint};
-use tlsmatrix_core::memio::MemIo;
-use tlsmatrix_core::scenario::Scenario;
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::workload::HandshakeSampler;
+use tlsmatrix_harness::certs;
+use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, TlsEndpoint};
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_measure::workload::HandshakeSampler;
+use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::side::Side;
 
 /// A server whose first connection takes 30 ms longer, as the first in a process may.
 struct SlowFirst {

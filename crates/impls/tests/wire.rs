@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tlsmatrix_core::certs;
-use tlsmatrix_core::endpoint::EndpointConfig;
-use tlsmatrix_core::scenario::Scenario;
-use tlsmatrix_core::side::Side;
-use tlsmatrix_core::trace::WireFigures;
-use tlsmatrix_core::workload::{self, Budget};
+use tlsmatrix_harness::certs;
+use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_impls::libraries;
+use tlsmatrix_measure::workload::{self, Budget};
+use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::side::Side;
+use tlsmatrix_model::trace::WireFigures;
 
 fn cert_dir() -> PathBuf {
     std::env::temp_dir().join(format!("tlsmatrix-wire-test-{}", std::process::id()))
@@ -140,6 +140,6 @@ fn bytes_move_with_the_configuration() {
 
 #[test]
 fn a_trace_prints_its_flights() {
-    let text = tlsmatrix_core::trace::describe(&[]);
+    let text = tlsmatrix_model::trace::describe(&[]);
     assert!(text.is_empty());
 }

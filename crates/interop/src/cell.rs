@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tlsmatrix_core::interop::{payload, Case, Echo, Expect};
-use tlsmatrix_core::side::Side;
+use tlsmatrix_model::interop::{payload, Case, Echo, Expect};
+use tlsmatrix_model::side::Side;
 
 use super::peers::{Peer, Ready};
 

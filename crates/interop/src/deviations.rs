@@ -62,7 +62,7 @@ pub fn explain(case: &str, client: &str, server: &str, reason: &str) -> Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::interop::CASES;
+    use tlsmatrix_model::interop::CASES;
 
     #[test]
     fn a_deviation_explains_only_its_own_failure() {

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use tlsmatrix_core::certs;
-use tlsmatrix_core::glob;
-use tlsmatrix_core::interop::{Case, CASES};
+use tlsmatrix_harness::certs;
+use tlsmatrix_model::glob;
+use tlsmatrix_model::interop::{Case, CASES};
 
 use tlsmatrix_history::interop_file::{CellLine, SCHEMA};
 use tlsmatrix_report::text_table::Table;

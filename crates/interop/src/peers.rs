@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tlsmatrix_core::codes;
-use tlsmatrix_core::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
-use tlsmatrix_core::scenario::{Aead, Group, Resumption, SigAlg, Version};
-use tlsmatrix_core::side::Side;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::side::Side;
 
 use tlsmatrix_drivers::registry::Registry;
 
@@ -632,7 +632,7 @@ fn gnutls_alpn(o: &Offer, side: Side) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::interop::case;
+    use tlsmatrix_model::interop::case;
 
     #[test]
     fn openssl_flags_pin_the_offer() {

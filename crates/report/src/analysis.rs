@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tlsmatrix_core::record::{is_aa, Metric, Record};
-use tlsmatrix_core::stats::Factor;
+use tlsmatrix_model::record::{is_aa, Metric, Record};
+use tlsmatrix_model::stats::Factor;
 
 use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};

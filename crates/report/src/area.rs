@@ -1,7 +1,7 @@
 //! The areas a run's scenarios fall into (full and resumed handshakes, extras, bulk, memory,
 //! throughput): the terminal and the report group figures by them, from the parsed id.
 
-use tlsmatrix_core::scenario::{Extras, Resumption, Scenario};
+use tlsmatrix_model::scenario::{Extras, Resumption, Scenario};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Area {

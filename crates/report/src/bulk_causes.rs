@@ -4,14 +4,14 @@
 //! the cipher; the counters and the allocator columns say whether the kernel or malloc is
 //! where.
 
-use tlsmatrix_core::record::{self, Metric, Record};
-use tlsmatrix_core::scenario::Scenario;
-use tlsmatrix_core::variant;
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::{self, Metric, Record};
+use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::variant;
 
 use crate::doc::{scenario_order, Block, Cell, Class, Section, Table};
 use crate::figures::{factor_text, paired_advantage};
-use tlsmatrix_core::stats::Factor;
+use tlsmatrix_model::stats::Factor;
 
 /// How close to its own ceiling a stack should get (the target the tables are read against).
 pub const CEILING_TARGET: f64 = 0.85;
@@ -662,7 +662,7 @@ pub fn section(inp: &Inputs) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_core::record::Env;
+    use tlsmatrix_model::record::Env;
 
     fn rec(run: &str, scenario: &str, imp: &str, m: Metric, v: f64) -> Record {
         let samples = (0..6).map(|i| v * (1.0 + 0.001 * f64::from(i))).collect();
@@ -849,7 +849,7 @@ mod tests {
 
     #[test]
     fn an_order_that_flips_with_the_write_size_is_checked_against_the_aeads() {
-        use tlsmatrix_core::record::Paired;
+        use tlsmatrix_model::record::Paired;
         let (k1, k16) = ("bulk-tls13-aes-128-gcm-1k", S);
         // Paired with the baseline's own pair: the factor `f` against "base", in 12 rounds.
         let paired = |mut r: Record, f: f64| {

@@ -1,7 +1,7 @@
 //! `results.csv`: one row per record, for spreadsheets and notebooks; the figures as recorded
 //! (per-handshake nanoseconds stay nanoseconds) plus the noisy flag.
 
-use tlsmatrix_core::record::Record;
+use tlsmatrix_model::record::Record;
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {

@@ -1,7 +1,7 @@
 //! The shape of everything tlsmatrix shows: sections of paragraphs, tables and charts. The
 //! terminal, Markdown and HTML renderers all draw the same document, so they cannot disagree.
 
-use tlsmatrix_core::record::{CellRecord, CellStatus, Metric, Record};
+use tlsmatrix_model::record::{CellRecord, CellStatus, Metric, Record};
 
 use crate::figures::{self, advantage, factor_text, figure, with_interval};
 
@@ -140,7 +140,7 @@ impl Cell {
         Cell::of_factor(advantage(r, base, floor))
     }
 
-    pub fn of_factor(f: Option<tlsmatrix_core::stats::Factor>) -> Cell {
+    pub fn of_factor(f: Option<tlsmatrix_model::stats::Factor>) -> Cell {
         match f {
             Some(f) => Cell::with(
                 factor_text(&f),

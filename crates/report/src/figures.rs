@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use tlsmatrix_core::record::{is_aa, Metric, Record};
-use tlsmatrix_core::stats::{self, Factor, Summary};
+use tlsmatrix_model::record::{is_aa, Metric, Record};
+use tlsmatrix_model::stats::{self, Factor, Summary};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Shown {
@@ -177,7 +177,7 @@ pub fn pairs_for(m: Metric, imp: &str, baseline: &str) -> Vec<(String, String)> 
     let first = pair_for(m, imp, baseline);
     let alone = (imp.to_string(), imp.to_string());
     // The A/A copy has its own row for the noise floor; its one-side figures stay out.
-    if first == alone || tlsmatrix_core::record::is_aa(imp) {
+    if first == alone || tlsmatrix_model::record::is_aa(imp) {
         vec![first]
     } else {
         vec![first, alone]
@@ -473,7 +473,7 @@ mod tests {
     }
 
     fn on(cpu: &str, metric: Metric, centre: f64) -> Record {
-        let env = tlsmatrix_core::record::Env {
+        let env = tlsmatrix_model::record::Env {
             cpu_model: cpu.into(),
             ..Default::default()
         };
@@ -485,8 +485,8 @@ mod tests {
 
     #[test]
     fn memory_weather_counts_each_block_once_across_records() {
-        use tlsmatrix_core::record::BlockWeather;
-        use tlsmatrix_core::weather::Weather;
+        use tlsmatrix_model::record::BlockWeather;
+        use tlsmatrix_model::weather::Weather;
         let at = |block, cache_ns, memory_ns| BlockWeather {
             block,
             weather: Weather {
@@ -543,7 +543,7 @@ mod tests {
             (b.into(), "x".into())
         );
         assert_eq!(pairs_for(Metric::ClientWireBytes, "x", b).len(), 1);
-        let aa = tlsmatrix_core::record::aa_label(b);
+        let aa = tlsmatrix_model::record::aa_label(b);
         assert_eq!(pairs_for(Metric::ClientCpuNs, &aa, b).len(), 1);
         let mut r = on("cpu", Metric::ClientCpuNs, 1e6);
         assert!(!with_itself(&r));

@@ -1,8 +1,8 @@
 //! Interop results drawn: a summary matrix (passed of applicable cases per client and
 //! server) and one matrix per case, for the report and the terminal alike.
 
-use tlsmatrix_core::interop::CASES;
 use tlsmatrix_history::interop_file::CellLine;
+use tlsmatrix_model::interop::CASES;
 
 use crate::doc;
 use crate::text_table::Table;

@@ -18,6 +18,7 @@ pub mod figures;
 mod html;
 pub mod interop;
 mod md;
+pub mod netmodel;
 pub mod network;
 pub mod summary;
 mod svg;

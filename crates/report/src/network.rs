@@ -1,12 +1,12 @@
 //! What a handshake costs on a network: the wire figures of a `--measure wire` run, the time to
-//! first byte the model (`tlsmatrix_core::netmodel`) gives them under a few conditions, a
+//! first byte the model (`crate::netmodel`) gives them under a few conditions, a
 //! chart of it against the round-trip time, and the delay-proxy check of the model.
 
-use tlsmatrix_core::netmodel::{self, Conditions};
-use tlsmatrix_core::record::Metric;
-use tlsmatrix_core::trace::Trace;
+use crate::netmodel::{self, Conditions};
 use tlsmatrix_history::proxy_check::{CheckRow, ProxyCheck};
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::trace::Trace;
 
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Point, Section, Series, Table};
 use crate::figures::figure;
@@ -270,7 +270,7 @@ pub fn findings(rows: &[WireRow], baseline: &str) -> Vec<String> {
         .filter(|w| {
             w.scenario == base_id
                 && w.client == w.server
-                && !tlsmatrix_core::record::is_aa(w.client)
+                && !tlsmatrix_model::record::is_aa(w.client)
         })
         .collect();
     let by = |m: Metric| move |a: &&&WireRow, b: &&&WireRow| a.get(m).total_cmp(&b.get(m));
@@ -333,7 +333,7 @@ pub fn library_table(rows: &[WireRow]) -> Option<Table> {
     let mut impls: Vec<&str> = Vec::new();
     for w in rows {
         if w.client == w.server
-            && !tlsmatrix_core::record::is_aa(w.client)
+            && !tlsmatrix_model::record::is_aa(w.client)
             && !impls.contains(&w.client)
         {
             impls.push(w.client);
@@ -464,8 +464,8 @@ mod tests {
     /// out, and a scenario a library did not run shows "-".
     #[test]
     fn the_library_table_has_a_row_per_impl_with_itself() {
-        use tlsmatrix_core::trace::Flight;
-        use tlsmatrix_core::trace::Sender;
+        use tlsmatrix_model::trace::Flight;
+        use tlsmatrix_model::trace::Sender;
         let flight = |from, bytes, waits_for| Flight {
             from,
             bytes,
@@ -487,7 +487,7 @@ mod tests {
             tail_ns: 0,
         };
         let (plain, pq) = (COMPARED[0].0, COMPARED[1].0);
-        let aa = tlsmatrix_core::record::aa_label("a");
+        let aa = tlsmatrix_model::record::aa_label("a");
         let mut rows = vec![
             row(plain, "a", 192.0, &t),
             row(pq, "a", 1376.0, &t),

@@ -4,7 +4,7 @@
 //! "times better" whichever way a metric points; `~` marks a factor within noise, `*` a noisy
 //! figure.
 
-use tlsmatrix_core::record::{CellRecord, CellStatus, Record};
+use tlsmatrix_model::record::{CellRecord, CellStatus, Record};
 
 use crate::area::{area, Area};
 use crate::doc::{self, scenario_order, Class};

@@ -15,7 +15,7 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 )
 
-// The schemas of tlsmatrix results files (crates/core/src/record.rs): a
+// The schemas of tlsmatrix results files (crates/model/src/record.rs): a
 // record of figures, and a cell that produced none.
 const (
 	resultSchema = "tlsmatrix.result/1"

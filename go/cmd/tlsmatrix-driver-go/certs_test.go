@@ -21,7 +21,7 @@ import (
 )
 
 // testCerts writes, once per test binary, a certificate set per key type in the layout
-// crates/core/src/certs.rs writes (a root, three intermediates in a line, a localhost leaf
+// crates/harness/src/certs.rs writes (a root, three intermediates in a line, a localhost leaf
 // at each depth with one key, a client certificate), so the driver's tests need no Rust.
 var testCerts = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "tlsmatrix-driver-go-certs")

@@ -12,7 +12,7 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
 
-// handshakeIDs are the handshake scenarios of crates/core/src/scenario.rs's catalogue.
+// handshakeIDs are the handshake scenarios of crates/model/src/scenario.rs's catalogue.
 func handshakeIDs() []string {
 	var ids []string
 	sigs := []string{"ecdsa-p256", "ecdsa-p384", "rsa-2048", "rsa-3072", "ed25519"}

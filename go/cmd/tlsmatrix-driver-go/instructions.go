@@ -7,14 +7,14 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
 )
 
-// Instruction counts under callgrind, as crates/core/src/workload.rs takes them: each
+// Instruction counts under callgrind, as crates/measure/src/workload.rs takes them: each
 // sample counts the client's work over a batch, then the server's over another, with
 // collection switched on exactly while the counted side's clock runs (memconn.Clock.OnRun),
 // so a count covers what a timed sample times: crypto/tls's calls and whatever the runtime
 // does on the goroutine meanwhile (allocation, GC assists, and background marking that
 // takes the one P while that side runs).
 
-// Metric names, as in crates/core/src/record.rs.
+// Metric names, as in crates/model/src/record.rs.
 const (
 	clientInstructions = "client_instructions"
 	serverInstructions = "server_instructions"

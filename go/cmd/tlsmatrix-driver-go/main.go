@@ -1,6 +1,6 @@
 // Command tlsmatrix-driver-go is the tlsmatrix driver for Go's crypto/tls: it runs a
 // scenario's client and server in one process over in-memory connections and prints the
-// drivers' JSON messages (crates/core/src/protocol.rs), so `tlsmatrix run` measures
+// drivers' JSON messages (crates/model/src/protocol.rs), so `tlsmatrix run` measures
 // go-crypto-tls beside the Rust and C stacks. The sides take turns on one P, each timing
 // only its own running stretches (memconn.Clock); every handshake is held to the scenario's version,
 // suite, group, signature scheme, resumption, certificates and ClientHello count.
@@ -247,7 +247,7 @@ func (l *cellList) Set(s string) error {
 	return nil
 }
 
-// group runs the cells of one scenario in rounds, in the order crates/core/src/paired.rs
+// group runs the cells of one scenario in rounds, in the order crates/measure/src/paired.rs
 // uses (internal/paired.Order): every line names its cell; a cell that fails says so and the others go on.
 func group(args []string) error {
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)

@@ -6,7 +6,7 @@ import (
 	"os"
 )
 
-// The messages a driver prints, one JSON object per line (crates/core/src/protocol.rs).
+// The messages a driver prints, one JSON object per line (crates/model/src/protocol.rs).
 // In `group` output every line but done names its cell, and samples their round.
 
 type metricValue [2]any
@@ -24,7 +24,7 @@ type message struct {
 	Step          *int          `json:"step,omitempty"`
 }
 
-// Metric names as crates/core/src/record.rs spells them.
+// Metric names as crates/model/src/record.rs spells them.
 const (
 	clientCPUNs            = "client_cpu_ns"
 	serverCPUNs            = "server_cpu_ns"

@@ -12,7 +12,7 @@ import (
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
 )
 
-// Wire figures, as crates/core/src/flights.rs defines them: a flight is what one side
+// Wire figures, as crates/measure/src/flights.rs defines them: a flight is what one side
 // writes without reading anything new from its peer in between; it waits for the peer
 // flight holding the last byte its sender had read. A traced connection is a handshake, a
 // 100-byte request and a 1,000-byte response.

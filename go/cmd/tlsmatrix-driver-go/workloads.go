@@ -75,7 +75,7 @@ func warmHandshakes(c *cell, warmup, target time.Duration) (*handshakeSampler, e
 
 // rewarmHandshakes run untimed before each timed batch: paired cells take turns (here with
 // the baseline's process on the same core, in duet), so a sample starts with the caches and
-// predictors the other code left behind (crates/core/src/workload.rs, REWARM_HANDSHAKES).
+// predictors the other code left behind (crates/measure/src/workload.rs, REWARM_HANDSHAKES).
 const rewarmHandshakes = 1
 
 func (h *handshakeSampler) sample() (sample, error) {
@@ -213,7 +213,7 @@ func (b *bulkSampler) read(n int) (time.Duration, error) {
 	return k.Stop(), nil
 }
 
-// rewarmBytes are sent untimed before each bulk sample (crates/core/src/workload.rs,
+// rewarmBytes are sent untimed before each bulk sample (crates/measure/src/workload.rs,
 // REWARM_BYTES).
 const rewarmBytes = 64 << 10
 

@@ -1,7 +1,7 @@
 // Package bogo is the BoGo shim for Go's crypto/tls: BoringSSL's TLS test runner
 // (ssl/test/runner) starts it once per test with flags that say how to configure the stack
 // and what to check; the shim connects back to the runner, plays its side over TCP, echoes
-// data, and exits 0 when every check held. It is the Go side of crates/core/src/bogo.rs and
+// data, and exits 0 when every check held. It is the Go side of crates/driver/src/bogo.rs and
 // honours the same flags, less those crypto/tls has no API for; any other flag exits with
 // status 89, which the runner counts as "unimplemented", never as passed.
 package bogo

@@ -1,5 +1,5 @@
 // Package callgrind counts instructions from inside a Go process running under `valgrind
-// --tool=callgrind --collect-atstart=no`, as crates/core/src/callgrind.rs does for the Rust
+// --tool=callgrind --collect-atstart=no`, as crates/measure/src/callgrind.rs does for the Rust
 // drivers: collection is switched on only while the counted side runs, and each count is
 // dumped and read back from callgrind's own output file.
 //

@@ -4,7 +4,7 @@
 // reference's sample of the same round. A shared machine's speed changes
 // from one 20 ms to the next; two samples taken side by side see the same
 // speed, two benchmarks run one after the other do not. It is the Go side of
-// crates/core/src/paired.rs and follows the same order rule.
+// crates/measure/src/paired.rs and follows the same order rule.
 package paired
 
 import (

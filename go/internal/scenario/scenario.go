@@ -1,4 +1,4 @@
-// Package scenario reads tlsmatrix scenario ids (crates/core/src/scenario.rs is the
+// Package scenario reads tlsmatrix scenario ids (crates/model/src/scenario.rs is the
 // definition): `<kind>-<version>-<params...>`, dash-separated in a fixed order, where axis
 // values may themselves hold dashes (`ecdsa-p256`, `aes-128-gcm`), so an id is read axis by
 // axis, each time taking the longest value that matches the front of what is left.

@@ -185,7 +185,7 @@ func (o Offer) Check(st tls.ConnectionState, resumed bool) error {
 	return nil
 }
 
-// Certificate folder layout (crates/core/src/certs.rs): per key type, the trust anchor, the
+// Certificate folder layout (crates/harness/src/certs.rs): per key type, the trust anchor, the
 // server's chains of one to four certificates with one key, and a client certificate.
 const (
 	CAFile        = "ca.pem"

@@ -16,10 +16,10 @@ use rustls::{
     DigitallySignedStruct, DistinguishedName, Error, ServerConfig, SignatureScheme,
     SupportedProtocolVersion,
 };
-use tlsmatrix_core::codes;
-use tlsmatrix_core::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy};
-use tlsmatrix_core::scenario::Resumption as ResumptionMode;
-use tlsmatrix_core::side::Side;
+use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy};
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::Resumption as ResumptionMode;
+use tlsmatrix_model::side::Side;
 
 use super::{
     client_factory, pem_pair, protocol_versions, RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,

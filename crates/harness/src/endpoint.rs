@@ -1,0 +1,217 @@
+//! The traits every TLS library adapter implements. Three small pieces instead of one big one:
+//! a library (name, version, what it supports), a per-side factory built once from a
+//! configuration (certificates parsed, contexts set up: not measured), and the endpoint itself,
+//! which the pair driver steps and times.
+
+use std::sync::Arc;
+
+use crate::aead::LibraryAead;
+use crate::certs::CertSet;
+use crate::memio::MemIo;
+use crate::negotiated::Negotiated;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::{
+    Aead, Chain, ConnParams, Extras, Group, Resumption, Scenario, SigAlg, Version,
+};
+use tlsmatrix_model::side::Side;
+
+/// What one side is configured to do. Built from a scenario, so both sides pin the same
+/// version, suite, group and signature scheme; tests may change a side to provoke a mismatch.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    pub version: Version,
+    pub aead: Aead,
+    /// The certificate key type, and so the one signature scheme offered.
+    pub sig: SigAlg,
+    /// Groups offered (client) or accepted (server), most preferred first. Adapters read
+    /// them through [`EndpointConfig::groups_for`].
+    pub groups: Vec<Group>,
+    /// A group the client alone offers before `groups`, with its only key share: when the
+    /// server does not accept it, the server must send a HelloRetryRequest.
+    pub client_first_group: Option<Group>,
+    pub resumption: Resumption,
+    pub certs: Arc<CertSet>,
+    /// Sent as SNI and checked against the server certificate.
+    pub server_name: String,
+    /// ALPN protocols offered (client) or accepted (server), most preferred first; empty for
+    /// none. A server with no protocol in common must refuse with no_application_protocol.
+    pub alpn: Vec<String>,
+    /// Mutual TLS: the server requires a client certificate from the test CA; the client
+    /// presents one when `client_cert` is set.
+    pub require_client_cert: bool,
+    pub client_cert: bool,
+    /// How many certificates the server sends (see [`CertSet::chain_pem`]).
+    pub chain: Chain,
+    /// Conformance testing only (the BoGo shim): the library's own defaults wherever the
+    /// runner says nothing, instead of the scenario's one version, suite and scheme. `None`
+    /// for every measurement.
+    pub open: Option<OpenPolicy>,
+}
+
+/// How an open configuration departs from a scenario's pinned one. With it, adapters ignore
+/// `version`, `aead` and `sig`, offer their default suites and schemes, take an empty
+/// `groups` as their default groups, keep a server session cache and issue and keep tickets;
+/// `certs` holds the runner's own credential (see [`CertSet::from_pems`]). Peer certificates
+/// are accepted whatever their chain, as BoringSSL's shim accepts them (its verify callback
+/// returns success); the handshake signature is still checked against the certificate's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPolicy {
+    pub min_version: Version,
+    pub max_version: Version,
+    /// Server: ask for a client certificate (`require_client_cert` makes it mandatory).
+    pub request_client_cert: bool,
+    /// The host name a client sends as SNI; `None` sends none.
+    pub sni: Option<String>,
+}
+
+impl OpenPolicy {
+    /// The versions allowed, oldest first.
+    pub fn versions(&self) -> Vec<Version> {
+        Version::ALL
+            .iter()
+            .copied()
+            .filter(|v| codes::version_code(*v) >= codes::version_code(self.min_version))
+            .filter(|v| codes::version_code(*v) <= codes::version_code(self.max_version))
+            .collect()
+    }
+}
+
+impl EndpointConfig {
+    pub fn for_scenario(scenario: &Scenario, certs: Arc<CertSet>) -> Self {
+        Self::for_params(&scenario.params(), certs)
+    }
+
+    pub fn for_params(p: &ConnParams, certs: Arc<CertSet>) -> Self {
+        let p = *p;
+        let mut groups = vec![p.group];
+        // In TLS 1.2 `supported_groups` also says which curves an ECDSA certificate may use
+        // (RFC 8422, 5.1), and OpenSSL enforces it; so the certificate's curve is listed
+        // after the key-exchange group. The negotiated-group check still holds the key
+        // exchange to the scenario's group.
+        if p.version == Version::Tls12 {
+            if let Some(curve) = p.sig.ecdsa_curve() {
+                if curve != p.group {
+                    groups.push(curve);
+                }
+            }
+        }
+        EndpointConfig {
+            version: p.version,
+            aead: p.aead,
+            sig: p.sig,
+            groups,
+            client_first_group: p.extras.hrr.then(|| Extras::hrr_decoy(p.group)),
+            resumption: p.resumption,
+            certs,
+            server_name: tlsmatrix_model::scenario::SERVER_NAME.to_string(),
+            alpn: Vec::new(),
+            require_client_cert: p.extras.mtls,
+            client_cert: p.extras.mtls,
+            chain: p.extras.chain,
+            open: None,
+        }
+    }
+
+    /// The groups `side` offers or accepts, most preferred first.
+    pub fn groups_for(&self, side: Side) -> Vec<Group> {
+        let first = match side {
+            Side::Client => self.client_first_group,
+            Side::Server => None,
+        };
+        first
+            .into_iter()
+            .chain(self.groups.iter().copied())
+            .collect()
+    }
+
+    /// The server's certificates, leaf first, as PEM.
+    pub fn server_chain_pem(&self) -> &str {
+        self.certs.chain_pem(self.chain)
+    }
+}
+
+impl EndpointConfig {
+    /// Combinations no TLS version allows, whatever the library: `Err(reason)`.
+    pub fn protocol_limits(&self) -> Result<(), String> {
+        if self.version == Version::Tls12 && self.groups.contains(&Group::X25519Mlkem768) {
+            return Err("X25519MLKEM768 is defined for TLS 1.3 only".into());
+        }
+        if self.version == Version::Tls13 && self.resumption == Resumption::SessionId {
+            return Err("TLS 1.3 has no session-id resumption; it resumes with tickets".into());
+        }
+        if self.version == Version::Tls12 && self.client_first_group.is_some() {
+            return Err(
+                "TLS 1.2 has no HelloRetryRequest; a server picks from the groups offered".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A TLS stack build, e.g. rustls with the aws-lc-rs provider, or the system OpenSSL.
+pub trait TlsLibrary: Send + Sync {
+    /// The impl name used on the command line and in records, e.g. `openssl-3.0`.
+    fn name(&self) -> &'static str;
+    /// The exact version running, read from the library at run time where it can tell.
+    fn version(&self) -> String;
+    /// `Err(reason)` when this library cannot run the configuration as asked.
+    fn supports(&self, _cfg: &EndpointConfig) -> Result<(), String> {
+        Ok(())
+    }
+    fn factory(&self, side: Side, cfg: &EndpointConfig)
+        -> anyhow::Result<Box<dyn EndpointFactory>>;
+    /// The library's own AEAD (its crypto API, no TLS) keyed with `aead::KEY`/`aead::IV`,
+    /// for the ceiling its bulk figures are read against; `Err(reason)` when it has none.
+    fn record_aead(&self, _aead: Aead) -> Result<LibraryAead, String> {
+        Err(format!(
+            "{} has no AEAD apart from its TLS stack here",
+            self.name()
+        ))
+    }
+    /// The library's own C allocation call, to check which allocator its blocks land in;
+    /// `None` when its C code allocates nothing (ring) and all goes through Rust's allocator.
+    fn c_allocation(&self) -> Option<CAllocation> {
+        None
+    }
+}
+
+/// A C library's allocation call and its matching free, e.g. OpenSSL's `OPENSSL_malloc`.
+pub struct CAllocation {
+    pub call: &'static str,
+    pub alloc: unsafe fn(usize) -> *mut std::ffi::c_void,
+    pub free: unsafe fn(*mut std::ffi::c_void),
+}
+
+/// Holds one side's parsed configuration and makes connections from it.
+pub trait EndpointFactory {
+    fn endpoint(&self, io: MemIo) -> anyhow::Result<Box<dyn TlsEndpoint>>;
+}
+
+/// One side of a connection, exchanging TLS bytes through its `MemIo`.
+pub trait TlsEndpoint {
+    /// Consume whatever TLS bytes have arrived and write whatever the handshake produces.
+    /// Returns once no more progress is possible without the peer.
+    fn handshake_step(&mut self) -> anyhow::Result<()>;
+    fn is_handshake_complete(&self) -> bool;
+    /// Encrypt all of `data` and write the records to the transport.
+    fn send(&mut self, data: &[u8]) -> anyhow::Result<()>;
+    /// Decrypt what has arrived into `buf`; 0 means nothing is available yet.
+    fn recv(&mut self, buf: &mut [u8]) -> anyhow::Result<usize>;
+    /// What this side believes was negotiated.
+    fn negotiated(&self) -> Negotiated;
+    /// The ALPN protocol agreed on, if any.
+    fn alpn(&self) -> Option<Vec<u8>>;
+    /// Sends a TLS 1.3 KeyUpdate; the data written after it uses the new keys.
+    fn key_update(&mut self) -> anyhow::Result<()>;
+    /// Server side: the host name the client sent as SNI, if any.
+    fn sni(&self) -> Option<String>;
+    /// Sends close_notify. Over a socket the peer learns the stream ended where the sender
+    /// meant it to, not where an attacker cut it.
+    fn close(&mut self) -> anyhow::Result<()>;
+}
+
+/// What `recv` fails with once the peer's close_notify has arrived: the clean end of the
+/// stream, which callers tell apart from every other error with `is::<PeerClosed>()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the peer closed the connection with close_notify")]
+pub struct PeerClosed;

@@ -1,0 +1,151 @@
+//! Instruction counts from inside a process running under `valgrind --tool=callgrind
+//! --collect-atstart=no`: collection is switched on only around the calls of the side being
+//! counted, and each count is dumped and read back from callgrind's own output file.
+//!
+//! The client requests are valgrind's documented magic instruction sequence (valgrind.h and
+//! callgrind.h); natively it does nothing and returns the default, which is how
+//! [`running_on_valgrind`] tells whether anyone is counting.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use tlsmatrix_harness::pair::Meter;
+use tlsmatrix_model::side::Side;
+
+const RUNNING_ON_VALGRIND: u64 = 0x1001;
+/// `VG_USERREQ_TOOL_BASE('C','T')` and the requests after it, in callgrind.h's order.
+const CALLGRIND_BASE: u64 = (b'C' as u64) << 24 | (b'T' as u64) << 16;
+const ZERO_STATS: u64 = CALLGRIND_BASE + 1;
+const TOGGLE_COLLECT: u64 = CALLGRIND_BASE + 2;
+const DUMP_STATS_AT: u64 = CALLGRIND_BASE + 3;
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn client_request(default: u64, request: u64, arg1: u64) -> u64 {
+    let args: [u64; 6] = [request, arg1, 0, 0, 0, 0];
+    let result: u64;
+    // SAFETY: the four rotations of rdi add up to 128 bits and leave it unchanged, and
+    // `xchg rbx, rbx` changes nothing: natively the sequence is a no-op that keeps rdx (the
+    // default); under valgrind it is the request, which reads `args`.
+    unsafe {
+        std::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            in("rax") args.as_ptr(),
+            inout("rdx") default => result,
+            inout("rdi") 0u64 => _,
+        );
+    }
+    result
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn client_request(default: u64, _request: u64, _arg1: u64) -> u64 {
+    default
+}
+
+/// Whether this process runs under valgrind (any tool).
+pub fn running_on_valgrind() -> bool {
+    client_request(0, RUNNING_ON_VALGRIND, 0) != 0
+}
+
+/// Where callgrind writes and how many dumps were made so far.
+pub struct Counter {
+    /// The `--callgrind-out-file` given to valgrind, with `%p` already replaced.
+    out_file: PathBuf,
+    dumps: u32,
+}
+
+impl Counter {
+    /// `out_file` is the `--callgrind-out-file` pattern; `%p` becomes this process's id, as
+    /// callgrind itself expands it.
+    pub fn new(out_file: &str) -> Result<Counter> {
+        if !cfg!(target_arch = "x86_64") {
+            bail!("instruction counting is implemented for x86_64 only");
+        }
+        if !running_on_valgrind() {
+            bail!("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no; `tlsmatrix run --measure instructions` starts it so");
+        }
+        let out_file = PathBuf::from(out_file.replace("%p", &std::process::id().to_string()));
+        Ok(Counter { out_file, dumps: 0 })
+    }
+
+    /// Forgets whatever was collected so far.
+    pub fn zero(&mut self) {
+        client_request(0, ZERO_STATS, 0);
+    }
+
+    /// A meter that collects only while `side`'s calls run.
+    pub fn side(&mut self, side: Side) -> SideMeter {
+        SideMeter { counted: side }
+    }
+
+    /// Dumps what was collected since the last dump or zero, reads the total back, and
+    /// starts from zero again (callgrind zeroes on every dump).
+    pub fn take(&mut self, label: &str) -> Result<u64> {
+        let c_label = std::ffi::CString::new(label).context("a dump label has no NUL")?;
+        client_request(0, DUMP_STATS_AT, c_label.as_ptr() as u64);
+        self.dumps += 1;
+        // Callgrind names the n-th dump of a run `<out-file>.<n>`.
+        let part = PathBuf::from(format!("{}.{}", self.out_file.display(), self.dumps));
+        let total = read_total(&part)?;
+        let _ = std::fs::remove_file(&part);
+        Ok(total)
+    }
+}
+
+pub struct SideMeter {
+    counted: Side,
+}
+
+impl Meter for SideMeter {
+    #[inline(always)]
+    fn on<R>(&mut self, side: Side, f: impl FnOnce() -> R) -> R {
+        if side != self.counted {
+            return f();
+        }
+        client_request(0, TOGGLE_COLLECT, 0);
+        let r = f();
+        client_request(0, TOGGLE_COLLECT, 0);
+        r
+    }
+}
+
+/// The `totals:` (or, in older formats, `summary:`) line of a callgrind dump: its first
+/// event is instructions (Ir).
+fn read_total(path: &Path) -> Result<u64> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("callgrind wrote no dump at {}", path.display()))?;
+    parse_total(&text).with_context(|| format!("{} has no totals line", path.display()))
+}
+
+fn parse_total(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("totals:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natively_no_one_is_counting() {
+        // The test binary itself never runs under valgrind in `make test`.
+        assert!(!running_on_valgrind());
+        assert!(Counter::new("/tmp/x.%p").is_err());
+    }
+
+    #[test]
+    fn totals_are_read_from_a_dump() {
+        let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) f\n3 10\n\nsummary: 1234\ntotals: 1234\n";
+        assert_eq!(parse_total(dump), Some(1234));
+        assert_eq!(parse_total("events: Ir\n"), None);
+    }
+}

@@ -1,0 +1,15 @@
+//! What tlsmatrix measures with the harness: workloads (handshakes, bulk, memory,
+//! throughput, wire traces), paired sampling, and the meters around each side's calls (the
+//! clock, heap through the malloc wrapper, OS counters, callgrind, perf profiles), plus each
+//! library's own AEAD ceiling and the memory-weather probe.
+
+pub mod callgrind;
+pub mod ceiling;
+pub mod counters;
+pub mod flights;
+pub mod heap;
+pub mod memprobe;
+pub mod paired;
+pub mod profile;
+pub mod sample;
+pub mod workload;

@@ -1,0 +1,18 @@
+//! tlsmatrix's data, with no I/O and no TLS code: what a scenario is and its axes, IANA code
+//! points, which side, the statistics, the result record and its schema, the driver protocol,
+//! the interop cases, a traced handshake, the memory weather, and the allocator names.
+//! Everything the orchestrator, the report and the drivers must agree on lives here, so the
+//! command line can read and judge results without linking a TLS library.
+
+pub mod allocator;
+pub mod codes;
+pub mod glob;
+pub mod interop;
+pub mod protocol;
+pub mod record;
+pub mod scenario;
+pub mod side;
+pub mod stats;
+pub mod trace;
+pub mod variant;
+pub mod weather;
