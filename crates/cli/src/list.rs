@@ -2,39 +2,10 @@
 
 use anyhow::Result;
 use serde_json::json;
+use tlsmatrix_model::impls;
 use tlsmatrix_model::scenario::{self, Scenario};
 
 use crate::drivers::{self, Registry};
-
-/// Every impl tlsmatrix knows, and what it takes to have the ones a build lacks.
-const KNOWN_IMPLS: &[(&str, &str)] = &[
-    ("rustls-aws-lc", "`make build` (the main driver)"),
-    ("rustls-ring", "`make build` (the main driver)"),
-    (
-        "openssl-3.0",
-        "`make build` with the system's libssl-dev (the main driver)",
-    ),
-    (
-        "openssl-3.6",
-        "`make build` (OpenSSL 3.6 from the openssl-src crate, linked into drivers/openssl)",
-    ),
-    (
-        "openssl-4.0",
-        "`make build` (OpenSSL 4.0 from the openssl-src crate, linked into drivers/openssl)",
-    ),
-    (
-        "boringssl",
-        "`make build` (the boring crate, linked into drivers/boringssl)",
-    ),
-    (
-        "s2n-tls",
-        "`make build` (the s2n-tls crate on aws-lc, the main driver)",
-    ),
-    (
-        "go-crypto-tls",
-        "`make build` (Go's crypto/tls in go/cmd/tlsmatrix-driver-go)",
-    ),
-];
 
 pub fn list(as_json: bool) -> Result<()> {
     let reg = Registry::discover()?;
@@ -48,10 +19,10 @@ pub fn list(as_json: bool) -> Result<()> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let not_built: Vec<(&str, &str)> = KNOWN_IMPLS
+    let not_built: Vec<(&str, &str)> = impls::IMPLS
         .iter()
-        .filter(|(n, _)| reg.impls.iter().all(|e| e.name != *n))
-        .copied()
+        .filter(|r| reg.impls.iter().all(|e| e.name != r.name))
+        .map(|r| (r.name, r.build))
         .collect();
     if as_json {
         let v = json!({

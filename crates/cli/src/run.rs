@@ -10,6 +10,7 @@ pub use tlsmatrix_drivers::shard::Shard;
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
 use tlsmatrix_model::glob;
+use tlsmatrix_model::impls;
 use tlsmatrix_model::protocol::Measure;
 use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 use tlsmatrix_model::scenario::{Cores, Scenario};
@@ -130,7 +131,14 @@ pub(crate) fn select_impls<'r>(reg: &'r Registry, args: &[String]) -> Result<Vec
         }
     }
     for entry in &out {
-        if !drivers::version_matches_name(&entry.name, &entry.version) {
+        if impls::row(&entry.name).is_none() {
+            bail!(
+                "impl '{}' has no row in the impl table (crates/model/src/impls.rs); add one \
+                 saying which library version it must run",
+                entry.name
+            );
+        }
+        if !impls::version_matches(&entry.name, &entry.version) {
             bail!(
                 "impl '{}' runs {}, not the library its name promises; rebuild its driver",
                 entry.name,

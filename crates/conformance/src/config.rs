@@ -9,28 +9,18 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-use tlsmatrix_model::glob;
+use tlsmatrix_model::{glob, impls};
 
 const SCOPE: &str = include_str!("../config/scope.json");
 
-const RUSTLS: &str = include_str!("../config/rustls.json");
-const RING: &str = include_str!("../config/ring.json");
-const OPENSSL: &str = include_str!("../config/openssl.json");
-const BORINGSSL: &str = include_str!("../config/boringssl.json");
-const S2N: &str = include_str!("../config/s2n.json");
-const GO: &str = include_str!("../config/go.json");
-
-/// Each impl's files (a library's, then its crypto provider's); an impl without any has no
-/// known deviations.
-const DEVIATIONS: &[(&str, &[&str])] = &[
-    ("rustls-aws-lc", &[RUSTLS]),
-    ("rustls-ring", &[RUSTLS, RING]),
-    ("openssl-3.0", &[OPENSSL]),
-    ("openssl-3.6", &[OPENSSL]),
-    ("openssl-4.0", &[OPENSSL]),
-    ("boringssl", &[BORINGSSL]),
-    ("s2n-tls", &[S2N]),
-    ("go-crypto-tls", &[GO]),
+/// The expectation files, by the name an impl's row gives them (`impls::ImplRow::conformance`).
+const FILES: &[(&str, &str)] = &[
+    ("rustls", include_str!("../config/rustls.json")),
+    ("ring", include_str!("../config/ring.json")),
+    ("openssl", include_str!("../config/openssl.json")),
+    ("boringssl", include_str!("../config/boringssl.json")),
+    ("s2n", include_str!("../config/s2n.json")),
+    ("go", include_str!("../config/go.json")),
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -67,14 +57,14 @@ fn first<'a>(list: &'a [(String, String)], test: &str) -> Option<(&'a str, &'a s
 impl Expectations {
     pub fn for_impl(imp: &str) -> Result<Expectations> {
         let scope: File = serde_json::from_str(SCOPE).context("config/scope.json")?;
-        let texts = DEVIATIONS
-            .iter()
-            .find(|(name, _)| *name == imp)
-            .map_or(&[][..], |(_, texts)| *texts);
+        let names = impls::row(imp).map_or(&[][..], |r| r.conformance);
         let mut deviations = Vec::new();
-        for text in texts {
+        for name in names {
+            let (_, text) = FILES.iter().find(|(n, _)| n == name).with_context(|| {
+                format!("{imp}'s row names config/{name}.json, which is not compiled in")
+            })?;
             let own: File = serde_json::from_str(text)
-                .with_context(|| format!("a deviations file of {imp}"))?;
+                .with_context(|| format!("config/{name}.json, a deviations file of {imp}"))?;
             deviations.extend(own.deviations);
         }
         Ok(Expectations {
@@ -108,6 +98,22 @@ impl Expectations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_row_names_compiled_in_files_and_every_file_has_a_row() {
+        for r in impls::IMPLS {
+            for name in r.conformance {
+                assert!(FILES.iter().any(|(n, _)| n == name), "{}: {name}", r.name);
+            }
+            Expectations::for_impl(r.name).unwrap();
+        }
+        for (name, _) in FILES {
+            assert!(
+                impls::IMPLS.iter().any(|r| r.conformance.contains(name)),
+                "config/{name}.json is no impl's"
+            );
+        }
+    }
 
     #[test]
     fn every_file_parses_and_gives_reasons() {

@@ -62,13 +62,25 @@ fn pairs() -> Vec<(Box<dyn TlsLibrary>, Box<dyn TlsLibrary>)> {
     out
 }
 
+/// The default features build every impl whose row puts it in the main driver, each
+/// reporting the library version its row holds it to.
 #[test]
-fn this_build_has_the_foundation_libraries_and_s2n_tls() {
+fn this_build_has_every_impl_of_the_main_driver() {
     let names: Vec<_> = libraries().iter().map(|l| l.name()).collect();
-    assert_eq!(
-        names,
-        ["rustls-aws-lc", "rustls-ring", "openssl-3.0", "s2n-tls"]
-    );
+    let rows: Vec<_> = tlsmatrix_model::impls::IMPLS
+        .iter()
+        .filter(|r| r.driver == "tlsmatrix-driver")
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, rows);
+    for l in libraries() {
+        assert!(
+            tlsmatrix_model::impls::version_matches(l.name(), &l.version()),
+            "{}: {}",
+            l.name(),
+            l.version()
+        );
+    }
 }
 
 #[test]

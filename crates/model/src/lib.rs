@@ -7,6 +7,7 @@
 pub mod allocator;
 pub mod codes;
 pub mod glob;
+pub mod impls;
 pub mod interop;
 pub mod protocol;
 pub mod record;
