@@ -57,12 +57,17 @@ all: build
 setup:
 	@scripts/setup
 
+# Each step prints one line (what, whether it had to be built, how long); its whole output is
+# in target/logs/<step>.log, and a failed step prints that log's end. VERBOSE=1 shows it all.
+STEP := scripts/step
+
 build: setup
-	$(CARGO) build --release --locked --workspace
-	cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go
+	@echo "building (logs in target/logs/):"
+	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace
+	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
-	$(MAKE) --no-print-directory driver-boringssl
-	$(MAKE) --no-print-directory driver-clang driver-openssl-clang
+	@$(MAKE) --no-print-directory driver-boringssl
+	@$(MAKE) --no-print-directory driver-clang driver-openssl-clang
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 
@@ -70,19 +75,21 @@ build: setup
 # (a few minutes, once) and linked statically into a driver of its own.
 OPENSSL_RELEASES ?= 3.6 4.0
 driver-openssl-%: openssl-lib-%
-	OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(CARGO) build --release --locked \
+	@OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(STEP) driver-openssl-$* \
+	  $(CARGO) build --release --locked \
 	  --manifest-path drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
-	cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
+	@cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
 
 # One release's static libraries under target/openssl/RELEASE, built once.
 openssl-lib-%:
-	CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $* target/openssl/$*
+	@CARGO_MAKEFLAGS=-j$$(nproc) $(STEP) openssl-lib-$* $(BIN)/tlsmatrix-openssl-build $* target/openssl/$*
 # OpenSSL 3.5, the LTS distributions ship, for the Go transport (GO_LIBSSL=3.5): openssl-src
 # 300.5 cannot share a lock file with 300.6, so its builder is a workspace of its own.
 openssl-lib-3.5:
-	$(CARGO) build --release --locked --manifest-path crates/openssl-build/lts/Cargo.toml \
-	  --target-dir target/openssl-build-lts
-	CARGO_MAKEFLAGS=-j$$(nproc) target/openssl-build-lts/release/tlsmatrix-openssl-build-lts 3.5 target/openssl/3.5
+	@$(STEP) openssl-builder-lts $(CARGO) build --release --locked \
+	  --manifest-path crates/openssl-build/lts/Cargo.toml --target-dir target/openssl-build-lts
+	@CARGO_MAKEFLAGS=-j$$(nproc) $(STEP) openssl-lib-3.5 \
+	  target/openssl-build-lts/release/tlsmatrix-openssl-build-lts 3.5 target/openssl/3.5
 
 # The compiler axis: rustls on ring, and OpenSSL CLANG_OPENSSL (with the rustls adapters on
 # aws-lc and ring beside it), with their C code compiled by clang instead of gcc, as impls
@@ -90,24 +97,25 @@ openssl-lib-3.5:
 CLANG_OPENSSL ?= 3.6
 CLANG := CC=clang CXX=clang++
 driver-clang: setup
-	$(CLANG) $(CARGO) build --release --locked -p tlsmatrix-driver --no-default-features \
-	  --features rustls-ring --target-dir target/driver-clang
-	cp target/driver-clang/release/tlsmatrix-driver $(BIN)/tlsmatrix-driver-clang
+	@$(CLANG) $(STEP) driver-clang $(CARGO) build --release --locked -p tlsmatrix-driver \
+	  --no-default-features --features rustls-ring --target-dir target/driver-clang
+	@cp target/driver-clang/release/tlsmatrix-driver $(BIN)/tlsmatrix-driver-clang
 openssl-lib-clang:
-	$(CLANG) CARGO_MAKEFLAGS=-j$$(nproc) $(BIN)/tlsmatrix-openssl-build $(CLANG_OPENSSL) \
-	  target/openssl/$(CLANG_OPENSSL)-clang
+	@$(CLANG) CARGO_MAKEFLAGS=-j$$(nproc) $(STEP) openssl-lib-$(CLANG_OPENSSL)-clang \
+	  $(BIN)/tlsmatrix-openssl-build $(CLANG_OPENSSL) target/openssl/$(CLANG_OPENSSL)-clang
 driver-openssl-clang: openssl-lib-clang
-	$(CLANG) OPENSSL_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang OPENSSL_STATIC=1 \
+	@$(CLANG) OPENSSL_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang OPENSSL_STATIC=1 \
+	  $(STEP) driver-openssl-$(CLANG_OPENSSL)-clang \
 	  $(CARGO) build --release --locked --manifest-path drivers/openssl/Cargo.toml \
 	  --target-dir target/driver-openssl-$(CLANG_OPENSSL)-clang
-	cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
+	@cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
 	  $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang
 
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:
-	$(CARGO) build --release --locked --manifest-path drivers/boringssl/Cargo.toml \
-	  --target-dir target/driver-boringssl
-	cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
+	@$(STEP) driver-boringssl $(CARGO) build --release --locked \
+	  --manifest-path drivers/boringssl/Cargo.toml --target-dir target/driver-boringssl
+	@cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and

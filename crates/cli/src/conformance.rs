@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
+use tlsmatrix_model::impls;
 
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -57,6 +58,13 @@ fn boring_sys_version(reg: &Registry) -> Option<String> {
 
 /// Whether the impl's driver has a BoGo shim: it answers the runner's first question.
 fn has_shim(entry: &ImplEntry) -> Result<(), String> {
+    if let Some(impls::ImplRow {
+        conformance: impls::Conformance::NoShim(why),
+        ..
+    }) = impls::row(&entry.name)
+    {
+        return Err((*why).to_string());
+    }
     let out = Command::new(&entry.driver().path)
         .args([
             "bogo-shim",

@@ -336,8 +336,8 @@ fn built_impls() -> Vec<(String, String)> {
 /// Every built impl, against itself, completes one scenario for each axis value (the driver
 /// checks the negotiated version, suite, group, signature, resumption and the certificates
 /// each side received of every handshake, and counts ClientHellos for the retry); the only
-/// cells it may decline are post-quantum ones it has no ML-KEM for, and for s2n-tls those
-/// no named policy fits. s2n-tls must still complete most of them.
+/// cells it may decline are those its row's limits cover (`model::impls::Limit`), and it must
+/// still complete most of them.
 #[test]
 fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
     let scenarios = [
@@ -367,7 +367,7 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
         "throughput-tls13-ecdsa-p256-allcores",
     ];
     let d = scratch("axes");
-    for (imp, version) in built_impls() {
+    for (imp, _) in built_impls() {
         let out = d.join(format!("{imp}.jsonl"));
         let r = tlsmatrix(&[
             "run",
@@ -398,32 +398,18 @@ fn every_impl_completes_a_scenario_for_every_axis_value_it_claims() {
                     completed += 1;
                 }
                 Some(cell) => {
+                    // Declined: its row must declare a limit covering the cell (a compiler
+                    // or allocator variant's row is its plain build's), and say why.
                     let why = cell["reason"].as_str().unwrap_or_default();
-                    // A compiler variant declines what its plain build does.
-                    let imp = tlsmatrix_model::variant::base(&imp);
-                    let no_mlkem = id.contains("mlkem")
-                        && (imp == "rustls-ring" || version.starts_with("OpenSSL 3.0."));
-                    let fixed_tls13_suites = imp == "boringssl"
-                        && id.starts_with("bulk-tls13-")
-                        && !id.contains("aes-128-gcm");
-                    // s2n-tls takes named policies, each fixing suites, groups and
-                    // versions together; it says which it lacks.
-                    let s2n_policy = imp == "s2n-tls" && why.starts_with("s2n-tls");
-                    // crypto/tls picks its TLS 1.3 suite and its group order itself and
-                    // has no session-id cache; it says which.
-                    let go_fixed = imp == "go-crypto-tls" && why.starts_with("crypto/tls");
+                    let params = id
+                        .parse::<tlsmatrix_model::scenario::Scenario>()
+                        .unwrap()
+                        .params();
                     assert!(
-                        no_mlkem || fixed_tls13_suites || s2n_policy || go_fixed,
+                        impls::may_refuse(&imp, &params),
                         "{imp} declined {id}: {cell}"
                     );
-                    assert!(
-                        why.contains("ML-KEM")
-                            || why.contains("x25519mlkem768")
-                            || why.contains("TLS 1.3 cipher suites")
-                            || s2n_policy
-                            || go_fixed,
-                        "{why}"
-                    );
+                    assert!(!why.is_empty(), "{imp} declined {id} without a reason");
                 }
             }
         }

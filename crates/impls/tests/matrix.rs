@@ -10,7 +10,8 @@ use tlsmatrix_harness::endpoint::{EndpointConfig, TlsLibrary};
 use tlsmatrix_harness::pair::{self, Checksum, PairError};
 use tlsmatrix_impls::libraries;
 use tlsmatrix_measure::workload::{self, Budget};
-use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_model::impls::{self, Limit};
+use tlsmatrix_model::scenario::{ConnParams, Group, Scenario, SigAlg};
 use tlsmatrix_model::side::Side;
 
 fn cert_dir() -> PathBuf {
@@ -36,20 +37,30 @@ fn config(scenario: &Scenario) -> EndpointConfig {
     EndpointConfig::for_scenario(scenario, certs(scenario.params().sig))
 }
 
-/// Whether the pair can run `cfg`; a refusal must be one of the known limits: no ML-KEM
-/// (ring, OpenSSL 3.0) or s2n-tls's named policies, which fix suites and groups together.
-fn runnable(c: &dyn TlsLibrary, s: &dyn TlsLibrary, cfg: &EndpointConfig) -> bool {
-    let Err(why) = cfg
-        .protocol_limits()
-        .and_then(|()| c.supports(cfg))
-        .and_then(|()| s.supports(cfg))
-    else {
-        return true;
-    };
-    let pq = cfg.groups.contains(&Group::X25519Mlkem768);
-    let s2n = [c.name(), s.name()].contains(&"s2n-tls") && why.starts_with("s2n-tls");
-    assert!(pq || s2n, "{} -> {}: {why}", c.name(), s.name());
-    false
+/// Whether the pair can run `cfg`; a refusal must come from a library whose row declares a
+/// limit covering the cell (`model::impls::Limit`).
+fn runnable(c: &dyn TlsLibrary, s: &dyn TlsLibrary, cfg: &EndpointConfig, p: &ConnParams) -> bool {
+    if cfg.protocol_limits().is_err() {
+        return false; // no version allows it, whatever the library
+    }
+    let mut ok = true;
+    for lib in [c, s] {
+        if let Err(why) = lib.supports(cfg) {
+            assert!(
+                impls::may_refuse(lib.name(), p),
+                "{} -> {}: {} refused a cell its row declares no limit for: {why}",
+                c.name(),
+                s.name(),
+                lib.name()
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
+fn has_limit(name: &str, limit: Limit) -> bool {
+    impls::row(name).is_some_and(|r| r.limits.contains(&limit))
 }
 
 fn pairs() -> Vec<(Box<dyn TlsLibrary>, Box<dyn TlsLibrary>)> {
@@ -96,7 +107,7 @@ fn every_pair_completes_every_handshake_scenario_with_the_named_parameters() {
         for scenario in &scenarios {
             let cfg = config(scenario);
             let pq = scenario.params().group == Group::X25519Mlkem768;
-            if !runnable(c.as_ref(), s.as_ref(), &cfg) {
+            if !runnable(c.as_ref(), s.as_ref(), &cfg, &scenario.params()) {
                 continue;
             }
             let (cf, sf) = (
@@ -159,17 +170,20 @@ fn transfer_checked(pair: &mut pair::Pair, from: Side, write_size: usize) {
 
 #[test]
 fn every_pair_moves_data_intact_in_both_directions_for_every_bulk_scenario() {
-    let mut s2n_moved = 0;
+    let mut limited_moved = 0;
     for (c, s) in pairs() {
         for scenario in Scenario::catalogue() {
             let Scenario::Bulk(b) = scenario else {
                 continue;
             };
             let cfg = config(&scenario);
-            if !runnable(c.as_ref(), s.as_ref(), &cfg) {
+            if !runnable(c.as_ref(), s.as_ref(), &cfg, &scenario.params()) {
                 continue;
             }
-            s2n_moved += usize::from(c.name() == "s2n-tls" || s.name() == "s2n-tls");
+            limited_moved += usize::from(
+                has_limit(c.name(), Limit::NamedPolicies)
+                    || has_limit(s.name(), Limit::NamedPolicies),
+            );
             let (cf, sf) = (
                 c.factory(Side::Client, &cfg).unwrap(),
                 s.factory(Side::Server, &cfg).unwrap(),
@@ -180,7 +194,14 @@ fn every_pair_moves_data_intact_in_both_directions_for_every_bulk_scenario() {
             transfer_checked(&mut p, Side::Server, b.size.bytes());
         }
     }
-    assert!(s2n_moved > 0, "no bulk scenario ran with s2n-tls");
+    // A library of named policies still moves data in the scenarios some policy fits.
+    let policy_libs = libraries()
+        .iter()
+        .any(|l| has_limit(l.name(), Limit::NamedPolicies));
+    assert!(
+        !policy_libs || limited_moved > 0,
+        "no bulk scenario ran with a policy library"
+    );
 }
 
 /// The client offers p256 and x25519 with p256 first; the server only accepts x25519. The
@@ -188,8 +209,11 @@ fn every_pair_moves_data_intact_in_both_directions_for_every_bulk_scenario() {
 #[test]
 fn a_group_the_scenario_did_not_name_fails_the_check() {
     let scenario: Scenario = "handshake-tls13-ecdsa-p256-p256-full".parse().unwrap();
-    // An s2n-tls server's policy always accepts more groups than one, p256 among them.
-    for (c, s) in pairs().into_iter().filter(|(_, s)| s.name() != "s2n-tls") {
+    // A server of named policies always accepts more groups than one, p256 among them.
+    for (c, s) in pairs()
+        .into_iter()
+        .filter(|(_, s)| !has_limit(s.name(), Limit::NamedPolicies))
+    {
         let mut client_cfg = config(&scenario);
         client_cfg.groups = vec![Group::P256, Group::X25519];
         let mut server_cfg = config(&scenario);
@@ -218,11 +242,10 @@ fn a_group_the_scenario_did_not_name_fails_the_check() {
 #[test]
 fn no_common_group_fails_with_side_and_step() {
     let scenario: Scenario = "handshake-tls13-ecdsa-p256-p256-full".parse().unwrap();
-    // s2n-tls's policies always offer more groups than one, so it retries onto x25519.
-    for (c, s) in pairs()
-        .into_iter()
-        .filter(|(c, s)| c.name() != "s2n-tls" && s.name() != "s2n-tls")
-    {
+    // Named policies always offer more groups than one, so such a client retries onto x25519.
+    for (c, s) in pairs().into_iter().filter(|(c, s)| {
+        !has_limit(c.name(), Limit::NamedPolicies) && !has_limit(s.name(), Limit::NamedPolicies)
+    }) {
         let client_cfg = config(&scenario);
         let mut server_cfg = config(&scenario);
         server_cfg.groups = vec![Group::X25519];
@@ -260,7 +283,7 @@ fn workloads_produce_positive_finite_samples() {
         let scenario: Scenario = id.parse().unwrap();
         let cfg = config(&scenario);
         for (c, s) in pairs() {
-            if !runnable(c.as_ref(), s.as_ref(), &cfg) {
+            if !runnable(c.as_ref(), s.as_ref(), &cfg, &scenario.params()) {
                 continue;
             }
             let cf = c.factory(Side::Client, &cfg).unwrap();

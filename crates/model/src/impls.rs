@@ -5,6 +5,60 @@
 //! every result, the BoGo expectations and the tests read it; adding a stack is its adapter
 //! file and one row here.
 
+use crate::scenario::{Aead, ConnParams, Group, Resumption, SigAlg, Version};
+
+/// A kind of cell an impl cannot run. Its adapter refuses such cells (`unsupported`, with
+/// the library's own reason); the row declares the kind, so the tests hold every refusal to
+/// a declared limit instead of naming impls to excuse them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// No X25519MLKEM768.
+    NoPostQuantum,
+    /// Versions, suites and groups come only as named policies, fixed together: some cells
+    /// have no policy, and a server accepts more groups than the cell names.
+    NamedPolicies,
+    /// TLS 1.3 suites cannot be chosen (AES-128-GCM first on AES hardware).
+    FixedTls13Suites,
+    /// No Ed25519 client certificate in TLS 1.2.
+    NoTls12Ed25519ClientCert,
+    /// TLS 1.2 resumes with tickets only: no session-id cache.
+    NoSessionIdResumption,
+    /// Groups are offered in the library's own order: a client cannot put a retry's decoy
+    /// first, nor a TLS 1.2 certificate's curve after the key-exchange group.
+    FixedGroupOrder,
+}
+
+impl Limit {
+    /// Whether a cell of these parameters may be refused under this limit.
+    pub fn covers(self, p: &ConnParams) -> bool {
+        match self {
+            Limit::NoPostQuantum => p.group == Group::X25519Mlkem768,
+            Limit::NamedPolicies => true,
+            Limit::FixedTls13Suites => p.version == Version::Tls13 && p.aead != Aead::Aes128Gcm,
+            Limit::NoTls12Ed25519ClientCert => {
+                p.version == Version::Tls12 && p.sig == SigAlg::Ed25519 && p.extras.mtls
+            }
+            Limit::NoSessionIdResumption => p.resumption == Resumption::SessionId,
+            Limit::FixedGroupOrder => {
+                p.extras.hrr
+                    || (p.version == Version::Tls12
+                        && p.sig.ecdsa_curve().is_some_and(|c| c != p.group))
+            }
+        }
+    }
+}
+
+/// How BoGo's conformance suite tests an impl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conformance {
+    /// Through the driver's shim, with these expectation files under
+    /// `crates/conformance/config/`, library first, then its crypto provider's (none: no
+    /// known deviations).
+    Shim(&'static [&'static str]),
+    /// Not at all, for this reason (`tlsmatrix conformance` reports it unsupported).
+    NoShim(&'static str),
+}
+
 /// One impl's static facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImplRow {
@@ -20,13 +74,14 @@ pub struct ImplRow {
     /// How the version its driver reports at run time must begin; a result from any other
     /// library is refused (an `openssl-3.6` that runs OpenSSL 3.0 would be a lie).
     pub version_prefix: &'static str,
-    /// Its BoGo expectation files under `crates/conformance/config/`, library first, then its
-    /// crypto provider's (none: no known deviations).
-    pub conformance: &'static [&'static str],
+    /// Whether BoGo can test it, and against which expectation files.
+    pub conformance: Conformance,
     /// Whether its driver wraps the C allocator, and so offers it on jemalloc and mimalloc
     /// too (`+jemalloc`, `+mimalloc`) and counts its heap per connection that way. Go
     /// allocates from its own heap.
     pub wraps_malloc: bool,
+    /// The kinds of cell it cannot run.
+    pub limits: &'static [Limit],
 }
 
 /// The impls, the default baseline first.
@@ -37,7 +92,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` (the main driver)",
         version_prefix: "rustls ",
-        conformance: &["rustls"],
+        conformance: Conformance::Shim(&["rustls"]),
+        limits: &[],
         wraps_malloc: true,
     },
     ImplRow {
@@ -46,7 +102,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` (the main driver)",
         version_prefix: "rustls ",
-        conformance: &["rustls", "ring"],
+        conformance: Conformance::Shim(&["rustls", "ring"]),
+        limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
     },
     ImplRow {
@@ -55,7 +112,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` with the system's libssl-dev (the main driver)",
         version_prefix: "OpenSSL 3.0.",
-        conformance: &["openssl"],
+        conformance: Conformance::Shim(&["openssl"]),
+        limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
     },
     ImplRow {
@@ -64,7 +122,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` (the s2n-tls crate on aws-lc, the main driver)",
         version_prefix: "s2n-tls ",
-        conformance: &["s2n"],
+        conformance: Conformance::Shim(&["s2n"]),
+        limits: &[Limit::NamedPolicies],
         wraps_malloc: true,
     },
     ImplRow {
@@ -73,7 +132,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-boringssl",
         build: "`make build` (the boring crate, linked into drivers/boringssl)",
         version_prefix: "BoringSSL",
-        conformance: &["boringssl"],
+        conformance: Conformance::Shim(&["boringssl"]),
+        limits: &[Limit::FixedTls13Suites],
         wraps_malloc: true,
     },
     ImplRow {
@@ -82,7 +142,12 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-go",
         build: "`make build` (Go's crypto/tls in go/cmd/tlsmatrix-driver-go)",
         version_prefix: "Go go",
-        conformance: &["go"],
+        conformance: Conformance::Shim(&["go"]),
+        limits: &[
+            Limit::FixedTls13Suites,
+            Limit::NoSessionIdResumption,
+            Limit::FixedGroupOrder,
+        ],
         wraps_malloc: false,
     },
     ImplRow {
@@ -91,7 +156,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-openssl-3.6",
         build: "`make build` (OpenSSL 3.6 from the openssl-src crate, linked into drivers/openssl)",
         version_prefix: "OpenSSL 3.6.",
-        conformance: &["openssl"],
+        conformance: Conformance::Shim(&["openssl"]),
+        limits: &[],
         wraps_malloc: true,
     },
     ImplRow {
@@ -100,7 +166,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-openssl-4.0",
         build: "`make build` (OpenSSL 4.0 from the openssl-src crate, linked into drivers/openssl)",
         version_prefix: "OpenSSL 4.0.",
-        conformance: &["openssl"],
+        conformance: Conformance::Shim(&["openssl"]),
+        limits: &[],
         wraps_malloc: true,
     },
 ];
@@ -109,6 +176,11 @@ pub const IMPLS: &[ImplRow] = &[
 pub fn row(name: &str) -> Option<&'static ImplRow> {
     let base = crate::variant::base(name);
     IMPLS.iter().find(|r| r.name == base)
+}
+
+/// Whether the impl `name` declares a limit covering a cell of `params`.
+pub fn may_refuse(name: &str, params: &ConnParams) -> bool {
+    row(name).is_some_and(|r| r.limits.iter().any(|l| l.covers(params)))
 }
 
 /// Whether `version` is what the impl `name` must report. A name the table does not know
@@ -133,6 +205,33 @@ mod tests {
             assert!(r.driver.starts_with("tlsmatrix-driver"), "{}", r.name);
             assert!(!r.version_prefix.is_empty(), "{}", r.name);
         }
+    }
+
+    #[test]
+    fn limits_cover_only_their_cells() {
+        let p = |id: &str| id.parse::<crate::scenario::Scenario>().unwrap().params();
+        assert!(may_refuse(
+            "rustls-ring",
+            &p("handshake-tls13-ecdsa-p256-x25519mlkem768-full")
+        ));
+        assert!(!may_refuse(
+            "rustls-ring",
+            &p("handshake-tls13-ecdsa-p256-x25519-full")
+        ));
+        assert!(!may_refuse(
+            "rustls-aws-lc",
+            &p("handshake-tls13-ecdsa-p256-x25519mlkem768-full")
+        ));
+        assert!(may_refuse("boringssl", &p("bulk-tls13-aes-256-gcm-16k")));
+        assert!(!may_refuse("boringssl", &p("bulk-tls12-aes-256-gcm-16k")));
+        assert!(may_refuse(
+            "go-crypto-tls",
+            &p("handshake-tls12-ecdsa-p256-x25519-session-id")
+        ));
+        assert!(!may_refuse(
+            "nossl",
+            &p("handshake-tls13-ecdsa-p256-x25519mlkem768-full")
+        ));
     }
 
     #[test]
