@@ -9,6 +9,8 @@ compile_error!("OpenSSL and BoringSSL export the same symbols: build them into s
 
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;
+#[cfg(feature = "gnutls")]
+pub mod gnutls;
 /// OpenSSL, or BoringSSL through the same code (see the module's note).
 #[cfg(any(feature = "openssl", feature = "boringssl"))]
 pub mod openssl;
@@ -40,6 +42,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(openssl::OpensslLibrary::linked()));
     #[cfg(feature = "s2n-tls")]
     libs.push(Box::new(s2n::S2nLibrary));
+    #[cfg(feature = "gnutls")]
+    libs.push(Box::new(gnutls::GnutlsLibrary));
     libs
 }
 

@@ -127,6 +127,16 @@ pub const IMPLS: &[ImplRow] = &[
         wraps_malloc: true,
     },
     ImplRow {
+        name: "gnutls",
+        family: "gnutls",
+        driver: "tlsmatrix-driver",
+        build: "`make build` with the system's libgnutls28-dev (the main driver)",
+        version_prefix: "GnuTLS 3.",
+        conformance: Conformance::NoShim("the adapter takes pinned scenarios only; the BoGo shim needs the library's defaults (open configurations), not written for GnuTLS yet"),
+        limits: &[Limit::NoPostQuantum, Limit::NoTls12Ed25519ClientCert],
+        wraps_malloc: true,
+    },
+    ImplRow {
         name: "boringssl",
         family: "openssl",
         driver: "tlsmatrix-driver-boringssl",

@@ -1,0 +1,904 @@
+//! GnuTLS, Debian's system TLS library (`libgnutls28-dev`), through its C API declared below.
+//! It exports no libssl ABI, so it shares the main driver with rustls, s2n-tls and the system
+//! OpenSSL.
+//!
+//! Each session pins one version, suite, group and signature scheme with a priority string
+//! that starts from `NONE`. Records move through the harness's `MemIo` by GnuTLS's push and
+//! pull callbacks. TLS 1.2 session-id resumption needs a server cache, which GnuTLS leaves to
+//! the application: the factory keeps one in memory. A TLS 1.3 server sends exactly one ticket
+//! per connection, as the other libraries are set to.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void, CStr, CString};
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, bail, Result};
+use tlsmatrix_harness::endpoint::{
+    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+};
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::side::Side;
+
+/// The part of `<gnutls/gnutls.h>` (3.7) this adapter calls, with the constants it needs.
+#[allow(non_camel_case_types)]
+mod ffi {
+    use std::ffi::{c_char, c_int, c_uint, c_void};
+
+    pub type session = *mut c_void;
+    pub type credentials = *mut c_void;
+
+    #[repr(C)]
+    pub struct datum {
+        pub data: *mut u8,
+        pub size: c_uint,
+    }
+
+    pub type push_fn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> isize;
+    pub type pull_fn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> isize;
+    pub type db_store_fn = unsafe extern "C" fn(*mut c_void, datum, datum) -> c_int;
+    pub type db_retr_fn = unsafe extern "C" fn(*mut c_void, datum) -> datum;
+    pub type db_remove_fn = unsafe extern "C" fn(*mut c_void, datum) -> c_int;
+
+    pub const SERVER: c_uint = 1;
+    pub const CLIENT: c_uint = 1 << 1;
+    pub const NONBLOCK: c_uint = 1 << 3;
+    pub const NO_TICKETS: c_uint = 1 << 10;
+    pub const KEY_SHARE_TOP: c_uint = 1 << 11;
+    pub const NO_AUTO_SEND_TICKET: c_uint = 1 << 21;
+
+    pub const E_AGAIN: c_int = -28;
+    pub const E_INTERRUPTED: c_int = -52;
+    pub const CRD_CERTIFICATE: c_int = 1;
+    pub const X509_FMT_PEM: c_int = 1;
+    pub const CERT_REQUIRE: c_int = 2;
+    pub const NAME_DNS: c_int = 1;
+    pub const SHUT_WR: c_int = 1;
+    pub const ALPN_MANDATORY: c_uint = 1;
+    pub const ALPN_SERVER_PRECEDENCE: c_uint = 1 << 1;
+
+    pub const TLS1_2: c_int = 4;
+    pub const TLS1_3: c_int = 5;
+    pub const CIPHER_AES_128_GCM: c_int = 10;
+    pub const CIPHER_AES_256_GCM: c_int = 11;
+    pub const CIPHER_CHACHA20_POLY1305: c_int = 23;
+    pub const KX_ECDHE_RSA: c_int = 12;
+    pub const GROUP_SECP256R1: c_int = 2;
+    pub const GROUP_SECP384R1: c_int = 3;
+    pub const GROUP_X25519: c_int = 6;
+    pub const SIGN_ECDSA_SHA256: c_int = 14;
+    pub const SIGN_ECDSA_SHA384: c_int = 15;
+    pub const SIGN_EDDSA_ED25519: c_int = 35;
+    pub const SIGN_ECDSA_SECP256R1_SHA256: c_int = 37;
+    pub const SIGN_ECDSA_SECP384R1_SHA384: c_int = 38;
+    pub const SIGN_RSA_PSS_RSAE_SHA256: c_int = 40;
+
+    #[link(name = "gnutls")]
+    extern "C" {
+        pub static gnutls_malloc: unsafe extern "C" fn(usize) -> *mut c_void;
+        pub static gnutls_free: unsafe extern "C" fn(*mut c_void);
+
+        pub fn gnutls_check_version(req: *const c_char) -> *const c_char;
+        pub fn gnutls_strerror(err: c_int) -> *const c_char;
+
+        pub fn gnutls_certificate_allocate_credentials(res: *mut credentials) -> c_int;
+        pub fn gnutls_certificate_free_credentials(sc: credentials);
+        pub fn gnutls_certificate_set_x509_key_mem2(
+            res: credentials,
+            cert: *const datum,
+            key: *const datum,
+            format: c_int,
+            pass: *const c_char,
+            flags: c_uint,
+        ) -> c_int;
+        pub fn gnutls_certificate_set_x509_trust_mem(
+            res: credentials,
+            ca: *const datum,
+            format: c_int,
+        ) -> c_int;
+
+        pub fn gnutls_init(session: *mut session, flags: c_uint) -> c_int;
+        pub fn gnutls_deinit(session: session);
+        pub fn gnutls_priority_set_direct(
+            session: session,
+            priorities: *const c_char,
+            err_pos: *mut *const c_char,
+        ) -> c_int;
+        pub fn gnutls_credentials_set(session: session, kind: c_int, cred: *mut c_void) -> c_int;
+        pub fn gnutls_server_name_set(
+            session: session,
+            kind: c_int,
+            name: *const c_void,
+            len: usize,
+        ) -> c_int;
+        pub fn gnutls_server_name_get(
+            session: session,
+            data: *mut c_void,
+            len: *mut usize,
+            kind: *mut c_uint,
+            indx: c_uint,
+        ) -> c_int;
+        pub fn gnutls_session_set_verify_cert(
+            session: session,
+            hostname: *const c_char,
+            flags: c_uint,
+        );
+        pub fn gnutls_certificate_server_set_request(session: session, req: c_int);
+        pub fn gnutls_alpn_set_protocols(
+            session: session,
+            protocols: *const datum,
+            count: c_uint,
+            flags: c_uint,
+        ) -> c_int;
+        pub fn gnutls_alpn_get_selected_protocol(session: session, protocol: *mut datum) -> c_int;
+
+        pub fn gnutls_transport_set_ptr(session: session, ptr: *mut c_void);
+        pub fn gnutls_transport_set_push_function(session: session, f: push_fn);
+        pub fn gnutls_transport_set_pull_function(session: session, f: pull_fn);
+
+        pub fn gnutls_session_ticket_key_generate(key: *mut datum) -> c_int;
+        pub fn gnutls_session_ticket_enable_server(session: session, key: *const datum) -> c_int;
+        pub fn gnutls_session_ticket_send(session: session, nr: c_uint, flags: c_uint) -> c_int;
+        pub fn gnutls_session_get_data2(session: session, data: *mut datum) -> c_int;
+        pub fn gnutls_session_set_data(session: session, data: *const c_void, size: usize)
+            -> c_int;
+        pub fn gnutls_session_is_resumed(session: session) -> c_int;
+        pub fn gnutls_db_set_ptr(session: session, ptr: *mut c_void);
+        pub fn gnutls_db_set_store_function(session: session, f: db_store_fn);
+        pub fn gnutls_db_set_retrieve_function(session: session, f: db_retr_fn);
+        pub fn gnutls_db_set_remove_function(session: session, f: db_remove_fn);
+        pub fn gnutls_memset(data: *mut c_void, c: c_int, size: usize);
+
+        pub fn gnutls_handshake(session: session) -> c_int;
+        pub fn gnutls_record_send(session: session, data: *const c_void, len: usize) -> isize;
+        pub fn gnutls_record_recv(session: session, data: *mut c_void, len: usize) -> isize;
+        pub fn gnutls_session_key_update(session: session, flags: c_uint) -> c_int;
+        pub fn gnutls_bye(session: session, how: c_int) -> c_int;
+
+        pub fn gnutls_protocol_get_version(session: session) -> c_int;
+        pub fn gnutls_cipher_get(session: session) -> c_int;
+        pub fn gnutls_kx_get(session: session) -> c_int;
+        pub fn gnutls_group_get(session: session) -> c_int;
+        pub fn gnutls_sign_algorithm_get(session: session) -> c_int;
+        pub fn gnutls_certificate_get_peers(session: session, size: *mut c_uint) -> *const datum;
+    }
+}
+
+fn error_text(code: c_int) -> String {
+    // SAFETY: gnutls_strerror returns a static string for any code.
+    unsafe { CStr::from_ptr(ffi::gnutls_strerror(code)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn check(code: c_int, what: &str) -> Result<c_int> {
+    if code < 0 {
+        bail!("GnuTLS: {what}: {}", error_text(code));
+    }
+    Ok(code)
+}
+
+fn datum(bytes: &[u8]) -> ffi::datum {
+    ffi::datum {
+        data: bytes.as_ptr().cast_mut(),
+        size: c_uint::try_from(bytes.len()).expect("below 4 GiB"),
+    }
+}
+
+/// Priority-string names of the scenario's axes.
+fn suite_items(version: Version, aead: Aead, sig: SigAlg) -> String {
+    let cipher = match aead {
+        Aead::Aes128Gcm => "AES-128-GCM",
+        Aead::Aes256Gcm => "AES-256-GCM",
+        Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
+    };
+    let kx = match (version, sig.is_rsa()) {
+        (Version::Tls13, _) => "",
+        (Version::Tls12, true) => ":+ECDHE-RSA",
+        (Version::Tls12, false) => ":+ECDHE-ECDSA",
+    };
+    format!("+{cipher}:+AEAD{kx}")
+}
+
+fn group_item(g: Group) -> Option<&'static str> {
+    match g {
+        Group::X25519 => Some("+GROUP-X25519"),
+        Group::P256 => Some("+GROUP-SECP256R1"),
+        Group::P384 => Some("+GROUP-SECP384R1"),
+        Group::X25519Mlkem768 => None,
+    }
+}
+
+/// The handshake signature scheme, under both of GnuTLS's names where it has two (the TLS 1.2
+/// ECDSA one, not bound to a curve, and the TLS 1.3 one).
+fn sign_items(sig: SigAlg) -> &'static str {
+    match sig {
+        SigAlg::EcdsaP256 => "+SIGN-ECDSA-SECP256R1-SHA256:+SIGN-ECDSA-SHA256",
+        SigAlg::EcdsaP384 => "+SIGN-ECDSA-SECP384R1-SHA384:+SIGN-ECDSA-SHA384",
+        SigAlg::Rsa2048 | SigAlg::Rsa3072 => "+SIGN-RSA-PSS-RSAE-SHA256",
+        SigAlg::Ed25519 => "+SIGN-EdDSA-Ed25519",
+    }
+}
+
+/// One side's priority string: exactly the scenario's version, suite, groups and scheme.
+fn priority(cfg: &EndpointConfig, side: Side) -> Result<String, String> {
+    let version = match cfg.version {
+        Version::Tls12 => "+VERS-TLS1.2",
+        Version::Tls13 => "+VERS-TLS1.3",
+    };
+    let mut groups = Vec::new();
+    for g in cfg.groups_for(side) {
+        groups.push(
+            group_item(g).ok_or_else(|| format!("GnuTLS {} has no ML-KEM", library_version()))?,
+        );
+    }
+    // A TLS 1.3 server's CertificateRequest lists the schemes a client's certificates may
+    // be signed with too (no signature_algorithms_cert of its own), and a GnuTLS client sends
+    // no certificate whose CA signature is missing there: the test CA signs RSA certificates
+    // with rsa_pkcs1_sha256, which TLS 1.3 forbids in the handshake itself, so listing it
+    // changes no negotiated scheme.
+    let cert_sign = if side == Side::Server
+        && cfg.require_client_cert
+        && cfg.version == Version::Tls13
+        && cfg.sig.is_rsa()
+    {
+        ":+SIGN-RSA-SHA256"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "NONE:{version}:{}:+COMP-NULL:+CTYPE-X509:{}:{}{cert_sign}",
+        suite_items(cfg.version, cfg.aead, cfg.sig),
+        groups.join(":"),
+        sign_items(cfg.sig)
+    ))
+}
+
+fn library_version() -> String {
+    // SAFETY: with a null argument gnutls_check_version returns the static version string.
+    unsafe { CStr::from_ptr(ffi::gnutls_check_version(ptr::null())) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+pub struct GnutlsLibrary;
+
+impl TlsLibrary for GnutlsLibrary {
+    fn name(&self) -> &'static str {
+        "gnutls"
+    }
+
+    fn version(&self) -> String {
+        format!("GnuTLS {}", library_version())
+    }
+
+    /// GnuTLS allocates through `gnutls_malloc`, which is the C allocator unless an
+    /// application replaces it.
+    fn c_allocation(&self) -> Option<tlsmatrix_harness::endpoint::CAllocation> {
+        unsafe fn alloc(n: usize) -> *mut c_void {
+            (ffi::gnutls_malloc)(n)
+        }
+        unsafe fn free(p: *mut c_void) {
+            (ffi::gnutls_free)(p)
+        }
+        Some(tlsmatrix_harness::endpoint::CAllocation {
+            call: "gnutls_malloc",
+            alloc,
+            free,
+        })
+    }
+
+    fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        if cfg.open.is_some() {
+            return Err(
+                "gnutls: no BoGo shim yet (the adapter takes pinned scenarios only)".into(),
+            );
+        }
+        if cfg.groups.contains(&Group::X25519Mlkem768) {
+            return Err(format!(
+                "GnuTLS {} has no ML-KEM (GnuTLS added X25519MLKEM768 in 3.8.9)",
+                library_version()
+            ));
+        }
+        if cfg.version == Version::Tls12 && cfg.sig == SigAlg::Ed25519 && cfg.require_client_cert {
+            // RFC 8422 (5.5) has an Ed25519 client sign under ecdsa_sign; GnuTLS's TLS 1.2
+            // CertificateRequest lists no certificate type for it, and its client sends
+            // none for such a request.
+            return Err(format!(
+                "GnuTLS {} has no TLS 1.2 certificate type for an Ed25519 client certificate",
+                library_version()
+            ));
+        }
+        Ok(())
+    }
+
+    fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        self.supports(cfg).map_err(|e| anyhow!(e))?;
+        let priority = CString::new(priority(cfg, side).map_err(|e| anyhow!(e))?)?;
+        let cred = Credentials::new()?;
+        match side {
+            Side::Client => {
+                cred.trust(&cfg.certs.ca_pem)?;
+                if cfg.client_cert {
+                    cred.own(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
+                }
+            }
+            Side::Server => {
+                cred.own(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+                if cfg.require_client_cert {
+                    cred.trust(&cfg.certs.ca_pem)?;
+                }
+            }
+        }
+        let ticket_key = match (side, cfg.resumption) {
+            (Side::Server, Resumption::Ticket) => Some(TicketKey::new()?),
+            _ => None,
+        };
+        Ok(Box::new(GnutlsFactory {
+            side,
+            cred,
+            priority,
+            server_name: CString::new(cfg.server_name.as_str())?,
+            require_client_cert: cfg.require_client_cert,
+            alpn: cfg.alpn.clone(),
+            resumption: cfg.resumption,
+            ticket_key,
+            cache: Arc::new(SessionCache::default()),
+            session: Arc::default(),
+        }))
+    }
+}
+
+/// A credentials object: our certificate and key, the trusted CA, or both.
+struct Credentials(ffi::credentials);
+
+// SAFETY: GnuTLS credentials are read-only once set up and may be shared across threads.
+unsafe impl Send for Credentials {}
+unsafe impl Sync for Credentials {}
+
+impl Credentials {
+    fn new() -> Result<Credentials> {
+        let mut c = ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(
+            unsafe { ffi::gnutls_certificate_allocate_credentials(&mut c) },
+            "allocating credentials",
+        )?;
+        Ok(Credentials(c))
+    }
+
+    fn own(&self, chain_pem: &str, key_pem: &str) -> Result<()> {
+        let (cert, key) = (datum(chain_pem.as_bytes()), datum(key_pem.as_bytes()));
+        // SAFETY: the datums point at live strings; GnuTLS copies what it keeps.
+        check(
+            unsafe {
+                ffi::gnutls_certificate_set_x509_key_mem2(
+                    self.0,
+                    &cert,
+                    &key,
+                    ffi::X509_FMT_PEM,
+                    ptr::null(),
+                    0,
+                )
+            },
+            "loading our certificate chain and key",
+        )?;
+        Ok(())
+    }
+
+    fn trust(&self, ca_pem: &str) -> Result<()> {
+        let ca = datum(ca_pem.as_bytes());
+        // SAFETY: as in `own`.
+        let n = check(
+            unsafe { ffi::gnutls_certificate_set_x509_trust_mem(self.0, &ca, ffi::X509_FMT_PEM) },
+            "loading the trusted CA",
+        )?;
+        if n == 0 {
+            bail!("GnuTLS: the CA file holds no certificate");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Credentials {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new`; sessions using it hold the factory alive.
+        unsafe { ffi::gnutls_certificate_free_credentials(self.0) }
+    }
+}
+
+/// A server's ticket encryption key, made once per factory.
+struct TicketKey(ffi::datum);
+
+// SAFETY: the key is only read once made.
+unsafe impl Send for TicketKey {}
+unsafe impl Sync for TicketKey {}
+
+impl TicketKey {
+    fn new() -> Result<TicketKey> {
+        let mut key = ffi::datum {
+            data: ptr::null_mut(),
+            size: 0,
+        };
+        // SAFETY: out-pointer to a local.
+        check(
+            unsafe { ffi::gnutls_session_ticket_key_generate(&mut key) },
+            "making a ticket key",
+        )?;
+        Ok(TicketKey(key))
+    }
+}
+
+impl Drop for TicketKey {
+    fn drop(&mut self) {
+        // SAFETY: allocated by GnuTLS in `new`, wiped and freed once.
+        unsafe {
+            ffi::gnutls_memset(self.0.data.cast(), 0, self.0.size as usize);
+            free_datum(&mut self.0);
+        }
+    }
+}
+
+/// Frees what GnuTLS allocated for a datum (its `gnutls_free_datum` is not exported).
+unsafe fn free_datum(d: &mut ffi::datum) {
+    if !d.data.is_null() {
+        (ffi::gnutls_free)(d.data.cast());
+    }
+    d.data = ptr::null_mut();
+    d.size = 0;
+}
+
+/// A TLS 1.2 server's session cache (GnuTLS leaves it to the application): session id to
+/// session data.
+#[derive(Default)]
+struct SessionCache(Mutex<HashMap<Vec<u8>, Vec<u8>>>);
+
+unsafe fn datum_bytes(d: &ffi::datum) -> &[u8] {
+    if d.data.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(d.data, d.size as usize)
+    }
+}
+
+unsafe extern "C" fn cache_store(ptr: *mut c_void, key: ffi::datum, data: ffi::datum) -> c_int {
+    let cache = &*(ptr as *const SessionCache);
+    let mut map = cache.0.lock().unwrap_or_else(|e| e.into_inner());
+    map.insert(datum_bytes(&key).to_vec(), datum_bytes(&data).to_vec());
+    0
+}
+
+unsafe extern "C" fn cache_retrieve(ptr: *mut c_void, key: ffi::datum) -> ffi::datum {
+    let cache = &*(ptr as *const SessionCache);
+    let map = cache.0.lock().unwrap_or_else(|e| e.into_inner());
+    let none = ffi::datum {
+        data: ptr::null_mut(),
+        size: 0,
+    };
+    let Some(data) = map.get(datum_bytes(&key)) else {
+        return none;
+    };
+    // GnuTLS frees what it gets back with gnutls_free, so it must come from gnutls_malloc.
+    let copy = (ffi::gnutls_malloc)(data.len()).cast::<u8>();
+    if copy.is_null() {
+        return none;
+    }
+    ptr::copy_nonoverlapping(data.as_ptr(), copy, data.len());
+    ffi::datum {
+        data: copy,
+        size: data.len() as c_uint,
+    }
+}
+
+unsafe extern "C" fn cache_remove(ptr: *mut c_void, key: ffi::datum) -> c_int {
+    let cache = &*(ptr as *const SessionCache);
+    let mut map = cache.0.lock().unwrap_or_else(|e| e.into_inner());
+    map.remove(datum_bytes(&key));
+    0
+}
+
+type SessionSlot = Arc<Mutex<Option<Vec<u8>>>>;
+
+struct GnutlsFactory {
+    side: Side,
+    cred: Credentials,
+    priority: CString,
+    server_name: CString,
+    require_client_cert: bool,
+    alpn: Vec<String>,
+    resumption: Resumption,
+    ticket_key: Option<TicketKey>,
+    cache: Arc<SessionCache>,
+    /// Client: the newest session, for the next connection to resume.
+    session: SessionSlot,
+}
+
+impl EndpointFactory for GnutlsFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        let mut flags = ffi::NONBLOCK
+            | match self.side {
+                // One key share, for the first group, as every other client here sends
+                // (GnuTLS's default adds one for a second kind of group, which would answer
+                // a HelloRetryRequest scenario's decoy before any retry).
+                Side::Client => ffi::CLIENT | ffi::KEY_SHARE_TOP,
+                Side::Server => ffi::SERVER | ffi::NO_AUTO_SEND_TICKET,
+            };
+        if self.resumption != Resumption::Ticket {
+            flags |= ffi::NO_TICKETS;
+        }
+        let mut s = ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(unsafe { ffi::gnutls_init(&mut s, flags) }, "gnutls_init")?;
+        // From here the endpoint owns the session and frees it on every path.
+        let mut ep = Box::new(GnutlsEndpoint {
+            session: s,
+            io: Box::new(io),
+            side: self.side,
+            done: false,
+            send_ticket: self.ticket_key.is_some(),
+            slot: (self.side == Side::Client && self.resumption != Resumption::Full)
+                .then(|| self.session.clone()),
+            _cache: self.cache.clone(),
+        });
+        let mut err_pos = ptr::null();
+        // SAFETY: every pointer below is live for the session's life: the priority string
+        // and server name are the factory's, which outlives its endpoints in the harness;
+        // the credentials likewise; the transport pointer is the endpoint's boxed MemIo.
+        unsafe {
+            check(
+                ffi::gnutls_priority_set_direct(s, self.priority.as_ptr(), &mut err_pos),
+                &format!("the priority string {:?}", self.priority),
+            )?;
+            check(
+                ffi::gnutls_credentials_set(s, ffi::CRD_CERTIFICATE, self.cred.0),
+                "setting credentials",
+            )?;
+            ffi::gnutls_transport_set_ptr(s, (&mut *ep.io as *mut MemIo).cast());
+            ffi::gnutls_transport_set_push_function(s, push);
+            ffi::gnutls_transport_set_pull_function(s, pull);
+            match self.side {
+                Side::Client => {
+                    let name = self.server_name.as_bytes();
+                    check(
+                        ffi::gnutls_server_name_set(
+                            s,
+                            ffi::NAME_DNS,
+                            name.as_ptr().cast(),
+                            name.len(),
+                        ),
+                        "setting SNI",
+                    )?;
+                    ffi::gnutls_session_set_verify_cert(s, self.server_name.as_ptr(), 0);
+                    let kept = ep
+                        .slot
+                        .as_ref()
+                        .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).clone());
+                    if let Some(data) = kept {
+                        check(
+                            ffi::gnutls_session_set_data(s, data.as_ptr().cast(), data.len()),
+                            "setting the session to resume",
+                        )?;
+                    }
+                }
+                Side::Server => {
+                    if self.require_client_cert {
+                        ffi::gnutls_certificate_server_set_request(s, ffi::CERT_REQUIRE);
+                        ffi::gnutls_session_set_verify_cert(s, ptr::null(), 0);
+                    }
+                    if let Some(key) = &self.ticket_key {
+                        check(
+                            ffi::gnutls_session_ticket_enable_server(s, &key.0),
+                            "enabling tickets",
+                        )?;
+                    }
+                    if self.resumption == Resumption::SessionId {
+                        ffi::gnutls_db_set_ptr(s, Arc::as_ptr(&self.cache).cast_mut().cast());
+                        ffi::gnutls_db_set_store_function(s, cache_store);
+                        ffi::gnutls_db_set_retrieve_function(s, cache_retrieve);
+                        ffi::gnutls_db_set_remove_function(s, cache_remove);
+                    }
+                }
+            }
+            if !self.alpn.is_empty() {
+                let protos: Vec<ffi::datum> =
+                    self.alpn.iter().map(|p| datum(p.as_bytes())).collect();
+                let flags = match self.side {
+                    Side::Client => 0,
+                    // A server with no protocol in common refuses (no_application_protocol).
+                    Side::Server => ffi::ALPN_MANDATORY | ffi::ALPN_SERVER_PRECEDENCE,
+                };
+                check(
+                    ffi::gnutls_alpn_set_protocols(
+                        s,
+                        protos.as_ptr(),
+                        protos.len() as c_uint,
+                        flags,
+                    ),
+                    "setting ALPN",
+                )?;
+            }
+        }
+        Ok(ep)
+    }
+}
+
+unsafe extern "C" fn push(ptr: *mut c_void, data: *const c_void, len: usize) -> isize {
+    use std::io::Write;
+    let io = &mut *(ptr as *mut MemIo);
+    let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
+    match io.write(bytes) {
+        Ok(n) => n as isize,
+        Err(_) => -1,
+    }
+}
+
+unsafe extern "C" fn pull(ptr: *mut c_void, data: *mut c_void, len: usize) -> isize {
+    use std::io::Read;
+    let io = &mut *(ptr as *mut MemIo);
+    let buf = std::slice::from_raw_parts_mut(data.cast::<u8>(), len);
+    match io.read(buf) {
+        Ok(n) => n as isize,
+        Err(_) => {
+            // "Not yet": GnuTLS reads the transport's errno, which defaults to the C errno.
+            *libc::__errno_location() = libc::EAGAIN;
+            -1
+        }
+    }
+}
+
+struct GnutlsEndpoint {
+    session: ffi::session,
+    /// Boxed so the pointer GnuTLS holds stays put when the endpoint moves.
+    io: Box<MemIo>,
+    side: Side,
+    done: bool,
+    /// Server: send one TLS 1.3 ticket once the handshake is done.
+    send_ticket: bool,
+    slot: Option<SessionSlot>,
+    /// The server cache the session's db callbacks point at, kept alive with it.
+    _cache: Arc<SessionCache>,
+}
+
+impl Drop for GnutlsEndpoint {
+    fn drop(&mut self) {
+        // The client keeps its newest session for the next connection; read at the end, as a
+        // TLS 1.3 ticket arrives after the handshake.
+        if self.done {
+            if let Some(slot) = &self.slot {
+                let mut d = ffi::datum {
+                    data: ptr::null_mut(),
+                    size: 0,
+                };
+                // SAFETY: valid session; the datum is GnuTLS's to free.
+                unsafe {
+                    if ffi::gnutls_session_get_data2(self.session, &mut d) == 0 {
+                        *slot.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some(datum_bytes(&d).to_vec());
+                        free_datum(&mut d);
+                    }
+                }
+            }
+        }
+        // SAFETY: the session was made by gnutls_init and is freed once.
+        unsafe { ffi::gnutls_deinit(self.session) }
+    }
+}
+
+fn again(code: c_int) -> bool {
+    code == ffi::E_AGAIN || code == ffi::E_INTERRUPTED
+}
+
+impl TlsEndpoint for GnutlsEndpoint {
+    fn handshake_step(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        // SAFETY: valid session.
+        let rc = unsafe { ffi::gnutls_handshake(self.session) };
+        if again(rc) {
+            return Ok(());
+        }
+        check(rc, "handshake")?;
+        self.done = true;
+        if self.send_ticket && self.side == Side::Server {
+            // SAFETY: valid session. TLS 1.2 tickets go inside the handshake; this sends the
+            // TLS 1.3 one (a no-op before TLS 1.3).
+            if unsafe { ffi::gnutls_protocol_get_version(self.session) } == ffi::TLS1_3 {
+                check(
+                    unsafe { ffi::gnutls_session_ticket_send(self.session, 1, 0) },
+                    "sending a ticket",
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        while off < data.len() {
+            // SAFETY: valid session and slice.
+            let n = unsafe {
+                ffi::gnutls_record_send(self.session, data[off..].as_ptr().cast(), data.len() - off)
+            };
+            if n < 0 {
+                bail!("GnuTLS: sending: {}", error_text(n as c_int));
+            }
+            off += n as usize;
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            // SAFETY: valid session and slice.
+            let n = unsafe {
+                ffi::gnutls_record_recv(
+                    self.session,
+                    buf[got..].as_mut_ptr().cast(),
+                    buf.len() - got,
+                )
+            };
+            if n > 0 {
+                got += n as usize;
+            } else if n == 0 {
+                if got == 0 {
+                    return Err(PeerClosed.into());
+                }
+                break;
+            } else if again(n as c_int) {
+                break;
+            } else {
+                bail!("GnuTLS: receiving: {}", error_text(n as c_int));
+            }
+        }
+        Ok(got)
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        let s = self.session;
+        // SAFETY: valid session; these read what the handshake settled.
+        let (version, cipher, kx, group, sign, resumed) = unsafe {
+            (
+                ffi::gnutls_protocol_get_version(s),
+                ffi::gnutls_cipher_get(s),
+                ffi::gnutls_kx_get(s),
+                ffi::gnutls_group_get(s),
+                ffi::gnutls_sign_algorithm_get(s),
+                ffi::gnutls_session_is_resumed(s) != 0,
+            )
+        };
+        let version = match version {
+            ffi::TLS1_2 => Some(Version::Tls12),
+            ffi::TLS1_3 => Some(Version::Tls13),
+            _ => None,
+        };
+        let aead = match cipher {
+            ffi::CIPHER_AES_128_GCM => Some(Aead::Aes128Gcm),
+            ffi::CIPHER_AES_256_GCM => Some(Aead::Aes256Gcm),
+            ffi::CIPHER_CHACHA20_POLY1305 => Some(Aead::Chacha20Poly1305),
+            _ => None,
+        };
+        // A TLS 1.2 suite also names its key exchange's signature kind; any key of that kind
+        // gives the same code.
+        let sig_kind = if kx == ffi::KX_ECDHE_RSA {
+            SigAlg::Rsa2048
+        } else {
+            SigAlg::EcdsaP256
+        };
+        let group = match group {
+            ffi::GROUP_X25519 => Some(Group::X25519),
+            ffi::GROUP_SECP256R1 => Some(Group::P256),
+            ffi::GROUP_SECP384R1 => Some(Group::P384),
+            _ => None,
+        };
+        let scheme = match sign {
+            ffi::SIGN_ECDSA_SHA256 | ffi::SIGN_ECDSA_SECP256R1_SHA256 => Some(SigAlg::EcdsaP256),
+            ffi::SIGN_ECDSA_SHA384 | ffi::SIGN_ECDSA_SECP384R1_SHA384 => Some(SigAlg::EcdsaP384),
+            ffi::SIGN_RSA_PSS_RSAE_SHA256 => Some(SigAlg::Rsa2048),
+            ffi::SIGN_EDDSA_ED25519 => Some(SigAlg::Ed25519),
+            _ => None,
+        };
+        Negotiated {
+            version: version.map(codes::version_code),
+            cipher_suite: version
+                .zip(aead)
+                .map(|(v, a)| codes::cipher_suite_code(v, a, sig_kind)),
+            group: group.map(codes::group_code),
+            signature_scheme: scheme.map(codes::signature_scheme_code),
+            resumed: Some(resumed),
+            peer_certs: Some(self.peer_certs()),
+        }
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        let mut d = ffi::datum {
+            data: ptr::null_mut(),
+            size: 0,
+        };
+        // SAFETY: valid session; the datum points into the session.
+        unsafe {
+            (ffi::gnutls_alpn_get_selected_protocol(self.session, &mut d) == 0)
+                .then(|| datum_bytes(&d).to_vec())
+        }
+    }
+
+    fn key_update(&mut self) -> Result<()> {
+        // SAFETY: valid session.
+        let rc = unsafe { ffi::gnutls_session_key_update(self.session, 0) };
+        if again(rc) {
+            return Ok(());
+        }
+        check(rc, "sending a KeyUpdate").map(drop)
+    }
+
+    fn sni(&self) -> Option<String> {
+        let mut buf = [0u8; 256];
+        let mut len = buf.len();
+        let mut kind: c_uint = 0;
+        // SAFETY: valid session; the buffer and its length are ours.
+        let rc = unsafe {
+            ffi::gnutls_server_name_get(
+                self.session,
+                buf.as_mut_ptr().cast(),
+                &mut len,
+                &mut kind,
+                0,
+            )
+        };
+        (rc == 0).then(|| {
+            let name = &buf[..len.min(buf.len())];
+            let name = name.split(|b| *b == 0).next().unwrap_or(name);
+            String::from_utf8_lossy(name).into_owned()
+        })
+    }
+
+    fn close(&mut self) -> Result<()> {
+        // SAFETY: valid session.
+        let rc = unsafe { ffi::gnutls_bye(self.session, ffi::SHUT_WR) };
+        if again(rc) {
+            return Ok(());
+        }
+        check(rc, "sending close_notify").map(drop)
+    }
+}
+
+impl GnutlsEndpoint {
+    fn peer_certs(&self) -> usize {
+        let mut n: c_uint = 0;
+        // SAFETY: valid session; GnuTLS owns the returned list.
+        let list = unsafe { ffi::gnutls_certificate_get_peers(self.session, &mut n) };
+        if list.is_null() {
+            0
+        } else {
+            n as usize
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_priority_string_pins_every_axis() {
+        let s = suite_items(Version::Tls12, Aead::Aes256Gcm, SigAlg::Rsa3072);
+        assert_eq!(s, "+AES-256-GCM:+AEAD:+ECDHE-RSA");
+        let s = suite_items(Version::Tls13, Aead::Chacha20Poly1305, SigAlg::EcdsaP256);
+        assert_eq!(s, "+CHACHA20-POLY1305:+AEAD");
+        assert_eq!(group_item(Group::X25519Mlkem768), None);
+    }
+
+    #[test]
+    fn the_version_is_read_from_the_library() {
+        let v = GnutlsLibrary.version();
+        assert!(v.starts_with("GnuTLS 3."), "{v}");
+    }
+}
