@@ -1,24 +1,18 @@
 //! `tlsmatrix`: measure TLS implementations side by side.
 
-mod compare;
-mod conformance;
-mod groups;
 mod history;
-mod lanes;
 mod list;
-mod progress;
-mod repeatability;
-mod run;
-mod weather;
-mod weather_series;
+mod weather_args;
 mod wire;
 
 use std::path::PathBuf;
 
 use std::process::ExitCode;
 use std::time::Duration;
-use tlsmatrix_drivers::{beside, env, registry as drivers, results_file};
+use tlsmatrix_drivers::{beside, env, registry as drivers};
 use tlsmatrix_interop as interop;
+use tlsmatrix_report::{compare, repeatability};
+use tlsmatrix_runner::{conformance, run, weather_series};
 
 use clap::{Parser, Subcommand};
 
@@ -96,7 +90,7 @@ enum Command {
     /// follows Go with a smaller heap goal.
     #[command(after_help = "Example:
   tlsmatrix weather --impl go-crypto-tls --minutes 7")]
-    Weather(weather_series::SeriesOptions),
+    Weather(weather_args::WeatherArgs),
     /// How far factors move between reruns of one plan (`make repeatability` makes the runs):
     /// max/min of each factor across the runs, whether each run's interval holds their
     /// median, and the A/A factors; exits 1 when a target is missed.
@@ -448,7 +442,7 @@ fn main() -> ExitCode {
             db,
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Repeatability { files } => repeatability::repeatability(&files),
-        Command::Weather(o) => weather_series::series(&o),
+        Command::Weather(a) => weather_series::series(&a.into()),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Wire {
             check: true,

@@ -101,7 +101,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         .unwrap_or(Path::new("."))
         .join("certs");
     let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
-    let bar = crate::progress::bar(planned, "connections");
+    let bar = tlsmatrix_runner::progress::bar(planned, "connections");
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for s in &scenarios {

@@ -10,6 +10,7 @@
 mod analysis;
 pub mod area;
 pub mod bulk_causes;
+pub mod compare;
 pub mod conformance;
 mod csv;
 pub mod doc;
@@ -20,6 +21,7 @@ pub mod interop;
 mod md;
 pub mod netmodel;
 pub mod network;
+pub mod repeatability;
 pub mod summary;
 mod svg;
 pub mod text_table;

@@ -15,9 +15,9 @@ use tlsmatrix_model::protocol::Measure;
 use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 use tlsmatrix_model::scenario::{Cores, Scenario};
 
-use crate::drivers::{self, CellOutcome, CellRequest, ImplEntry, Registry};
 use crate::groups;
-use crate::results_file::ResultsFile;
+use tlsmatrix_drivers::registry::{self as drivers, CellOutcome, CellRequest, ImplEntry, Registry};
+use tlsmatrix_drivers::results_file::ResultsFile;
 use tlsmatrix_history::Store;
 use tlsmatrix_report::summary;
 
@@ -170,7 +170,7 @@ impl Drop for Scratch {
 fn run_id(now: SystemTime) -> String {
     format!(
         "{}-{:04x}",
-        crate::env::compact(now),
+        tlsmatrix_drivers::env::compact(now),
         std::process::id() & 0xffff
     )
 }
@@ -374,7 +374,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 
     let now = SystemTime::now();
     let run_id = opts.run_id.clone().unwrap_or_else(|| run_id(now));
-    let env = crate::env::capture(opts.command_line.clone());
+    let env = tlsmatrix_drivers::env::capture(opts.command_line.clone());
     store.begin_run(&run_id, opts.measure.as_str(), &env)?;
     let scratch = Scratch::new(&run_id)?;
     let baseline = impls[0];
@@ -590,7 +590,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 
     bar.finish_and_clear();
     sink.store
-        .finish_run(&run_id, &crate::env::rfc3339(SystemTime::now()))?;
+        .finish_run(&run_id, &tlsmatrix_drivers::env::rfc3339(SystemTime::now()))?;
 
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
     print!(
