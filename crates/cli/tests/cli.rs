@@ -1,59 +1,14 @@
 //! The `tlsmatrix` binary end to end, with the real driver beside it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::*;
+
 use tlsmatrix_model::impls;
 use tlsmatrix_model::record::{Metric, Record, SCHEMA};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
-}
-
-/// Runs `tlsmatrix` with the drivers in `driver_dir`.
-fn tlsmatrix_with(driver_dir: &Path, args: &[&str]) -> Output {
-    assert!(
-        driver_dir.join("tlsmatrix-driver").exists(),
-        "build the driver first (`cargo build --workspace`); looked in {}",
-        driver_dir.display()
-    );
-    Command::new(bin())
-        .args(args)
-        .env("TLSMATRIX_DRIVER_DIR", driver_dir)
-        .output()
-        .unwrap()
-}
-
-/// Runs `tlsmatrix` with the real driver built beside it.
-fn tlsmatrix(args: &[&str]) -> Output {
-    tlsmatrix_with(bin().parent().unwrap(), args)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tlsmatrix-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// The result records of a results file (skipping the lines of unmeasured cells).
-/// Every line of a JSON-lines file, parsed.
-fn json_lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn result_records(path: &Path) -> Vec<Record> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(&format!("\"schema\":\"{SCHEMA}\"")))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// Held by the tests that keep both cores busy with tight loops (ceilings, counters) and by
 /// the one that times a real socket against a model, so that they never overlap: on two
@@ -61,10 +16,6 @@ fn result_records(path: &Path) -> Vec<Record> {
 fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// One clear sentence and a non-zero exit; no panic, no backtrace, no results file.
@@ -914,14 +865,7 @@ fn every_command_explains_every_option() {
 #[test]
 fn a_hung_driver_fails_its_cell_within_the_limit() {
     let d = scratch("hang");
-    let fake = d.join("tlsmatrix-driver");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\nif [ \"$1\" = info ]; then echo '{\"impls\":[{\"name\":\"rustls-ring\",\"version\":\"rustls 0.0.0 (a hung fake)\"}]}'; exit 0; fi\nsleep 30\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fake_driver(&d, "rustls-ring", "rustls 0.0.0 (a hung fake)", "sleep 30");
     let out = d.join("r.jsonl");
     let started = std::time::Instant::now();
     let r = tlsmatrix_with(
@@ -969,14 +913,7 @@ fn a_hung_driver_fails_its_cell_within_the_limit() {
 #[test]
 fn an_impl_running_the_wrong_library_version_is_refused() {
     let d = scratch("wrongver");
-    let fake = d.join("tlsmatrix-driver");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho '{\"impls\":[{\"name\":\"openssl-3.0\",\"version\":\"OpenSSL 3.6.0 1 Oct 2025\"}]}'\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fake_driver(&d, "openssl-3.0", "OpenSSL 3.6.0 1 Oct 2025", "exit 1");
     let out = d.join("r.jsonl");
     let o = out.to_str().unwrap();
     for args in [
@@ -991,6 +928,21 @@ fn an_impl_running_the_wrong_library_version_is_refused() {
         );
         assert_eq!(r.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// A driver listing an impl the impl table has no row for: `run` refuses to measure it,
+/// since nothing says which library it must run.
+#[test]
+fn an_impl_without_a_row_is_not_measured() {
+    let d = scratch("norow");
+    fake_driver(&d, "nossl", "nossl 1.0", "exit 1");
+    let out = d.join("r.jsonl");
+    let r = tlsmatrix_with(
+        &d,
+        &["run", "--impl", "nossl", "--out", out.to_str().unwrap()],
+    );
+    assert_clean_failure(&r, "impl 'nossl' has no row in the impl table", &out);
+    assert_eq!(r.status.code(), Some(2));
 }
 
 /// Three samples of instruction counts of `imp` with itself, in `handshake` and in TLS 1.3
@@ -1330,7 +1282,7 @@ fn broken_peers_fail_their_cells_in_time() {
     let real = bin().parent().unwrap().join("tlsmatrix-driver");
     std::os::unix::fs::symlink(&real, d.join("tlsmatrix-driver")).unwrap();
     let fake = d.join("tlsmatrix-driver-broken");
-    std::fs::write(
+    executable(
         &fake,
         r#"#!/usr/bin/env python3
 import json, socket, sys, time
@@ -1350,10 +1302,7 @@ if imp == "garbage":
     c.sendall(b"\x16\x03\x01\x00\x05garbage, not a TLS record" * 4)
 time.sleep(60)
 "#,
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let out = d.join("i.jsonl");
     let started = std::time::Instant::now();
     let r = tlsmatrix_with(

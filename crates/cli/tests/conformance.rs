@@ -2,30 +2,18 @@
 //! quick subset against every impl's shim, and the limits that keep a broken shim from
 //! hanging a run.
 
-use std::os::unix::fs::PermissionsExt;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::*;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
-}
-
-fn release_dir() -> PathBuf {
-    bin().parent().unwrap().to_path_buf()
-}
 
 /// Where the runner is cached: the same folder `tlsmatrix conformance` uses on its defaults,
 /// so it is built once for every test and every later run.
 fn bogo_dir() -> PathBuf {
     release_dir().join("../bogo")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tlsmatrix-conf-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The runner may be built by the first test to need it; tests that run it take turns, so
@@ -45,14 +33,6 @@ fn conformance(driver_dir: &Path, d: &Path, args: &[&str]) -> Output {
         .env("TLSMATRIX_BOGO_DIR", bogo_dir())
         .output()
         .unwrap()
-}
-
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn text(o: &Output) -> String {
@@ -101,7 +81,7 @@ fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
         "took {:?}",
         started.elapsed()
     );
-    let rows = lines(&d.join("c.jsonl"));
+    let rows = json_lines(&d.join("c.jsonl"));
     let quick = tlsmatrix_conformance::quick::TESTS.len();
     let mut impls: Vec<&str> = rows.iter().map(|r| r["impl"].as_str().unwrap()).collect();
     impls.dedup();
@@ -174,7 +154,7 @@ fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rows = lines(&d.join("c.jsonl"));
+    let rows = json_lines(&d.join("c.jsonl"));
     assert_eq!(rows.len(), 1, "{}", text(&o));
     assert_eq!(rows[0]["outcome"], "unimplemented");
     let o = conformance(
@@ -188,24 +168,22 @@ fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
 
 /// A folder holding a fake `tlsmatrix-driver`: `info` names one impl, `name`; as a shim it
 /// answers the runner's first question, then runs `per_test` (shell) for every test.
-fn fake_driver(d: &Path, name: &str, per_test: &str) -> PathBuf {
+fn shim_driver(d: &Path, name: &str, per_test: &str) -> PathBuf {
     let dir = d.join("drivers");
-    std::fs::create_dir_all(&dir).unwrap();
-    let fake = dir.join("tlsmatrix-driver");
-    std::fs::write(
-        &fake,
-        format!(
-            "#!/bin/sh\ncase \"$1\" in\n  info) echo '{{\"impls\":[{{\"name\":\"{name}\",\"version\":\"{name} 1\"}}]}}'; exit 0;;\nesac\nfor a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\n{per_test}\n"
+    fake_driver(
+        &dir,
+        name,
+        &format!("{name} 1"),
+        &format!(
+            "for a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\n{per_test}"
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     dir
 }
 
 /// A driver whose shim hangs on every test (one process: the script becomes the `sleep`).
 fn hanging_driver(d: &Path) -> PathBuf {
-    fake_driver(d, "stuck", "exec sleep 317")
+    shim_driver(d, "stuck", "exec sleep 317")
 }
 
 #[test]
@@ -232,7 +210,7 @@ fn a_hanging_shim_costs_the_runners_timeout_and_a_run_its_limit() {
         started.elapsed()
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rows = lines(&d.join("c.jsonl"));
+    let rows = json_lines(&d.join("c.jsonl"));
     assert_eq!(rows.len(), 1, "{}", text(&o));
     assert_eq!(rows[0]["outcome"], "failed");
     assert!(
@@ -285,7 +263,7 @@ fn a_hanging_shim_costs_the_runners_timeout_and_a_run_its_limit() {
 fn logging_driver(d: &Path) -> (PathBuf, PathBuf) {
     let log = d.join("starts.log");
     let per_test = format!("echo \"$*\" >> '{}'\nexit 89", log.display());
-    (fake_driver(d, "logged", &per_test), log)
+    (shim_driver(d, "logged", &per_test), log)
 }
 
 #[test]
@@ -306,7 +284,7 @@ fn tests_of_other_transports_are_recorded_without_starting_a_shim() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rows = lines(&d.join("c.jsonl"));
+    let rows = json_lines(&d.join("c.jsonl"));
     let (dtls, rest): (Vec<_>, Vec<_>) = rows
         .iter()
         .partition(|r| r["test"].as_str().unwrap().starts_with("DTLS-"));

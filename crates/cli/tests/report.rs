@@ -2,24 +2,14 @@
 //! report whose every chart draws and every table has rows *in a real browser* (headless
 //! Chromium), that needs nothing from the network, and is never half-written.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::*;
+
 use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
-
-fn tlsmatrix(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlsmatrix"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn record(run: &str, scenario: &str, pair: (&str, &str), metric: Metric, centre: f64) -> Record {
     let samples: Vec<f64> = (0..10)

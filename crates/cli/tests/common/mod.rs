@@ -1,0 +1,93 @@
+//! What the integration tests of the `tlsmatrix` binary share: the binary and the drivers
+//! built beside it, scratch folders, results-file readers and fake drivers.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tlsmatrix_model::record::{Record, SCHEMA};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tlsmatrix"))
+}
+
+/// Where `cargo build --release` put the binary and `make build` the drivers.
+pub fn release_dir() -> PathBuf {
+    bin().parent().unwrap().to_path_buf()
+}
+
+/// Runs `tlsmatrix` with the drivers in `driver_dir`.
+pub fn tlsmatrix_with(driver_dir: &Path, args: &[&str]) -> Output {
+    assert!(
+        driver_dir.join("tlsmatrix-driver").exists(),
+        "build the driver first (`make build`); looked in {}",
+        driver_dir.display()
+    );
+    Command::new(bin())
+        .args(args)
+        .env("TLSMATRIX_DRIVER_DIR", driver_dir)
+        .output()
+        .unwrap()
+}
+
+/// Runs `tlsmatrix` with the real drivers built beside it.
+pub fn tlsmatrix(args: &[&str]) -> Output {
+    tlsmatrix_with(&release_dir(), args)
+}
+
+/// A fresh, empty folder for one test, under the test target's own temporary folder.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every line of a JSON-lines file, parsed; none when the file is missing.
+pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The result records of a results file (skipping the lines of unmeasured cells).
+pub fn result_records(path: &Path) -> Vec<Record> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("\"schema\":\"{SCHEMA}\"")))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Writes an executable file at `path` (a fake driver, shim or peer, with its own `#!`).
+pub fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Writes an executable shell script at `path`.
+pub fn script(path: &Path, body: &str) {
+    executable(path, &format!("#!/bin/sh\n{body}"));
+}
+
+/// A fake `tlsmatrix-driver` in `dir` whose `info` lists one impl at `version` and which
+/// otherwise runs `rest` (shell).
+pub fn fake_driver(dir: &Path, name: &str, version: &str, rest: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("tlsmatrix-driver");
+    script(
+        &path,
+        &format!(
+            "if [ \"$1\" = info ]; then echo '{{\"impls\":[{{\"name\":\"{name}\",\"version\":\"{version}\"}}]}}'; exit 0; fi\n{rest}\n"
+        ),
+    );
+    path
+}
