@@ -51,6 +51,7 @@ mod ffi {
     pub const NO_AUTO_SEND_TICKET: c_uint = 1 << 21;
 
     pub const E_AGAIN: c_int = -28;
+    pub const E_FATAL_ALERT_RECEIVED: c_int = -12;
     pub const E_INTERRUPTED: c_int = -52;
     pub const CRD_CERTIFICATE: c_int = 1;
     pub const X509_FMT_PEM: c_int = 1;
@@ -153,6 +154,9 @@ mod ffi {
         pub fn gnutls_memset(data: *mut c_void, c: c_int, size: usize);
 
         pub fn gnutls_handshake(session: session) -> c_int;
+        pub fn gnutls_alert_send_appropriate(session: session, err: c_int) -> c_int;
+        pub fn gnutls_alert_get(session: session) -> c_int;
+        pub fn gnutls_alert_get_name(alert: c_int) -> *const c_char;
         pub fn gnutls_record_send(session: session, data: *const c_void, len: usize) -> isize;
         pub fn gnutls_record_recv(session: session, data: *mut c_void, len: usize) -> isize;
         pub fn gnutls_session_key_update(session: session, flags: c_uint) -> c_int;
@@ -535,7 +539,7 @@ impl EndpointFactory for GnutlsFactory {
         // From here the endpoint owns the session and frees it on every path.
         let mut ep = Box::new(GnutlsEndpoint {
             session: s,
-            io: Box::new(io),
+            io: Box::new(Transport { io, starved: false }),
             side: self.side,
             done: false,
             send_ticket: self.ticket_key.is_some(),
@@ -556,7 +560,7 @@ impl EndpointFactory for GnutlsFactory {
                 ffi::gnutls_credentials_set(s, ffi::CRD_CERTIFICATE, self.cred.0),
                 "setting credentials",
             )?;
-            ffi::gnutls_transport_set_ptr(s, (&mut *ep.io as *mut MemIo).cast());
+            ffi::gnutls_transport_set_ptr(s, (&mut *ep.io as *mut Transport).cast());
             ffi::gnutls_transport_set_push_function(s, push);
             ffi::gnutls_transport_set_pull_function(s, pull);
             match self.side {
@@ -625,9 +629,17 @@ impl EndpointFactory for GnutlsFactory {
     }
 }
 
+/// What GnuTLS reads and writes through: the harness's transport, and whether the last read
+/// found it empty. GnuTLS reads ahead into a buffer of its own, so "no application data" from
+/// it means "wait for the peer" only once it has asked the transport and found nothing.
+struct Transport {
+    io: MemIo,
+    starved: bool,
+}
+
 unsafe extern "C" fn push(ptr: *mut c_void, data: *const c_void, len: usize) -> isize {
     use std::io::Write;
-    let io = &mut *(ptr as *mut MemIo);
+    let io = &mut (*(ptr as *mut Transport)).io;
     let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
     match io.write(bytes) {
         Ok(n) => n as isize,
@@ -637,11 +649,12 @@ unsafe extern "C" fn push(ptr: *mut c_void, data: *const c_void, len: usize) -> 
 
 unsafe extern "C" fn pull(ptr: *mut c_void, data: *mut c_void, len: usize) -> isize {
     use std::io::Read;
-    let io = &mut *(ptr as *mut MemIo);
+    let t = &mut *(ptr as *mut Transport);
     let buf = std::slice::from_raw_parts_mut(data.cast::<u8>(), len);
-    match io.read(buf) {
+    match t.io.read(buf) {
         Ok(n) => n as isize,
         Err(_) => {
+            t.starved = true;
             // "Not yet": GnuTLS reads the transport's errno, which defaults to the C errno.
             *libc::__errno_location() = libc::EAGAIN;
             -1
@@ -652,7 +665,7 @@ unsafe extern "C" fn pull(ptr: *mut c_void, data: *mut c_void, len: usize) -> is
 struct GnutlsEndpoint {
     session: ffi::session,
     /// Boxed so the pointer GnuTLS holds stays put when the endpoint moves.
-    io: Box<MemIo>,
+    io: Box<Transport>,
     side: Side,
     done: bool,
     /// Server: send one TLS 1.3 ticket once the handshake is done.
@@ -701,7 +714,9 @@ impl TlsEndpoint for GnutlsEndpoint {
         if again(rc) {
             return Ok(());
         }
-        check(rc, "handshake")?;
+        if rc < 0 {
+            return Err(self.failure(rc, "handshake"));
+        }
         self.done = true;
         if self.send_ticket && self.side == Side::Server {
             // SAFETY: valid session. TLS 1.2 tickets go inside the handshake; this sends the
@@ -737,7 +752,12 @@ impl TlsEndpoint for GnutlsEndpoint {
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut got = 0;
+        // Calls that gave no data although GnuTLS did not find the transport empty: a
+        // post-handshake message (a ticket) was processed, and records after it may already
+        // sit in GnuTLS's own buffer, so it is asked again. Bounded, in case it never asks.
+        let mut unstarved = 0;
         while got < buf.len() {
+            self.io.starved = false;
             // SAFETY: valid session and slice.
             let n = unsafe {
                 ffi::gnutls_record_recv(
@@ -754,9 +774,12 @@ impl TlsEndpoint for GnutlsEndpoint {
                 }
                 break;
             } else if again(n as c_int) {
-                break;
+                unstarved += 1;
+                if self.io.starved || unstarved > 64 {
+                    break;
+                }
             } else {
-                bail!("GnuTLS: receiving: {}", error_text(n as c_int));
+                return Err(self.failure(n as c_int, "receiving"));
             }
         }
         Ok(got)
@@ -871,6 +894,29 @@ impl TlsEndpoint for GnutlsEndpoint {
 }
 
 impl GnutlsEndpoint {
+    /// The error for a failed call, after telling the peer: GnuTLS leaves the alert to the
+    /// application (`gnutls_alert_send_appropriate`). A received alert is named with its
+    /// number, as `gnutls-cli` prints it.
+    fn failure(&mut self, code: c_int, what: &str) -> anyhow::Error {
+        if code == ffi::E_FATAL_ALERT_RECEIVED {
+            // SAFETY: valid session; the name is a static string or null.
+            let (alert, name) = unsafe {
+                let a = ffi::gnutls_alert_get(self.session);
+                let n = ffi::gnutls_alert_get_name(a);
+                let name = if n.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(n).to_string_lossy().into_owned()
+                };
+                (a, name)
+            };
+            return anyhow!("GnuTLS: {what}: received alert [{alert}]: {name}");
+        }
+        // SAFETY: valid session; the alert is queued into the transport's output.
+        unsafe { ffi::gnutls_alert_send_appropriate(self.session, code) };
+        anyhow!("GnuTLS: {what}: {}", error_text(code))
+    }
+
     fn peer_certs(&self) -> usize {
         let mut n: c_uint = 0;
         // SAFETY: valid session; GnuTLS owns the returned list.

@@ -24,17 +24,24 @@ pub struct Deviation {
     pub why: &'static str,
 }
 
+/// GnuTLS's TLS 1.3-only server, as the command-line tool and as the in-memory impl's peer.
+const GNUTLS_VERSION_MISMATCH: Deviation = Deviation {
+    case: "version-mismatch",
+    peer: "gnutls-tool",
+    role: Role::Server,
+    evidence: &["alert number 40", "alert [40]", "ALERT_HANDSHAKE_FAILURE"],
+    what: "GnuTLS (TLS 1.3 only) answers the TLS 1.2-only hellos of OpenSSL, BoringSSL and \
+           GnuTLS with handshake_failure (40), having found no TLS 1.2 suite it may use; \
+           rustls's and crypto/tls's hellos get protocol_version (70)",
+    why: "RFC 8446 4.2.1 and appendix D: a server that supports none of the versions a \
+          client offers aborts with protocol_version",
+};
+
 pub const KNOWN: &[Deviation] = &[
+    GNUTLS_VERSION_MISMATCH,
     Deviation {
-        case: "version-mismatch",
-        peer: "gnutls-tool",
-        role: Role::Server,
-        evidence: &["alert number 40", "alert [40]", "ALERT_HANDSHAKE_FAILURE"],
-        what: "gnutls-serv (TLS 1.3 only) answers the TLS 1.2-only hellos of OpenSSL, BoringSSL \
-               and GnuTLS with handshake_failure (40); rustls's and crypto/tls's hellos get \
-               protocol_version (70)",
-        why: "RFC 8446 4.2.1 and appendix D: a server that supports none of the versions a \
-              client offers aborts with protocol_version",
+        peer: "gnutls",
+        ..GNUTLS_VERSION_MISMATCH
     },
     Deviation {
         case: "no-close-notify",
