@@ -124,7 +124,7 @@ driver-boringssl:
 # then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 report: build
-	rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
+	@rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
 	$(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
