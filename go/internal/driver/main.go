@@ -1,0 +1,392 @@
+// Package driver is the tlsmatrix driver for Go's crypto/tls (cmd/tlsmatrix-driver-go is
+// its thin main): it runs a
+// scenario's client and server in one process over in-memory connections and prints the
+// drivers' JSON messages (crates/model/src/protocol.rs), so `tlsmatrix run` measures
+// go-crypto-tls beside the Rust and C stacks. The sides take turns on one P, each timing
+// only its own running stretches (memconn.Clock); every handshake is held to the scenario's version,
+// suite, group, signature scheme, resumption, certificates and ClientHello count.
+//
+// Commands: info, run, group, bogo-shim (as every driver), and parse (reads scenario ids on stdin and
+// prints each back canonically, for the test that keeps this reader in step with Rust's).
+package driver
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/bogo"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/callgrind"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage: tlsmatrix-driver-go COMMAND [flags]
+
+Runs tlsmatrix scenarios for Go's crypto/tls in memory; spawned by tlsmatrix run.
+
+commands:
+  info    print the impl this driver holds and its version, as JSON
+  run     run one scenario for one pair and print JSON messages (-h for flags)
+  group   run several cells of one scenario in turns, one short sample each per round
+  parse   read scenario ids on stdin, print each back canonically (or "error: ...")
+  bogo-shim --impl go-crypto-tls -- RUNNER-FLAGS
+          play one test of BoringSSL's BoGo runner (tlsmatrix conformance starts it)`)
+}
+
+// Main runs one driver command (args without the program name) and returns the process's
+// exit status. Some paths end the process themselves: -h after printing the flags, and a
+// write to an orchestrator that has gone.
+func Main(args []string) int {
+	// The two sides of a pair take turns on one P, each timing itself (see both).
+	runtime.GOMAXPROCS(1)
+	if len(args) < 1 {
+		usage()
+		return 2
+	}
+	switch args[0] {
+	case "info":
+		b, _ := json.Marshal(map[string]any{"impls": []map[string]any{{
+			"name": implName, "version": implVersion(),
+			"refuses": []map[string]string{
+				{"measure": "counters", "reason": noCounters},
+				{"measure": "ceiling", "reason": noCeiling},
+				{"measure": "profile", "reason": noProfile},
+			},
+		}}})
+		fmt.Println(string(b))
+	case "run":
+		return messagesEnd(run(args[1:]))
+	case "group":
+		return messagesEnd(group(args[1:]))
+	case "ttfb":
+		// The time-to-first-byte check runs a real TCP server thread; crypto/tls is timed
+		// over sockets by the interop peer instead.
+		unsupported(-1, "go-crypto-tls runs in memory only; the time-to-first-byte check uses the Rust drivers")
+		done()
+	case "parse":
+		parse()
+	case "bogo-shim":
+		return bogoShim(args[1:])
+	case "-h", "--help", "help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n", args[0])
+		usage()
+		return 2
+	}
+	return 0
+}
+
+// Reasons for the measures this driver does not take yet.
+const (
+	noCounters = "the Go driver does not split getrusage counts by side: both sides are goroutines, and the runtime's own threads (GC workers) fault on their behalf"
+	noCeiling  = "the Go driver has no AEAD ceiling yet (crypto/cipher's GCM outside crypto/tls)"
+	noProfile  = "the Go driver does not log its sides' calls for a profile: both sides are goroutines, and the runtime's own threads work on their behalf"
+)
+
+// messagesEnd ends a command that speaks in messages: a failure is its last message.
+func messagesEnd(err error) int {
+	if err != nil {
+		failed(-1, err)
+		return 1
+	}
+	return 0
+}
+
+// helpOr ends the process quietly after -h printed the flags; any other parse error is
+// the command's failure.
+func helpOr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	return err
+}
+
+// cellFlags are the flags run and group share.
+type cellFlags struct {
+	scenario, certs    string
+	warmupMS, sampleMS int
+}
+
+func (f *cellFlags) register(fs *flag.FlagSet, warmup, sample int) {
+	fs.StringVar(&f.scenario, "scenario", "", "scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full")
+	fs.StringVar(&f.certs, "certs", "", "folder of cached test certificates (tlsmatrix writes them)")
+	fs.IntVar(&f.warmupMS, "warmup-ms", warmup, "warm-up in milliseconds")
+	fs.IntVar(&f.sampleMS, "sample-ms", sample, "target duration of one sample in milliseconds")
+}
+
+func (f *cellFlags) open() (scenario.Scenario, error) {
+	if f.scenario == "" || f.certs == "" {
+		return scenario.Scenario{}, errors.New("--scenario and --certs are required")
+	}
+	return scenario.Parse(f.scenario)
+}
+
+func checkImpl(name string) error {
+	if name != implName {
+		return fmt.Errorf("this driver has no impl '%s' (it has %s)", name, implName)
+	}
+	return nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var cf cellFlags
+	cf.register(fs, 200, 100)
+	client := fs.String("client", "", "client impl name (go-crypto-tls)")
+	server := fs.String("server", "", "server impl name (go-crypto-tls)")
+	runs := fs.Int("runs", 10, "samples to produce after warm-up")
+	bulkBytes := fs.Int("bulk-bytes", 64<<20, "bytes sent per bulk sample")
+	measure := fs.String("measure", "time", "time, instructions or wire")
+	callgrindOut := fs.String("callgrind-out", "", "instructions: the --callgrind-out-file given to valgrind (%p is the process id)")
+	perSample := fs.Int("per-sample", 10, "instructions: handshakes counted per sample")
+	if err := fs.Parse(args); err != nil {
+		return helpOr(err)
+	}
+	sc, err := cf.open()
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(checkImpl(*client), checkImpl(*server)); err != nil {
+		return err
+	}
+	if *runs < 1 {
+		return errors.New("--runs must be at least 1")
+	}
+	switch *measure {
+	case "time":
+	case "instructions":
+		if sc.Kind != "handshake" && sc.Kind != "bulk" {
+			unsupported(-1, "instructions are counted on handshake and bulk scenarios")
+			return nil
+		}
+	case "counters":
+		unsupported(-1, noCounters)
+		return nil
+	case "ceiling":
+		unsupported(-1, noCeiling)
+		return nil
+	case "profile":
+		unsupported(-1, noProfile)
+		return nil
+	case "wire":
+		if sc.Kind != "handshake" {
+			unsupported(-1, "wire figures are measured on handshake scenarios")
+			return nil
+		}
+	default:
+		return fmt.Errorf("unknown measure '%s' (time, instructions, wire)", *measure)
+	}
+	c, refused, err := newCell(sc, cf.certs)
+	if err != nil {
+		return err
+	}
+	if refused != nil {
+		unsupported(-1, refused.Error())
+		return nil
+	}
+	hello(-1, implVersion())
+	warmup := time.Duration(cf.warmupMS) * time.Millisecond
+	target := time.Duration(cf.sampleMS) * time.Millisecond
+	on := func(s sample) { emitSample(-1, -1, s) }
+	switch {
+	case *measure == "instructions":
+		var counter *callgrind.Counter
+		if counter, err = callgrind.NewCounter(*callgrindOut); err != nil {
+			break
+		}
+		if sc.Kind == "handshake" {
+			err = handshakeInstructions(c, *runs, *perSample, counter, on)
+		} else {
+			err = bulkInstructions(c, sc.WriteSize, *runs, *bulkBytes, counter, on)
+		}
+	case *measure == "wire":
+		var t *trace
+		if t, err = wire(c, *runs, warmup, on); err == nil {
+			emit(message{Type: "trace", Trace: t})
+		}
+	case sc.Kind == "handshake" || sc.Kind == "bulk":
+		var s sampler
+		if sc.Kind == "handshake" {
+			s, err = warmHandshakes(c, warmup, target)
+		} else {
+			s, err = warmBulk(c, sc.WriteSize, warmup, *bulkBytes, 0)
+		}
+		for i := 0; err == nil && i < *runs; i++ {
+			var v sample
+			if v, err = s.sample(); err == nil {
+				on(v)
+			}
+		}
+	case sc.Kind == "memory":
+		err = memory(c, sc.Sessions, *runs, on)
+	case sc.Kind == "throughput":
+		err = throughput(c, sc.Threads(), *runs, warmup, target, on)
+	}
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// cellList collects repeated --cell CLIENT,SERVER flags.
+type cellList [][2]string
+
+func (l *cellList) String() string { return fmt.Sprint(*l) }
+
+func (l *cellList) Set(s string) error {
+	c, v, ok := strings.Cut(s, ",")
+	if !ok || c == "" || v == "" || strings.Contains(v, ",") {
+		return fmt.Errorf("'%s' is not a pair; write CLIENT,SERVER", s)
+	}
+	*l = append(*l, [2]string{c, v})
+	return nil
+}
+
+// group runs the cells of one scenario in rounds, in the order crates/measure/src/paired.rs
+// uses (internal/paired.Order): every line names its cell; a cell that fails says so and the others go on.
+func group(args []string) error {
+	fs := flag.NewFlagSet("group", flag.ContinueOnError)
+	var cf cellFlags
+	cf.register(fs, 20, 5)
+	var cells cellList
+	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
+	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
+	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up, before each round and before ending, and say so after the set-up and each round (duet sampling)")
+	if err := fs.Parse(args); err != nil {
+		return helpOr(err)
+	}
+	in := stepReader{fd: 0}
+	step := func(done int) {
+		if *stepped {
+			emit(message{Type: "stepped", Step: &done})
+		}
+	}
+	await := func() {
+		if *stepped {
+			if _, err := in.line(); err != nil {
+				os.Exit(1) // the orchestrator is gone
+			}
+		}
+	}
+	sc, err := cf.open()
+	if err != nil {
+		return err
+	}
+	if len(cells) == 0 || *rounds < 1 {
+		return errors.New("group needs at least one --cell and --rounds of at least 1")
+	}
+	if sc.Kind != "handshake" && sc.Kind != "bulk" {
+		return fmt.Errorf("%s is not a handshake or bulk scenario; `run` measures it alone", sc)
+	}
+	warmup := time.Duration(cf.warmupMS) * time.Millisecond
+	target := time.Duration(cf.sampleMS) * time.Millisecond
+	await()
+	samplers := make([]sampler, len(cells))
+	for i, pair := range cells {
+		if err := errors.Join(checkImpl(pair[0]), checkImpl(pair[1])); err != nil {
+			failed(i, err)
+			continue
+		}
+		c, refused, err := newCell(sc, cf.certs)
+		switch {
+		case err != nil:
+			failed(i, err)
+			continue
+		case refused != nil:
+			unsupported(i, refused.Error())
+			continue
+		}
+		hello(i, implVersion())
+		var s sampler
+		if sc.Kind == "handshake" {
+			s, err = warmHandshakes(c, warmup, target)
+		} else {
+			s, err = warmBulk(c, sc.WriteSize, warmup, 0, target)
+		}
+		if err != nil {
+			failed(i, err)
+			continue
+		}
+		samplers[i] = s
+	}
+	step(0)
+	for round := range *rounds {
+		await()
+		for _, i := range paired.Order(len(cells), round) {
+			if samplers[i] == nil {
+				continue
+			}
+			v, err := samplers[i].sample()
+			if err != nil {
+				samplers[i] = nil
+				failed(i, err)
+				continue
+			}
+			emitSample(i, round, v)
+		}
+		step(round + 1)
+	}
+	// The last go-ahead lets the process end: exiting on the core while the other driver of
+	// a duet takes its last sample would slow that sample.
+	await()
+	done()
+	return nil
+}
+
+// parse prints each id read on stdin back canonically, or the reader's error.
+func parse() {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if s, err := scenario.Parse(strings.TrimSpace(in.Text())); err != nil {
+			fmt.Fprintf(out, "error: %v\n", err)
+		} else {
+			fmt.Fprintln(out, s)
+		}
+	}
+	out.Flush()
+}
+
+// bogoShim runs one BoGo test; the exit status is what the runner reads.
+func bogoShim(args []string) int {
+	fs := flag.NewFlagSet("bogo-shim", flag.ContinueOnError)
+	imp := fs.String("impl", "", "the impl to test (go-crypto-tls)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := checkImpl(*imp); err != nil {
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return 2
+	}
+	flags, err := bogo.Parse(fs.Args())
+	if errors.Is(err, bogo.ErrHandshakerQuery) {
+		fmt.Println("No")
+		return 0
+	}
+	if err == nil {
+		err = bogo.Run(flags)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case bogo.IsUnimplemented(err):
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return bogo.ExitUnimplemented
+	default:
+		// With -loose-errors the runner takes any failure for the expected one.
+		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		return 1
+	}
+}
