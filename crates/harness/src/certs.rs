@@ -50,21 +50,18 @@ impl CertSet {
     }
 }
 
-const CA_FILE: &str = "ca.pem";
-/// The one-certificate chain; tools outside tlsmatrix are pointed at this file.
-const CHAIN_FILE: &str = "chain.pem";
-const KEY_FILE: &str = "key.pem";
-const CLIENT_CHAIN_FILE: &str = "client.pem";
-const CLIENT_KEY_FILE: &str = "client-key.pem";
+use tlsmatrix_model::cert_files;
+
+const CA_FILE: &str = cert_files::CA;
+const KEY_FILE: &str = cert_files::KEY;
+const CLIENT_CHAIN_FILE: &str = cert_files::CLIENT_CHAIN;
+const CLIENT_KEY_FILE: &str = cert_files::CLIENT_KEY;
 /// Written last, so its presence means the set is whole (sets from older versions lack it
 /// and are replaced).
 const COMPLETE_FILE: &str = "complete-v2";
 
 fn chain_file(certificates: usize) -> String {
-    match certificates {
-        1 => CHAIN_FILE.to_string(),
-        n => format!("chain{n}.pem"),
-    }
+    cert_files::chain(certificates)
 }
 
 /// Loads the set for `sig` from `dir/<sig>/`, generating it first if it is not there.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tlsmatrix_model::cert_files;
 
 use tlsmatrix_model::codes;
 use tlsmatrix_model::interop::{Case, Echo, Expect, Family, Offer, LIBP2P_MESSAGE};
@@ -287,9 +288,9 @@ impl Peer {
                 cmd.args(["s_server", "-accept", "127.0.0.1:0", "-rev"])
                     .args(["-naccept", &case.connections().to_string()])
                     .arg("-cert")
-                    .arg(dir.join("chain.pem"))
+                    .arg(dir.join(cert_files::CHAIN))
                     .arg("-key")
-                    .arg(dir.join("key.pem"))
+                    .arg(dir.join(cert_files::KEY))
                     .args(openssl_offer(o));
                 if o.resumption == Resumption::SessionId {
                     // Tickets off, so the session cache serves the resumption.
@@ -298,7 +299,7 @@ impl Peer {
                 if case.require_client_cert {
                     // -Verify (capital): a client certificate is required, not just asked for.
                     cmd.args(["-Verify", "1", "-CAfile"])
-                        .arg(dir.join("ca.pem"));
+                        .arg(dir.join(cert_files::CA));
                 }
                 ServerPlan {
                     cmd,
@@ -330,9 +331,12 @@ impl Peer {
                 cmd.args(["--echo", "-p", &port.to_string()])
                     .arg(format!(
                         "--x509certfile={}",
-                        dir.join("chain.pem").display()
+                        dir.join(cert_files::CHAIN).display()
                     ))
-                    .arg(format!("--x509keyfile={}", dir.join("key.pem").display()))
+                    .arg(format!(
+                        "--x509keyfile={}",
+                        dir.join(cert_files::KEY).display()
+                    ))
                     .arg(format!("--priority={}", gnutls_priority(o)))
                     .args(gnutls_alpn(o, Side::Server));
                 if o.resumption == Resumption::SessionId {
@@ -340,7 +344,10 @@ impl Peer {
                 }
                 if case.require_client_cert {
                     cmd.args(["--require-client-cert", "--verify-client-cert"])
-                        .arg(format!("--x509cafile={}", dir.join("ca.pem").display()));
+                        .arg(format!(
+                            "--x509cafile={}",
+                            dir.join(cert_files::CA).display()
+                        ));
                 }
                 ServerPlan {
                     cmd,
@@ -407,14 +414,14 @@ impl Peer {
                 ])
                 .args(["-servername", "localhost", "-verify_hostname", "localhost"])
                 .args(["-verify_return_error", "-CAfile"])
-                .arg(cert_dir(certs, o.sig).join("ca.pem"))
+                .arg(cert_dir(certs, o.sig).join(cert_files::CA))
                 .args(openssl_offer(o));
                 if case.client_cert {
                     let dir = cert_dir(certs, o.sig);
                     cmd.arg("-cert")
-                        .arg(dir.join("client.pem"))
+                        .arg(dir.join(cert_files::CLIENT_CHAIN))
                         .arg("-key")
-                        .arg(dir.join("client-key.pem"));
+                        .arg(dir.join(cert_files::CLIENT_KEY));
                 }
                 ClientPlan {
                     cmd,
@@ -450,7 +457,7 @@ impl Peer {
                     .args(["--verify-hostname", "localhost"])
                     .arg(format!(
                         "--x509cafile={}",
-                        cert_dir(certs, o.sig).join("ca.pem").display()
+                        cert_dir(certs, o.sig).join(cert_files::CA).display()
                     ))
                     .arg(format!("--priority={}", gnutls_priority(o)))
                     .args(gnutls_alpn(o, Side::Client));
@@ -458,11 +465,11 @@ impl Peer {
                     let dir = cert_dir(certs, o.sig);
                     cmd.arg(format!(
                         "--x509certfile={}",
-                        dir.join("client.pem").display()
+                        dir.join(cert_files::CLIENT_CHAIN).display()
                     ))
                     .arg(format!(
                         "--x509keyfile={}",
-                        dir.join("client-key.pem").display()
+                        dir.join(cert_files::CLIENT_KEY).display()
                     ));
                 }
                 let mut must_print = None;

@@ -5,6 +5,7 @@
 //! command line can read and judge results without linking a TLS library.
 
 pub mod allocator;
+pub mod cert_files;
 pub mod codes;
 pub mod glob;
 pub mod impls;

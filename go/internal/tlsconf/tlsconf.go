@@ -185,8 +185,10 @@ func (o Offer) Check(st tls.ConnectionState, resumed bool) error {
 	return nil
 }
 
-// Certificate folder layout (crates/harness/src/certs.rs): per key type, the trust anchor, the
-// server's chains of one to four certificates with one key, and a client certificate.
+// Certificate folder layout (the names are crates/model/src/cert_files.rs's, which a test
+// holds these to; crates/harness/src/certs.rs writes the files): per key type, the trust
+// anchor, the server's chains of one to four certificates with one key, and a client
+// certificate.
 const (
 	CAFile        = "ca.pem"
 	KeyFile       = "key.pem"

@@ -2,6 +2,8 @@ package tlsconf
 
 import (
 	"crypto/tls"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,27 @@ func TestWhatCryptoTLSCannotPinIsSaid(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: got %v", tc, err)
 		}
+	}
+}
+
+// The file names are the Rust side's (crates/model/src/cert_files.rs): both read one folder.
+func TestCertificateFileNamesAreTheRustSides(t *testing.T) {
+	src, err := os.ReadFile("../../../crates/model/src/cert_files.rs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rust := map[string]string{}
+	for _, m := range regexp.MustCompile(`pub const ([A-Z_]+): &str = "([^"]+)";`).FindAllStringSubmatch(string(src), -1) {
+		rust[m[1]] = m[2]
+	}
+	for name, ours := range map[string]string{
+		"CA": CAFile, "KEY": KeyFile, "CLIENT_CHAIN": ClientFile, "CLIENT_KEY": ClientKeyFile, "CHAIN": ChainFile(1),
+	} {
+		if rust[name] != ours {
+			t.Errorf("cert_files::%s is %q in Rust, %q here", name, rust[name], ours)
+		}
+	}
+	if !strings.Contains(string(src), `format!("chain{n}.pem")`) || ChainFile(3) != "chain3.pem" {
+		t.Errorf("longer chains are named differently in Rust and Go")
 	}
 }
