@@ -26,7 +26,8 @@ THROUGHPUT_RUNS ?= 8
 THROUGHPUT_MS ?= 250
 # Wire figures (bytes, flights, round trips) for the configurations that differ on a network,
 # then real connections through the delay proxy at PROXY_RTTS milliseconds against the model.
-WIRE_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full,handshake-tls12-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519-full-hrr,handshake-tls13-rsa-3072-x25519-full-chain4,handshake-tls13-rsa-3072-x25519mlkem768-full-chain4,handshake-tls13-ecdsa-p256-x25519-ticket,handshake-tls12-ecdsa-p256-x25519-session-id
+# Empty: the wire suite tlsmatrix defines (Scenario::wire_suite); name ids to measure others.
+WIRE_SCENARIOS ?=
 WIRE_RUNS ?= 20
 PROXY_RTTS ?= 0.2,30
 # What explains the bulk figures: each library's own AEAD on the same records (the ceiling),
@@ -134,7 +135,7 @@ report: build
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure wire --scenario '$(WIRE_SCENARIOS)' --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
+	$(BIN)/tlsmatrix run --measure wire $(if $(WIRE_SCENARIOS),--scenario '$(WIRE_SCENARIOS)') --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 --lanes $(LANES) \
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \

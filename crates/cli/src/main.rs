@@ -308,7 +308,8 @@ struct RunArgs {
     #[arg(long = "impl", value_name = "A,B,...")]
     impls: Vec<String>,
     /// Scenario ids or patterns (`*` and `?` wildcards), comma-separated or repeated.
-    /// Default: the core suite (`tlsmatrix list` shows it).
+    /// Default: the core suite (`tlsmatrix list` shows it); with `--measure wire`, the wire
+    /// suite (handshakes whose cost differs on a network).
     #[arg(long, value_name = "PATTERN")]
     scenario: Vec<String>,
     /// Samples per (scenario, pair, metric), after warm-up. Timed handshake and bulk

@@ -68,15 +68,6 @@ pub struct CheckOptions {
     pub timeout: Duration,
 }
 
-/// The scenarios checked by default: the configurations the report's findings compare.
-pub const CHECK_SCENARIOS: [&str; 5] = [
-    "handshake-tls13-ecdsa-p256-x25519-full",
-    "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
-    "handshake-tls12-ecdsa-p256-x25519-full",
-    "handshake-tls13-ecdsa-p256-x25519-full-hrr",
-    "handshake-tls13-rsa-3072-x25519-full-chain4",
-];
-
 /// Times real connections through the delay proxy for each scenario and RTT, compares them
 /// with the model, and writes the check file; false when a row is off by more than 10%.
 pub fn check(o: &CheckOptions) -> Result<bool> {
@@ -85,10 +76,13 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         Some(name) => reg.get(name)?,
         None => reg.impls.first().context("no impl found")?,
     };
-    let ids: Vec<&str> = if o.scenarios.is_empty() {
-        CHECK_SCENARIOS.to_vec()
+    let ids: Vec<String> = if o.scenarios.is_empty() {
+        Scenario::wire_check_suite()
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect()
     } else {
-        o.scenarios.iter().map(String::as_str).collect()
+        o.scenarios.clone()
     };
     let scenarios = ids
         .iter()

@@ -458,6 +458,24 @@ impl Scenario {
         out
     }
 
+    /// The handshakes whose wire cost differs in a way a network shows (`--measure wire` takes
+    /// them when no scenario is named): TLS 1.3 and 1.2 full handshakes, the hybrid
+    /// post-quantum group, a HelloRetryRequest, a long RSA chain with and without the hybrid
+    /// group, and both kinds of resumption.
+    pub fn wire_suite() -> Vec<Scenario> {
+        WIRE_SUITE.iter().map(|(id, _)| parse_listed(id)).collect()
+    }
+
+    /// The part of the wire suite `tlsmatrix wire --check` times through the delay proxy by
+    /// default: the full handshakes the report's findings compare.
+    pub fn wire_check_suite() -> Vec<Scenario> {
+        WIRE_SUITE
+            .iter()
+            .filter(|(_, checked)| *checked)
+            .map(|(id, _)| parse_listed(id))
+            .collect()
+    }
+
     /// The suite `make report` and a bare `tlsmatrix run` measure: the common full handshakes,
     /// every kind of resumption, and the seed's bulk suite (16 KiB writes);
     /// and in TLS 1.3 with ECDSA P-256 and X25519, each extra: mTLS, the longest chain, a
@@ -678,6 +696,22 @@ pub fn grammar() -> Vec<(String, Vec<(&'static str, String)>)> {
     ]
 }
 
+/// The wire suite, each id with whether the delay-proxy check takes it by default.
+const WIRE_SUITE: [(&str, bool); 8] = [
+    ("handshake-tls13-ecdsa-p256-x25519-full", true),
+    ("handshake-tls13-ecdsa-p256-x25519mlkem768-full", true),
+    ("handshake-tls12-ecdsa-p256-x25519-full", true),
+    ("handshake-tls13-ecdsa-p256-x25519-full-hrr", true),
+    ("handshake-tls13-rsa-3072-x25519-full-chain4", true),
+    ("handshake-tls13-rsa-3072-x25519mlkem768-full-chain4", false),
+    ("handshake-tls13-ecdsa-p256-x25519-ticket", false),
+    ("handshake-tls12-ecdsa-p256-x25519-session-id", false),
+];
+
+fn parse_listed(id: &str) -> Scenario {
+    id.parse().expect("a listed scenario id parses")
+}
+
 /// The name every server certificate is issued to and every client asks for (SNI).
 pub const SERVER_NAME: &str = "localhost";
 
@@ -778,6 +812,21 @@ mod tests {
         assert!("handshake-tls13-ecdsa-p256x-x25519-full"
             .parse::<Scenario>()
             .is_err());
+    }
+
+    #[test]
+    fn the_wire_suite_is_handshakes_of_the_catalogue() {
+        let all = Scenario::catalogue();
+        let wire = Scenario::wire_suite();
+        assert_eq!(wire.len(), 8);
+        assert!(wire
+            .iter()
+            .all(|s| matches!(s, Scenario::Handshake(_)) && all.contains(s)));
+        let checked = Scenario::wire_check_suite();
+        assert_eq!(checked.len(), 5);
+        assert!(checked
+            .iter()
+            .all(|s| wire.contains(s) && !s.params().resumption.is_resumed()));
     }
 
     #[test]

@@ -323,7 +323,11 @@ impl Sink {
 
 /// Runs every cell; returns whether all of them were measured or unsupported.
 pub fn run(opts: RunOptions) -> Result<bool> {
-    let scenarios = opts.shard.select(&select_scenarios(&opts.scenarios)?);
+    let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
+        opts.shard.select(&Scenario::wire_suite())
+    } else {
+        opts.shard.select(&select_scenarios(&opts.scenarios)?)
+    };
     if scenarios.is_empty() {
         bail!(
             "shard {}/{} has no scenario: there are fewer scenarios than shards",
