@@ -1002,14 +1002,37 @@ impl Drop for AeadHandle {
     }
 }
 
-impl RecordAead for AeadHandle {
-    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
+/// `gnutls_aead_cipher_encrypt` and `_decrypt`, which share one signature.
+type AeadCall = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_void,
+    usize,
+    *const c_void,
+    usize,
+    usize,
+    *const c_void,
+    usize,
+    *mut c_void,
+    *mut usize,
+) -> c_int;
+
+impl AeadHandle {
+    /// Runs `call` over `buf` for record `seq` into `scratch`, then puts the result in `buf`.
+    fn run(
+        &mut self,
+        call: AeadCall,
+        seq: u64,
+        aad: &[u8; 5],
+        buf: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<()> {
         let nonce = aead::nonce(&aead::IV, seq);
         self.scratch.resize(buf.len() + 16, 0);
         let mut out = self.scratch.len();
-        // SAFETY: live handle; every pointer and length is a live buffer of ours.
+        // SAFETY: live handle; every pointer and length is a live buffer of ours, and the
+        // output has room for the input and a tag.
         let rc = unsafe {
-            ffi::gnutls_aead_cipher_encrypt(
+            call(
                 self.h,
                 nonce.as_ptr().cast(),
                 nonce.len(),
@@ -1022,35 +1045,26 @@ impl RecordAead for AeadHandle {
                 &mut out,
             )
         };
-        check(rc, "sealing")?;
+        check(rc, what)?;
         buf.clear();
         buf.extend_from_slice(&self.scratch[..out]);
         Ok(())
     }
+}
+
+impl RecordAead for AeadHandle {
+    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
+        self.run(ffi::gnutls_aead_cipher_encrypt, seq, aad, buf, "sealing")
+    }
 
     fn open(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        let nonce = aead::nonce(&aead::IV, seq);
-        self.scratch.resize(buf.len(), 0);
-        let mut out = self.scratch.len();
-        // SAFETY: as in `seal`.
-        let rc = unsafe {
-            ffi::gnutls_aead_cipher_decrypt(
-                self.h,
-                nonce.as_ptr().cast(),
-                nonce.len(),
-                aad.as_ptr().cast(),
-                aad.len(),
-                16,
-                buf.as_ptr().cast(),
-                buf.len(),
-                self.scratch.as_mut_ptr().cast(),
-                &mut out,
-            )
-        };
-        check(rc, "opening (the tag did not verify)")?;
-        buf.clear();
-        buf.extend_from_slice(&self.scratch[..out]);
-        Ok(())
+        self.run(
+            ffi::gnutls_aead_cipher_decrypt,
+            seq,
+            aad,
+            buf,
+            "opening (the tag did not verify)",
+        )
     }
 }
 
