@@ -224,13 +224,36 @@ fn datum(bytes: &[u8]) -> ffi::datum {
     }
 }
 
+/// Each AEAD as GnuTLS names it: its cipher enum and its priority-string name. Read both
+/// ways: to configure a session or a cipher, and to read back what a session negotiated.
+const CIPHERS: [(Aead, c_int, &str); 3] = [
+    (Aead::Aes128Gcm, ffi::CIPHER_AES_128_GCM, "AES-128-GCM"),
+    (Aead::Aes256Gcm, ffi::CIPHER_AES_256_GCM, "AES-256-GCM"),
+    (
+        Aead::Chacha20Poly1305,
+        ffi::CIPHER_CHACHA20_POLY1305,
+        "CHACHA20-POLY1305",
+    ),
+];
+
+/// Each group GnuTLS has here, likewise (it has no ML-KEM group).
+const GROUPS: [(Group, c_int, &str); 3] = [
+    (Group::X25519, ffi::GROUP_X25519, "+GROUP-X25519"),
+    (Group::P256, ffi::GROUP_SECP256R1, "+GROUP-SECP256R1"),
+    (Group::P384, ffi::GROUP_SECP384R1, "+GROUP-SECP384R1"),
+];
+
+fn cipher_of(aead: Aead) -> (c_int, &'static str) {
+    let (_, code, name) = CIPHERS
+        .iter()
+        .find(|(a, ..)| *a == aead)
+        .expect("every AEAD is listed");
+    (*code, name)
+}
+
 /// Priority-string names of the scenario's axes.
 fn suite_items(version: Version, aead: Aead, sig: SigAlg) -> String {
-    let cipher = match aead {
-        Aead::Aes128Gcm => "AES-128-GCM",
-        Aead::Aes256Gcm => "AES-256-GCM",
-        Aead::Chacha20Poly1305 => "CHACHA20-POLY1305",
-    };
+    let (_, cipher) = cipher_of(aead);
     let kx = match (version, sig.is_rsa()) {
         (Version::Tls13, _) => "",
         (Version::Tls12, true) => ":+ECDHE-RSA",
@@ -240,12 +263,10 @@ fn suite_items(version: Version, aead: Aead, sig: SigAlg) -> String {
 }
 
 fn group_item(g: Group) -> Option<&'static str> {
-    match g {
-        Group::X25519 => Some("+GROUP-X25519"),
-        Group::P256 => Some("+GROUP-SECP256R1"),
-        Group::P384 => Some("+GROUP-SECP384R1"),
-        Group::X25519Mlkem768 => None,
-    }
+    GROUPS
+        .iter()
+        .find(|(group, ..)| *group == g)
+        .map(|(.., name)| *name)
 }
 
 /// The handshake signature scheme, under both of GnuTLS's names where it has two (the TLS 1.2
@@ -314,11 +335,7 @@ impl TlsLibrary for GnutlsLibrary {
     /// GnuTLS's AEAD alone, through its crypto API (`gnutls_aead_cipher_*`, on nettle), as
     /// its record layer calls it: for the ceiling its bulk figures are read against.
     fn record_aead(&self, which: Aead) -> Result<tlsmatrix_harness::aead::LibraryAead, String> {
-        let cipher = match which {
-            Aead::Aes128Gcm => ffi::CIPHER_AES_128_GCM,
-            Aead::Aes256Gcm => ffi::CIPHER_AES_256_GCM,
-            Aead::Chacha20Poly1305 => ffi::CIPHER_CHACHA20_POLY1305,
-        };
+        let (cipher, _) = cipher_of(which);
         let key = &aead::KEY[..aead::key_len(which)];
         let mut h = ptr::null_mut();
         // SAFETY: out-pointer to a local; GnuTLS copies the key.
@@ -859,12 +876,10 @@ impl TlsEndpoint for GnutlsEndpoint {
             ffi::TLS1_3 => Some(Version::Tls13),
             _ => None,
         };
-        let aead = match cipher {
-            ffi::CIPHER_AES_128_GCM => Some(Aead::Aes128Gcm),
-            ffi::CIPHER_AES_256_GCM => Some(Aead::Aes256Gcm),
-            ffi::CIPHER_CHACHA20_POLY1305 => Some(Aead::Chacha20Poly1305),
-            _ => None,
-        };
+        let aead = CIPHERS
+            .iter()
+            .find(|(_, c, _)| *c == cipher)
+            .map(|(a, ..)| *a);
         // A TLS 1.2 suite also names its key exchange's signature kind; any key of that kind
         // gives the same code.
         let sig_kind = if kx == ffi::KX_ECDHE_RSA {
@@ -872,12 +887,10 @@ impl TlsEndpoint for GnutlsEndpoint {
         } else {
             SigAlg::EcdsaP256
         };
-        let group = match group {
-            ffi::GROUP_X25519 => Some(Group::X25519),
-            ffi::GROUP_SECP256R1 => Some(Group::P256),
-            ffi::GROUP_SECP384R1 => Some(Group::P384),
-            _ => None,
-        };
+        let group = GROUPS
+            .iter()
+            .find(|(_, g, _)| *g == group)
+            .map(|(g, ..)| *g);
         let scheme = match sign {
             ffi::SIGN_ECDSA_SHA256 | ffi::SIGN_ECDSA_SECP256R1_SHA256 => Some(SigAlg::EcdsaP256),
             ffi::SIGN_ECDSA_SHA384 | ffi::SIGN_ECDSA_SECP384R1_SHA384 => Some(SigAlg::EcdsaP384),

@@ -244,9 +244,8 @@ impl Collector<'_> {
             }
             syn::UseTree::Name(n) => self.use_leaf(prefix, &n.ident),
             syn::UseTree::Rename(r) => self.use_leaf(prefix, &r.ident),
-            syn::UseTree::Glob(_) => {
-                let line = prefix_line(tree);
-                self.note(prefix.clone(), line);
+            syn::UseTree::Glob(g) => {
+                self.note(prefix.clone(), g.star_token.spans[0].start().line);
             }
             syn::UseTree::Group(g) => {
                 for t in &g.items {
@@ -274,39 +273,30 @@ impl Collector<'_> {
                 TokenTree::Ident(id) if id == "crate" || id == "super" || id == "self" => {
                     let line = id.span().start().line;
                     let mut segs = vec![id.to_string()];
+                    // `:: name` after it, as long as the path goes on.
                     let mut j = i + 1;
-                    while j + 2 < list.len() + 1 {
-                        let (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) =
-                            (list.get(j), list.get(j + 1))
-                        else {
-                            break;
-                        };
+                    while let (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(n)),
+                    ) = (list.get(j), list.get(j + 1), list.get(j + 2))
+                    {
                         if a.as_char() != ':' || b.as_char() != ':' {
                             break;
                         }
-                        match list.get(j + 2) {
-                            Some(TokenTree::Ident(n)) => segs.push(n.to_string()),
-                            _ => break,
-                        }
+                        segs.push(n.to_string());
                         j += 3;
                     }
                     if segs.len() > 1 {
                         self.note(segs, line);
                     }
-                    i = j.max(i + 1);
+                    i = j;
                     continue;
                 }
                 _ => {}
             }
             i += 1;
         }
-    }
-}
-
-fn prefix_line(tree: &syn::UseTree) -> usize {
-    match tree {
-        syn::UseTree::Glob(g) => g.star_token.spans[0].start().line,
-        _ => 0,
     }
 }
 
