@@ -3,6 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 use tlsmatrix_model::impls;
+use tlsmatrix_model::metric::{Better, METRICS};
 use tlsmatrix_model::scenario::{self, Scenario};
 
 use crate::drivers::{self, Registry};
@@ -71,6 +72,49 @@ pub fn list(as_json: bool) -> Result<()> {
     );
     for s in default_suite {
         println!("  {s}");
+    }
+    Ok(())
+}
+
+/// `tlsmatrix list --metrics`: the metric table, as a user reads a results file with it.
+pub fn metrics(as_json: bool) -> Result<()> {
+    let better = |b: Better| match b {
+        Better::Higher => "higher",
+        Better::Lower => "lower",
+    };
+    if as_json {
+        let v: Vec<_> = METRICS
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "unit": r.unit,
+                    "better": better(r.better),
+                    "side": format!("{:?}", r.side).to_lowercase(),
+                    "measured_by": r.source.command(),
+                    "machine_independent": r.machine_independent,
+                    "shown_as": format!("{} ({})", r.title, r.shown_unit),
+                    "about": r.about,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "{:<34} {:<17} {:<7} {:<7} {:<27} meaning",
+        "metric", "unit", "better", "side", "measured by"
+    );
+    for r in METRICS {
+        println!(
+            "{:<34} {:<17} {:<7} {:<7} {:<27} {}",
+            r.name,
+            r.unit,
+            better(r.better),
+            format!("{:?}", r.side).to_lowercase(),
+            r.source.command(),
+            r.about
+        );
     }
     Ok(())
 }

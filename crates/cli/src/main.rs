@@ -43,6 +43,10 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// List the figures a result record can carry instead: each metric's name, unit,
+        /// better direction, whose figure it is, what measures it, and what it means.
+        #[arg(long)]
+        metrics: bool,
     },
     /// Run scenarios for every client x server pair of the chosen impls, append the records
     /// to a JSON-lines file, and print a summary table.
@@ -411,7 +415,12 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Command::List { json } => list::list(json).map(|()| true),
+        Command::List { json, metrics } => if metrics {
+            list::metrics(json)
+        } else {
+            list::list(json)
+        }
+        .map(|()| true),
         Command::Run(a) => run::run(run::RunOptions {
             db: a
                 .db

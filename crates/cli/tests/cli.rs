@@ -718,6 +718,23 @@ fn a_closed_pipe_ends_a_listing_without_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `list --metrics` prints the metric table, every row, each with its meaning.
+#[test]
+fn list_metrics_prints_the_metric_table() {
+    let r = tlsmatrix(&["list", "--metrics", "--json"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let v: Vec<serde_json::Value> = serde_json::from_slice(&r.stdout).unwrap();
+    let names: Vec<&str> = v.iter().map(|m| m["name"].as_str().unwrap()).collect();
+    let table: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
+    assert_eq!(names, table);
+    assert!(v.iter().all(|m| !m["about"].as_str().unwrap().is_empty()));
+    let text = tlsmatrix(&["list", "--metrics"]);
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout).lines().count(),
+        table.len() + 1
+    );
+}
+
 #[test]
 fn list_names_every_impl_with_its_version() {
     let r = tlsmatrix(&["list", "--json"]);

@@ -10,6 +10,7 @@ pub mod codes;
 pub mod glob;
 pub mod impls;
 pub mod interop;
+pub mod metric;
 pub mod protocol;
 pub mod record;
 pub mod scenario;

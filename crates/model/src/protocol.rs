@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::Metric;
+use crate::metric::{Metric, Source};
 
 /// What a run measures: time on the monotonic clock, or instructions counted by callgrind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,18 +43,13 @@ impl Measure {
     pub fn of_run(metrics: impl IntoIterator<Item = Metric>) -> Measure {
         metrics
             .into_iter()
-            .map(|m| match m {
-                _ if m.is_count() => Measure::Instructions,
-                _ if m.is_profile_share() => Measure::Profile,
-                _ if m.is_wire() || m == Metric::PathCpuNs => Measure::Wire,
-                _ if m.may_be_zero() => Measure::Counters,
-                Metric::SealMbPerS
-                | Metric::OpenMbPerS
-                | Metric::CopyMbPerS
-                | Metric::AliasedCopyMbPerS
-                | Metric::SendShareOfSeal
-                | Metric::RecvShareOfOpen => Measure::Ceiling,
-                _ => Measure::Time,
+            .map(|m| match m.row().source {
+                Source::Instructions => Measure::Instructions,
+                Source::Profile => Measure::Profile,
+                Source::Wire | Source::WirePath => Measure::Wire,
+                Source::Counters => Measure::Counters,
+                Source::Ceiling => Measure::Ceiling,
+                Source::Time | Source::GoBench | Source::Proxy => Measure::Time,
             })
             .find(|m| *m != Measure::Time)
             .unwrap_or(Measure::Time)

@@ -15,61 +15,16 @@ use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::ProxyCheck;
 use tlsmatrix_history::RunData;
 
-/// (what the impl does, the word when better, the word when worse, the phrase when equal).
+/// (what the impl does, the word when better, the word when worse, the phrase when equal),
+/// from the metric's row with its `{kind}` of handshake filled in.
 fn phrase(m: Metric, area: Area) -> (String, &'static str, &'static str, &'static str) {
     let kind = match area {
         Area::Resumption => "resumed",
         Area::Extras => "mTLS, long-chain and retried",
         _ => "full",
     };
-    match m {
-        Metric::ClientCpuNs | Metric::ServerCpuNs => (
-            format!("completes {kind} handshakes"),
-            "faster",
-            "slower",
-            "as fast",
-        ),
-        Metric::SendMbPerS => ("sends bulk data".into(), "faster", "slower", "as fast"),
-        Metric::RecvMbPerS => ("receives bulk data".into(), "faster", "slower", "as fast"),
-        Metric::ClientInstructions | Metric::ServerInstructions => (
-            format!("executes {kind} handshakes with"),
-            "fewer instructions",
-            "more instructions",
-            "as many instructions",
-        ),
-        Metric::SendInstrPerMib | Metric::RecvInstrPerMib => (
-            "moves bulk data with".into(),
-            "fewer instructions per MiB",
-            "more instructions per MiB",
-            "as many instructions per MiB",
-        ),
-        Metric::BytesPerOp | Metric::AllocsPerOp => ("allocates".into(), "less", "more", "as much"),
-        Metric::ClientHeapBytes | Metric::ServerHeapBytes => (
-            "keeps a connection after its handshake in".into(),
-            "less heap",
-            "more heap",
-            "as much heap",
-        ),
-        Metric::ThroughputPerS => (
-            "completes full handshakes across its threads".into(),
-            "faster",
-            "slower",
-            "as fast",
-        ),
-        Metric::ServerCapacityPerS => (
-            "serves full handshakes across its threads".into(),
-            "faster",
-            "slower",
-            "as fast",
-        ),
-        Metric::ClientHeapBytesAfterIo | Metric::ServerHeapBytesAfterIo => (
-            "keeps a connection that has moved data in".into(),
-            "less heap",
-            "more heap",
-            "as much heap",
-        ),
-        _ => ("runs".into(), "faster", "slower", "as fast"),
-    }
+    let w = m.row().wording;
+    (w.does.replace("{kind}", kind), w.better, w.worse, w.same)
 }
 
 struct Index<'a> {

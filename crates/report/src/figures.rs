@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use tlsmatrix_model::metric::Scale;
 use tlsmatrix_model::record::{is_aa, Metric, Record};
 use tlsmatrix_model::stats::{self, Factor, Summary};
 
@@ -13,151 +14,26 @@ pub struct Shown {
     pub title: &'static str,
     pub unit: &'static str,
     /// From the recorded sample to the figure shown.
-    pub value: fn(f64) -> f64,
+    pub scale: Scale,
     pub higher_is_better: bool,
 }
 
-fn per_second(ns: f64) -> f64 {
-    1e9 / ns
-}
-
-fn same(v: f64) -> f64 {
-    v
-}
-
-fn millis(ns: f64) -> f64 {
-    ns / 1e6
-}
-
-fn micros(ns: f64) -> f64 {
-    ns / 1e3
-}
-
-fn percent(fraction: f64) -> f64 {
-    fraction * 100.0
-}
-
-fn kib(bytes: f64) -> f64 {
-    bytes / 1024.0
-}
-
 pub fn shown(m: Metric) -> Shown {
-    let (title, unit, value): (&str, &str, fn(f64) -> f64) = match m {
-        Metric::ClientCpuNs => ("client hs/s", "handshakes/s", per_second),
-        Metric::ServerCpuNs => ("server hs/s", "handshakes/s", per_second),
-        Metric::HandshakesPerS => ("pair hs/s", "handshakes/s", same),
-        Metric::SendMbPerS => ("send MB/s", "MB/s", same),
-        Metric::RecvMbPerS => ("recv MB/s", "MB/s", same),
-        Metric::NsPerOp => ("ns/op", "ns", same),
-        Metric::BytesPerOp => ("B/op", "bytes", same),
-        Metric::AllocsPerOp => ("allocs/op", "allocs", same),
-        Metric::ClientInstructions => ("client instr/hs", "instructions", same),
-        Metric::ServerInstructions => ("server instr/hs", "instructions", same),
-        Metric::SendInstrPerMib => ("send instr/MiB", "instructions/MiB", same),
-        Metric::RecvInstrPerMib => ("recv instr/MiB", "instructions/MiB", same),
-        Metric::ClientHeapBytes => ("client KiB/conn", "KiB", kib),
-        Metric::ServerHeapBytes => ("server KiB/conn", "KiB", kib),
-        Metric::ClientHeapBytesAfterIo => ("client KiB after I/O", "KiB", kib),
-        Metric::ServerHeapBytesAfterIo => ("server KiB after I/O", "KiB", kib),
-        Metric::ThroughputPerS => ("hs/s all threads", "handshakes/s", same),
-        Metric::ServerCapacityPerS => ("server-only hs/s", "handshakes/s", same),
-        Metric::ClientWireBytes => ("client bytes", "bytes", same),
-        Metric::ServerWireBytes => ("server bytes", "bytes", same),
-        Metric::ClientFlights => ("client flights", "flights", same),
-        Metric::ServerFlights => ("server flights", "flights", same),
-        Metric::ClientHelloBytes => ("ClientHello bytes", "bytes", same),
-        Metric::LargestFlightBytes => ("largest flight", "bytes", same),
-        Metric::ClientReadyRtts => ("client ready (RTT)", "RTT", same),
-        Metric::ServerReadyRtts => ("server ready (RTT)", "RTT", same),
-        Metric::PathCpuNs => ("path CPU µs", "µs", micros),
-        Metric::TtfbNs => ("first byte ms", "ms", millis),
-        Metric::ClientPageFaults => ("client faults/hs", "faults", same),
-        Metric::ServerPageFaults => ("server faults/hs", "faults", same),
-        Metric::ClientContextSwitches => ("client switches/hs", "switches", same),
-        Metric::ServerContextSwitches => ("server switches/hs", "switches", same),
-        Metric::SendPageFaultsPerMib => ("send faults/MiB", "faults/MiB", same),
-        Metric::RecvPageFaultsPerMib => ("recv faults/MiB", "faults/MiB", same),
-        Metric::SendContextSwitchesPerMib => ("send switches/MiB", "switches/MiB", same),
-        Metric::RecvContextSwitchesPerMib => ("recv switches/MiB", "switches/MiB", same),
-        Metric::SendColdBlocksPerMib => ("send cold blocks/MiB", "blocks/MiB", same),
-        Metric::RecvColdBlocksPerMib => ("recv cold blocks/MiB", "blocks/MiB", same),
-        Metric::SealMbPerS => ("AEAD seal MB/s", "MB/s", same),
-        Metric::OpenMbPerS => ("AEAD open MB/s", "MB/s", same),
-        Metric::CopyMbPerS => ("memcpy MB/s", "MB/s", same),
-        Metric::AliasedCopyMbPerS => ("memcpy 4K-aliased MB/s", "MB/s", same),
-        Metric::SendShareOfSeal => ("send % of own seal", "%", percent),
-        Metric::RecvShareOfOpen => ("recv % of own open", "%", percent),
-        Metric::SendCipherShare => ("send % in cipher", "%", percent),
-        Metric::SendCopyShare => ("send % in copies", "%", percent),
-        Metric::SendAllocShare => ("send % in malloc", "%", percent),
-        Metric::SendKernelShare => ("send % in kernel", "%", percent),
-        Metric::SendOtherShare => ("send % elsewhere", "%", percent),
-        Metric::RecvCipherShare => ("recv % in cipher", "%", percent),
-        Metric::RecvCopyShare => ("recv % in copies", "%", percent),
-        Metric::RecvAllocShare => ("recv % in malloc", "%", percent),
-        Metric::RecvKernelShare => ("recv % in kernel", "%", percent),
-        Metric::RecvOtherShare => ("recv % elsewhere", "%", percent),
-    };
-    // Per-handshake time is shown as its inverse, a rate, so it points the other way.
-    let inverted = matches!(m, Metric::ClientCpuNs | Metric::ServerCpuNs);
+    let row = m.row();
     Shown {
-        title,
-        unit,
-        value,
-        higher_is_better: m.higher_is_better() != inverted,
+        title: row.title,
+        unit: row.shown_unit,
+        scale: row.scale,
+        // Per-handshake time is shown as its inverse, a rate, so it points the other way.
+        higher_is_better: m.higher_is_better() != (row.scale == Scale::PerSecond),
     }
 }
 
 /// Which side a figure belongs to, and so which side is held at the baseline to compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-    Pair,
-}
-
-impl Side {
-    /// " as a client", " as a server", or nothing for a pair's figure.
-    pub fn as_phrase(self) -> &'static str {
-        match self {
-            Side::Client => " as a client",
-            Side::Server => " as a server",
-            Side::Pair => "",
-        }
-    }
-}
+pub use tlsmatrix_model::metric::FigureSide as Side;
 
 pub fn side(m: Metric) -> Side {
-    match m {
-        Metric::ClientCpuNs
-        | Metric::SendMbPerS
-        | Metric::ClientInstructions
-        | Metric::SendInstrPerMib
-        | Metric::ClientHeapBytes
-        | Metric::ClientHeapBytesAfterIo
-        | Metric::ClientPageFaults
-        | Metric::ClientContextSwitches
-        | Metric::SendPageFaultsPerMib
-        | Metric::SendContextSwitchesPerMib
-        | Metric::SendColdBlocksPerMib
-        | Metric::SendShareOfSeal => Side::Client,
-        m if Metric::SEND_PROFILE.contains(&m) => Side::Client,
-        Metric::ServerCpuNs
-        | Metric::RecvMbPerS
-        | Metric::ServerInstructions
-        | Metric::RecvInstrPerMib
-        | Metric::ServerHeapBytes
-        | Metric::ServerHeapBytesAfterIo
-        | Metric::ServerCapacityPerS
-        | Metric::ServerPageFaults
-        | Metric::ServerContextSwitches
-        | Metric::RecvPageFaultsPerMib
-        | Metric::RecvContextSwitchesPerMib
-        | Metric::RecvColdBlocksPerMib
-        | Metric::RecvShareOfOpen => Side::Server,
-        m if Metric::RECV_PROFILE.contains(&m) => Side::Server,
-        _ => Side::Pair,
-    }
+    m.side()
 }
 
 /// The (client, server) whose figure stands for `imp` when the other side is the baseline.
@@ -197,8 +73,8 @@ pub fn in_tables(m: Metric) -> bool {
 
 /// The shown figures of a record's samples.
 pub fn values(r: &Record) -> Vec<f64> {
-    let f = shown(r.metric).value;
-    r.samples.iter().map(|&v| f(v)).collect()
+    let scale = shown(r.metric).scale;
+    r.samples.iter().map(|&v| scale.apply(v)).collect()
 }
 
 /// The statistics of the shown figures, over the record's blocks when it has them.
@@ -560,7 +436,7 @@ mod tests {
     fn handshake_cost_is_shown_as_a_rate_and_counts_lower_is_better() {
         let s = shown(Metric::ClientCpuNs);
         assert!(s.higher_is_better);
-        assert_eq!((s.value)(1e6), 1000.0);
+        assert_eq!(s.scale.apply(1e6), 1000.0);
         assert!(!shown(Metric::ServerInstructions).higher_is_better);
         assert!(shown(Metric::SendMbPerS).higher_is_better);
         assert!(!shown(Metric::NsPerOp).higher_is_better);

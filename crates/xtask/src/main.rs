@@ -3,15 +3,20 @@
 //! `cargo xtask modules [CRATE_DIR...]` fails when the modules of a crate import each other in
 //! a circle. Cargo already forbids cycles between crates; inside one, `a` using `b` and `b`
 //! using `a` compiles, and a crate that grew that way cannot be split or read one file at a time.
+//!
+//! `cargo xtask metrics` writes the Go side's metric names from the metric table.
 
+mod go_metrics;
 mod modules;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...]
+const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...] | cargo xtask metrics
   modules   fail when the modules of a crate import each other in a circle (default: every
-            crate under crates/); each cycle is printed with the line of every edge in it";
+            crate under crates/); each cycle is printed with the line of every edge in it
+  metrics   write go/internal/metrics/names.go from the metric table
+            (crates/model/src/metric.rs); a test fails while the two differ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +42,17 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("metrics") => match go_metrics::write() {
+            Ok(changed) => {
+                let what = if changed { "wrote" } else { "unchanged:" };
+                println!("{what} {}", go_metrics::GO_FILE);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("xtask: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Some("-h" | "--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -261,7 +261,7 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 			}
 			base := record{RunID: runID, Scenario: r.w.Scenario, Client: client, Server: server,
 				ClientVersion: r.versions[i][0], ServerVersion: r.versions[i][1], Env: e}
-			for _, m := range metrics {
+			for _, m := range figures {
 				rec, err := newRecord(base, m, pick(r.samples[i], m.get))
 				if err != nil {
 					return nil, 0, fmt.Errorf("%s: %w", r.w.Name, err)
@@ -315,7 +315,7 @@ func printTable(w io.Writer, r outcome) {
 			factor = factorText(paired.Ratios(r.samples[i], r.samples[0]))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%.1f\n", client, server, m, (hi-lo)/2/m*100, factor,
-			paired.Median(pick(r.samples[i], metrics[1].get)), paired.Median(pick(r.samples[i], metrics[2].get)))
+			paired.Median(pick(r.samples[i], figures[1].get)), paired.Median(pick(r.samples[i], figures[2].get)))
 	}
 	tw.Flush()
 	// The comparisons the transport issue sets targets on, from the same rounds.

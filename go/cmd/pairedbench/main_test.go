@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tlsmatrix/tlsmatrix/go/bench"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
 )
@@ -50,8 +51,8 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 		t.Fatalf("failed %d, %v", failed, err)
 	}
 	lines := readLines(t, out)
-	if len(lines) != len(arms)*len(metrics) {
-		t.Fatalf("%d lines, want %d", len(lines), len(arms)*len(metrics))
+	if len(lines) != len(arms)*len(figures) {
+		t.Fatalf("%d lines, want %d", len(lines), len(arms)*len(figures))
 	}
 	versions := map[string]string{bench.StdName: "go1.", bench.OpenSSLName: libp2ptls.OpenSSLVersion(), bench.UpstreamName: "go-libp2p v0."}
 	for _, l := range lines {
@@ -64,14 +65,14 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 		}
 		for _, s := range l["samples"].([]any) {
 			v := s.(float64)
-			if math.IsNaN(v) || v < 0 || (l["metric"] == "ns_per_op" && v == 0) {
+			if math.IsNaN(v) || v < 0 || (l["metric"] == metrics.NsPerOp && v == 0) {
 				t.Errorf("%s %s: implausible sample %v", client, l["metric"], v)
 			}
 		}
 		p, isPaired := l["paired"].(map[string]any)
 		isRef := l["client"] == bench.UpstreamName && l["server"] == bench.UpstreamName
 		switch {
-		case l["metric"] != "ns_per_op" || isRef:
+		case l["metric"] != metrics.NsPerOp || isRef:
 			if isPaired {
 				t.Errorf("%s %s should carry no ratios", client, l["metric"])
 			}
@@ -120,7 +121,7 @@ func TestAFailedArmIsACellWithItsReason(t *testing.T) {
 			}
 		}
 	}
-	if cells != 1 || len(lines) != 1+(n-1)*len(metrics) {
+	if cells != 1 || len(lines) != 1+(n-1)*len(figures) {
 		t.Errorf("%d cells, %d lines", cells, len(lines))
 	}
 }
@@ -164,7 +165,7 @@ func TestImplausibleFiguresAreRefused(t *testing.T) {
 	if _, err := newRecord(record{Client: "a", Server: "b"}, nsPerOp, []float64{100, 0}); err == nil {
 		t.Error("a zero ns/op was accepted")
 	}
-	if _, err := newRecord(record{Client: "a", Server: "b"}, metrics[2], []float64{0, 0}); err != nil {
+	if _, err := newRecord(record{Client: "a", Server: "b"}, figures[2], []float64{0, 0}); err != nil {
 		t.Errorf("zero allocations were refused: %v", err)
 	}
 }

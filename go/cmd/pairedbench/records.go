@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 )
 
@@ -71,17 +72,17 @@ type cellLine struct {
 
 // metric is one figure of a sample, as a record metric.
 type metric struct {
-	name, unit string
-	get        func(paired.Sample) float64
-	positive   bool // zero is implausible for a time; allocations may be zero
+	name     string
+	get      func(paired.Sample) float64
+	positive bool // zero is implausible for a time; allocations may be zero
 }
 
 var (
-	nsPerOp = metric{"ns_per_op", "ns", func(s paired.Sample) float64 { return s.NsPerOp }, true}
-	metrics = []metric{
+	nsPerOp = metric{metrics.NsPerOp, func(s paired.Sample) float64 { return s.NsPerOp }, true}
+	figures = []metric{
 		nsPerOp,
-		{"bytes_per_op", "B", func(s paired.Sample) float64 { return s.BytesPerOp }, false},
-		{"allocs_per_op", "allocs", func(s paired.Sample) float64 { return s.AllocsPerOp }, false},
+		{metrics.BytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp }, false},
+		{metrics.AllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp }, false},
 	}
 )
 
@@ -107,7 +108,7 @@ func newRecord(base record, m metric, xs []float64) (record, error) {
 		mn = math.Min(mn, x)
 	}
 	r := base
-	r.Schema, r.Metric, r.Unit, r.Samples = resultSchema, m.name, m.unit, xs
+	r.Schema, r.Metric, r.Unit, r.Samples = resultSchema, m.name, metrics.Unit(m.name), xs
 	r.Median, r.Min = paired.Median(xs), mn
 	r.CILow, r.CIHigh = paired.MedianCI(xs)
 	return r, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
 
@@ -158,7 +159,7 @@ func TestHandshakeBulkMemoryAndThroughputGivePositiveFiniteFigures(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sane(t, "handshake", s, clientCPUNs, serverCPUNs, handshakesPerS)
+	sane(t, "handshake", s, metrics.ClientCPUNs, metrics.ServerCPUNs, metrics.HandshakesPerS)
 
 	for _, id := range []string{"bulk-tls13-aes-128-gcm-16k", "bulk-tls12-chacha20-poly1305-1k", "bulk-tls12-aes-256-gcm-1m"} {
 		c, _ := open(t, id)
@@ -170,7 +171,7 @@ func TestHandshakeBulkMemoryAndThroughputGivePositiveFiniteFigures(t *testing.T)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
-		sane(t, id, s, sendMBPerS, recvMBPerS)
+		sane(t, id, s, metrics.SendMBPerS, metrics.RecvMBPerS)
 	}
 
 	m, _ := open(t, "memory-tls13-ecdsa-p256-n100")
@@ -178,7 +179,7 @@ func TestHandshakeBulkMemoryAndThroughputGivePositiveFiniteFigures(t *testing.T)
 	if err := memory(m, 50, 1, func(s sample) { got = s }); err != nil {
 		t.Fatal(err)
 	}
-	sane(t, "memory", got, clientHeapBytes, serverHeapBytes, clientHeapBytesAfterIO, serverHeapBytesAfterIO)
+	sane(t, "memory", got, metrics.ClientHeapBytes, metrics.ServerHeapBytes, metrics.ClientHeapBytesAfterIO, metrics.ServerHeapBytesAfterIO)
 	for _, v := range got {
 		// A connection keeps its keys and buffers: kilobytes, not bytes and not megabytes.
 		if b := v[1].(float64); b < 500 || b > 1<<20 {
@@ -195,7 +196,7 @@ func TestHandshakeBulkMemoryAndThroughputGivePositiveFiniteFigures(t *testing.T)
 		t.Fatalf("throughput gave %d windows", len(windows))
 	}
 	for _, w := range windows {
-		sane(t, "throughput", w, throughputPerS, serverCapacityPerS)
+		sane(t, "throughput", w, metrics.ThroughputPerS, metrics.ServerCapacityPerS)
 	}
 }
 

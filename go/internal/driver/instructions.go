@@ -5,6 +5,7 @@ import (
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/callgrind"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 )
 
 // Instruction counts under callgrind, as crates/measure/src/workload.rs takes them: each
@@ -13,14 +14,6 @@ import (
 // so a count covers what a timed sample times: crypto/tls's calls and whatever the runtime
 // does on the goroutine meanwhile (allocation, GC assists, and background marking that
 // takes the one P while that side runs).
-
-// Metric names, as in crates/model/src/record.rs.
-const (
-	clientInstructions = "client_instructions"
-	serverInstructions = "server_instructions"
-	sendInstrPerMiB    = "send_instructions_per_mib"
-	recvInstrPerMiB    = "recv_instructions_per_mib"
-)
 
 // countSide switches collection while side's clock of a pair runs.
 func countSide(client, server *memconn.Conn, side memconn.Side) {
@@ -59,7 +52,7 @@ func handshakeInstructions(c *cell, runs, perSample int, counter *callgrind.Coun
 		}
 	}
 	n := max(perSample, 1)
-	metrics := [2]string{clientInstructions, serverInstructions}
+	metrics := [2]string{metrics.ClientInstructions, metrics.ServerInstructions}
 	return countRuns(counter, runs, float64(n), metrics, func(side memconn.Side) error {
 		c.counted = &side
 		defer func() { c.counted = nil }()
@@ -97,7 +90,7 @@ func bulkInstructions(c *cell, writeSize, runs, bulkBytes int, counter *callgrin
 		return err
 	}
 	mib := float64(bulkBytes) / (1 << 20)
-	metrics := [2]string{sendInstrPerMiB, recvInstrPerMiB}
+	metrics := [2]string{metrics.SendInstrPerMiB, metrics.RecvInstrPerMiB}
 	return countRuns(counter, runs, mib, metrics, func(side memconn.Side) error {
 		countSide(rc, rs, side)
 		defer uncount(rc, rs)

@@ -24,21 +24,6 @@ type message struct {
 	Step          *int          `json:"step,omitempty"`
 }
 
-// Metric names as crates/model/src/record.rs spells them.
-const (
-	clientCPUNs            = "client_cpu_ns"
-	serverCPUNs            = "server_cpu_ns"
-	handshakesPerS         = "handshakes_per_s"
-	sendMBPerS             = "send_mb_per_s"
-	recvMBPerS             = "recv_mb_per_s"
-	clientHeapBytes        = "client_heap_bytes"
-	serverHeapBytes        = "server_heap_bytes"
-	clientHeapBytesAfterIO = "client_heap_bytes_after_io"
-	serverHeapBytesAfterIO = "server_heap_bytes_after_io"
-	throughputPerS         = "throughput_handshakes_per_s"
-	serverCapacityPerS     = "server_capacity_handshakes_per_s"
-)
-
 // sample is one sample's figures, in order.
 type sample []metricValue
 

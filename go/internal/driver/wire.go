@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/memconn"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 )
 
 // Wire figures, as crates/measure/src/flights.rs defines them: a flight is what one side
@@ -265,15 +266,15 @@ func wireSample(t *trace) sample {
 		cpu += f.CPUNs
 	}
 	var s sample
-	s.add("client_wire_bytes", float64(bytes[0]))
-	s.add("server_wire_bytes", float64(bytes[1]))
-	s.add("client_flights", float64(count[0]))
-	s.add("server_flights", float64(count[1]))
-	s.add("client_hello_bytes", float64(t.Flights[0].Bytes))
-	s.add("largest_flight_bytes", float64(largest))
-	s.add("client_ready_rtts", t.ready(t.ClientFinishedAfter))
-	s.add("server_ready_rtts", t.ready(t.ServerFinishedAfter))
-	s.add("path_cpu_ns", float64(cpu))
+	s.add(metrics.ClientWireBytes, float64(bytes[0]))
+	s.add(metrics.ServerWireBytes, float64(bytes[1]))
+	s.add(metrics.ClientFlights, float64(count[0]))
+	s.add(metrics.ServerFlights, float64(count[1]))
+	s.add(metrics.ClientHelloBytes, float64(t.Flights[0].Bytes))
+	s.add(metrics.LargestFlightBytes, float64(largest))
+	s.add(metrics.ClientReadyRTTs, t.ready(t.ClientFinishedAfter))
+	s.add(metrics.ServerReadyRTTs, t.ready(t.ServerFinishedAfter))
+	s.add(metrics.PathCPUNs, float64(cpu))
 	return s
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 )
 
 // sampler gives one short sample at a time, so that several can take turns (group).
@@ -95,9 +97,9 @@ func (h *handshakeSampler) sample() (sample, error) {
 	}
 	n := float64(h.batch)
 	var s sample
-	s.add(clientCPUNs, float64(client.Nanoseconds())/n)
-	s.add(serverCPUNs, float64(server.Nanoseconds())/n)
-	s.add(handshakesPerS, n*1e9/float64(max(client+server, 1)))
+	s.add(metrics.ClientCPUNs, float64(client.Nanoseconds())/n)
+	s.add(metrics.ServerCPUNs, float64(server.Nanoseconds())/n)
+	s.add(metrics.HandshakesPerS, n*1e9/float64(max(client+server, 1)))
 	return s, nil
 }
 
@@ -228,8 +230,8 @@ func (b *bulkSampler) sample() (sample, error) {
 	}
 	// bytes per ns * 1e3 = MB/s with MB = 10^6 bytes.
 	var s sample
-	s.add(sendMBPerS, float64(b.bytes)*1e3/float64(max(client, 1)))
-	s.add(recvMBPerS, float64(b.bytes)*1e3/float64(max(server, 1)))
+	s.add(metrics.SendMBPerS, float64(b.bytes)*1e3/float64(max(client, 1)))
+	s.add(metrics.RecvMBPerS, float64(b.bytes)*1e3/float64(max(server, 1)))
 	return s, nil
 }
 
@@ -312,10 +314,10 @@ func memory(c *cell, n, runs int, on func(sample)) error {
 			return err
 		}
 		var s sample
-		s.add(clientHeapBytes, ch)
-		s.add(serverHeapBytes, sh)
-		s.add(clientHeapBytesAfterIO, cio)
-		s.add(serverHeapBytesAfterIO, sio)
+		s.add(metrics.ClientHeapBytes, ch)
+		s.add(metrics.ServerHeapBytes, sh)
+		s.add(metrics.ClientHeapBytesAfterIO, cio)
+		s.add(metrics.ServerHeapBytesAfterIO, sio)
 		on(s)
 	}
 	return nil
@@ -378,8 +380,8 @@ func throughput(c *cell, threads, runs int, warmup, window time.Duration, on fun
 			server += float64(w.handshakes) * 1e9 / float64(max(w.server, 1))
 		}
 		var s sample
-		s.add(throughputPerS, wall)
-		s.add(serverCapacityPerS, server)
+		s.add(metrics.ThroughputPerS, wall)
+		s.add(metrics.ServerCapacityPerS, server)
 		on(s)
 	}
 	return nil

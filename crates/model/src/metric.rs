@@ -1,0 +1,646 @@
+//! The metric table: every figure a result record can carry, one row each, with its name in
+//! records, its unit, which direction is better, whose figure it is, what measures it, how
+//! people are shown it and the words a sentence about it uses. Records, the report, the
+//! store and the Go driver (through `cargo xtask metrics`, which writes
+//! `go/internal/metrics/names.go` from this table) all read it; nothing else names a metric.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    ClientCpuNs,
+    ServerCpuNs,
+    HandshakesPerS,
+    SendMbPerS,
+    RecvMbPerS,
+    NsPerOp,
+    BytesPerOp,
+    AllocsPerOp,
+    ClientInstructions,
+    ServerInstructions,
+    SendInstrPerMib,
+    RecvInstrPerMib,
+    ClientHeapBytes,
+    ServerHeapBytes,
+    ClientHeapBytesAfterIo,
+    ServerHeapBytesAfterIo,
+    ThroughputPerS,
+    ServerCapacityPerS,
+    ClientWireBytes,
+    ServerWireBytes,
+    ClientFlights,
+    ServerFlights,
+    ClientHelloBytes,
+    LargestFlightBytes,
+    ClientReadyRtts,
+    ServerReadyRtts,
+    PathCpuNs,
+    TtfbNs,
+    ClientPageFaults,
+    ServerPageFaults,
+    ClientContextSwitches,
+    ServerContextSwitches,
+    SendPageFaultsPerMib,
+    RecvPageFaultsPerMib,
+    SendContextSwitchesPerMib,
+    RecvContextSwitchesPerMib,
+    SendColdBlocksPerMib,
+    RecvColdBlocksPerMib,
+    SealMbPerS,
+    OpenMbPerS,
+    CopyMbPerS,
+    AliasedCopyMbPerS,
+    SendShareOfSeal,
+    RecvShareOfOpen,
+    SendCipherShare,
+    SendCopyShare,
+    SendAllocShare,
+    SendKernelShare,
+    SendOtherShare,
+    RecvCipherShare,
+    RecvCopyShare,
+    RecvAllocShare,
+    RecvKernelShare,
+    RecvOtherShare,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// Whose figure it is, and so which side is held at the baseline to compare: a sending rate
+/// is the client's (it sends in bulk scenarios), a receiving rate the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureSide {
+    Client,
+    Server,
+    Pair,
+}
+
+impl FigureSide {
+    /// " as a client", " as a server", or nothing for a pair's figure.
+    pub fn as_phrase(self) -> &'static str {
+        match self {
+            FigureSide::Client => " as a client",
+            FigureSide::Server => " as a server",
+            FigureSide::Pair => "",
+        }
+    }
+}
+
+/// What produces the figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A timed run (`tlsmatrix run`): CPU time, rates and heap.
+    Time,
+    /// The Go transport's paired benchmarks (`make bench-go`).
+    GoBench,
+    /// Callgrind (`--measure instructions`).
+    Instructions,
+    /// The bytes on the wire of a traced handshake (`--measure wire`).
+    Wire,
+    /// The CPU on a traced handshake's path to the first response byte (`--measure wire`).
+    WirePath,
+    /// Real TCP through the delay proxy (`tlsmatrix wire --check`).
+    Proxy,
+    /// OS counters and the allocator's cold blocks (`--measure counters`).
+    Counters,
+    /// The library's own AEAD and memcpy without TLS (`--measure ceiling`).
+    Ceiling,
+    /// Shares of a side's perf samples (`--measure profile`).
+    Profile,
+}
+
+impl Source {
+    /// The command that produces it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Source::Time => "run",
+            Source::GoBench => "make bench-go",
+            Source::Instructions => "run --measure instructions",
+            Source::Wire | Source::WirePath => "run --measure wire",
+            Source::Proxy => "wire --check",
+            Source::Counters => "run --measure counters",
+            Source::Ceiling => "run --measure ceiling",
+            Source::Profile => "run --measure profile",
+        }
+    }
+}
+
+/// How a recorded sample becomes the figure people see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Same,
+    /// Nanoseconds per handshake shown as handshakes per second; the better direction flips.
+    PerSecond,
+    Kib,
+    Micros,
+    Millis,
+    Percent,
+}
+
+impl Scale {
+    pub fn apply(self, v: f64) -> f64 {
+        match self {
+            Scale::Same => v,
+            Scale::PerSecond => 1e9 / v,
+            Scale::Kib => v / 1024.0,
+            Scale::Micros => v / 1e3,
+            Scale::Millis => v / 1e6,
+            Scale::Percent => v * 100.0,
+        }
+    }
+}
+
+/// The words of a sentence comparing two impls on a figure: "X {does} 1.4x {better} than Y",
+/// or "{same}". `{kind}` in `does` stands for the scenarios' kind of handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wording {
+    pub does: &'static str,
+    pub better: &'static str,
+    pub worse: &'static str,
+    pub same: &'static str,
+}
+
+const FASTER: Wording = Wording {
+    does: "runs",
+    better: "faster",
+    worse: "slower",
+    same: "as fast",
+};
+
+#[derive(Debug, Clone, Copy)]
+pub struct MetricRow {
+    pub metric: Metric,
+    /// As records, the store and the Go driver spell it.
+    pub name: &'static str,
+    /// The unit of a recorded sample.
+    pub unit: &'static str,
+    pub better: Better,
+    pub side: FigureSide,
+    pub source: Source,
+    /// Depends on the code and the work alone, not on how fast the machine is, so it
+    /// compares across CPU models: instruction counts, wire bytes, heap bytes.
+    pub machine_independent: bool,
+    /// The title, unit and scale people see in tables and charts.
+    pub title: &'static str,
+    pub shown_unit: &'static str,
+    pub scale: Scale,
+    pub wording: Wording,
+    /// What the figure is, in one sentence (`tlsmatrix list --metrics`).
+    pub about: &'static str,
+}
+
+const fn row(
+    metric: Metric,
+    name: &'static str,
+    unit: &'static str,
+    better: Better,
+    side: FigureSide,
+    source: Source,
+    about: &'static str,
+) -> MetricRow {
+    MetricRow {
+        metric,
+        name,
+        unit,
+        better,
+        side,
+        source,
+        machine_independent: matches!(source, Source::Instructions | Source::Wire),
+        title: name,
+        shown_unit: unit,
+        scale: Scale::Same,
+        wording: FASTER,
+        about,
+    }
+}
+
+impl MetricRow {
+    const fn shown(mut self, title: &'static str, unit: &'static str, scale: Scale) -> Self {
+        self.title = title;
+        self.shown_unit = unit;
+        self.scale = scale;
+        self
+    }
+
+    const fn says(
+        mut self,
+        does: &'static str,
+        better: &'static str,
+        worse: &'static str,
+        same: &'static str,
+    ) -> Self {
+        self.wording = Wording {
+            does,
+            better,
+            worse,
+            same,
+        };
+        self
+    }
+
+    const fn machine_independent(mut self) -> Self {
+        self.machine_independent = true;
+        self
+    }
+}
+
+use Better::{Higher, Lower};
+use FigureSide::{Client, Pair, Server};
+use Scale::{Kib, Micros, Millis, PerSecond, Percent};
+
+const HEAP: Wording = Wording {
+    does: "keeps a connection after its handshake in",
+    better: "less heap",
+    worse: "more heap",
+    same: "as much heap",
+};
+const HEAP_AFTER_IO: Wording = Wording {
+    does: "keeps a connection that has moved data in",
+    ..HEAP
+};
+const HANDSHAKE_INSTRUCTIONS: Wording = Wording {
+    does: "executes {kind} handshakes with",
+    better: "fewer instructions",
+    worse: "more instructions",
+    same: "as many instructions",
+};
+const BULK_INSTRUCTIONS: Wording = Wording {
+    does: "moves bulk data with",
+    better: "fewer instructions per MiB",
+    worse: "more instructions per MiB",
+    same: "as many instructions per MiB",
+};
+
+impl MetricRow {
+    const fn words(mut self, w: Wording) -> Self {
+        self.wording = w;
+        self
+    }
+}
+
+/// Every metric, in the order reports list them.
+#[rustfmt::skip]
+pub const METRICS: &[MetricRow] = &[
+    row(Metric::ClientCpuNs, "client_cpu_ns", "ns", Lower, Client, Source::Time,
+        "CPU time of the client's calls per handshake")
+        .shown("client hs/s", "handshakes/s", PerSecond)
+        .says("completes {kind} handshakes", "faster", "slower", "as fast"),
+    row(Metric::ServerCpuNs, "server_cpu_ns", "ns", Lower, Server, Source::Time,
+        "CPU time of the server's calls per handshake")
+        .shown("server hs/s", "handshakes/s", PerSecond)
+        .says("completes {kind} handshakes", "faster", "slower", "as fast"),
+    row(Metric::HandshakesPerS, "handshakes_per_s", "1/s", Higher, Pair, Source::Time,
+        "handshakes per second of both sides' CPU time together")
+        .shown("pair hs/s", "handshakes/s", Scale::Same),
+    row(Metric::SendMbPerS, "send_mb_per_s", "MB/s", Higher, Client, Source::Time,
+        "application data sent per second of the sender's CPU time")
+        .shown("send MB/s", "MB/s", Scale::Same)
+        .says("sends bulk data", "faster", "slower", "as fast"),
+    row(Metric::RecvMbPerS, "recv_mb_per_s", "MB/s", Higher, Server, Source::Time,
+        "application data received per second of the receiver's CPU time")
+        .shown("recv MB/s", "MB/s", Scale::Same)
+        .says("receives bulk data", "faster", "slower", "as fast"),
+    row(Metric::NsPerOp, "ns_per_op", "ns", Lower, Pair, Source::GoBench,
+        "Go benchmark: wall time per operation")
+        .shown("ns/op", "ns", Scale::Same),
+    row(Metric::BytesPerOp, "bytes_per_op", "B", Lower, Pair, Source::GoBench,
+        "Go benchmark: Go-heap bytes allocated per operation (C allocations behind cgo are not counted)")
+        .shown("B/op (Go heap)", "bytes", Scale::Same)
+        .says("allocates", "less", "more", "as much")
+        .machine_independent(),
+    row(Metric::AllocsPerOp, "allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
+        "Go benchmark: Go-heap allocations per operation (C allocations behind cgo are not counted)")
+        .shown("allocs/op (Go heap)", "allocs", Scale::Same)
+        .says("allocates", "less", "more", "as much")
+        .machine_independent(),
+    row(Metric::ClientInstructions, "client_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake")
+        .shown("client instr/hs", "instructions", Scale::Same)
+        .words(HANDSHAKE_INSTRUCTIONS),
+    row(Metric::ServerInstructions, "server_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake")
+        .shown("server instr/hs", "instructions", Scale::Same)
+        .words(HANDSHAKE_INSTRUCTIONS),
+    row(Metric::SendInstrPerMib, "send_instructions_per_mib", "instructions/MiB", Lower, Client, Source::Instructions,
+        "instructions the sender executes per MiB of application data")
+        .shown("send instr/MiB", "instructions/MiB", Scale::Same)
+        .words(BULK_INSTRUCTIONS),
+    row(Metric::RecvInstrPerMib, "recv_instructions_per_mib", "instructions/MiB", Lower, Server, Source::Instructions,
+        "instructions the receiver executes per MiB of application data")
+        .shown("recv instr/MiB", "instructions/MiB", Scale::Same)
+        .words(BULK_INSTRUCTIONS),
+    row(Metric::ClientHeapBytes, "client_heap_bytes", "B", Lower, Client, Source::Time,
+        "heap the client keeps per connection after the handshake")
+        .shown("client KiB/conn", "KiB", Kib)
+        .words(HEAP)
+        .machine_independent(),
+    row(Metric::ServerHeapBytes, "server_heap_bytes", "B", Lower, Server, Source::Time,
+        "heap the server keeps per connection after the handshake")
+        .shown("server KiB/conn", "KiB", Kib)
+        .words(HEAP)
+        .machine_independent(),
+    row(Metric::ClientHeapBytesAfterIo, "client_heap_bytes_after_io", "B", Lower, Client, Source::Time,
+        "heap the client keeps per connection after 1 KiB each way")
+        .shown("client KiB after I/O", "KiB", Kib)
+        .words(HEAP_AFTER_IO)
+        .machine_independent(),
+    row(Metric::ServerHeapBytesAfterIo, "server_heap_bytes_after_io", "B", Lower, Server, Source::Time,
+        "heap the server keeps per connection after 1 KiB each way")
+        .shown("server KiB after I/O", "KiB", Kib)
+        .words(HEAP_AFTER_IO)
+        .machine_independent(),
+    row(Metric::ThroughputPerS, "throughput_handshakes_per_s", "1/s", Higher, Pair, Source::Time,
+        "full handshakes per second of wall time, all threads together, both sides in-process")
+        .shown("hs/s all threads", "handshakes/s", Scale::Same)
+        .says("completes full handshakes across its threads", "faster", "slower", "as fast"),
+    row(Metric::ServerCapacityPerS, "server_capacity_handshakes_per_s", "1/s", Higher, Server, Source::Time,
+        "what the server side alone would sustain: per thread, handshakes over its server calls' time, summed")
+        .shown("server-only hs/s", "handshakes/s", Scale::Same)
+        .says("serves full handshakes across its threads", "faster", "slower", "as fast"),
+    row(Metric::ClientWireBytes, "client_wire_bytes", "B", Lower, Pair, Source::Wire,
+        "bytes the client sent until both sides had finished the handshake")
+        .shown("client bytes", "bytes", Scale::Same),
+    row(Metric::ServerWireBytes, "server_wire_bytes", "B", Lower, Pair, Source::Wire,
+        "bytes the server sent until both sides had finished the handshake")
+        .shown("server bytes", "bytes", Scale::Same),
+    row(Metric::ClientFlights, "client_flights", "flights", Lower, Pair, Source::Wire,
+        "flights the client sent during the handshake")
+        .shown("client flights", "flights", Scale::Same),
+    row(Metric::ServerFlights, "server_flights", "flights", Lower, Pair, Source::Wire,
+        "flights the server sent during the handshake")
+        .shown("server flights", "flights", Scale::Same),
+    row(Metric::ClientHelloBytes, "client_hello_bytes", "B", Lower, Pair, Source::Wire,
+        "bytes of the client's first flight")
+        .shown("ClientHello bytes", "bytes", Scale::Same),
+    row(Metric::LargestFlightBytes, "largest_flight_bytes", "B", Lower, Pair, Source::Wire,
+        "bytes of the handshake's largest flight")
+        .shown("largest flight", "bytes", Scale::Same),
+    row(Metric::ClientReadyRtts, "client_ready_rtts", "RTT", Lower, Pair, Source::Wire,
+        "round trips until the client may send application data")
+        .shown("client ready (RTT)", "RTT", Scale::Same),
+    row(Metric::ServerReadyRtts, "server_ready_rtts", "RTT", Lower, Pair, Source::Wire,
+        "round trips until the server may send application data")
+        .shown("server ready (RTT)", "RTT", Scale::Same),
+    row(Metric::PathCpuNs, "path_cpu_ns", "ns", Lower, Pair, Source::WirePath,
+        "CPU both sides spend on the path to the first response byte (the record carries the flights)")
+        .shown("path CPU µs", "µs", Micros),
+    row(Metric::TtfbNs, "ttfb_ns", "ns", Lower, Pair, Source::Proxy,
+        "time from connect to the response's first bytes over TCP through the delay proxy")
+        .shown("first byte ms", "ms", Millis),
+    row(Metric::ClientPageFaults, "client_page_faults", "faults", Lower, Client, Source::Counters,
+        "page faults during the client's calls per handshake")
+        .shown("client faults/hs", "faults", Scale::Same),
+    row(Metric::ServerPageFaults, "server_page_faults", "faults", Lower, Server, Source::Counters,
+        "page faults during the server's calls per handshake")
+        .shown("server faults/hs", "faults", Scale::Same),
+    row(Metric::ClientContextSwitches, "client_context_switches", "switches", Lower, Client, Source::Counters,
+        "context switches during the client's calls per handshake")
+        .shown("client switches/hs", "switches", Scale::Same),
+    row(Metric::ServerContextSwitches, "server_context_switches", "switches", Lower, Server, Source::Counters,
+        "context switches during the server's calls per handshake")
+        .shown("server switches/hs", "switches", Scale::Same),
+    row(Metric::SendPageFaultsPerMib, "send_page_faults_per_mib", "faults/MiB", Lower, Client, Source::Counters,
+        "page faults during the sender's calls per MiB")
+        .shown("send faults/MiB", "faults/MiB", Scale::Same),
+    row(Metric::RecvPageFaultsPerMib, "recv_page_faults_per_mib", "faults/MiB", Lower, Server, Source::Counters,
+        "page faults during the receiver's calls per MiB")
+        .shown("recv faults/MiB", "faults/MiB", Scale::Same),
+    row(Metric::SendContextSwitchesPerMib, "send_context_switches_per_mib", "switches/MiB", Lower, Client, Source::Counters,
+        "context switches during the sender's calls per MiB")
+        .shown("send switches/MiB", "switches/MiB", Scale::Same),
+    row(Metric::RecvContextSwitchesPerMib, "recv_context_switches_per_mib", "switches/MiB", Lower, Server, Source::Counters,
+        "context switches during the receiver's calls per MiB")
+        .shown("recv switches/MiB", "switches/MiB", Scale::Same),
+    row(Metric::SendColdBlocksPerMib, "send_cold_blocks_per_mib", "blocks/MiB", Lower, Client, Source::Counters,
+        "large blocks (4 KiB and up) per MiB the allocator gave the sender other than one it had just freed")
+        .shown("send cold blocks/MiB", "blocks/MiB", Scale::Same),
+    row(Metric::RecvColdBlocksPerMib, "recv_cold_blocks_per_mib", "blocks/MiB", Lower, Server, Source::Counters,
+        "large blocks (4 KiB and up) per MiB the allocator gave the receiver other than one it had just freed")
+        .shown("recv cold blocks/MiB", "blocks/MiB", Scale::Same),
+    row(Metric::SealMbPerS, "seal_mb_per_s", "MB/s", Higher, Pair, Source::Ceiling,
+        "the library's own AEAD sealing the scenario's records without TLS: the most its send rate could reach")
+        .shown("AEAD seal MB/s", "MB/s", Scale::Same),
+    row(Metric::OpenMbPerS, "open_mb_per_s", "MB/s", Higher, Pair, Source::Ceiling,
+        "the library's own AEAD opening the scenario's records without TLS")
+        .shown("AEAD open MB/s", "MB/s", Scale::Same),
+    row(Metric::CopyMbPerS, "copy_mb_per_s", "MB/s", Higher, Pair, Source::Ceiling,
+        "memcpy of one such record to a destination half a page from the source")
+        .shown("memcpy MB/s", "MB/s", Scale::Same),
+    row(Metric::AliasedCopyMbPerS, "aliased_copy_mb_per_s", "MB/s", Higher, Pair, Source::Ceiling,
+        "memcpy of one such record to 5 bytes past the source modulo 4 KiB (4 KiB aliasing)")
+        .shown("memcpy 4K-aliased MB/s", "MB/s", Scale::Same),
+    row(Metric::SendShareOfSeal, "send_share_of_seal", "fraction", Higher, Client, Source::Ceiling,
+        "the send rate over the library's own seal rate, taken in turns")
+        .shown("send % of own seal", "%", Percent),
+    row(Metric::RecvShareOfOpen, "recv_share_of_open", "fraction", Higher, Server, Source::Ceiling,
+        "the receive rate over the library's own open rate, taken in turns")
+        .shown("recv % of own open", "%", Percent),
+    row(Metric::SendCipherShare, "send_cipher_share", "fraction", Higher, Client, Source::Profile,
+        "share of the sender's perf samples in the cipher")
+        .shown("send % in cipher", "%", Percent),
+    row(Metric::SendCopyShare, "send_copy_share", "fraction", Lower, Client, Source::Profile,
+        "share of the sender's perf samples in copies")
+        .shown("send % in copies", "%", Percent),
+    row(Metric::SendAllocShare, "send_alloc_share", "fraction", Lower, Client, Source::Profile,
+        "share of the sender's perf samples in the allocator")
+        .shown("send % in malloc", "%", Percent),
+    row(Metric::SendKernelShare, "send_kernel_share", "fraction", Lower, Client, Source::Profile,
+        "share of the sender's perf samples in the kernel")
+        .shown("send % in kernel", "%", Percent),
+    row(Metric::SendOtherShare, "send_other_share", "fraction", Lower, Client, Source::Profile,
+        "share of the sender's perf samples elsewhere")
+        .shown("send % elsewhere", "%", Percent),
+    row(Metric::RecvCipherShare, "recv_cipher_share", "fraction", Higher, Server, Source::Profile,
+        "share of the receiver's perf samples in the cipher")
+        .shown("recv % in cipher", "%", Percent),
+    row(Metric::RecvCopyShare, "recv_copy_share", "fraction", Lower, Server, Source::Profile,
+        "share of the receiver's perf samples in copies")
+        .shown("recv % in copies", "%", Percent),
+    row(Metric::RecvAllocShare, "recv_alloc_share", "fraction", Lower, Server, Source::Profile,
+        "share of the receiver's perf samples in the allocator")
+        .shown("recv % in malloc", "%", Percent),
+    row(Metric::RecvKernelShare, "recv_kernel_share", "fraction", Lower, Server, Source::Profile,
+        "share of the receiver's perf samples in the kernel")
+        .shown("recv % in kernel", "%", Percent),
+    row(Metric::RecvOtherShare, "recv_other_share", "fraction", Lower, Server, Source::Profile,
+        "share of the receiver's perf samples elsewhere")
+        .shown("recv % elsewhere", "%", Percent),
+];
+
+const fn all() -> [Metric; METRICS.len()] {
+    let mut out = [Metric::ClientCpuNs; METRICS.len()];
+    let mut i = 0;
+    while i < METRICS.len() {
+        out[i] = METRICS[i].metric;
+        i += 1;
+    }
+    out
+}
+
+const ALL_METRICS: [Metric; METRICS.len()] = all();
+
+impl Metric {
+    /// Every metric, in the table's order.
+    pub const ALL: &'static [Metric] = &ALL_METRICS;
+
+    /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
+    /// order: cipher, copies, malloc, kernel, elsewhere.
+    pub const SEND_PROFILE: [Metric; 5] = [
+        Metric::SendCipherShare,
+        Metric::SendCopyShare,
+        Metric::SendAllocShare,
+        Metric::SendKernelShare,
+        Metric::SendOtherShare,
+    ];
+    pub const RECV_PROFILE: [Metric; 5] = [
+        Metric::RecvCipherShare,
+        Metric::RecvCopyShare,
+        Metric::RecvAllocShare,
+        Metric::RecvKernelShare,
+        Metric::RecvOtherShare,
+    ];
+
+    /// This metric's row of the table.
+    pub fn row(self) -> &'static MetricRow {
+        // The table lists every metric once, in declaration order (a test holds it).
+        &METRICS[self as usize]
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.row().name
+    }
+
+    pub fn unit(self) -> &'static str {
+        self.row().unit
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        self.row().better == Better::Higher
+    }
+
+    /// Counted rather than timed: repeated runs agree closely, so small changes matter.
+    pub fn is_count(self) -> bool {
+        self.row().source == Source::Instructions
+    }
+
+    /// An OS counter per handshake or MiB, or a share of a side's profile, which is often
+    /// zero; every other figure is positive.
+    pub fn may_be_zero(self) -> bool {
+        matches!(self.row().source, Source::Counters | Source::Profile)
+    }
+
+    /// Read from the bytes on the wire: the same every handshake (up to a signature's length).
+    pub fn is_wire(self) -> bool {
+        self.row().source == Source::Wire
+    }
+
+    /// See [`MetricRow::machine_independent`].
+    pub fn machine_independent(self) -> bool {
+        self.row().machine_independent
+    }
+
+    /// A share of a side's perf samples (`--measure profile`).
+    pub fn is_profile_share(self) -> bool {
+        self.row().source == Source::Profile
+    }
+
+    pub fn side(self) -> FigureSide {
+        self.row().side
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        METRICS
+            .iter()
+            .find(|r| r.name == s)
+            .map(|r| r.metric)
+            .ok_or_else(|| format!("unknown metric '{s}'"))
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn the_table_names_every_metric_once_and_names_round_trip() {
+        assert_eq!(
+            METRICS
+                .iter()
+                .map(|r| r.metric)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            METRICS.len()
+        );
+        assert_eq!(
+            METRICS
+                .iter()
+                .map(|r| r.name)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            METRICS.len()
+        );
+        for (i, &m) in Metric::ALL.iter().enumerate() {
+            assert_eq!(m as usize, i, "{m:?} is out of the enum's order");
+            assert_eq!(m.row().metric, m);
+            assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
+        }
+        // A new variant without a row would be past the table's end.
+        assert_eq!(Metric::RecvOtherShare as usize, METRICS.len() - 1);
+        assert!(!Metric::ClientCpuNs.higher_is_better());
+        assert!(Metric::SendMbPerS.higher_is_better());
+    }
+
+    #[test]
+    fn rows_agree_with_themselves() {
+        for r in METRICS {
+            // Names say whose figure it is.
+            let whose = if r.name.starts_with("client_") || r.name.starts_with("send_") {
+                Some(FigureSide::Client)
+            } else if r.name.starts_with("server_") || r.name.starts_with("recv_") {
+                Some(FigureSide::Server)
+            } else {
+                None
+            };
+            if let (Some(w), false) = (whose, r.source == Source::Wire) {
+                assert_eq!(r.side, w, "{}", r.name);
+            }
+            if r.source == Source::Profile || r.unit == "fraction" {
+                assert_eq!(r.scale, Scale::Percent, "{}", r.name);
+            }
+            assert!(!r.about.is_empty() && !r.title.is_empty());
+        }
+        for m in Metric::SEND_PROFILE.iter().chain(&Metric::RECV_PROFILE) {
+            assert!(m.is_profile_share());
+        }
+    }
+}
