@@ -78,7 +78,7 @@ OPENSSL_RELEASES ?= 3.6 4.0
 driver-openssl-%: openssl-lib-%
 	@OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(STEP) driver-openssl-$* \
 	  $(CARGO) build --release --locked \
-	  --manifest-path drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
+	  --manifest-path libssl-drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
 	@cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
 
 # One release's static libraries under target/openssl/RELEASE, built once.
@@ -107,7 +107,7 @@ openssl-lib-clang:
 driver-openssl-clang: openssl-lib-clang
 	@$(CLANG) OPENSSL_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang OPENSSL_STATIC=1 \
 	  $(STEP) driver-openssl-$(CLANG_OPENSSL)-clang \
-	  $(CARGO) build --release --locked --manifest-path drivers/openssl/Cargo.toml \
+	  $(CARGO) build --release --locked --manifest-path libssl-drivers/openssl/Cargo.toml \
 	  --target-dir target/driver-openssl-$(CLANG_OPENSSL)-clang
 	@cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
 	  $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang
@@ -115,7 +115,7 @@ driver-openssl-clang: openssl-lib-clang
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:
 	@$(STEP) driver-boringssl $(CARGO) build --release --locked \
-	  --manifest-path drivers/boringssl/Cargo.toml --target-dir target/driver-boringssl
+	  --manifest-path libssl-drivers/boringssl/Cargo.toml --target-dir target/driver-boringssl
 	@cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
@@ -214,8 +214,9 @@ lint: setup
 	$(CARGO) fmt --all --check
 	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
 	$(CARGO) xtask modules
+	$(CARGO) xtask locks
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --release --locked --manifest-path drivers/boringssl/Cargo.toml \
+	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/boringssl/Cargo.toml \
 	  --target-dir target/driver-boringssl -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./... && $(GO) vet $(GO_TAGS) ./...

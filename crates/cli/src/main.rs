@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use std::process::ExitCode;
 use std::time::Duration;
-use tlsmatrix_drivers::{beside, env, registry as drivers};
 use tlsmatrix_interop as interop;
+use tlsmatrix_registry::{beside, env, registry as drivers};
 use tlsmatrix_report::{compare, repeatability};
 use tlsmatrix_runner::{conformance, run, weather_series};
 

@@ -421,7 +421,8 @@ include!("../../../build-support/lock_file.rs");
 /// itself has no release numbers).
 #[test]
 fn the_boringssl_driver_names_the_crates_it_was_built_from() {
-    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../drivers/boringssl/Cargo.lock");
+    let lock =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../libssl-drivers/boringssl/Cargo.lock");
     let lock = std::fs::read_to_string(lock).unwrap();
     let locked = |krate: &str| locked_version(&lock, krate).expect("locked");
     let (_, version) = built_impls()

@@ -1,10 +1,12 @@
 //! Where tlsmatrix's results live: the SQLite history database of runs ([`Store`]), a run's
-//! results file ([`read_jsonl`]), and the interop results file ([`interop_file`]). The cli
+//! results file (written a whole cell at a time by [`results_file`], read by [`read_jsonl`]),
+//! and the interop results file ([`interop_file`]). The cli
 //! records into it; the report and `compare` read from it.
 
 pub mod conformance;
 pub mod interop_file;
 pub mod proxy_check;
+pub mod results_file;
 mod run_data;
 mod store;
 

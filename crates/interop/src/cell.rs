@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tlsmatrix_model::interop::{payload, Case, Echo, Expect};
 use tlsmatrix_model::side::Side;
 
-use super::peers::{Peer, Ready};
+use super::peers::{Peer, Ready, Server};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -198,7 +198,12 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
     let mut words = addr.split_whitespace();
     let addr = words.next().unwrap_or_default().to_string();
     let server_id = words.skip_while(|w| *w != "peer").nth(1);
-    let cplan = client.client(case, certs, &addr, server_id, plan.echo, secs);
+    let to = Server {
+        addr: &addr,
+        peer_id: server_id,
+        echo: plan.echo,
+    };
+    let cplan = client.client(case, certs, &to, secs);
     let cplan_must_print = cplan.must_print;
     let mut cli = match start(cplan.cmd, cplan.fed) {
         Ok(r) => r,

@@ -23,7 +23,7 @@ use tlsmatrix_report::text_table::Table;
 
 use cell::{Outcome, Verdict};
 use peers::Peer;
-use tlsmatrix_drivers::registry::Registry;
+use tlsmatrix_registry::registry::Registry;
 
 /// Where `tlsmatrix interop` keeps its certificates on its defaults (beside
 /// results/interop.jsonl), and so where `tlsmatrix peer` looks unless told.
@@ -39,7 +39,7 @@ pub struct Options {
     /// Every case's matrix and every unsupported cell in the terminal, not only the summary.
     pub verbose: bool,
     /// This run's share of the planned cells (`--shard K/N`).
-    pub shard: tlsmatrix_drivers::shard::Shard,
+    pub shard: tlsmatrix_registry::shard::Shard,
     /// A run id to use instead of a new one, so that shards record into one run.
     pub run_id: Option<String>,
     pub out: PathBuf,
@@ -132,13 +132,13 @@ pub fn run(opts: Options) -> Result<bool> {
     let cases = select_cases(&opts.cases, opts.quick)?;
     let reg = Registry::discover()?;
     let peers = select_peers(peers::discover(&reg), &opts.peers)?;
-    let mut results = tlsmatrix_drivers::results_file::ResultsFile::open(&opts.out)?;
-    let certs_dir = tlsmatrix_drivers::beside(&opts.out, "certs");
+    let mut results = tlsmatrix_history::results_file::ResultsFile::open(&opts.out)?;
+    let certs_dir = tlsmatrix_registry::beside(&opts.out, "certs");
     prepare_certs(&cases, &certs_dir)?;
     let run_id = opts.run_id.clone().unwrap_or_else(|| {
         format!(
             "interop-{}-{:04x}",
-            tlsmatrix_drivers::env::compact(SystemTime::now()),
+            tlsmatrix_registry::env::compact(SystemTime::now()),
             std::process::id() & 0xffff
         )
     });

@@ -3,6 +3,7 @@
 //! judges the outcome against `expect`.
 
 use crate::scenario::{Aead, ConnParams, Extras, Group, Resumption, SigAlg, Version};
+use crate::side::Side;
 
 /// One side's offer: a single version, suite, group and certificate key, so that what is
 /// negotiated is known in advance and checked.
@@ -155,6 +156,14 @@ const KIB: usize = 1024;
 pub const LIBP2P_MESSAGE: &str = "tlsmatrix libp2p interop";
 
 impl Case {
+    /// What `side` offers.
+    pub fn offer(&self, side: Side) -> &Offer {
+        match side {
+            Side::Client => &self.client,
+            Side::Server => &self.server,
+        }
+    }
+
     /// Connections the client makes: two when the second must resume the first.
     pub fn connections(&self) -> usize {
         if self.client.resumption.is_resumed() {

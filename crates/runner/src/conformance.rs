@@ -16,8 +16,8 @@ use tlsmatrix_history::conformance::{ConformanceRow, MEASURE};
 use tlsmatrix_history::Store;
 use tlsmatrix_report::text_table::Table;
 
-use tlsmatrix_drivers::registry::{self as drivers, ImplEntry, Registry};
-use tlsmatrix_drivers::results_file::ResultsFile;
+use tlsmatrix_history::results_file::ResultsFile;
+use tlsmatrix_registry::registry::{self as drivers, ImplEntry, Registry};
 
 pub struct Options {
     pub impls: Vec<String>,
@@ -133,7 +133,7 @@ pub fn run(o: Options) -> Result<bool> {
     let run_id = o.run_id.clone().unwrap_or_else(|| {
         format!(
             "conformance-{}-{:04x}",
-            tlsmatrix_drivers::env::compact(SystemTime::now()),
+            tlsmatrix_registry::env::compact(SystemTime::now()),
             std::process::id() & 0xffff
         )
     });
@@ -142,7 +142,7 @@ pub fn run(o: Options) -> Result<bool> {
     store.begin_run(
         &run_id,
         MEASURE,
-        &tlsmatrix_drivers::env::capture(o.command_line.clone()),
+        &tlsmatrix_registry::env::capture(o.command_line.clone()),
     )?;
 
     let not_run = conf::not_run_tests(&runner, &opts)?;
@@ -243,7 +243,10 @@ pub fn run(o: Options) -> Result<bool> {
             impls.join(", ")
         );
     }
-    store.finish_run(&run_id, &tlsmatrix_drivers::env::rfc3339(SystemTime::now()))?;
+    store.finish_run(
+        &run_id,
+        &tlsmatrix_registry::env::rfc3339(SystemTime::now()),
+    )?;
     print!("{}", table.render());
     println!(
         "run {run_id}: {runner_name}; results in {} and {}",

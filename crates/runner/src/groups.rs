@@ -16,7 +16,7 @@ use tlsmatrix_model::protocol::DriverMessage;
 use tlsmatrix_model::record::{self, Env, Metric, Paired, Record};
 use tlsmatrix_model::scenario::Scenario;
 
-use tlsmatrix_drivers::registry::{self as drivers, Driver, DriverProcess, ImplEntry};
+use tlsmatrix_registry::registry::{self as drivers, Driver, DriverProcess, ImplEntry};
 
 /// One cell of a group: the impls it runs and the labels its records carry (the A/A copy of
 /// the baseline runs the baseline under another label).

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
-pub use tlsmatrix_drivers::shard::Shard;
+pub use tlsmatrix_registry::shard::Shard;
 
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
@@ -16,9 +16,11 @@ use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_
 use tlsmatrix_model::scenario::{Cores, Scenario};
 
 use crate::groups;
-use tlsmatrix_drivers::registry::{self as drivers, CellOutcome, CellRequest, ImplEntry, Registry};
-use tlsmatrix_drivers::results_file::ResultsFile;
+use tlsmatrix_history::results_file::ResultsFile;
 use tlsmatrix_history::Store;
+use tlsmatrix_registry::registry::{
+    self as drivers, CellOutcome, CellRequest, ImplEntry, Registry,
+};
 use tlsmatrix_report::summary;
 
 pub struct RunOptions {
@@ -166,7 +168,7 @@ impl Drop for Scratch {
 fn run_id(now: SystemTime) -> String {
     format!(
         "{}-{:04x}",
-        tlsmatrix_drivers::env::compact(now),
+        tlsmatrix_registry::env::compact(now),
         std::process::id() & 0xffff
     )
 }
@@ -381,7 +383,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 
     let now = SystemTime::now();
     let run_id = opts.run_id.clone().unwrap_or_else(|| run_id(now));
-    let env = tlsmatrix_drivers::env::capture(opts.command_line.clone());
+    let env = tlsmatrix_registry::env::capture(opts.command_line.clone());
     store.begin_run(&run_id, opts.measure.as_str(), &env)?;
     let scratch = Scratch::new(&run_id)?;
     let baseline = impls[0];
@@ -596,8 +598,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     )?;
 
     bar.finish_and_clear();
-    sink.store
-        .finish_run(&run_id, &tlsmatrix_drivers::env::rfc3339(SystemTime::now()))?;
+    sink.store.finish_run(
+        &run_id,
+        &tlsmatrix_registry::env::rfc3339(SystemTime::now()),
+    )?;
 
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
     print!(

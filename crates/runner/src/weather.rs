@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use tlsmatrix_drivers::registry::pin_this_thread;
 use tlsmatrix_measure::memprobe::MemoryProbe;
 use tlsmatrix_model::record::{BlockWeather, Record};
 use tlsmatrix_model::weather::Weather;
+use tlsmatrix_registry::registry::pin_this_thread;
 
 pub struct PassWeather {
     probe: MemoryProbe,

@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use tlsmatrix_drivers::registry::{usable_cpus, ImplEntry, Registry};
 use tlsmatrix_measure::memprobe::MemoryProbe;
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::Scenario;
 use tlsmatrix_model::stats;
 use tlsmatrix_model::weather::Weather;
+use tlsmatrix_registry::registry::{usable_cpus, ImplEntry, Registry};
 use tlsmatrix_report::figures;
 use tlsmatrix_report::text_table::Table;
 

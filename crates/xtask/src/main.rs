@@ -5,18 +5,24 @@
 //! using `a` compiles, and a crate that grew that way cannot be split or read one file at a time.
 //!
 //! `cargo xtask metrics` writes the Go side's metric names from the metric table.
+//!
+//! `cargo xtask locks` fails when a driver workspace locks a package at a version the main
+//! `Cargo.lock` does not have.
 
 mod go_metrics;
+mod locks;
 mod modules;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...] | cargo xtask metrics
+const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...] | metrics | locks
   modules   fail when the modules of a crate import each other in a circle (default: every
             crate under crates/); each cycle is printed with the line of every edge in it
   metrics   write go/internal/metrics/names.go from the metric table
-            (crates/model/src/metric.rs); a test fails while the two differ";
+            (crates/model/src/metric.rs); a test fails while the two differ
+  locks     fail when a driver workspace (libssl-drivers/) locks a package at a version the
+            main Cargo.lock does not have";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +53,20 @@ fn main() -> ExitCode {
                 let what = if changed { "wrote" } else { "unchanged:" };
                 println!("{what} {}", go_metrics::GO_FILE);
                 ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("xtask: {e:#}");
+                ExitCode::from(2)
+            }
+        },
+        Some("locks") => match locks::strays() {
+            Ok(s) if s.is_empty() => ExitCode::SUCCESS,
+            Ok(s) => {
+                eprintln!(
+                    "versions only a driver workspace locks:\n  {}",
+                    s.join("\n  ")
+                );
+                ExitCode::FAILURE
             }
             Err(e) => {
                 eprintln!("xtask: {e:#}");

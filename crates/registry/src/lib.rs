@@ -1,10 +1,8 @@
 //! What every command that runs drivers shares: the driver registry and driver processes
-//! ([`registry`]), the results file written a whole cell at a time ([`results_file`]), the
-//! environment a run records ([`env`]) and `--shard K/N` ([`shard`]).
+//! ([`registry`]), the environment a run records ([`env`]) and `--shard K/N` ([`shard`]).
 
 pub mod env;
 pub mod registry;
-pub mod results_file;
 pub mod shard;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,210 @@
+//! Who can take part in an interop cell and how each is started. Each kind of peer program is
+//! one file behind [`Program`]: the impls inside driver binaries (`driver.rs`), the `openssl`
+//! and GnuTLS command-line tools, Go's crypto/tls peer, and the libp2p peers. A peer says which
+//! cases it cannot run, with the reason, instead of failing them.
+
+mod driver;
+mod gnutls_tool;
+mod go_crypto_tls;
+mod libp2p;
+mod openssl_tool;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use tlsmatrix_model::interop::{Case, Echo, Family};
+use tlsmatrix_model::scenario::{Group, SigAlg};
+use tlsmatrix_model::side::Side;
+use tlsmatrix_registry::registry::Registry;
+
+pub use gnutls_tool::GNUTLS_TOOL;
+pub use go_crypto_tls::GO_CRYPTO_TLS;
+pub use openssl_tool::OPENSSL_TOOL;
+
+/// What one kind of peer program does in a cell. The checks every peer shares (the case's
+/// family, a post-quantum group) are made before `refuses` is asked.
+pub trait Program: std::fmt::Debug + Send + Sync {
+    /// The cases it takes part in.
+    fn family(&self) -> Family {
+        Family::Tls
+    }
+
+    /// Whether this version of it has X25519MLKEM768.
+    fn has_post_quantum(&self, _version: &str) -> bool {
+        true
+    }
+
+    /// `Err(reason)` when it cannot play `side` of `case`.
+    fn refuses(&self, case: &Case, side: Side) -> Result<(), String>;
+
+    /// How to start it as the case's server.
+    fn server(&self, who: &Who, case: &Case, certs: &Path) -> std::io::Result<ServerPlan>;
+
+    /// How to start it as the case's client of the server at `to`.
+    fn client(&self, who: &Who, case: &Case, certs: &Path, to: &Server) -> ClientPlan;
+}
+
+/// The peer a plan is made for, and the cell's limit.
+pub struct Who<'a> {
+    pub name: &'a str,
+    pub timeout_s: u64,
+}
+
+/// The server a client is started against.
+pub struct Server<'a> {
+    pub addr: &'a str,
+    /// The peer id a libp2p server announced.
+    pub peer_id: Option<&'a str>,
+    /// What the server sends back for the client's bytes.
+    pub echo: Echo,
+}
+
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub name: String,
+    pub version: String,
+    pub program: Arc<dyn Program>,
+}
+
+/// How the harness learns that a started server is ready, and where.
+pub enum Ready {
+    /// The first stdout line starting with this prefix; the address follows it.
+    Line(&'static str),
+    /// A connection to this address succeeds (for a tool whose output is buffered).
+    Connectable(String),
+}
+
+pub struct ServerPlan {
+    pub cmd: Command,
+    pub ready: Ready,
+    /// What this server sends back for the client's bytes.
+    pub echo: Echo,
+    /// Serves on after the connection (a tool without a one-connection mode); the client
+    /// alone then says when the cell is over.
+    pub persistent: bool,
+}
+
+pub struct ClientPlan {
+    pub cmd: Command,
+    /// A tool client carries stdin to the server and prints what comes back: the harness
+    /// then writes the payload and checks the echo itself.
+    pub fed: bool,
+    /// Text a tool client must print for the cell to pass, for what only it can see (that it
+    /// resumed).
+    pub must_print: Option<&'static str>,
+}
+
+impl ServerPlan {
+    /// A server of ours: prints `listening ADDR ...`, echoes the bytes, serves the case's
+    /// connections and exits.
+    fn echoing(cmd: Command) -> ServerPlan {
+        ServerPlan {
+            cmd,
+            ready: Ready::Line("listening "),
+            echo: Echo::Same,
+            persistent: false,
+        }
+    }
+}
+
+impl ClientPlan {
+    fn checked_by_itself(cmd: Command) -> ClientPlan {
+        ClientPlan {
+            cmd,
+            fed: false,
+            must_print: None,
+        }
+    }
+}
+
+/// Every peer this machine has, in the order cells list them: the built impls, then the
+/// tools and peer binaries found.
+pub fn discover(reg: &Registry) -> Vec<Peer> {
+    let dir = tlsmatrix_registry::registry::driver_dir().ok();
+    let mut peers = driver::discover(reg);
+    peers.extend(openssl_tool::discover());
+    if let Some(dir) = &dir {
+        peers.extend(go_crypto_tls::discover(dir));
+        peers.extend(libp2p::discover(dir));
+    }
+    peers.extend(gnutls_tool::discover());
+    peers
+}
+
+impl Peer {
+    fn new(name: impl Into<String>, version: String, program: impl Program + 'static) -> Peer {
+        Peer {
+            name: name.into(),
+            version,
+            program: Arc::new(program),
+        }
+    }
+
+    /// The cases this peer takes part in at all.
+    pub fn family(&self) -> Family {
+        self.program.family()
+    }
+
+    /// `Err(reason)` when this peer cannot play `side` of `case`.
+    pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
+        if self.family() != case.family {
+            return Err(match case.family {
+                Family::Libp2p => "not a libp2p peer".into(),
+                Family::Tls => "a libp2p peer runs only the libp2p cases".into(),
+            });
+        }
+        let offer = match side {
+            Side::Client => &case.client,
+            Side::Server => &case.server,
+        };
+        if offer.groups().contains(&Group::X25519Mlkem768)
+            && !self.program.has_post_quantum(&self.version)
+        {
+            return Err(format!("{} has no X25519MLKEM768", self.version));
+        }
+        self.program.refuses(case, side)
+    }
+
+    pub fn server(&self, case: &Case, certs: &Path, timeout_s: u64) -> std::io::Result<ServerPlan> {
+        self.program.server(&self.who(timeout_s), case, certs)
+    }
+
+    pub fn client(&self, case: &Case, certs: &Path, to: &Server, timeout_s: u64) -> ClientPlan {
+        self.program.client(&self.who(timeout_s), case, certs, to)
+    }
+
+    fn who(&self, timeout_s: u64) -> Who<'_> {
+        Who {
+            name: &self.name,
+            timeout_s,
+        }
+    }
+}
+
+/// What a peer's version command prints, trimmed; `None` if it is missing or fails.
+fn reported_version(cmd: &mut Command) -> Option<String> {
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A port the OS has just handed out, for a tool that cannot be told to pick one itself. It
+/// is free again when this returns; the tiny window before the tool binds it is the price.
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// The certificates of a signature algorithm, in the folder `certs` was written to.
+fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
+    certs.join(sig.as_str())
+}
+
+/// The `--echo` value of a peer of ours that checks the server's answer itself.
+fn echo_arg(echo: Echo) -> &'static str {
+    match echo {
+        Echo::Same => "same",
+        Echo::ReversedLines => "reversed-lines",
+    }
+}
