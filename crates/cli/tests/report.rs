@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use common::*;
 
+use tlsmatrix_model::fixture::RecordFixture;
 use tlsmatrix_model::record::{CellRecord, CellStatus, Env, Metric, Record, CELL_SCHEMA};
 
 fn record(run: &str, scenario: &str, pair: (&str, &str), metric: Metric, centre: f64) -> Record {
@@ -24,17 +25,14 @@ fn record(run: &str, scenario: &str, pair: (&str, &str), metric: Metric, centre:
         git_revision: "abc".into(),
         ..Env::default()
     };
-    let (cv, sv) = (format!("{} 1.0", pair.0), format!("{} 1.0", pair.1));
-    Record::from_samples(
-        run,
-        scenario,
-        (pair.0, &cv),
-        (pair.1, &sv),
-        metric,
-        samples,
-        env,
-    )
-    .unwrap()
+    RecordFixture::new(metric, centre)
+        .run(run)
+        .scenario(scenario)
+        .pair(pair.0, pair.1)
+        .versions(&format!("{} 1.0", pair.0), &format!("{} 1.0", pair.1))
+        .samples(samples)
+        .env(env)
+        .build()
 }
 
 /// One pair's record line per metric, each value made `factor` times worse (lower where

@@ -564,34 +564,14 @@ fn insert_cell(tx: &Transaction, c: &CellRecord, verb: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsmatrix_model::fixture::RecordFixture;
     use tlsmatrix_model::record::{CellStatus, Metric};
 
     fn record(run: &str, median: f64) -> Record {
-        Record {
-            schema: SCHEMA.into(),
-            run_id: run.into(),
-            scenario: "handshake-tls13-ecdsa-p256-x25519-full".into(),
-            client: "a".into(),
-            server: "a".into(),
-            client_version: "A 1".into(),
-            server_version: "A 1".into(),
-            metric: Metric::ClientCpuNs,
-            unit: "ns".into(),
-            samples: vec![median - 1.0, median, median + 1.0],
-            median,
-            min: median - 1.0,
-            ci_low: median - 1.0,
-            ci_high: median + 1.0,
-            env: Env {
-                timestamp: "2026-11-23T10:00:00Z".into(),
-                command: "tlsmatrix run".into(),
-                ..Env::default()
-            },
-            blocks: Vec::new(),
-            paired: None,
-            trace: None,
-            weather: Vec::new(),
-        }
+        RecordFixture::new(Metric::ClientCpuNs, median)
+            .run(run)
+            .samples(vec![median - 1.0, median, median + 1.0])
+            .build()
     }
 
     fn temp_db(name: &str) -> PathBuf {

@@ -7,6 +7,8 @@
 pub mod allocator;
 pub mod cert_files;
 pub mod codes;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
 pub mod glob;
 pub mod impls;
 pub mod interop;

@@ -662,21 +662,16 @@ pub fn section(inp: &Inputs) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsmatrix_model::fixture::{spread, RecordFixture};
     use tlsmatrix_model::record::Env;
 
     fn rec(run: &str, scenario: &str, imp: &str, m: Metric, v: f64) -> Record {
-        let samples = (0..6).map(|i| v * (1.0 + 0.001 * f64::from(i))).collect();
-        let ver = format!("{imp} 1");
-        Record::from_samples(
-            run,
-            scenario,
-            (imp, &ver),
-            (imp, &ver),
-            m,
-            samples,
-            Env::default(),
-        )
-        .unwrap()
+        RecordFixture::new(m, v)
+            .run(run)
+            .scenario(scenario)
+            .pair(imp, imp)
+            .samples(spread(v, 6, 0.001))
+            .build()
     }
 
     fn run(id: &str, records: Vec<Record>) -> RunData {

@@ -339,6 +339,7 @@ pub fn with_interval(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsmatrix_model::fixture::RecordFixture;
 
     #[test]
     fn figures_read_with_thousands_separators() {
@@ -353,10 +354,11 @@ mod tests {
             cpu_model: cpu.into(),
             ..Default::default()
         };
-        let samples = (0..8)
-            .map(|i| centre * (1.0 + 0.01 * f64::from(i)))
-            .collect();
-        Record::from_samples("r", "s", ("a", "a 1"), ("b", "b 1"), metric, samples, env).unwrap()
+        RecordFixture::new(metric, centre)
+            .scenario("s")
+            .pair("a", "b")
+            .env(env)
+            .build()
     }
 
     #[test]
