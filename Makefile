@@ -51,7 +51,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
 
 all: build
 
@@ -61,6 +61,7 @@ setup:
 # Each step prints one line (what, whether it had to be built, how long); its whole output is
 # in target/logs/<step>.log, and a failed step prints that log's end. VERBOSE=1 shows it all.
 STEP := scripts/step
+STAGE := scripts/stage
 
 build: setup
 	@echo "building (logs in target/logs/):"
@@ -124,38 +125,43 @@ driver-boringssl:
 # (results/interop.jsonl and .md); the Go transport's paired benchmarks (`make bench-go`);
 # then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
-report: build
+# Each stage's time goes to results/timings.tsv (scripts/stage), which the report shows.
+report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
+report: timings-begin build
 	@rm -f $(OUT) results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
-	$(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
+	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) instructions $(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
+	$(STAGE) memory $(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
+	$(STAGE) throughput $(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure wire $(if $(WIRE_SCENARIOS),--scenario '$(WIRE_SCENARIOS)') --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
+	$(STAGE) wire $(BIN)/tlsmatrix run --measure wire $(if $(WIRE_SCENARIOS),--scenario '$(WIRE_SCENARIOS)') --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 --lanes $(LANES) \
+	$(STAGE) ceilings $(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 --lanes $(LANES) \
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --lanes $(LANES) --impl 'rustls-aws-lc,*' --pairs self \
+	$(STAGE) counters $(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --lanes $(LANES) --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
+	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --lanes $(LANES) --pairs self \
+	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
+	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
+	$(STAGE) interop $(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt \
+	$(STAGE) conformance $(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
+	$(STAGE) go-benchmarks $(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
 	exit $$status
+
+timings-begin:
+	@scripts/stage --begin
 
 # Every test, plus the formatting and lint gates CI enforces.
 test: build lint go-test

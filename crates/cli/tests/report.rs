@@ -204,6 +204,12 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         ));
     }
     std::fs::write(&interop, cells).unwrap();
+    // make report's step times, as scripts/stage writes them beside the interop file.
+    std::fs::write(
+        d.join("timings.tsv"),
+        "# tlsmatrix timings\n# commit abc1234\nbuild rust-workspace\t431.2\tbuilt\ntimed-suite\t293.0\texit 0\n",
+    )
+    .unwrap();
     let out = d.join("report");
     let o = tlsmatrix(&[
         "report",
@@ -230,6 +236,9 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     assert!(html.contains("interop case version-mismatch"));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
+    assert!(md.contains("How long `make report` took here"), "{md}");
+    assert!(md.contains("| timed-suite | 4 min 53 s | exit 0 |"), "{md}");
+    assert!(md.contains("12 min 04 s"), "{md}");
     assert!(
         md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
         "{md}"

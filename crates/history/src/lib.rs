@@ -9,6 +9,7 @@ pub mod proxy_check;
 pub mod results_file;
 mod run_data;
 mod store;
+pub mod timings;
 
 use std::path::Path;
 

@@ -647,6 +647,56 @@ pub struct Companions {
     pub allocators: Option<RunData>,
     /// The newest conformance run: its id and every test's row.
     pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
+    /// How long each step of the `make report` that made this report took.
+    pub timings: Option<tlsmatrix_history::timings::Timings>,
+}
+
+/// "4 min 53 s", or "12.3 s" under a minute.
+fn duration(seconds: f64) -> String {
+    if seconds >= 60.0 {
+        let s = seconds.round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
+/// How long `make report` took on this machine, step by step, as `scripts/stage` and
+/// `scripts/step` wrote it (results/timings.tsv): the report itself is the last step, so it
+/// is not in the file.
+fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
+    let about: Vec<String> = t.about.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let build: f64 = t
+        .stages
+        .iter()
+        .filter(|s| s.is_build())
+        .map(|s| s.seconds)
+        .sum();
+    let mut rows: Vec<Vec<Cell>> = t
+        .stages
+        .iter()
+        .map(|s| {
+            vec![
+                Cell::plain(s.name.clone()),
+                Cell::plain(duration(s.seconds)),
+                Cell::plain(s.outcome.clone()),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        Cell::plain("all steps until the report"),
+        Cell::plain(duration(t.total_seconds())),
+        Cell::plain(format!("of which builds {}", duration(build))),
+    ]);
+    Table {
+        caption: format!(
+            "How long `make report` took here, each step as the tools timed it ({}).",
+            about.join("; ")
+        ),
+        header: vec!["step".into(), "took".into(), "outcome".into()],
+        rows,
+        label_cols: 1,
+    }
 }
 
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
@@ -959,18 +1009,22 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         }],
     });
 
+    let mut environment_blocks = vec![Block::Table(Table {
+        caption: "Where and with what this run was made.".into(),
+        header: vec!["".into(), "".into()],
+        rows: environment(run)
+            .into_iter()
+            .map(|(k, v)| vec![Cell::plain(k), Cell::plain(v)])
+            .collect(),
+        label_cols: 2,
+    })];
+    if let Some(t) = extra.timings.as_ref().filter(|t| !t.stages.is_empty()) {
+        environment_blocks.push(Block::Table(timings_table(t)));
+    }
     sections.push(Section {
         id: "environment".into(),
         title: "Environment".into(),
-        blocks: vec![Block::Table(Table {
-            caption: "Where and with what this run was made.".into(),
-            header: vec!["".into(), "".into()],
-            rows: environment(run)
-                .into_iter()
-                .map(|(k, v)| vec![Cell::plain(k), Cell::plain(v)])
-                .collect(),
-            label_cols: 2,
-        })],
+        blocks: environment_blocks,
     });
 
     Doc {

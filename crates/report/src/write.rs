@@ -5,13 +5,15 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tlsmatrix_history::{interop_file, proxy_check, resolve, RunData, RunKind, Store};
+use tlsmatrix_history::{interop_file, proxy_check, resolve, timings, RunData, RunKind, Store};
 
 use crate::area::{area, Area};
 use crate::{analysis, csv, html, md};
 
 /// The delay-proxy check's file, beside the interop results file.
 pub const PROXY_CHECK_FILE: &str = "proxy-check.json";
+/// The main job's stage times (`make report`), beside the interop results file.
+pub const TIMINGS_FILE: &str = "timings.tsv";
 
 /// How many runs the history charts go back.
 const HISTORY_RUNS: usize = 20;
@@ -51,6 +53,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             interop: None,
             wire: companion(RunKind::Wire)?,
             proxy_check: None,
+            timings: None,
             counters: companion(RunKind::Counters)?,
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
@@ -70,6 +73,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     let mut extra = extra;
     extra.interop = interop_file::read_latest(interop)?;
     extra.proxy_check = proxy_check::read(&interop.with_file_name(PROXY_CHECK_FILE))?;
+    extra.timings = timings::read(&interop.with_file_name(TIMINGS_FILE))?;
     let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();
     let files = [
