@@ -21,6 +21,7 @@ const FILES: &[(&str, &str)] = &[
     ("boringssl", include_str!("../config/boringssl.json")),
     ("s2n", include_str!("../config/s2n.json")),
     ("go", include_str!("../config/go.json")),
+    ("gnutls", include_str!("../config/gnutls.json")),
 ];
 
 #[derive(Debug, Default, Deserialize)]

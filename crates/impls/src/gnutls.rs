@@ -3,7 +3,8 @@
 //! OpenSSL.
 //!
 //! Each session pins one version, suite, group and signature scheme with a priority string
-//! that starts from `NONE`. Records move through the harness's `MemIo` by GnuTLS's push and
+//! that starts from `NONE`; the BoGo shim's open configurations start from GnuTLS's defaults
+//! (`NORMAL`) instead. Records move through the harness's `MemIo` by GnuTLS's push and
 //! pull callbacks. TLS 1.2 session-id resumption needs a server cache, which GnuTLS leaves to
 //! the application: the factory keeps one in memory. A TLS 1.3 server sends exactly one ticket
 //! per connection, as the other libraries are set to.
@@ -16,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::aead::{self, RecordAead};
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -56,6 +57,7 @@ mod ffi {
     pub const E_INTERRUPTED: c_int = -52;
     pub const CRD_CERTIFICATE: c_int = 1;
     pub const X509_FMT_PEM: c_int = 1;
+    pub const CERT_REQUEST: c_int = 1;
     pub const CERT_REQUIRE: c_int = 2;
     pub const NAME_DNS: c_int = 1;
     pub const SHUT_WR: c_int = 1;
@@ -280,8 +282,34 @@ fn sign_items(sig: SigAlg) -> &'static str {
     }
 }
 
+/// An open configuration's priority string (the BoGo shim): GnuTLS's defaults (`NORMAL`)
+/// within the allowed versions, and the runner's groups, in its order, when it names any.
+fn open_priority(open: &OpenPolicy, groups: &[Group]) -> Result<String, String> {
+    let mut p = String::from("NORMAL:-VERS-ALL");
+    // Newest first: the order is the client's preference in supported_versions.
+    for v in open.versions().into_iter().rev() {
+        p.push_str(match v {
+            Version::Tls12 => ":+VERS-TLS1.2",
+            Version::Tls13 => ":+VERS-TLS1.3",
+        });
+    }
+    if !groups.is_empty() {
+        p.push_str(":-GROUP-ALL");
+        for &g in groups {
+            let item = group_item(g)
+                .ok_or_else(|| format!("GnuTLS {} has no ML-KEM", library_version()))?;
+            p.push(':');
+            p.push_str(item);
+        }
+    }
+    Ok(p)
+}
+
 /// One side's priority string: exactly the scenario's version, suite, groups and scheme.
 fn priority(cfg: &EndpointConfig, side: Side) -> Result<String, String> {
+    if let Some(open) = &cfg.open {
+        return open_priority(open, &cfg.groups);
+    }
     let version = match cfg.version {
         Version::Tls12 => "+VERS-TLS1.2",
         Version::Tls13 => "+VERS-TLS1.3",
@@ -369,11 +397,6 @@ impl TlsLibrary for GnutlsLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg.open.is_some() {
-            return Err(
-                "gnutls: no BoGo shim yet (the adapter takes pinned scenarios only)".into(),
-            );
-        }
         if cfg.groups.contains(&Group::X25519Mlkem768) {
             return Err(format!(
                 "GnuTLS {} has no ML-KEM (GnuTLS added X25519MLKEM768 in 3.8.9)",
@@ -396,16 +419,20 @@ impl TlsLibrary for GnutlsLibrary {
         self.supports(cfg).map_err(|e| anyhow!(e))?;
         let priority = CString::new(priority(cfg, side).map_err(|e| anyhow!(e))?)?;
         let cred = Credentials::new()?;
+        // An open configuration verifies no chain (see `OpenPolicy`): no trust is loaded.
+        let open = cfg.open.is_some();
         match side {
             Side::Client => {
-                cred.trust(&cfg.certs.ca_pem)?;
+                if !open {
+                    cred.trust(&cfg.certs.ca_pem)?;
+                }
                 if cfg.client_cert {
                     cred.own(&cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
                 }
             }
             Side::Server => {
                 cred.own(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
-                if cfg.require_client_cert {
+                if cfg.require_client_cert && !open {
                     cred.trust(&cfg.certs.ca_pem)?;
                 }
             }
@@ -414,12 +441,26 @@ impl TlsLibrary for GnutlsLibrary {
             (Side::Server, Resumption::Ticket) => Some(TicketKey::new()?),
             _ => None,
         };
+        let client_cert = match &cfg.open {
+            _ if cfg.require_client_cert => ClientCert::Require { verify: !open },
+            Some(o) if o.request_client_cert => ClientCert::Request,
+            _ => ClientCert::None,
+        };
+        // SNI as every client here sends it; an open configuration sends what it was told.
+        let sni = match &cfg.open {
+            Some(o) => o.sni.clone(),
+            None => Some(cfg.server_name.clone()),
+        };
         Ok(Box::new(GnutlsFactory {
             side,
             cred,
             priority,
             server_name: CString::new(cfg.server_name.as_str())?,
-            require_client_cert: cfg.require_client_cert,
+            sni: sni.map(CString::new).transpose()?,
+            verify_server: !open,
+            client_cert,
+            // The shim's server resumes by whichever means the runner tries.
+            session_cache: open || cfg.resumption == Resumption::SessionId,
             alpn: cfg.alpn.clone(),
             resumption: cfg.resumption,
             ticket_key,
@@ -579,12 +620,29 @@ unsafe extern "C" fn cache_remove(ptr: *mut c_void, key: ffi::datum) -> c_int {
 
 type SessionSlot = Arc<Mutex<Option<Vec<u8>>>>;
 
+/// What a server asks of the client's certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientCert {
+    None,
+    Request,
+    /// One is required, and verified against the trusted CA unless the configuration is open.
+    Require {
+        verify: bool,
+    },
+}
+
 struct GnutlsFactory {
     side: Side,
     cred: Credentials,
     priority: CString,
+    /// The name a client verifies the server's certificate for.
     server_name: CString,
-    require_client_cert: bool,
+    /// The name a client sends as SNI, if any.
+    sni: Option<CString>,
+    verify_server: bool,
+    client_cert: ClientCert,
+    /// A server keeps a session-id cache (TLS 1.2 resumption without tickets).
+    session_cache: bool,
     alpn: Vec<String>,
     resumption: Resumption,
     ticket_key: Option<TicketKey>,
@@ -638,17 +696,21 @@ impl EndpointFactory for GnutlsFactory {
             ffi::gnutls_transport_set_pull_function(s, pull);
             match self.side {
                 Side::Client => {
-                    let name = self.server_name.as_bytes();
-                    check(
-                        ffi::gnutls_server_name_set(
-                            s,
-                            ffi::NAME_DNS,
-                            name.as_ptr().cast(),
-                            name.len(),
-                        ),
-                        "setting SNI",
-                    )?;
-                    ffi::gnutls_session_set_verify_cert(s, self.server_name.as_ptr(), 0);
+                    if let Some(sni) = &self.sni {
+                        let name = sni.as_bytes();
+                        check(
+                            ffi::gnutls_server_name_set(
+                                s,
+                                ffi::NAME_DNS,
+                                name.as_ptr().cast(),
+                                name.len(),
+                            ),
+                            "setting SNI",
+                        )?;
+                    }
+                    if self.verify_server {
+                        ffi::gnutls_session_set_verify_cert(s, self.server_name.as_ptr(), 0);
+                    }
                     let kept = ep
                         .slot
                         .as_ref()
@@ -661,9 +723,17 @@ impl EndpointFactory for GnutlsFactory {
                     }
                 }
                 Side::Server => {
-                    if self.require_client_cert {
-                        ffi::gnutls_certificate_server_set_request(s, ffi::CERT_REQUIRE);
-                        ffi::gnutls_session_set_verify_cert(s, ptr::null(), 0);
+                    match self.client_cert {
+                        ClientCert::None => {}
+                        ClientCert::Request => {
+                            ffi::gnutls_certificate_server_set_request(s, ffi::CERT_REQUEST)
+                        }
+                        ClientCert::Require { verify } => {
+                            ffi::gnutls_certificate_server_set_request(s, ffi::CERT_REQUIRE);
+                            if verify {
+                                ffi::gnutls_session_set_verify_cert(s, ptr::null(), 0);
+                            }
+                        }
                     }
                     if let Some(key) = &self.ticket_key {
                         check(
@@ -671,7 +741,7 @@ impl EndpointFactory for GnutlsFactory {
                             "enabling tickets",
                         )?;
                     }
-                    if self.resumption == Resumption::SessionId {
+                    if self.session_cache {
                         ffi::gnutls_db_set_ptr(s, Arc::as_ptr(&self.cache).cast_mut().cast());
                         ffi::gnutls_db_set_store_function(s, cache_store);
                         ffi::gnutls_db_set_retrieve_function(s, cache_retrieve);
@@ -735,6 +805,11 @@ unsafe extern "C" fn pull(ptr: *mut c_void, data: *mut c_void, len: usize) -> is
     }
 }
 
+/// How often a handshake step or a read calls GnuTLS again while it reports "again" without
+/// having found the transport empty: more than the records of any flight or post-handshake
+/// message split a byte a record.
+const MAX_CALLS_WITHOUT_READING: usize = 1 << 16;
+
 struct GnutlsEndpoint {
     session: ffi::session,
     /// Boxed so the pointer GnuTLS holds stays put when the endpoint moves.
@@ -782,8 +857,19 @@ impl TlsEndpoint for GnutlsEndpoint {
         if self.done {
             return Ok(());
         }
-        // SAFETY: valid session.
-        let rc = unsafe { ffi::gnutls_handshake(self.session) };
+        // GnuTLS answers "again" after a record that does not complete a handshake message,
+        // though the rest may already wait in the transport (a peer that splits messages into
+        // many small records): ask again until it has found the transport empty. Bounded, in
+        // case it never asks.
+        let mut rc = ffi::E_AGAIN;
+        for _ in 0..MAX_CALLS_WITHOUT_READING {
+            self.io.starved = false;
+            // SAFETY: valid session.
+            rc = unsafe { ffi::gnutls_handshake(self.session) };
+            if !again(rc) || self.io.starved {
+                break;
+            }
+        }
         if again(rc) {
             return Ok(());
         }
@@ -848,7 +934,7 @@ impl TlsEndpoint for GnutlsEndpoint {
                 break;
             } else if again(n as c_int) {
                 unstarved += 1;
-                if self.io.starved || unstarved > 64 {
+                if self.io.starved || unstarved > MAX_CALLS_WITHOUT_READING {
                     break;
                 }
             } else {

@@ -132,7 +132,7 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` with the system's libgnutls28-dev (the main driver)",
         version_prefix: "GnuTLS 3.",
-        conformance: Conformance::NoShim("the adapter takes pinned scenarios only; the BoGo shim needs the library's defaults (open configurations), not written for GnuTLS yet"),
+        conformance: Conformance::Shim(&["gnutls"]),
         limits: &[Limit::NoPostQuantum, Limit::NoTls12Ed25519ClientCert],
         wraps_malloc: true,
     },
