@@ -258,11 +258,11 @@ drift:
 
 # Whether an impl's speed against the baseline follows the machine's memory weather (shared
 # cache and memory): the impl's own pair and the baseline's alone in turns on one core, with a
-# pointer-chase probe between (`tlsmatrix weather`); every turn goes to results/weather.csv.
+# pointer-chase probe between (`cargo xtask weather`, an experiment); every turn goes to results/weather.csv.
 WEATHER_MINUTES ?= 6
 WEATHER_IMPL ?= go-crypto-tls
 weather: build
-	$(BIN)/tlsmatrix weather --impl $(WEATHER_IMPL) --minutes $(WEATHER_MINUTES)
+	$(CARGO) xtask weather --impl $(WEATHER_IMPL) --minutes $(WEATHER_MINUTES)
 
 # What one TLS record costs each library's AES-128-GCM by record size (no TLS): aws-lc, ring
 # and the system OpenSSL in turns, time per record and a fixed + per-byte line per library.

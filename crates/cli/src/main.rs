@@ -2,7 +2,6 @@
 
 mod history;
 mod list;
-mod weather_args;
 mod wire;
 
 use std::path::PathBuf;
@@ -12,7 +11,7 @@ use std::time::Duration;
 use tlsmatrix_interop as interop;
 use tlsmatrix_registry::{beside, env, registry as drivers};
 use tlsmatrix_report::{compare, repeatability};
-use tlsmatrix_runner::{conformance, run, weather_series};
+use tlsmatrix_runner::{conformance, run};
 
 use clap::{Parser, Subcommand};
 
@@ -84,17 +83,6 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
-    /// Whether an impl's speed against the baseline follows the machine's memory weather:
-    /// for some minutes, turn after turn on one core, a memory probe (pointer chases through
-    /// half and four times the last-level cache), the impl's own pair alone in its driver,
-    /// the probe, the baseline's own pair alone in its driver. Prints the ratio by thirds of
-    /// the cache probe and its correlation with each probe; every turn goes to --out as CSV.
-    ///
-    /// Drivers inherit the environment, so `GOGC=25 tlsmatrix weather --impl go-crypto-tls`
-    /// follows Go with a smaller heap goal.
-    #[command(after_help = "Example:
-  tlsmatrix weather --impl go-crypto-tls --minutes 7")]
-    Weather(weather_args::WeatherArgs),
     /// How far factors move between reruns of one plan (`make repeatability` makes the runs):
     /// max/min of each factor across the runs, whether each run's interval holds their
     /// median, and the A/A factors; exits 1 when a target is missed.
@@ -452,7 +440,6 @@ fn main() -> ExitCode {
             db,
         } => compare::compare(&base, &candidate, threshold, &db.db),
         Command::Repeatability { files } => repeatability::repeatability(&files),
-        Command::Weather(a) => weather_series::series(&a.into()),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Wire {
             check: true,

@@ -57,7 +57,7 @@ pub fn reference_cell(baseline: &ImplEntry) -> GroupCell<'_> {
 }
 
 /// An impl's own pair alone in its driver: the companion a duet samples beside a group, and
-/// one side of a `tlsmatrix weather` turn.
+/// one side of a `cargo xtask weather` turn.
 pub fn own_pair(scenario: Scenario, e: &ImplEntry) -> Group<'_> {
     Group {
         scenario,

@@ -9,5 +9,3 @@ pub mod lanes;
 pub mod progress;
 pub mod run;
 pub mod weather;
-/// `tlsmatrix weather`: an experiment, not a measurement (see the module comment).
-pub mod weather_series;

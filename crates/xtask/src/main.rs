@@ -8,21 +8,28 @@
 //!
 //! `cargo xtask locks` fails when a driver workspace locks a package at a version the main
 //! `Cargo.lock` does not have.
+//!
+//! `cargo xtask weather` is an experiment, not a check: whether an impl's speed against the
+//! baseline follows the machine's memory weather (`make weather`).
 
 mod go_metrics;
 mod locks;
 mod modules;
+mod weather;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask modules [CRATE_DIR...] | metrics | locks
+const USAGE: &str =
+    "usage: cargo xtask modules [CRATE_DIR...] | metrics | locks | weather --impl NAME ...
   modules   fail when the modules of a crate import each other in a circle (default: every
             crate under crates/); each cycle is printed with the line of every edge in it
   metrics   write go/internal/metrics/names.go from the metric table
             (crates/model/src/metric.rs); a test fails while the two differ
   locks     fail when a driver workspace (libssl-drivers/) locks a package at a version the
-            main Cargo.lock does not have";
+            main Cargo.lock does not have
+  weather   follow an impl against the baseline over minutes with the memory probe between
+            (an experiment; `cargo xtask weather --help` for its options)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -73,6 +80,24 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Some("weather") => {
+            use clap::Parser as _;
+            let opts = match weather::SeriesOptions::try_parse_from(&args) {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = e.print();
+                    return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+                }
+            };
+            match weather::series(&opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("cargo xtask weather: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Some("-h" | "--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

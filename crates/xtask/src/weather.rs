@@ -1,5 +1,6 @@
-//! `tlsmatrix weather`: whether an impl's speed against the baseline follows the machine's
-//! memory weather over minutes. Turn after turn on one core: the memory probe, the impl's own
+//! `cargo xtask weather`: whether an impl's speed against the baseline follows the machine's
+//! memory weather over minutes. An experiment, not a measurement, so it lives here rather than
+//! in the user's `tlsmatrix` (`make weather` runs it). Turn after turn on one core: the memory probe, the impl's own
 //! pair alone in its driver (a short process), the probe again, the baseline's own pair alone
 //! in its driver. A turn gives the ratio of the two processes' median rates and the mean of
 //! the probe readings around them; the summary sorts the turns into thirds by the cache probe
@@ -19,17 +20,57 @@ use tlsmatrix_registry::registry::{usable_cpus, ImplEntry, Registry};
 use tlsmatrix_report::figures;
 use tlsmatrix_report::text_table::Table;
 
-use crate::groups::{self, CellRun, GroupRequest};
+use tlsmatrix_runner::groups::{self, CellRun, GroupRequest};
 
-/// What `tlsmatrix weather` follows, and for how long (the command line's `--help` says each).
+/// Whether an impl's speed against the baseline follows the machine's memory weather: for
+/// some minutes, turn after turn on one core, a memory probe (pointer chases through half and
+/// four times the last-level cache), the impl's own pair alone in its driver, the probe, the
+/// baseline's own pair alone in its driver. Prints the ratio by thirds of the cache probe and
+/// its correlation with each probe; every turn goes to --out as CSV.
+///
+/// Drivers inherit the environment, so `GOGC=25 cargo xtask weather --impl go-crypto-tls`
+/// follows Go with a smaller heap goal.
+#[derive(clap::Parser)]
+#[command(
+    name = "cargo xtask weather",
+    after_help = "Example:\n  cargo xtask weather --impl go-crypto-tls --minutes 7"
+)]
 pub struct SeriesOptions {
+    /// The impl to follow.
+    #[arg(long = "impl", value_name = "NAME")]
     pub imp: String,
+    /// The impl it is compared with.
+    #[arg(long, default_value = "rustls-aws-lc", value_name = "NAME")]
     pub baseline: String,
+    /// A timed handshake or bulk scenario id.
+    #[arg(
+        long,
+        default_value = "handshake-tls12-ecdsa-p256-x25519-ticket",
+        value_name = "ID"
+    )]
     pub scenario: Scenario,
+    /// How long to follow, in minutes (a turn takes about half a second).
+    #[arg(long, default_value_t = 5.0, value_parser = parse_minutes)]
     pub minutes: f64,
+    /// The CPU every turn runs on (default: the last this process may use).
+    #[arg(long, value_name = "N")]
     pub core: Option<usize>,
+    /// Where the test certificates are kept (made if missing).
+    #[arg(long, default_value = "results/certs", value_name = "DIR")]
     pub certs: PathBuf,
+    /// CSV file for every turn (replaced).
+    #[arg(long, default_value = "results/weather.csv", value_name = "FILE")]
     pub out: PathBuf,
+}
+
+/// `--minutes`: a positive number of minutes, at most a day.
+fn parse_minutes(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(m) if m > 0.0 && m <= 1440.0 => Ok(m),
+        _ => Err(format!(
+            "'{s}' is not a number of minutes between 0 and 1440"
+        )),
+    }
 }
 
 /// One turn: when it ended (s), each side's median rate, the weather around it.
@@ -56,7 +97,7 @@ const ROUNDS: u32 = 20;
 pub fn series(o: &SeriesOptions) -> Result<bool> {
     if !groups::is_grouped(&o.scenario) {
         bail!(
-            "{} is not a timed handshake or bulk scenario; `tlsmatrix weather` follows those",
+            "{} is not a timed handshake or bulk scenario; `cargo xtask weather` follows those",
             o.scenario
         );
     }
@@ -96,13 +137,13 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
         _ => Metric::HandshakesPerS,
     };
     let total = Duration::from_secs_f64(o.minutes * 60.0);
-    let bar = crate::progress::bar(total.as_secs(), "s");
+    let bar = tlsmatrix_runner::progress::bar(total.as_secs(), "s");
     let start = Instant::now();
     let mut turns: Vec<Turn> = Vec::new();
     while start.elapsed() < total {
-        let before = crate::weather::read_on(&probe, core);
+        let before = tlsmatrix_runner::weather::read_on(&probe, core);
         let imp_rate = median_rate(imp, o.scenario, &req, metric)?;
-        let after = crate::weather::read_on(&probe, core);
+        let after = tlsmatrix_runner::weather::read_on(&probe, core);
         let base_rate = median_rate(baseline, o.scenario, &req, metric)?;
         let t = Turn {
             at: start.elapsed().as_secs_f64(),
