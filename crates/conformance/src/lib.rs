@@ -298,8 +298,10 @@ pub fn run_impl(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Its own process group, so a kill at the limit takes every shim with it.
+    // Its own process group, so a kill at the limit takes every shim with it; and it ends
+    // with tlsmatrix, its shims then finding it gone.
     cmd.process_group(0);
+    tlsmatrix_registry::child::ends_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start BoGo's runner {}", runner.display()))?;

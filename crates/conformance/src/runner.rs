@@ -120,7 +120,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd
+    let out = tlsmatrix_registry::child::ends_with_parent(cmd)
         .output()
         .with_context(|| format!("cannot start {what}"))?;
     if !out.status.success() {

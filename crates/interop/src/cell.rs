@@ -62,6 +62,7 @@ fn start(mut cmd: std::process::Command, stdin: bool) -> std::io::Result<Running
         .stderr(Stdio::piped())
         // Its own group, so a kill takes whatever it started too.
         .process_group(0);
+    tlsmatrix_registry::child::ends_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
     let output = Arc::new(Mutex::new(String::new()));
     let (tx, lines) = mpsc::channel();

@@ -319,9 +319,8 @@ pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
         prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
         args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
     }
-    let status = entry
-        .driver()
-        .command()
+    let mut cmd = entry.driver().command();
+    let status = tlsmatrix_registry::child::ends_with_parent(&mut cmd)
         .args(["peer", role, "--impl", imp])
         .args(&args)
         .status()

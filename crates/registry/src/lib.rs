@@ -1,6 +1,8 @@
 //! What every command that runs drivers shares: the driver registry and driver processes
-//! ([`registry`]), the environment a run records ([`env`]) and `--shard K/N` ([`shard`]).
+//! ([`registry`]), children that end with tlsmatrix ([`child`]), the environment a run
+//! records ([`env`]) and `--shard K/N` ([`shard`]).
 
+pub mod child;
 pub mod env;
 pub mod registry;
 pub mod shard;

@@ -422,6 +422,7 @@ impl DriverProcess {
         stepped: bool,
     ) -> Result<DriverProcess, String> {
         let program = cmd.get_program().to_string_lossy().into_owned();
+        crate::child::ends_with_parent(&mut cmd);
         let mut child = cmd
             .stdin(if stepped {
                 Stdio::piped()

@@ -91,3 +91,73 @@ pub fn fake_driver(dir: &Path, name: &str, version: &str, rest: &str) -> PathBuf
     );
     path
 }
+
+/// Every process below `pid`, children first, read from /proc.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(p) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                out.push(c);
+                queue.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a process has ended (gone, or a zombie nobody has reaped yet).
+pub fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses, which may hold spaces.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
+/// Waits up to `limit` for `tlsmatrix` (started with piped output) to have started a child
+/// process; returns its descendants then.
+pub fn wait_for_children(child: &mut std::process::Child, limit: std::time::Duration) -> Vec<u32> {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let below = descendants(child.id());
+        if !below.is_empty() || std::time::Instant::now() > until {
+            return below;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("tlsmatrix ended before it started a child: {st}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Sends `signal` to `child` (tlsmatrix) and checks that it and every process it had
+/// started (`below`) end within a few seconds.
+pub fn signal_ends_the_tree(child: &mut std::process::Child, below: &[u32], signal: i32) {
+    // SAFETY: kill(2) on a process this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let _ = child.wait();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while below.iter().any(|p| !ended(*p)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left: Vec<String> = below
+        .iter()
+        .filter(|p| !ended(**p))
+        .map(|p| {
+            let cmd = std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p} {}", cmd.replace('\0', " "))
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind after signal {signal}: {left:?}"
+    );
+}
