@@ -260,7 +260,15 @@ enum Command {
     /// and closes with close_notify. Both end with `ok: ...` and exit 0, or `error: ...` and
     /// exit 1. With --connections N a server serves N clients one after another (tlsfuzzer,
     /// `openssl s_time`, h2load), a line per connection; with --respond http it answers one
-    /// HTTP/1.1 GET (curl -k).
+    /// HTTP/1.1 GET (curl -k). A case pins one version, suite, group and scheme; for a tool
+    /// that offers what it likes, --defaults CERT runs the library's own defaults (TLS 1.2
+    /// and 1.3, every suite, group and scheme it enables by default) with a certificate of
+    /// that kind.
+    #[command(after_help = "Examples (a server for outside tools, until killed):
+  tlsmatrix peer server --impl openssl-3.0 --defaults rsa-2048 --listen 127.0.0.1:4433 --connections 0 --respond http
+  openssl s_time -connect 127.0.0.1:4433 -new -time 5
+  testssl.sh --quiet 127.0.0.1:4433
+  PYTHONPATH=. python3 scripts/test-tls13-conversation.py -h 127.0.0.1 -p 4433   (in a tlsfuzzer checkout)")]
     Peer {
         /// `server` or `client`.
         #[arg(value_parser = ["server", "client"])]
@@ -270,8 +278,9 @@ enum Command {
         imp: String,
         /// The driver's options: --case CASE, --listen ADDR, --connect ADDR, --timeout S,
         /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses),
-        /// and for a server --connections N (serve N clients, 0: until killed) and
-        /// --respond echo|http (see `tlsmatrix-driver peer --help`).
+        /// and for a server --connections N (serve N clients, 0: until killed),
+        /// --respond echo|http and --defaults CERT (rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384,
+        /// ed25519) (see `tlsmatrix-driver peer --help`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },

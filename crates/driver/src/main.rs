@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_harness::certs;
-use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, TlsLibrary};
+use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy, TlsLibrary};
 use tlsmatrix_measure::callgrind::Counter;
 use tlsmatrix_measure::heap;
 use tlsmatrix_measure::paired;
@@ -25,7 +25,7 @@ use tlsmatrix_model::allocator::Allocator;
 use tlsmatrix_model::interop;
 use tlsmatrix_model::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
 use tlsmatrix_model::record::Metric;
-use tlsmatrix_model::scenario::Scenario;
+use tlsmatrix_model::scenario::{Axis, ConnParams, Resumption, Scenario, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 use tlsmatrix_model::variant::{self, Variant};
 
@@ -208,6 +208,27 @@ struct PeerArgs {
     /// short text naming what was negotiated, then close).
     #[arg(long, default_value = "echo", value_parser = wire::Respond::parse)]
     respond: wire::Respond,
+    /// Server: the library's own defaults instead of the case's pinned version, suite, group
+    /// and scheme: TLS 1.2 and 1.3, every suite, group and signature scheme it enables by
+    /// default, tickets and a session cache, with a certificate of this kind (rsa-2048,
+    /// rsa-3072, ecdsa-p256, ecdsa-p384, ed25519). For outside test tools, which offer what
+    /// they like: tlsfuzzer, testssl.sh, `openssl s_time`.
+    #[arg(long, value_name = "CERT", value_parser = parse_sig)]
+    defaults: Option<SigAlg>,
+}
+
+/// A certificate kind, as scenario ids spell it.
+fn parse_sig(s: &str) -> Result<SigAlg, String> {
+    SigAlg::ALL
+        .iter()
+        .copied()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| {
+            format!(
+                "'{s}' is not a certificate kind; one of {}",
+                SigAlg::valid_values()
+            )
+        })
 }
 
 /// One scenario for one pair.
@@ -704,6 +725,12 @@ fn peer(a: &PeerArgs) -> Result<String> {
         _ => (Side::Client, case.client),
     };
     let lib = find(&a.imp)?;
+    if let Some(sig) = a.defaults {
+        if side != Side::Server {
+            bail!("--defaults configures a server; a client runs a case");
+        }
+        return serve_defaults(lib.as_ref(), case, sig, a);
+    }
     let certs = certs::load_or_generate(&a.certs, offer.sig)?;
     let mut cfg = EndpointConfig::for_params(&offer.params(), certs.into());
     // Both sides learn the client's first group: a server that must answer it with a
@@ -740,6 +767,39 @@ fn peer(a: &PeerArgs) -> Result<String> {
             wire::client(factory.as_ref(), case, a.echo, addr, deadline)
         }
     }
+}
+
+/// `peer server --defaults CERT`: the library's open configuration (as the BoGo shim runs it,
+/// see `OpenPolicy`) with a certificate of that kind, serving as `--connections` says.
+fn serve_defaults(
+    lib: &dyn TlsLibrary,
+    case: &interop::Case,
+    sig: SigAlg,
+    a: &PeerArgs,
+) -> Result<String> {
+    let certs = certs::load_or_generate(&a.certs, sig)?;
+    let params = ConnParams {
+        sig,
+        ..case.server.params()
+    };
+    let mut cfg = EndpointConfig::for_params(&params, certs.into());
+    cfg.groups = Vec::new();
+    cfg.resumption = Resumption::Ticket;
+    cfg.open = Some(OpenPolicy {
+        min_version: Version::Tls12,
+        max_version: Version::Tls13,
+        request_client_cert: false,
+        sni: None,
+    });
+    lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
+    let factory = lib
+        .factory(Side::Server, &cfg)
+        .with_context(|| format!("{} cannot run its defaults as a server", lib.name()))?;
+    let listener = std::net::TcpListener::bind(&a.listen)
+        .with_context(|| format!("cannot listen on {}", a.listen))?;
+    println!("listening {}", listener.local_addr()?);
+    let _ = std::io::stdout().flush();
+    serve_many(factory.as_ref(), case, &listener, a)
 }
 
 /// `peer server --connections N` / `--respond http`: a line per connection, then how many
