@@ -144,3 +144,120 @@ fn openssl_defaults_peer_answers_as_openssl_s_server() {
     stop(peer);
     stop(tool);
 }
+
+/// testssl.sh's findings (`id` to `finding`) for a server, from a short subset of its checks:
+/// protocols, server preferences, forward secrecy, every cipher per protocol, and the
+/// server's defaults (certificate, tickets, extensions).
+fn testssl(addr: &str, json: &Path) -> std::collections::BTreeMap<String, String> {
+    let _ = std::fs::remove_file(json);
+    let out = Command::new("testssl")
+        .args(["--quiet", "--color", "0", "--warnings", "batch"])
+        .args(["-p", "-P", "-f", "-E", "-S", "--jsonfile"])
+        .arg(json)
+        .arg(addr)
+        .stdin(Stdio::null())
+        .output()
+        .expect("testssl.sh is installed by scripts/setup");
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| {
+        panic!(
+            "testssl.sh wrote no findings ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    rows.iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["finding"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        // The scan's duration, and checks testssl.sh could not finish on either side (it
+        // says "check failed because of connect problem"), say nothing about the server.
+        .filter(|(id, f)| id != "scanTime" && !f.contains("connect problem"))
+        .collect()
+}
+
+/// The findings that differ between our peer and the library's own CLI server.
+fn differences(
+    ours: &std::collections::BTreeMap<String, String>,
+    theirs: &std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    let inconclusive = |id: &String| !ours.contains_key(id) || !theirs.contains_key(id);
+    ours.keys()
+        .chain(theirs.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|id| ours.get(*id) != theirs.get(*id))
+        .filter(|id| {
+            // A check dropped as inconclusive on one side only.
+            !(inconclusive(id)
+                && ["sessionresumption_ticket", "sessionresumption_ID"].contains(&id.as_str()))
+        })
+        .map(|id| format!("{id}: ours {:?}, theirs {:?}", ours.get(id), theirs.get(id)))
+        .collect()
+}
+
+/// testssl.sh (Debian's) finds the same in openssl-3.0's and GnuTLS's defaults peers as in
+/// `openssl s_server` and `gnutls-serv` with the same certificate and the libraries'
+/// defaults. gnutls-serv is told what tlsmatrix configures differently from its tool: no
+/// version below TLS 1.2, no client certificate asked for, and echo rather than HTTP.
+#[test]
+fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_servers() {
+    let d = scratch("testssl");
+    let certs = d.join("certs");
+    let dir = certs.join("ecdsa-p256");
+    let (peer, addr) = defaults_peer("openssl-3.0", &certs);
+    let (tool, tool_addr) = serve(
+        Command::new("openssl")
+            .args(["s_server", "-accept", "127.0.0.1:0", "-cert"])
+            .arg(dir.join(cert_files::CHAIN))
+            .arg("-key")
+            .arg(dir.join(cert_files::KEY)),
+        "ACCEPT ",
+    );
+    let ours = testssl(&addr, &d.join("openssl-peer.json"));
+    let theirs = testssl(&tool_addr, &d.join("openssl-tool.json"));
+    stop(peer);
+    stop(tool);
+    assert!(ours.len() > 50, "{ours:?}");
+    assert_eq!(
+        differences(&ours, &theirs),
+        Vec::<String>::new(),
+        "openssl-3.0"
+    );
+
+    let (peer, addr) = defaults_peer("gnutls", &certs);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut tool = Command::new("gnutls-serv")
+        .args(["-p", &port.to_string(), "--echo", "--disable-client-cert"])
+        .arg("--priority=NORMAL:-VERS-TLS1.0:-VERS-TLS1.1")
+        .arg(format!(
+            "--x509certfile={}",
+            dir.join(cert_files::CHAIN).display()
+        ))
+        .arg(format!(
+            "--x509keyfile={}",
+            dir.join(cert_files::KEY).display()
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tool_addr = format!("127.0.0.1:{port}");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(&tool_addr).is_err() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let ours = testssl(&addr, &d.join("gnutls-peer.json"));
+    let theirs = testssl(&tool_addr, &d.join("gnutls-tool.json"));
+    stop(peer);
+    let _ = tool.kill();
+    let _ = tool.wait();
+    assert!(ours.len() > 50, "{ours:?}");
+    assert_eq!(differences(&ours, &theirs), Vec::<String>::new(), "gnutls");
+}

@@ -226,6 +226,7 @@ impl ShimFlags {
                 max_version: max,
                 request_client_cert: self.server && (self.verify_peer || self.require_client_cert),
                 sni: self.host_name.clone(),
+                every_tls12_suite: true,
             }),
         })
     }

@@ -790,6 +790,7 @@ fn serve_defaults(
         max_version: Version::Tls13,
         request_client_cert: false,
         sni: None,
+        every_tls12_suite: false,
     });
     lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
     let factory = lib

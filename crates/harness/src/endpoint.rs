@@ -62,6 +62,9 @@ pub struct OpenPolicy {
     pub request_client_cert: bool,
     /// The host name a client sends as SNI; `None` sends none.
     pub sni: Option<String>,
+    /// TLS 1.2: every suite the library has (the BoGo shim, as BoringSSL's own enables
+    /// "ALL"), or only those it enables by default (a defaults peer for outside tools).
+    pub every_tls12_suite: bool,
 }
 
 impl OpenPolicy {

@@ -168,17 +168,20 @@ impl TlsLibrary for OpensslLibrary {
         let mut b = SslContextBuilder::new(method)?;
         match &cfg.open {
             Some(open) => {
-                // Every TLS 1.2 suite the library has, as BoringSSL's shim enables "ALL" (and
-                // the two CBC-SHA256 suites "ALL" leaves out of BoringSSL); TLS 1.3 suites and
-                // signature schemes as the library defaults them, within the versions allowed.
+                // For BoGo every TLS 1.2 suite the library has, as BoringSSL's shim enables
+                // "ALL" (and the two CBC-SHA256 suites "ALL" leaves out of BoringSSL); else the
+                // library's default list. TLS 1.3 suites and signature schemes as the library
+                // defaults them, within the versions allowed.
                 b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
                 b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
-                #[cfg(feature = "boringssl")]
-                b.set_cipher_list(
-                    "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
-                )?;
-                #[cfg(not(feature = "boringssl"))]
-                b.set_cipher_list("ALL")?;
+                if open.every_tls12_suite {
+                    #[cfg(feature = "boringssl")]
+                    b.set_cipher_list(
+                        "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+                    )?;
+                    #[cfg(not(feature = "boringssl"))]
+                    b.set_cipher_list("ALL")?;
+                }
             }
             None => {
                 let v = ssl_version(cfg.version);
