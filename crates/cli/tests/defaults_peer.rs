@@ -67,6 +67,14 @@ fn negotiated(addr: &str, offer: &[&str]) -> String {
         .join("; ")
 }
 
+/// Held by each test here: testssl.sh's session-resumption checks time out when other
+/// handshakes load both cores (seen: `openssl s_server` "not supported" under load,
+/// "supported" in three quiet runs).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn defaults_peer(imp: &str, certs: &Path) -> (Child, String) {
     serve(
         Command::new(bin())
@@ -89,6 +97,7 @@ const OFFERS: &[&[&str]] = &[
 
 #[test]
 fn every_stack_of_the_main_driver_negotiates_what_a_client_offers() {
+    let _turn = one_at_a_time();
     let certs = scratch("defaults-peer").join("certs");
     let stacks: Vec<&str> = impls::IMPLS
         .iter()
@@ -117,6 +126,7 @@ fn every_stack_of_the_main_driver_negotiates_what_a_client_offers() {
 
 #[test]
 fn openssl_defaults_peer_answers_as_openssl_s_server() {
+    let _turn = one_at_a_time();
     let certs = scratch("defaults-peer-openssl").join("certs");
     let (peer, addr) = defaults_peer("openssl-3.0", &certs);
     let dir = certs.join("ecdsa-p256");
@@ -198,12 +208,30 @@ fn differences(
         .collect()
 }
 
+/// Scans our peer and the tool's server, and once more when they differ (a timing-sensitive
+/// check can fail once on a loaded machine); the differences of the last pair of scans.
+fn compare_twice(ours: &str, theirs: &str, d: &Path, name: &str) -> Vec<String> {
+    let mut diff = Vec::new();
+    for attempt in 0..2 {
+        let a = testssl(ours, &d.join(format!("{name}-peer-{attempt}.json")));
+        let b = testssl(theirs, &d.join(format!("{name}-tool-{attempt}.json")));
+        assert!(a.len() > 50 && b.len() > 50, "{name}: {a:?} {b:?}");
+        diff = differences(&a, &b);
+        if diff.is_empty() {
+            break;
+        }
+        eprintln!("{name}, scan {}: {diff:?}", attempt + 1);
+    }
+    diff
+}
+
 /// testssl.sh (Debian's) finds the same in openssl-3.0's and GnuTLS's defaults peers as in
 /// `openssl s_server` and `gnutls-serv` with the same certificate and the libraries'
 /// defaults. gnutls-serv is told what tlsmatrix configures differently from its tool: no
 /// version below TLS 1.2, no client certificate asked for, and echo rather than HTTP.
 #[test]
 fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_servers() {
+    let _turn = one_at_a_time();
     let d = scratch("testssl");
     let certs = d.join("certs");
     let dir = certs.join("ecdsa-p256");
@@ -253,11 +281,9 @@ fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_server
     while std::net::TcpStream::connect(&tool_addr).is_err() && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let ours = testssl(&addr, &d.join("gnutls-peer.json"));
-    let theirs = testssl(&tool_addr, &d.join("gnutls-tool.json"));
+    let diff = compare_twice(&addr, &tool_addr, &d, "gnutls");
     stop(peer);
     let _ = tool.kill();
     let _ = tool.wait();
-    assert!(ours.len() > 50, "{ours:?}");
-    assert_eq!(differences(&ours, &theirs), Vec::<String>::new(), "gnutls");
+    assert_eq!(diff, Vec::<String>::new(), "gnutls");
 }
