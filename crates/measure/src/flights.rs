@@ -32,6 +32,9 @@ pub struct FlightRecorder {
     read_at: [u64; 2],
     pending_ns: [u64; 2],
     finished_after: [Option<Option<usize>>; 2],
+    /// The next write of each side starts a flight of its own even with nothing new read:
+    /// set at the handshake's end, so application data never joins a handshake flight.
+    sealed: [bool; 2],
 }
 
 impl FlightRecorder {
@@ -46,6 +49,7 @@ impl FlightRecorder {
             read_at: [0; 2],
             pending_ns: [0; 2],
             finished_after: [None; 2],
+            sealed: [false; 2],
         }
     }
 
@@ -87,7 +91,7 @@ impl FlightRecorder {
         let cpu_ns = std::mem::take(&mut self.pending_ns[s]);
         // Bytes written with nothing new read since the side's last flight leave with it.
         if let Some(&mut (ref mut end, i)) = self.ends[s].last_mut() {
-            if self.read_at[s] == read {
+            if self.read_at[s] == read && !self.sealed[s] {
                 *end = written;
                 self.flights[i].bytes += new;
                 self.flights[i].cpu_ns += cpu_ns;
@@ -96,6 +100,7 @@ impl FlightRecorder {
         }
         let waits_for = self.last_read_flight(side);
         self.read_at[s] = read;
+        self.sealed[s] = false;
         self.ends[s].push((written, self.flights.len()));
         self.flights.push(Flight {
             from: Sender::of(side),
@@ -103,6 +108,13 @@ impl FlightRecorder {
             waits_for,
             cpu_ns,
         });
+    }
+
+    /// Ends both sides' current flights: what they write next is counted apart (a TLS 1.3
+    /// client writes its request in the same breath as its Finished, and the request is not
+    /// handshake bytes).
+    fn seal_flights(&mut self) {
+        self.sealed = [true; 2];
     }
 
     /// The flight `side` wrote last.
@@ -150,6 +162,7 @@ pub fn trace(
     let mut rec = FlightRecorder::new(io.0.probe());
     let (c, s) = pair::handshake_over(&mut rec, client, server, params, io)?;
     let handshake_flights = rec.flights.len();
+    rec.seal_flights();
     let mut pair = Pair {
         client: c,
         server: s,

@@ -365,10 +365,10 @@ pub const METRICS: &[MetricRow] = &[
         .shown("server-only hs/s", "handshakes/s", Scale::Same)
         .says("serves full handshakes across its threads", "faster", "slower", "as fast"),
     row(Metric::ClientWireBytes, "client_wire_bytes", "B", Lower, Pair, Source::Wire,
-        "bytes the client sent until both sides had finished the handshake")
+        "handshake bytes the client sent (records until both sides had finished; the request a TLS 1.3 client sends with its Finished is not counted)")
         .shown("client bytes", "bytes", Scale::Same),
     row(Metric::ServerWireBytes, "server_wire_bytes", "B", Lower, Pair, Source::Wire,
-        "bytes the server sent until both sides had finished the handshake")
+        "handshake bytes the server sent (records until both sides had finished, tickets sent while finishing included)")
         .shown("server bytes", "bytes", Scale::Same),
     row(Metric::ClientFlights, "client_flights", "flights", Lower, Pair, Source::Wire,
         "flights the client sent during the handshake")

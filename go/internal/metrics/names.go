@@ -60,10 +60,10 @@ const (
 	// ServerCapacityPerS: what the server side alone would sustain: per thread, handshakes over its server calls' time, summed.
 	ServerCapacityPerS = "server_capacity_handshakes_per_s"
 
-	// ClientWireBytes: bytes the client sent until both sides had finished the handshake.
+	// ClientWireBytes: handshake bytes the client sent (records until both sides had finished; the request a TLS 1.3 client sends with its Finished is not counted).
 	ClientWireBytes = "client_wire_bytes"
 
-	// ServerWireBytes: bytes the server sent until both sides had finished the handshake.
+	// ServerWireBytes: handshake bytes the server sent (records until both sides had finished, tickets sent while finishing included).
 	ServerWireBytes = "server_wire_bytes"
 
 	// ClientFlights: flights the client sent during the handshake.
