@@ -13,8 +13,18 @@ use common::*;
 use tlsmatrix_model::cert_files;
 use tlsmatrix_model::impls;
 
+/// A server this test started, killed when dropped: a failing assertion leaves none behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A server started by `args`, and the address it printed on a `prefix` line.
-fn serve(cmd: &mut Command, prefix: &str) -> (Child, String) {
+fn serve(cmd: &mut Command, prefix: &str) -> (Running, String) {
     // A stdin that stays open: `openssl s_server` closes its connections at stdin's end.
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -34,12 +44,11 @@ fn serve(cmd: &mut Command, prefix: &str) -> (Child, String) {
     };
     // Keep draining its output so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+    (Running(child), addr)
 }
 
-fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+fn stop(server: Running) {
+    drop(server);
 }
 
 /// What `openssl s_client -brief` reports about a handshake with `offer`.
@@ -75,7 +84,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn defaults_peer(imp: &str, certs: &Path) -> (Child, String) {
+fn defaults_peer(imp: &str, certs: &Path) -> (Running, String) {
     serve(
         Command::new(bin())
             .args(["peer", "server", "--impl", imp, "--defaults", "ecdsa-p256"])
@@ -261,7 +270,7 @@ fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_server
         .local_addr()
         .unwrap()
         .port();
-    let mut tool = Command::new("gnutls-serv")
+    let tool = Command::new("gnutls-serv")
         .args(["-p", &port.to_string(), "--echo", "--disable-client-cert"])
         .arg("--priority=NORMAL:-VERS-TLS1.0:-VERS-TLS1.1")
         .arg(format!(
@@ -275,6 +284,7 @@ fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_server
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .unwrap();
     let tool_addr = format!("127.0.0.1:{port}");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -283,7 +293,6 @@ fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_server
     }
     let diff = compare_twice(&addr, &tool_addr, &d, "gnutls");
     stop(peer);
-    let _ = tool.kill();
-    let _ = tool.wait();
+    stop(tool);
     assert_eq!(diff, Vec::<String>::new(), "gnutls");
 }
