@@ -430,12 +430,19 @@ pub enum Echo {
 }
 
 impl Echo {
-    pub fn parse(s: &str) -> Result<Echo, String> {
-        match s {
-            "same" => Ok(Echo::Same),
-            "reversed-lines" => Ok(Echo::ReversedLines),
-            _ => Err(format!("unknown echo '{s}' (same, reversed-lines)")),
+    /// As `--echo` spells it, for the drivers' peers and Go's.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Echo::Same => "same",
+            Echo::ReversedLines => "reversed-lines",
         }
+    }
+
+    pub fn parse(s: &str) -> Result<Echo, String> {
+        [Echo::Same, Echo::ReversedLines]
+            .into_iter()
+            .find(|e| e.as_str() == s)
+            .ok_or_else(|| format!("unknown echo '{s}' (same, reversed-lines)"))
     }
 
     /// What the client must read back for `sent` (whole lines).

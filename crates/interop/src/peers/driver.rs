@@ -7,7 +7,7 @@ use tlsmatrix_model::interop::Case;
 use tlsmatrix_model::side::Side;
 use tlsmatrix_registry::registry::{Driver, Registry};
 
-use super::{echo_arg, ClientPlan, Peer, Program, Server, ServerPlan, Who, GO_CRYPTO_TLS};
+use super::{ClientPlan, Peer, Program, Server, ServerPlan, Who, GO_CRYPTO_TLS};
 
 #[derive(Debug)]
 struct InDriver(Driver);
@@ -47,7 +47,7 @@ impl Program for InDriver {
         cmd.args(["peer", "client", "--impl", who.name, "--case", case.id])
             .args(["--connect", to.addr])
             .args(["--timeout", &who.timeout_s.to_string()])
-            .args(["--echo", echo_arg(to.echo)])
+            .args(["--echo", to.echo.as_str()])
             .arg("--certs")
             .arg(certs);
         ClientPlan::checked_by_itself(cmd)

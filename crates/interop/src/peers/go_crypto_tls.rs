@@ -7,7 +7,7 @@ use tlsmatrix_model::interop::{Case, Expect, Offer};
 use tlsmatrix_model::scenario::{Aead, Resumption, Version};
 use tlsmatrix_model::side::Side;
 
-use super::{echo_arg, reported_version, ClientPlan, Peer, Program, Server, ServerPlan, Who};
+use super::{reported_version, ClientPlan, Peer, Program, Server, ServerPlan, Who};
 
 pub const GO_CRYPTO_TLS: &str = "go-crypto-tls";
 const BINARY: &str = "tlsmatrix-go-peer";
@@ -57,7 +57,7 @@ impl Program for GoCryptoTls {
         cmd.args(["client", "-connect", to.addr])
             .args(offer_flags(case, &case.client, certs, who.timeout_s))
             .args(["-write-size", &case.write_size.to_string()])
-            .args(["-echo", echo_arg(to.echo)]);
+            .args(["-echo", to.echo.as_str()]);
         if case.expect == Expect::Truncation {
             cmd.arg("-expect-truncation");
         }

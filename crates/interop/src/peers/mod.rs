@@ -200,11 +200,3 @@ fn free_port() -> std::io::Result<u16> {
 fn cert_dir(certs: &Path, sig: SigAlg) -> PathBuf {
     certs.join(sig.as_str())
 }
-
-/// The `--echo` value of a peer of ours that checks the server's answer itself.
-fn echo_arg(echo: Echo) -> &'static str {
-    match echo {
-        Echo::Same => "same",
-        Echo::ReversedLines => "reversed-lines",
-    }
-}
