@@ -264,11 +264,18 @@ fn suite_items(version: Version, aead: Aead, sig: SigAlg) -> String {
     format!("+{cipher}:+AEAD{kx}")
 }
 
-fn group_item(g: Group) -> Option<&'static str> {
-    GROUPS
+/// The priority-string items of `groups`, in order; GnuTLS here has no ML-KEM group.
+fn group_items(groups: &[Group]) -> Result<Vec<&'static str>, String> {
+    groups
         .iter()
-        .find(|(group, ..)| *group == g)
-        .map(|(.., name)| *name)
+        .map(|g| {
+            GROUPS
+                .iter()
+                .find(|(group, ..)| group == g)
+                .map(|(.., name)| *name)
+                .ok_or_else(|| format!("GnuTLS {} has no ML-KEM", library_version()))
+        })
+        .collect()
 }
 
 /// The handshake signature scheme, under both of GnuTLS's names where it has two (the TLS 1.2
@@ -294,13 +301,8 @@ fn open_priority(open: &OpenPolicy, groups: &[Group]) -> Result<String, String> 
         });
     }
     if !groups.is_empty() {
-        p.push_str(":-GROUP-ALL");
-        for &g in groups {
-            let item = group_item(g)
-                .ok_or_else(|| format!("GnuTLS {} has no ML-KEM", library_version()))?;
-            p.push(':');
-            p.push_str(item);
-        }
+        p.push_str(":-GROUP-ALL:");
+        p.push_str(&group_items(groups)?.join(":"));
     }
     Ok(p)
 }
@@ -314,12 +316,7 @@ fn priority(cfg: &EndpointConfig, side: Side) -> Result<String, String> {
         Version::Tls12 => "+VERS-TLS1.2",
         Version::Tls13 => "+VERS-TLS1.3",
     };
-    let mut groups = Vec::new();
-    for g in cfg.groups_for(side) {
-        groups.push(
-            group_item(g).ok_or_else(|| format!("GnuTLS {} has no ML-KEM", library_version()))?,
-        );
-    }
+    let groups = group_items(&cfg.groups_for(side))?;
     // A TLS 1.3 server's CertificateRequest lists the schemes a client's certificates may
     // be signed with too (no signature_algorithms_cert of its own), and a GnuTLS client sends
     // no certificate whose CA signature is missing there: the test CA signs RSA certificates
@@ -1177,7 +1174,7 @@ mod tests {
         assert_eq!(s, "+AES-256-GCM:+AEAD:+ECDHE-RSA");
         let s = suite_items(Version::Tls13, Aead::Chacha20Poly1305, SigAlg::EcdsaP256);
         assert_eq!(s, "+CHACHA20-POLY1305:+AEAD");
-        assert_eq!(group_item(Group::X25519Mlkem768), None);
+        assert!(group_items(&[Group::X25519Mlkem768]).is_err());
     }
 
     /// GnuTLS's AEAD seals what it opens back, and refuses a record whose tag was touched.
