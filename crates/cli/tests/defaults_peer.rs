@@ -5,47 +5,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use common::*;
 use tlsmatrix_model::cert_files;
 use tlsmatrix_model::impls;
-
-/// A server this test started, killed when dropped: a failing assertion leaves none behind.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A server started by `args`, and the address it printed on a `prefix` line.
-fn serve(cmd: &mut Command, prefix: &str) -> (Running, String) {
-    // A stdin that stays open: `openssl s_server` closes its connections at stdin's end.
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server ended before listening")
-            .unwrap();
-        if let Some(rest) = line.strip_prefix(prefix) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    // Keep draining its output so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (Running(child), addr)
-}
 
 fn stop(server: Running) {
     drop(server);

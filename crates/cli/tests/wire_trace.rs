@@ -52,34 +52,16 @@ fn record_bytes(msg: &str) -> (u64, u64) {
 
 fn openssl_trace(certs: &std::path::Path, server: &[&str], client: &[&str]) -> (u64, u64) {
     let dir = certs.join("ecdsa-p256");
-    let mut s = Command::new("openssl")
-        .args([
-            "s_server",
-            "-accept",
-            "127.0.0.1:0",
-            "-naccept",
-            "1",
-            "-no_ticket",
-            "-no_cache",
-        ])
-        .arg("-cert")
-        .arg(dir.join(cert_files::CHAIN))
-        .arg("-key")
-        .arg(dir.join(cert_files::KEY))
-        .args(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::BufRead;
-    let mut out = std::io::BufReader::new(s.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let l = out.next().expect("s_server ended").unwrap();
-        if let Some(a) = l.strip_prefix("ACCEPT ") {
-            break a.to_string();
-        }
-    };
+    let (server, addr) = serve(
+        Command::new("openssl")
+            .args(["s_server", "-accept", "127.0.0.1:0", "-naccept", "1"])
+            .args(["-no_ticket", "-no_cache", "-cert"])
+            .arg(dir.join(cert_files::CHAIN))
+            .arg("-key")
+            .arg(dir.join(cert_files::KEY))
+            .args(server),
+        "ACCEPT ",
+    );
     let c = Command::new("openssl")
         .args(["s_client", "-connect", &addr, "-msg", "-no_ticket"])
         .args([
@@ -92,8 +74,7 @@ fn openssl_trace(certs: &std::path::Path, server: &[&str], client: &[&str]) -> (
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let _ = s.kill();
-    let _ = s.wait();
+    drop(server);
     record_bytes(&String::from_utf8_lossy(&c.stdout))
 }
 

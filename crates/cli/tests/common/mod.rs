@@ -161,3 +161,37 @@ pub fn signal_ends_the_tree(child: &mut std::process::Child, below: &[u32], sign
         "left behind after signal {signal}: {left:?}"
     );
 }
+
+/// A server a test started, killed when dropped: a failing assertion leaves none behind.
+pub struct Running(pub std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A server started by `args`, and the address it printed on a `prefix` line.
+pub fn serve(cmd: &mut Command, prefix: &str) -> (Running, String) {
+    // A stdin that stays open: `openssl s_server` closes its connections at stdin's end.
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("the server ended before listening")
+            .unwrap();
+        if let Some(rest) = line.strip_prefix(prefix) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep draining its output so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (Running(child), addr)
+}
