@@ -285,7 +285,8 @@ fn driver_command(req: &CellRequest) -> Command {
         }
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
-            c.args(["-q", "--tool=callgrind", "--collect-atstart=no"])
+            // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
+            c.args(["-q", "--vgdb=no", "--tool=callgrind", "--collect-atstart=no"])
                 .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
                 .arg(&req.driver.path);
             req.driver.set_allocator(&mut c);
