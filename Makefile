@@ -75,7 +75,7 @@ build: setup
 
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
 # (a few minutes, once) and linked statically into a driver of its own.
-OPENSSL_RELEASES ?= 3.6 4.0
+OPENSSL_RELEASES ?= 1.1.1 3.6 4.0
 driver-openssl-%: openssl-lib-%
 	@OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(STEP) driver-openssl-$* \
 	  $(CARGO) build --release --locked \
@@ -197,7 +197,8 @@ go-test: setup
 # one (scripts/go-libssl sets up cgo for one): the vendored OpenSSL releases and BoringSSL.
 # 3.5 is the LTS distributions ship; it has no driver of its own (its in-memory figures would
 # add little beside 3.6), only its libraries, built in about 1.5 minutes.
-GO_LIBSSL ?= 3.5 $(OPENSSL_RELEASES) boringssl
+# 1.1.1 is not among them: the backend uses OpenSSL 3's API.
+GO_LIBSSL ?= 3.5 $(filter-out 1.1.1,$(OPENSSL_RELEASES)) boringssl
 # The system OpenSSL's release line, read when a recipe runs (after scripts/setup has
 # installed libssl-dev on a fresh machine).
 SYSTEM_OPENSSL = $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)

@@ -445,7 +445,7 @@ fn the_boringssl_driver_names_the_crates_it_was_built_from() {
 fn vendored_openssl_drivers_run_the_release_they_were_built_with() {
     let target = bin().parent().unwrap().parent().unwrap().to_path_buf();
     let impls = built_impls();
-    for release in ["3.6", "4.0"] {
+    for release in ["1.1.1", "3.6", "4.0"] {
         let stamp = target
             .join("openssl")
             .join(release)
@@ -456,7 +456,7 @@ fn vendored_openssl_drivers_run_the_release_they_were_built_with() {
                 stamp.display()
             );
         };
-        // "300.6.1+3.6.3" -> "3.6.3".
+        // "300.6.1+3.6.3" -> "3.6.3", "111.28.2+1.1.1w" -> "1.1.1w".
         let exact = built.trim().rsplit('+').next().unwrap().to_string();
         let (_, version) = impls
             .iter()

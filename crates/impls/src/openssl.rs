@@ -54,12 +54,18 @@ impl OpensslLibrary {
     pub fn linked() -> Self {
         static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         let name = NAME.get_or_init(|| {
-            // "OpenSSL 3.6.3 1 Jul 2026" -> "openssl-3.6".
+            // "OpenSSL 3.6.3 1 Jul 2026" -> "openssl-3.6"; before 3.0 a release line had
+            // three numbers and letters for its releases: "OpenSSL 1.1.1w ..." -> "openssl-1.1.1".
             let release = openssl::version::version()
                 .split_whitespace()
                 .nth(1)
                 .unwrap_or("?");
-            let line: Vec<&str> = release.split('.').take(2).collect();
+            let numbers = if release.starts_with("1.") { 3 } else { 2 };
+            let line: Vec<&str> = release
+                .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .split('.')
+                .take(numbers)
+                .collect();
             format!("openssl-{}", line.join("."))
         });
         OpensslLibrary { name }

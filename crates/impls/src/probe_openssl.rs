@@ -32,9 +32,46 @@ const NID_RSASSA_PSS: c_int = 912;
 const NID_X25519: c_int = 1034;
 const NID_ED25519: c_int = 1087;
 
-/// The key-exchange group, as a TLS code point.
+/// The key-exchange group, as a TLS code point. OpenSSL 1.1.1 has no command for it (it
+/// came with 3.0); there the peer's key share tells it.
 pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {
-    ctrl_nid_value(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP).and_then(group_code_of_nid)
+    ctrl_nid_value(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP)
+        .or_else(|| peer_key_share_nid(ssl))
+        .and_then(group_code_of_nid)
+}
+
+/// The curve of the peer's ephemeral key (`SSL_get_peer_tmp_key`), as a NID.
+fn peer_key_share_nid(ssl: *mut ffi::SSL) -> Option<c_int> {
+    const SSL_CTRL_GET_PEER_TMP_KEY: c_int = 109;
+    let mut key: *mut ffi::EVP_PKEY = std::ptr::null_mut();
+    // SAFETY: the command writes one EVP_PKEY reference through parg, which we free.
+    let r = unsafe {
+        ffi::SSL_ctrl(
+            ssl,
+            SSL_CTRL_GET_PEER_TMP_KEY,
+            0,
+            &mut key as *mut *mut ffi::EVP_PKEY as *mut c_void,
+        )
+    };
+    if r <= 0 || key.is_null() {
+        return None;
+    }
+    // SAFETY: key is a valid EVP_PKEY we hold one reference to; an EC key's group is
+    // borrowed from the EC_KEY, which we hold one reference to until the end.
+    unsafe {
+        let nid = match ffi::EVP_PKEY_id(key) {
+            ffi::EVP_PKEY_EC => {
+                let ec = ffi::EVP_PKEY_get1_EC_KEY(key);
+                let curve = (!ec.is_null())
+                    .then(|| ffi::EC_GROUP_get_curve_name(ffi::EC_KEY_get0_group(ec)));
+                ffi::EC_KEY_free(ec);
+                curve
+            }
+            id => Some(id),
+        };
+        ffi::EVP_PKEY_free(key);
+        nid
+    }
 }
 
 /// Schedules a KeyUpdate that asks the peer to update too; false if OpenSSL refused.

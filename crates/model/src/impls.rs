@@ -161,6 +161,16 @@ pub const IMPLS: &[ImplRow] = &[
         wraps_malloc: false,
     },
     ImplRow {
+        name: "openssl-1.1.1",
+        family: "openssl",
+        driver: "tlsmatrix-driver-openssl-1.1.1",
+        build: "`make build` (OpenSSL 1.1.1w from the openssl-src crate, linked into libssl-drivers/openssl)",
+        version_prefix: "OpenSSL 1.1.1",
+        conformance: Conformance::Shim(&["openssl"]),
+        limits: &[Limit::NoPostQuantum],
+        wraps_malloc: true,
+    },
+    ImplRow {
         name: "openssl-3.6",
         family: "openssl",
         driver: "tlsmatrix-driver-openssl-3.6",

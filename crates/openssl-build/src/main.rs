@@ -1,4 +1,4 @@
-//! `tlsmatrix-openssl-build VERSION PREFIX`: builds OpenSSL VERSION (3.6 or 4.0) from the
+//! `tlsmatrix-openssl-build VERSION PREFIX`: builds OpenSSL VERSION (1.1.1, 3.6 or 4.0) from the
 //! sources the openssl-src crate ships, as static libraries installed under PREFIX, unless
 //! PREFIX already holds that exact release. OpenSSL 3.5, the LTS, comes from openssl-src
 //! 300.5, which cannot share a lock file with 300.6: `lts/` builds this same source as a
@@ -15,7 +15,7 @@ type Builder = fn(&Path) -> Result<(), String>;
 
 /// The release lines this builder makes.
 #[cfg(not(feature = "lts"))]
-const RELEASES: &[&str] = &["3.6", "4.0"];
+const RELEASES: &[&str] = &["1.1.1", "3.6", "4.0"];
 #[cfg(feature = "lts")]
 const RELEASES: &[&str] = &["3.5"];
 
@@ -33,6 +33,15 @@ fn main() -> Result<()> {
     // OpenSSL's Configure takes only an absolute --prefix.
     let prefix = std::path::absolute(prefix)?;
     let (release, build): (&str, Builder) = match version.as_str() {
+        // 1.1.1w, the last 1.1.1 release: the baseline of the 3.0 regression.
+        #[cfg(not(feature = "lts"))]
+        // Its openssl-src has no try_build: its build panics, with the make output above.
+        "1.1.1" => (openssl_src_1::version(), |out| {
+            std::panic::catch_unwind(|| {
+                configure!(openssl_src_1).out_dir(out).build();
+            })
+            .map_err(|_| "the build failed (its output is above)".to_string())
+        }),
         #[cfg(not(feature = "lts"))]
         "3.6" => (openssl_src_3::version(), |out| {
             configure!(openssl_src_3)
