@@ -14,6 +14,7 @@ pub struct RecordFixture {
     metric: Metric,
     samples: Vec<f64>,
     env: Env,
+    paired: Option<(String, Vec<f64>)>,
 }
 
 /// `n` samples rising from `centre` by `step` of it each: `centre * (1 + step * i)`.
@@ -44,6 +45,7 @@ impl RecordFixture {
                 command: "tlsmatrix run".into(),
                 ..Env::default()
             },
+            paired: None,
         }
     }
 
@@ -81,8 +83,23 @@ impl RecordFixture {
         self
     }
 
+    /// Sampled in turns with `reference` with itself: this record's sample over the
+    /// reference's, one ratio per round, the rounds spread over two blocks.
+    pub fn paired_with(mut self, reference: &str, ratios: &[f64]) -> Self {
+        self.paired = Some((reference.into(), ratios.to_vec()));
+        self
+    }
+
     pub fn build(self) -> Record {
-        Record::from_samples(
+        let paired = self
+            .paired
+            .map(|(reference, ratios)| crate::record::Paired {
+                reference_client: reference.clone(),
+                reference_server: reference,
+                blocks: (0..ratios.len() as u32).map(|i| i % 2).collect(),
+                ratios,
+            });
+        let mut r = Record::from_samples(
             &self.run,
             &self.scenario,
             (&self.client.0, &self.client.1),
@@ -91,7 +108,9 @@ impl RecordFixture {
             self.samples,
             self.env,
         )
-        .expect("a fixture has samples")
+        .expect("a fixture has samples");
+        r.paired = paired;
+        r
     }
 }
 

@@ -236,6 +236,28 @@ impl Factor {
         }
     }
 
+    /// This factor over another taken against the same reference (A/R over B/R is A/B), for
+    /// two impls that were each paired with the reference but not with each other. The two
+    /// factors come from separate samples, so their relative errors add in quadrature, each
+    /// side of the interval apart.
+    pub fn over(self, other: Factor) -> Factor {
+        let ratio = self.ratio / other.ratio;
+        let down = (self.ratio / self.ci_low)
+            .ln()
+            .hypot((other.ci_high / other.ratio).ln());
+        let up = (self.ci_high / self.ratio)
+            .ln()
+            .hypot((other.ratio / other.ci_low).ln());
+        let (ci_low, ci_high) = (ratio / down.exp(), ratio * up.exp());
+        Factor {
+            ratio,
+            ci_low,
+            ci_high,
+            significant: ci_low > 1.0 || ci_high < 1.0,
+            paired: self.paired && other.paired,
+        }
+    }
+
     /// Significant, and further from 1 than the noise floor (0.01 for ±1%).
     pub fn beyond(self, floor: f64) -> Factor {
         Factor {
@@ -375,5 +397,24 @@ mod tests {
         let s = summarize(&[5.0]).unwrap();
         assert_eq!((s.ci_low, s.median, s.ci_high), (5.0, 5.0, 5.0));
         assert!(summarize(&[]).is_none());
+    }
+
+    #[test]
+    fn a_factor_over_another_divides_and_widens_its_interval() {
+        let f = |ratio: f64, lo: f64, hi: f64| Factor {
+            ratio,
+            ci_low: lo,
+            ci_high: hi,
+            significant: true,
+            paired: true,
+        };
+        let q = f(2.0, 1.9, 2.1).over(f(1.0, 0.95, 1.05));
+        assert!((q.ratio - 2.0).abs() < 1e-12);
+        // Each side 5% wide in both: about 7% after.
+        assert!(q.ci_low < 1.9 && q.ci_low > 1.85, "{q:?}");
+        assert!(q.ci_high > 2.1 && q.ci_high < 2.16, "{q:?}");
+        assert!(q.significant);
+        let same = f(1.0, 0.97, 1.03).over(f(1.01, 0.99, 1.03));
+        assert!(!same.significant, "{same:?}");
     }
 }

@@ -286,9 +286,14 @@ fn driver_command(req: &CellRequest) -> Command {
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
-            c.args(["-q", "--vgdb=no", "--tool=callgrind", "--collect-atstart=no"])
-                .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
-                .arg(&req.driver.path);
+            c.args([
+                "-q",
+                "--vgdb=no",
+                "--tool=callgrind",
+                "--collect-atstart=no",
+            ])
+            .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
+            .arg(&req.driver.path);
             req.driver.set_allocator(&mut c);
             // The Go runtime preempts goroutines with signals (SIGURG), and callgrind's
             // signal bookkeeping trips on them (an assertion in vgCallgrind_post_signal) in

@@ -940,6 +940,10 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         });
     }
 
+    if let Some(section) = crate::releases::section(&run.records, &impls) {
+        sections.push(section);
+    }
+
     if history.len() > 1 {
         let mut blocks = vec![Block::Para(format!(
             "The last {} runs in the database, oldest first.",

@@ -21,6 +21,7 @@ pub mod interop;
 mod md;
 pub mod netmodel;
 pub mod network;
+pub mod releases;
 pub mod repeatability;
 pub mod summary;
 mod svg;
