@@ -6,7 +6,7 @@ use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -54,6 +54,8 @@ struct Running {
     /// stdout alone, as bytes: what a tool client printed back.
     stdout: Arc<Mutex<Vec<u8>>>,
     lines: mpsc::Receiver<String>,
+    /// How many of the two readers (stdout, stderr) have met the end of their pipe.
+    readers_done: Arc<AtomicUsize>,
 }
 
 fn start(mut cmd: std::process::Command, stdin: bool) -> std::io::Result<Running> {
@@ -70,6 +72,8 @@ fn start(mut cmd: std::process::Command, stdin: bool) -> std::io::Result<Running
     let err = child.stderr.take().expect("piped");
     let stdout = Arc::new(Mutex::new(Vec::new()));
     let (o, raw) = (output.clone(), stdout.clone());
+    let readers_done = Arc::new(AtomicUsize::new(0));
+    let done = readers_done.clone();
     std::thread::spawn(move || {
         let mut out = out;
         let mut buf = [0u8; 64 * 1024];
@@ -88,18 +92,22 @@ fn start(mut cmd: std::process::Command, stdin: bool) -> std::io::Result<Running
                 let _ = tx.send(line);
             }
         }
+        done.fetch_add(1, Ordering::Release);
     });
     let o = output.clone();
+    let done = readers_done.clone();
     std::thread::spawn(move || {
         let mut s = String::new();
         let _ = BufReader::new(err).read_to_string(&mut s);
         o.lock().unwrap().push_str(&s);
+        done.fetch_add(1, Ordering::Release);
     });
     Ok(Running {
         child,
         output,
         stdout,
         lines,
+        readers_done,
     })
 }
 
@@ -112,9 +120,17 @@ impl Running {
         let _ = self.child.wait();
     }
 
-    fn text(&self) -> String {
-        // Let the readers catch up with the last bytes of a process that just exited.
-        std::thread::sleep(Duration::from_millis(20));
+    /// Everything the process printed. Once it has exited, the readers reach the end of
+    /// its pipes soon: wait for them (a fixed 20 ms lost a client's whole output on a loaded
+    /// machine, "client: no output"), bounded in case a child of it holds the pipes. Of a
+    /// process still running, what it printed so far.
+    fn text(&mut self) -> String {
+        let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+        let wait = Duration::from_millis(if exited { 2000 } else { 20 });
+        let until = Instant::now() + wait;
+        while self.readers_done.load(Ordering::Acquire) < 2 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         self.output.lock().unwrap().clone()
     }
 }
