@@ -8,7 +8,8 @@ fn main() {
     stamp_locked_versions(&[
         "rustls",
         "aws-lc-rs",
-        "aws-lc-sys",
+        // AWS-LC's libssl (the aws-lc feature) locks another aws-lc-sys beside it.
+        "aws-lc-rs/aws-lc-sys",
         "ring",
         "openssl",
         "openssl-sys",

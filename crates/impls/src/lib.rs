@@ -6,6 +6,8 @@ use tlsmatrix_harness::endpoint::TlsLibrary;
 
 #[cfg(all(feature = "openssl", feature = "boringssl"))]
 compile_error!("OpenSSL and BoringSSL export the same symbols: build them into separate drivers");
+#[cfg(all(feature = "aws-lc", feature = "boringssl"))]
+compile_error!("AWS-LC's libssl and BoringSSL each need the openssl adapter to themselves: build them into separate drivers");
 
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;

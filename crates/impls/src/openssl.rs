@@ -2,7 +2,8 @@
 //! Each context pins exactly one version, suite, set of groups and signature algorithm.
 //!
 //! The BoringSSL build compiles this same module against the `boring` crate, a fork of the
-//! `openssl` crate with the same API, under the names used here. Where the two libraries
+//! `openssl` crate with the same API, under the names used here; the AWS-LC build against the
+//! `openssl` crate's AWS-LC backend, which leaves a few calls unbound (`awslc_calls` below). Where the two libraries
 //! differ (reading what was negotiated, TLS 1.3 suites, ticket counts) the code says so with
 //! `cfg(feature = "boringssl")`; the reading is in `probe_openssl.rs`/`probe_boringssl.rs`.
 
@@ -34,8 +35,14 @@ use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
-#[cfg_attr(not(feature = "boringssl"), path = "probe_openssl.rs")]
-#[cfg_attr(feature = "boringssl", path = "probe_boringssl.rs")]
+#[cfg_attr(
+    not(any(feature = "boringssl", feature = "aws-lc")),
+    path = "probe_openssl.rs"
+)]
+#[cfg_attr(
+    any(feature = "boringssl", feature = "aws-lc"),
+    path = "probe_boringssl.rs"
+)]
 mod probe;
 
 pub struct OpensslLibrary {
@@ -50,7 +57,12 @@ impl OpensslLibrary {
         OpensslLibrary { name: "boringssl" }
     }
 
-    #[cfg(not(feature = "boringssl"))]
+    #[cfg(feature = "aws-lc")]
+    pub fn linked() -> Self {
+        OpensslLibrary { name: "aws-lc" }
+    }
+
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
     pub fn linked() -> Self {
         static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         let name = NAME.get_or_init(|| {
@@ -103,7 +115,10 @@ fn has_mlkem(version: &str) -> bool {
 fn cipher_code(c: &openssl::ssl::SslCipherRef) -> u16 {
     #[cfg(feature = "boringssl")]
     return c.protocol_id();
-    #[cfg(not(feature = "boringssl"))]
+    // SAFETY: a valid cipher; the call reads its id.
+    #[cfg(feature = "aws-lc")]
+    return unsafe { ffi::SSL_CIPHER_get_protocol_id(c.as_ptr()) };
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
     u16::from_be_bytes(c.protocol_id())
 }
 
@@ -152,7 +167,7 @@ impl TlsLibrary for OpensslLibrary {
             return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites; it takes AES-128-GCM first on AES hardware".into());
         }
         if cfg.groups.contains(&Group::X25519Mlkem768)
-            && !cfg!(feature = "boringssl")
+            && !cfg!(any(feature = "boringssl", feature = "aws-lc"))
             && !has_mlkem(&self.version())
         {
             return Err(format!(
@@ -199,10 +214,10 @@ impl TlsLibrary for OpensslLibrary {
                     #[cfg(feature = "boringssl")]
                     Version::Tls13 => {}
                     #[cfg(not(feature = "boringssl"))]
-                    Version::Tls13 => b.set_ciphersuites(suite)?,
+                    Version::Tls13 => calls::set_ciphersuites(&mut b, suite)?,
                     Version::Tls12 => b.set_cipher_list(suite)?,
                 }
-                b.set_sigalgs_list(sigalg_name(cfg.sig))?;
+                calls::set_sigalgs_list(&mut b, sigalg_name(cfg.sig))?;
             }
         }
         // A client sends its key share for the first group only. An open configuration
@@ -304,6 +319,65 @@ impl TlsLibrary for OpensslLibrary {
     }
 }
 
+/// Context calls the `openssl` crate binds for OpenSSL but not for AWS-LC, which has them.
+#[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+mod calls {
+    use super::*;
+
+    pub fn set_ciphersuites(b: &mut SslContextBuilder, list: &str) -> Result<()> {
+        Ok(b.set_ciphersuites(list)?)
+    }
+
+    pub fn set_sigalgs_list(b: &mut SslContextBuilder, list: &str) -> Result<()> {
+        Ok(b.set_sigalgs_list(list)?)
+    }
+
+    pub fn set_num_tickets(b: &mut SslContextBuilder, n: usize) -> Result<()> {
+        Ok(b.set_num_tickets(n)?)
+    }
+}
+
+/// The same calls made on AWS-LC directly.
+#[cfg(feature = "aws-lc")]
+mod calls {
+    use super::*;
+    use std::ffi::CString;
+
+    fn ok(r: std::os::raw::c_int, what: &str) -> Result<()> {
+        if r == 1 {
+            Ok(())
+        } else {
+            Err(anyhow!("AWS-LC refused {what}"))
+        }
+    }
+
+    pub fn set_ciphersuites(b: &mut SslContextBuilder, list: &str) -> Result<()> {
+        let c = CString::new(list)?;
+        // SAFETY: a valid context and a NUL-terminated list the call copies.
+        ok(
+            unsafe { ffi::SSL_CTX_set_ciphersuites(b.as_ptr(), c.as_ptr()) },
+            &format!("the TLS 1.3 suites {list}"),
+        )
+    }
+
+    pub fn set_sigalgs_list(b: &mut SslContextBuilder, list: &str) -> Result<()> {
+        let c = CString::new(list)?;
+        // SAFETY: as above.
+        ok(
+            unsafe { ffi::SSL_CTX_set1_sigalgs_list(b.as_ptr(), c.as_ptr()) },
+            &format!("the signature algorithms {list}"),
+        )
+    }
+
+    pub fn set_num_tickets(b: &mut SslContextBuilder, n: usize) -> Result<()> {
+        // SAFETY: a valid context.
+        ok(
+            unsafe { ffi::SSL_CTX_set_num_tickets(b.as_ptr(), n) },
+            "a ticket count",
+        )
+    }
+}
+
 /// The newest session a client received, which its next connection resumes.
 type SessionSlot = Arc<Mutex<Option<SslSession>>>;
 
@@ -318,7 +392,7 @@ fn resumption(
     // BoringSSL has no ticket count; NO_TICKET stops its TLS 1.3 tickets too.
     b.set_options(SslOptions::NO_TICKET);
     #[cfg(not(feature = "boringssl"))]
-    b.set_num_tickets(0)?;
+    calls::set_num_tickets(b, 0)?;
     if mode == Resumption::Full {
         return Ok(None);
     }
@@ -327,7 +401,7 @@ fn resumption(
         // One ticket per connection: a client uses one per resumption. (BoringSSL sends
         // its fixed two.)
         #[cfg(not(feature = "boringssl"))]
-        b.set_num_tickets(1)?;
+        calls::set_num_tickets(b, 1)?;
     }
     match side {
         Side::Server => {
@@ -342,8 +416,9 @@ fn resumption(
             // handshake the connection's session, which the endpoint keeps when it ends.
             b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
             let slot = SessionSlot::default();
-            // BoringSSL hands such sessions only to the new-session callback.
-            #[cfg(feature = "boringssl")]
+            // BoringSSL (and AWS-LC, its fork) hands such sessions only to the new-session
+            // callback.
+            #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
             {
                 let keep = slot.clone();
                 b.set_new_session_callback(move |_, session| {
@@ -452,11 +527,11 @@ struct OpensslEndpoint {
     side: Side,
     done: bool,
     /// Server side: send the session tickets as soon as the handshake is done.
-    #[cfg_attr(not(feature = "boringssl"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "boringssl", feature = "aws-lc")), allow(dead_code))]
     write_tickets: bool,
     /// Client side, when resuming: where the session is kept for the next connection.
-    /// (BoringSSL's client fills it from the new-session callback instead.)
-    #[cfg_attr(feature = "boringssl", allow(dead_code))]
+    /// (BoringSSL's and AWS-LC's clients fill it from the new-session callback instead.)
+    #[cfg_attr(any(feature = "boringssl", feature = "aws-lc"), allow(dead_code))]
     session: Option<SessionSlot>,
 }
 
@@ -499,7 +574,7 @@ impl Drop for OpensslEndpoint {
             // The client keeps its newest session for the next connection. A resumed TLS 1.2
             // connection that got a fresh ticket holds a new session object, and OpenSSL
             // retires the old one, so the session is read here rather than when first issued.
-            #[cfg(not(feature = "boringssl"))]
+            #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
             if let (Some(slot), Some(session)) = (&self.session, self.stream.ssl().session()) {
                 *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
             }
@@ -512,9 +587,9 @@ impl TlsEndpoint for OpensslEndpoint {
         match self.stream.do_handshake() {
             Ok(()) => {
                 self.done = true;
-                // BoringSSL holds a TLS 1.3 server's tickets back until it writes; its
-                // documented way to send them without data is a zero-byte write.
-                #[cfg(feature = "boringssl")]
+                // BoringSSL (and AWS-LC) holds a TLS 1.3 server's tickets back until it
+                // writes; its documented way to send them without data is a zero-byte write.
+                #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
                 if self.side == Side::Server && self.write_tickets {
                     // SAFETY: valid SSL pointer; zero bytes from a valid pointer.
                     unsafe { ffi::SSL_write(self.ssl_ptr(), [0u8; 0].as_ptr().cast(), 0) };

@@ -1,8 +1,11 @@
-//! What a BoringSSL connection negotiated, read through BoringSSL's calls (it reports TLS
-//! code points directly, where OpenSSL has NIDs), and its KeyUpdate call. The counterpart
-//! of `probe_openssl.rs`.
+//! What a BoringSSL or AWS-LC (BoringSSL's fork) connection negotiated, read through their
+//! calls (they report TLS code points directly, where OpenSSL has NIDs), and their KeyUpdate
+//! call. The counterpart of `probe_openssl.rs`.
 
+#[cfg(feature = "boringssl")]
 use boring_sys as ffi;
+#[cfg(not(feature = "boringssl"))]
+use openssl_sys as ffi;
 use tlsmatrix_model::side::Side;
 
 /// The key-exchange group, as a TLS code point.
@@ -12,7 +15,7 @@ pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {
     (id != 0).then_some(id)
 }
 
-/// The signature scheme of the handshake, as the client verified it. A BoringSSL server
+/// The signature scheme of the handshake, as the client verified it. A BoringSSL or AWS-LC server
 /// cannot report the scheme it signed with; its peer's view is checked instead.
 pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
     match side {
@@ -24,7 +27,7 @@ pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
     }
 }
 
-/// Schedules a KeyUpdate that asks the peer to update too; false if BoringSSL refused.
+/// Schedules a KeyUpdate that asks the peer to update too; false if the library refused.
 pub fn key_update(ssl: *mut ffi::SSL) -> bool {
     // SAFETY: valid SSL pointer; the call only schedules the message.
     unsafe { ffi::SSL_key_update(ssl, ffi::SSL_KEY_UPDATE_REQUESTED as i32) == 1 }

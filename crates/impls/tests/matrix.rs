@@ -375,7 +375,7 @@ fn rust_crate_versions_are_the_locked_ones() {
     let aws_lc = format!(
         "aws-lc-rs {} (aws-lc-sys {})",
         locked("aws-lc-rs"),
-        locked("aws-lc-sys")
+        locked_dependency_version(&lock, "aws-lc-rs", "aws-lc-sys").expect("locked")
     );
     for (name, want) in [
         (

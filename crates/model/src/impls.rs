@@ -147,6 +147,17 @@ pub const IMPLS: &[ImplRow] = &[
         wraps_malloc: true,
     },
     ImplRow {
+        name: "aws-lc",
+        family: "openssl",
+        driver: "tlsmatrix-driver-aws-lc",
+        build: "`make build` (AWS-LC's libssl from the aws-lc-sys crate the openssl crate binds, linked into libssl-drivers/aws-lc)",
+        version_prefix: "AWS-LC ",
+        // No expectation file: no known deviations (AWS-LC runs BoGo in its own CI).
+        conformance: Conformance::Shim(&[]),
+        limits: &[],
+        wraps_malloc: true,
+    },
+    ImplRow {
         name: "go-crypto-tls",
         family: "go",
         driver: "tlsmatrix-driver-go",
