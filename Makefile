@@ -51,7 +51,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
 
 all: build
 
@@ -68,7 +68,7 @@ build: setup
 	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
-	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc
+	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl
 	@$(MAKE) --no-print-directory driver-clang driver-openssl-clang
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
@@ -124,6 +124,12 @@ driver-aws-lc:
 	@$(STEP) driver-aws-lc $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/aws-lc/Cargo.toml --target-dir target/driver-aws-lc
 	@cp target/driver-aws-lc/release/tlsmatrix-driver-aws-lc $(BIN)/tlsmatrix-driver-aws-lc
+
+# wolfSSL, the system's (libwolfssl-dev), GPL-2.0-or-later: linked into this binary only.
+driver-wolfssl:
+	@$(STEP) driver-wolfssl $(CARGO) build --release --locked \
+	  --manifest-path libssl-drivers/wolfssl/Cargo.toml --target-dir target/driver-wolfssl
+	@cp target/driver-wolfssl/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
@@ -233,6 +239,8 @@ lint: setup
 	  --target-dir target/driver-boringssl -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/aws-lc/Cargo.toml \
 	  --target-dir target/driver-aws-lc -- -D warnings
+	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/wolfssl/Cargo.toml \
+	  --target-dir target/driver-wolfssl -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./... && $(GO) vet $(GO_TAGS) ./...
 

@@ -1885,3 +1885,59 @@ fn an_unsupported_side_ends_its_cell_at_once() {
         assert!(l["seconds"].as_f64().unwrap() < 0.5, "{l}");
     }
 }
+
+/// A stack whose row keeps it to runs that name it (wolfSSL) stays out of the default plan,
+/// and runs, checked like every other, when named: against rustls in both directions.
+#[test]
+fn a_named_only_impl_runs_when_named_and_not_by_default() {
+    let d = scratch("named-only");
+    let named_only: Vec<&str> = impls::IMPLS
+        .iter()
+        .filter(|r| r.named_only.is_some())
+        .map(|r| r.name)
+        .collect();
+    assert!(named_only.contains(&"wolfssl"), "{named_only:?}");
+    let scenario = "handshake-tls13-ecdsa-p256-x25519-full";
+    let default_out = d.join("default.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--scenario",
+        scenario,
+        "--runs",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--sample-ms",
+        "5",
+        "--out",
+        default_out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    for l in json_lines(&default_out) {
+        for imp in &named_only {
+            assert!(l["client"] != *imp && l["server"] != *imp, "{l}");
+        }
+    }
+    let named_out = d.join("named.jsonl");
+    let r = tlsmatrix(&[
+        "run", "--impl", "rustls-aws-lc,wolfssl", "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p384-x25519-full,bulk-tls13-aes-128-gcm-16k",
+        "--runs", "2", "--warmup-ms", "5", "--sample-ms", "5",
+        "--out", named_out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let lines = json_lines(&named_out);
+    for (client, server) in [("wolfssl", "rustls-aws-lc"), ("rustls-aws-lc", "wolfssl")] {
+        let rec = lines
+            .iter()
+            .find(|l| l["schema"] == SCHEMA && l["client"] == client && l["server"] == server)
+            .unwrap_or_else(|| panic!("no {client} -> {server} record: {lines:?}"));
+        let version = if client == "wolfssl" {
+            &rec["client_version"]
+        } else {
+            &rec["server_version"]
+        };
+        assert!(version.as_str().unwrap().starts_with("wolfSSL 5."), "{rec}");
+        assert!(rec["median"].as_f64().unwrap() > 0.0, "{rec}");
+    }
+}

@@ -395,8 +395,11 @@ fn set_up_cell(
     server: &dyn TlsLibrary,
     cell: Option<usize>,
 ) -> Result<Result<Factories, String>> {
-    for lib in [client, server] {
-        if let Err(reason) = cfg.protocol_limits().and_then(|()| lib.supports(cfg)) {
+    for (lib, side) in [(client, Side::Client), (server, Side::Server)] {
+        if let Err(reason) = cfg
+            .protocol_limits()
+            .and_then(|()| lib.supports_side(side, cfg))
+        {
             return Ok(Err(reason));
         }
     }

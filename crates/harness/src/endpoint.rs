@@ -161,6 +161,11 @@ pub trait TlsLibrary: Send + Sync {
     fn supports(&self, _cfg: &EndpointConfig) -> Result<(), String> {
         Ok(())
     }
+    /// Whether it can play `side` of a cell: [`TlsLibrary::supports`] unless a library can
+    /// play one side only (e.g. it cannot report what it verified as a client).
+    fn supports_side(&self, _side: Side, cfg: &EndpointConfig) -> Result<(), String> {
+        self.supports(cfg)
+    }
     fn factory(&self, side: Side, cfg: &EndpointConfig)
         -> anyhow::Result<Box<dyn EndpointFactory>>;
     /// The library's own AEAD (its crypto API, no TLS) keyed with `aead::KEY`/`aead::IV`,

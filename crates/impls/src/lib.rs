@@ -20,6 +20,8 @@ pub mod openssl;
 pub mod rustls;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
+#[cfg(feature = "wolfssl")]
+pub mod wolfssl;
 
 /// The C compiler this build's C code was compiled with, e.g. "clang 14.0.6".
 pub const C_COMPILER: &str = env!("TLSMATRIX_C_COMPILER");
@@ -46,6 +48,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(s2n::S2nLibrary));
     #[cfg(feature = "gnutls")]
     libs.push(Box::new(gnutls::GnutlsLibrary));
+    #[cfg(feature = "wolfssl")]
+    libs.push(Box::new(wolfssl::WolfsslLibrary::new()));
     libs
 }
 

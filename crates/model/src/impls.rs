@@ -23,6 +23,10 @@ pub enum Limit {
     NoTls12Ed25519ClientCert,
     /// TLS 1.2 resumes with tickets only: no session-id cache.
     NoSessionIdResumption,
+    /// As a client it cannot say which signature scheme it verified, so it refuses the
+    /// cells whose scheme the server's key alone does not settle: all but TLS 1.3 ECDSA,
+    /// where the curve names the hash.
+    NoVerifiedSchemeReport,
     /// Groups are offered in the library's own order: a client cannot put a retry's decoy
     /// first, nor a TLS 1.2 certificate's curve after the key-exchange group.
     FixedGroupOrder,
@@ -39,6 +43,10 @@ impl Limit {
                 p.version == Version::Tls12 && p.sig == SigAlg::Ed25519 && p.extras.mtls
             }
             Limit::NoSessionIdResumption => p.resumption == Resumption::SessionId,
+            Limit::NoVerifiedSchemeReport => {
+                !(matches!(p.sig, SigAlg::EcdsaP256 | SigAlg::EcdsaP384)
+                    && p.version == Version::Tls13)
+            }
             Limit::FixedGroupOrder => {
                 p.extras.hrr
                     || (p.version == Version::Tls12
@@ -82,6 +90,9 @@ pub struct ImplRow {
     pub wraps_malloc: bool,
     /// The kinds of cell it cannot run.
     pub limits: &'static [Limit],
+    /// Why a run takes it only when named (`--impl`), if so: a stack whose cells cannot all
+    /// complete yet would fail the default plan. `tlsmatrix list` shows the reason.
+    pub named_only: Option<&'static str>,
 }
 
 /// The impls, the default baseline first.
@@ -95,6 +106,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["rustls"]),
         limits: &[],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "rustls-ring",
@@ -105,6 +117,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["rustls", "ring"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "openssl-3.0",
@@ -115,6 +128,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "s2n-tls",
@@ -125,6 +139,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["s2n"]),
         limits: &[Limit::NamedPolicies],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "gnutls",
@@ -135,16 +150,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["gnutls"]),
         limits: &[Limit::NoPostQuantum, Limit::NoTls12Ed25519ClientCert],
         wraps_malloc: true,
-    },
-    ImplRow {
-        name: "boringssl",
-        family: "openssl",
-        driver: "tlsmatrix-driver-boringssl",
-        build: "`make build` (the boring crate, linked into libssl-drivers/boringssl)",
-        version_prefix: "BoringSSL",
-        conformance: Conformance::Shim(&["boringssl"]),
-        limits: &[Limit::FixedTls13Suites],
-        wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "aws-lc",
@@ -156,6 +162,18 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&[]),
         limits: &[],
         wraps_malloc: true,
+        named_only: None,
+    },
+    ImplRow {
+        name: "boringssl",
+        family: "openssl",
+        driver: "tlsmatrix-driver-boringssl",
+        build: "`make build` (the boring crate, linked into libssl-drivers/boringssl)",
+        version_prefix: "BoringSSL",
+        conformance: Conformance::Shim(&["boringssl"]),
+        limits: &[Limit::FixedTls13Suites],
+        wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "go-crypto-tls",
@@ -170,6 +188,7 @@ pub const IMPLS: &[ImplRow] = &[
             Limit::FixedGroupOrder,
         ],
         wraps_malloc: false,
+        named_only: None,
     },
     ImplRow {
         name: "openssl-1.1.1",
@@ -180,6 +199,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "openssl-3.6",
@@ -190,6 +210,7 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[],
         wraps_malloc: true,
+        named_only: None,
     },
     ImplRow {
         name: "openssl-4.0",
@@ -200,6 +221,18 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[],
         wraps_malloc: true,
+        named_only: None,
+    },
+    ImplRow {
+        name: "wolfssl",
+        family: "wolfssl",
+        driver: "tlsmatrix-driver-wolfssl",
+        build: "`make build` with the system's libwolfssl-dev (GPL-2.0-or-later: libssl-drivers/wolfssl, a binary of its own)",
+        version_prefix: "wolfSSL 5.",
+        conformance: Conformance::NoShim("tlsmatrix has no BoGo shim for wolfSSL yet"),
+        limits: &[Limit::NoPostQuantum, Limit::NoVerifiedSchemeReport],
+        wraps_malloc: true,
+        named_only: Some("its client fails to read data after a rustls server's TLS 1.3 ticket (wolfSSL error -425, INVALID_PARAMETER), cause not yet found"),
     },
 ];
 
