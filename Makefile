@@ -113,23 +113,29 @@ driver-openssl-clang: openssl-lib-clang
 	@cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
 	  $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang
 
+# The drivers of libssl-drivers/{boringssl,aws-lc,wolfssl} share one target folder: their
+# common crates (aws-lc-sys for rustls-aws-lc, ring, rustls, clap, ...) are built once, not
+# three times, which saves minutes on a fresh machine. (The OpenSSL releases' drivers keep one
+# each: OPENSSL_DIR differs, and openssl-sys would rebuild with everything above it.)
+DRIVERS_TARGET := target/libssl-drivers
+
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:
 	@$(STEP) driver-boringssl $(CARGO) build --release --locked \
-	  --manifest-path libssl-drivers/boringssl/Cargo.toml --target-dir target/driver-boringssl
-	@cp target/driver-boringssl/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
+	  --manifest-path libssl-drivers/boringssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
+	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
 # AWS-LC's libssl, built by the aws-lc-sys crate the openssl crate binds (cmake, bindgen).
 driver-aws-lc:
 	@$(STEP) driver-aws-lc $(CARGO) build --release --locked \
-	  --manifest-path libssl-drivers/aws-lc/Cargo.toml --target-dir target/driver-aws-lc
-	@cp target/driver-aws-lc/release/tlsmatrix-driver-aws-lc $(BIN)/tlsmatrix-driver-aws-lc
+	  --manifest-path libssl-drivers/aws-lc/Cargo.toml --target-dir $(DRIVERS_TARGET)
+	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-aws-lc $(BIN)/tlsmatrix-driver-aws-lc
 
 # wolfSSL, the system's (libwolfssl-dev), GPL-2.0-or-later: linked into this binary only.
 driver-wolfssl:
 	@$(STEP) driver-wolfssl $(CARGO) build --release --locked \
-	  --manifest-path libssl-drivers/wolfssl/Cargo.toml --target-dir target/driver-wolfssl
-	@cp target/driver-wolfssl/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
+	  --manifest-path libssl-drivers/wolfssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
+	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
@@ -236,11 +242,11 @@ lint: setup
 	$(CARGO) xtask locks
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/boringssl/Cargo.toml \
-	  --target-dir target/driver-boringssl -- -D warnings
+	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/aws-lc/Cargo.toml \
-	  --target-dir target/driver-aws-lc -- -D warnings
+	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/wolfssl/Cargo.toml \
-	  --target-dir target/driver-wolfssl -- -D warnings
+	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./... && $(GO) vet $(GO_TAGS) ./...
 

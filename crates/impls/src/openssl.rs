@@ -319,11 +319,13 @@ impl TlsLibrary for OpensslLibrary {
     }
 }
 
-/// Context calls the `openssl` crate binds for OpenSSL but not for AWS-LC, which has them.
-#[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+/// Context calls the `openssl` crate binds for OpenSSL (and the `boring` crate for
+/// BoringSSL, where it has them) but not for AWS-LC, which has them.
+#[cfg(not(feature = "aws-lc"))]
 mod calls {
     use super::*;
 
+    #[cfg(not(feature = "boringssl"))]
     pub fn set_ciphersuites(b: &mut SslContextBuilder, list: &str) -> Result<()> {
         Ok(b.set_ciphersuites(list)?)
     }
@@ -332,6 +334,7 @@ mod calls {
         Ok(b.set_sigalgs_list(list)?)
     }
 
+    #[cfg(not(feature = "boringssl"))]
     pub fn set_num_tickets(b: &mut SslContextBuilder, n: usize) -> Result<()> {
         Ok(b.set_num_tickets(n)?)
     }
