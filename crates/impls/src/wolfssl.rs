@@ -217,9 +217,8 @@ impl TlsLibrary for WolfsslLibrary {
     /// (see `signature_scheme`); other cells could not be checked (`NoVerifiedSchemeReport`).
     fn supports_side(&self, side: Side, cfg: &EndpointConfig) -> Result<(), String> {
         self.supports(cfg)?;
-        let settled = matches!(cfg.sig, SigAlg::EcdsaP256 | SigAlg::EcdsaP384)
-            && cfg.version == Version::Tls13;
-        if side == Side::Client && !settled {
+        if side == Side::Client && !tlsmatrix_model::impls::key_settles_scheme(cfg.version, cfg.sig)
+        {
             return Err(format!(
                 "wolfSSL {} cannot say which signature scheme it verified as a client (it has no SSL_get_peer_signature_nid), and the server's key does not settle it here, so the cell could not be checked",
                 library_version()

@@ -43,10 +43,7 @@ impl Limit {
                 p.version == Version::Tls12 && p.sig == SigAlg::Ed25519 && p.extras.mtls
             }
             Limit::NoSessionIdResumption => p.resumption == Resumption::SessionId,
-            Limit::NoVerifiedSchemeReport => {
-                !(matches!(p.sig, SigAlg::EcdsaP256 | SigAlg::EcdsaP384)
-                    && p.version == Version::Tls13)
-            }
+            Limit::NoVerifiedSchemeReport => !key_settles_scheme(p.version, p.sig),
             Limit::FixedGroupOrder => {
                 p.extras.hrr
                     || (p.version == Version::Tls12
@@ -54,6 +51,12 @@ impl Limit {
             }
         }
     }
+}
+
+/// Whether the server's key alone names the handshake's signature scheme: TLS 1.3 ECDSA, where
+/// the curve names the hash. (An adapter under `NoVerifiedSchemeReport` refuses the rest.)
+pub fn key_settles_scheme(version: Version, sig: SigAlg) -> bool {
+    matches!(sig, SigAlg::EcdsaP256 | SigAlg::EcdsaP384) && version == Version::Tls13
 }
 
 /// How BoGo's conformance suite tests an impl.
