@@ -51,7 +51,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-clang openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
 
 all: build
 
@@ -69,15 +69,21 @@ build: setup
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl
-	@$(MAKE) --no-print-directory driver-clang driver-openssl-clang
+	@$(MAKE) --no-print-directory driver-openssl-clang
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
 # (a few minutes, once) and linked statically into a driver of its own.
 OPENSSL_RELEASES ?= 1.1.1 3.6 4.0
+# openssl-sys reads its variables in a target-prefixed form too, and aws-lc-sys (under
+# rustls-aws-lc, in the same graph) watches only the plain OPENSSL_DIR: with the prefixed form,
+# a release's folder seeded from another's (scripts/seed-target) rebuilds only openssl-sys and
+# the crates above it, about 12 s, not aws-lc with them, about 2.5 min.
+OPENSSL_ENV = $(shell rustc -vV | sed -n 's/host: //p' | tr a-z- A-Z_)_OPENSSL
 driver-openssl-%: openssl-lib-%
-	@OPENSSL_DIR=$(CURDIR)/target/openssl/$* OPENSSL_STATIC=1 $(STEP) driver-openssl-$* \
+	@scripts/seed-target target/driver-openssl-$* $(OPENSSL_RELEASES:%=target/driver-openssl-%)
+	@$(OPENSSL_ENV)_DIR=$(CURDIR)/target/openssl/$* $(OPENSSL_ENV)_STATIC=1 $(STEP) driver-openssl-$* \
 	  $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/openssl/Cargo.toml --target-dir target/driver-openssl-$*
 	@cp target/driver-openssl-$*/release/tlsmatrix-driver-openssl $(BIN)/tlsmatrix-driver-openssl-$*
@@ -93,20 +99,16 @@ openssl-lib-3.5:
 	@CARGO_MAKEFLAGS=-j$$(nproc) $(STEP) openssl-lib-3.5 \
 	  target/openssl-build-lts/release/tlsmatrix-openssl-build-lts 3.5 target/openssl/3.5
 
-# The compiler axis: rustls on ring, and OpenSSL CLANG_OPENSSL (with the rustls adapters on
-# aws-lc and ring beside it), with their C code compiled by clang instead of gcc, as impls
-# of their own (`rustls-ring+clang`, `openssl-3.6+clang`). About 4 minutes, once.
+# The compiler axis: OpenSSL CLANG_OPENSSL and the rustls adapters beside it (aws-lc-rs and
+# ring) with their C code compiled by clang instead of gcc, as impls of their own
+# (`openssl-3.6+clang`, `rustls-aws-lc+clang`, `rustls-ring+clang`). About 5 minutes, once.
 CLANG_OPENSSL ?= 3.6
 CLANG := CC=clang CXX=clang++
-driver-clang: setup
-	@$(CLANG) $(STEP) driver-clang $(CARGO) build --release --locked -p tlsmatrix-driver \
-	  --no-default-features --features rustls-ring --target-dir target/driver-clang
-	@cp target/driver-clang/release/tlsmatrix-driver $(BIN)/tlsmatrix-driver-clang
 openssl-lib-clang:
 	@$(CLANG) CARGO_MAKEFLAGS=-j$$(nproc) $(STEP) openssl-lib-$(CLANG_OPENSSL)-clang \
 	  $(BIN)/tlsmatrix-openssl-build $(CLANG_OPENSSL) target/openssl/$(CLANG_OPENSSL)-clang
 driver-openssl-clang: openssl-lib-clang
-	@$(CLANG) OPENSSL_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang OPENSSL_STATIC=1 \
+	@$(CLANG) $(OPENSSL_ENV)_DIR=$(CURDIR)/target/openssl/$(CLANG_OPENSSL)-clang $(OPENSSL_ENV)_STATIC=1 \
 	  $(STEP) driver-openssl-$(CLANG_OPENSSL)-clang \
 	  $(CARGO) build --release --locked --manifest-path libssl-drivers/openssl/Cargo.toml \
 	  --target-dir target/driver-openssl-$(CLANG_OPENSSL)-clang
@@ -116,7 +118,7 @@ driver-openssl-clang: openssl-lib-clang
 # The drivers of libssl-drivers/{boringssl,aws-lc,wolfssl} share one target folder: their
 # common crates (aws-lc-sys for rustls-aws-lc, ring, rustls, clap, ...) are built once, not
 # three times, which saves minutes on a fresh machine. (The OpenSSL releases' drivers keep one
-# each: OPENSSL_DIR differs, and openssl-sys would rebuild with everything above it.)
+# each, seeded from the first: sharing one, each build would undo the last one's openssl-sys.)
 DRIVERS_TARGET := target/libssl-drivers
 
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
