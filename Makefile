@@ -295,8 +295,9 @@ AEAD_SECONDS ?= 20
 aead-sizes:
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench aead_record_cost -- --seconds $(AEAD_SECONDS)
 
-# The libp2p transport's benchmarks (Handshake, HandshakeNewPeers, Latency, Connections) paired:
-# upstream go-libp2p's transport (the reference), an A/A copy of it and every pair of our
+# The libp2p transport's benchmarks (HandshakeNewPeers, Handshake, Latency, Connections) paired:
+# upstream go-libp2p's transport (the reference), an A/A copy of it, upstream with the spec's
+# self-signature check (the like-for-like reference) and every pair of our
 # backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; then, for
 # each of GO_LIBSSL, a process built against that vendored libssl samples the
 # reference and its OpenSSL arms. One run: records with per-round ratios in

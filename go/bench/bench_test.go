@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
@@ -10,6 +11,7 @@ import (
 
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	upstream "github.com/libp2p/go-libp2p/p2p/security/tls"
 
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
 )
@@ -18,6 +20,7 @@ import (
 // go-libp2p with itself, then every pair of this module's backends.
 var pairs = [][2]string{
 	{UpstreamName, UpstreamName},
+	{UpstreamSpecName, UpstreamSpecName},
 	{StdName, StdName}, {StdName, OpenSSLName},
 	{OpenSSLName, StdName}, {OpenSSLName, OpenSSLName},
 }
@@ -145,7 +148,11 @@ func TestAnotherGroupFailsTheCheck(t *testing.T) {
 		}
 		return &Transport{Name: "p256-only", Version: "test", Group: tls.X25519, sec: tr, id: id}
 	}
-	s, err := Workloads[0].Open(p256(), p256())
+	w, err := WorkloadNamed("Handshake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.Open(p256(), p256())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,37 +163,82 @@ func TestAnotherGroupFailsTheCheck(t *testing.T) {
 	}
 }
 
-// HandshakeNewPeers makes both sides anew for every handshake, so no
-// transport meets a peer twice.
+// HandshakeNewPeers makes both sides anew for every handshake, on every
+// pair the like-for-like reference included, so no transport meets a peer
+// twice and no cache of verified certificates can hold the one it meets.
 func TestNewPeerHandshakesNeverReuseAPeer(t *testing.T) {
 	w, err := WorkloadNamed("HandshakeNewPeers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, server := mustTransport(t, StdName), mustTransport(t, StdName)
-	s, err := w.Open(client, server)
+	for _, p := range pairs {
+		if p[0] == OpenSSLName && !libp2ptls.OpenSSLCompiledIn {
+			continue
+		}
+		client, server := mustTransport(t, p[0]), mustTransport(t, p[1])
+		s, err := w.Open(client, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[peer.ID]bool{client.id: true, server.id: true}
+		made := 0
+		s.(*newPeerHandshakes).make = func(name string, group tls.CurveID) (*Transport, error) {
+			tr, err := NewTransport(name, group)
+			if err == nil {
+				made++
+				if seen[tr.id] {
+					t.Errorf("%s: peer %s made twice", name, tr.id)
+				}
+				seen[tr.id] = true
+			}
+			return tr, err
+		}
+		if _, err := s.Run(4); err != nil {
+			t.Fatalf("%s -> %s: %v", p[0], p[1], err)
+		}
+		if made != 8 {
+			t.Fatalf("%s -> %s: %d transports made for 4 handshakes, want 8", p[0], p[1], made)
+		}
+		s.Close()
+	}
+}
+
+// The like-for-like reference really checks the self-signature: a
+// certificate upstream's own identity code made passes, the same with one
+// bit of its signature flipped does not, where upstream's check alone takes it.
+func TestTheSpecReferenceChecksTheSelfSignature(t *testing.T) {
+	key, _, err := ic.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	seen := map[peer.ID]bool{}
-	made := 0
-	s.(*newPeerHandshakes).make = func(name string, group tls.CurveID) (*Transport, error) {
-		tr, err := NewTransport(name, group)
-		if err == nil {
-			made++
-			if seen[tr.id] {
-				t.Errorf("peer %s made twice", tr.id)
-			}
-			seen[tr.id] = true
-		}
-		return tr, err
-	}
-	if _, err := s.Run(4); err != nil {
+	identity, err := upstream.NewIdentity(key)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if made != 8 {
-		t.Fatalf("%d transports made for 4 handshakes, want 8", made)
+	config, _ := identity.ConfigForPeer("")
+	good := config.Certificates[0].Certificate[0]
+	if err := checkSelfSignature([][]byte{good}); err != nil {
+		t.Fatalf("upstream's own certificate: %v", err)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)-5] ^= 1 // inside the ECDSA signature, the DER's last field
+	if err := checkSelfSignature([][]byte{bad}); err == nil || !strings.Contains(err.Error(), "self-signature") {
+		t.Fatalf("a broken self-signature passed: %v", err)
+	}
+	// Upstream's check takes it: its cert.Verify has the certificate as its own
+	// root, and Go checks no root's signature. (If a go-libp2p upgrade changes
+	// that, the reference arm is upstream itself and can go.)
+	upstreamConfig, _ := identity.ConfigForPeer("")
+	if err := upstreamConfig.VerifyPeerCertificate([][]byte{bad}, nil); err != nil {
+		t.Errorf("upstream's own check now refuses a broken self-signature: %v", err)
+	}
+	ref, err := newSpecReference(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refConfig, _ := ref.config("")
+	if err := refConfig.VerifyPeerCertificate([][]byte{bad}, nil); err == nil {
+		t.Fatal("the reference took a broken self-signature")
 	}
 }
 

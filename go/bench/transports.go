@@ -70,7 +70,11 @@ func setGODEBUG(key, value string) error {
 // p2p/security/tls, the reference a drop-in replacement is held to.
 const (
 	UpstreamName = "go-libp2p-upstream"
-	StdName      = "go-libp2p-std"
+	// UpstreamSpecName is upstream's transport with the certificate
+	// self-signature check the spec requires and upstream skips
+	// (specReference): what the std backend does, like for like.
+	UpstreamSpecName = "go-libp2p-upstream-selfsig"
+	StdName          = "go-libp2p-std"
 )
 
 // OpenSSLName is the OpenSSL backend's impl name: go-libp2p-openssl on the
@@ -117,6 +121,11 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 			t.sec, err = upstream.New(upstream.ID, key, nil)
 		}
 		t.Version = fmt.Sprintf("go-libp2p %s (%s)", moduleVersion("github.com/libp2p/go-libp2p"), runtime.Version())
+	case UpstreamSpecName:
+		if err = upstreamOffers(group); err == nil {
+			t.sec, err = newSpecReference(key, id)
+		}
+		t.Version = fmt.Sprintf("go-libp2p %s (%s) + self-signature check", moduleVersion("github.com/libp2p/go-libp2p"), runtime.Version())
 	case StdName:
 		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(offer(group)...))
 		t.Version = runtime.Version()
@@ -130,7 +139,7 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 		}
 		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(offer(group)...))
 	default:
-		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s)", name, UpstreamName, StdName, OpenSSLName)
+		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s, %s)", name, UpstreamName, UpstreamSpecName, StdName, OpenSSLName)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -27,6 +27,8 @@ type Workload struct {
 	// group changes, and runs with X25519 only.
 	grouped bool
 	open    func(client, server *Transport) (Session, error)
+	// About says in a few words what the workload times, for its tables.
+	About string
 }
 
 // A Session runs a workload's operations on one client/server pair.
@@ -43,13 +45,19 @@ func (w Workload) Open(client, server *Transport) (Session, error) {
 	return w.open(client, server)
 }
 
-// Workloads are the three benchmarks, in the order they are reported.
-// Each is X25519's; WithGroup gives the other groups'.
+// Workloads are the benchmarks, in the order they are reported: new peers
+// first, the cost a node pays meeting peers (a DHT walk, a gossip mesh);
+// then the same two peers reconnecting, a warm path that a cache of verified
+// certificates flatters. Each is X25519's; WithGroup gives the other groups'.
 var Workloads = []Workload{
-	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, openHandshakes},
-	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, openNewPeerHandshakes},
-	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, openLatency},
-	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", tls.X25519, true, openConnections},
+	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, openNewPeerHandshakes,
+		"a new peer every handshake, both sides made anew untimed: what a node meets"},
+	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, openHandshakes,
+		"the same two peers reconnecting: a warm path a verified-certificate cache flatters"},
+	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, openLatency,
+		"one ping over an established connection"},
+	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", tls.X25519, true, openConnections,
+		"a whole connection with the same two peers: TCP dial and accept, handshake, close"},
 }
 
 // WithGroup is the workload with every handshake on group: its scenario id

@@ -915,10 +915,15 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     if let Some(go) = libp2p {
         let go_impls = go.impls();
         let base = go_impls.first().cloned().unwrap_or_default();
-        let mut blocks = vec![Block::Para(format!(
-            "The Go libp2p TLS transport's benchmarks (make bench-go, run {}), each pair over loopback TCP; factor = times better than {base} -> {base}.",
+        // The headline first: new peers, then reconnecting, each in time against upstream.
+        let mut blocks: Vec<Block> = crate::libp2p::headlines(&go.records)
+            .into_iter()
+            .map(Block::Para)
+            .collect();
+        blocks.push(Block::Para(format!(
+            "The Go libp2p TLS transport's benchmarks (make bench-go, run {}), each pair over loopback TCP, new peers first; in the tables, factor = times better than {base} -> {base}.",
             go.run_id
-        ))];
+        )));
         blocks.extend(
             doc::pair_tables(&go.records, &go.cells, &base)
                 .into_iter()

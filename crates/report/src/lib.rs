@@ -18,6 +18,7 @@ pub mod environment;
 pub mod figures;
 mod html;
 pub mod interop;
+pub mod libp2p;
 mod md;
 pub mod netmodel;
 pub mod network;
