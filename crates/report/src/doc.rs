@@ -137,7 +137,18 @@ impl Cell {
     /// "times better" than a baseline figure, classed by significance; `floor` is the run's
     /// noise floor ([`figures::NoiseFloor`]).
     pub fn factor(r: &Record, base: &Record, floor: f64) -> Cell {
-        Cell::of_factor(advantage(r, base, floor))
+        let mut cell = Cell::of_factor(advantage(r, base, floor));
+        // A figure that leaves out part of what it names is shown, never judged.
+        if let Some(what) = r.metric.row().leaves_out {
+            if cell.class != Class::Plain {
+                cell.class = Class::Same;
+                cell.title = Some(format!(
+                    "{}; not judged better or worse: it leaves out {what}",
+                    cell.title.unwrap_or_default()
+                ));
+            }
+        }
+        cell
     }
 
     pub fn of_factor(f: Option<tlsmatrix_model::stats::Factor>) -> Cell {
@@ -397,4 +408,36 @@ fn glance_cell(r: &Record, base: Option<&Record>, floor: f64, baseline: &str) ->
         }
     }
     cell
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::fixture::RecordFixture;
+    use tlsmatrix_model::record::Metric;
+
+    /// Twelve times fewer Go-heap bytes is shown, not called better: libssl's own
+    /// allocations are not in the figure. Time, which leaves nothing out, is judged.
+    #[test]
+    fn a_figure_that_leaves_memory_out_is_not_judged() {
+        let fig = |metric, centre| {
+            RecordFixture::new(metric, centre)
+                .scenario("libp2p-handshake-tls13-ecdsa-p256-x25519")
+                .build()
+        };
+        let cell = Cell::factor(
+            &fig(Metric::BytesPerOp, 10_000.0),
+            &fig(Metric::BytesPerOp, 120_000.0),
+            0.01,
+        );
+        assert_eq!(cell.class, Class::Same);
+        assert!(cell.text.starts_with("12.00x"), "{}", cell.text);
+        assert!(cell.title.unwrap().contains("leaves out the C allocations"));
+        let time = Cell::factor(
+            &fig(Metric::NsPerOp, 500_000.0),
+            &fig(Metric::NsPerOp, 1_000_000.0),
+            0.01,
+        );
+        assert_eq!(time.class, Class::Good);
+    }
 }
