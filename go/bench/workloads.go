@@ -51,7 +51,7 @@ func (w Workload) Open(client, server *Transport) (Session, error) {
 // certificates flatters. Each is X25519's; WithGroup gives the other groups'.
 var Workloads = []Workload{
 	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, openNewPeerHandshakes,
-		"a new peer every handshake, both sides made anew untimed: what a node meets"},
+		"a new peer every handshake, both sides made anew untimed (their allocations are counted): what a node meets"},
 	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, openHandshakes,
 		"the same two peers reconnecting: a warm path a verified-certificate cache flatters"},
 	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, openLatency,

@@ -19,6 +19,8 @@ pub enum Metric {
     NsPerOp,
     BytesPerOp,
     AllocsPerOp,
+    CBytesPerOp,
+    CAllocsPerOp,
     ClientInstructions,
     ServerInstructions,
     SendInstrPerMib,
@@ -334,6 +336,16 @@ pub const METRICS: &[MetricRow] = &[
         .shown("allocs/op (Go heap)", "allocs", Scale::Same)
         .says("allocates", "less", "more", "as much")
         .leaves_out(GO_HEAP_ONLY)
+        .machine_independent(),
+    row(Metric::CBytesPerOp, "c_bytes_per_op", "B", Lower, Pair, Source::GoBench,
+        "Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks (the C side Go's heap figures leave out; 0 where no libssl is used)")
+        .shown("B/op (libssl)", "bytes", Scale::Same)
+        .says("allocates", "less", "more", "as much")
+        .machine_independent(),
+    row(Metric::CAllocsPerOp, "c_allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
+        "Go benchmark: allocations libssl makes per operation, counted through its allocator hooks (0 where no libssl is used)")
+        .shown("allocs/op (libssl)", "allocs", Scale::Same)
+        .says("allocates", "less", "more", "as much")
         .machine_independent(),
     row(Metric::ClientInstructions, "client_instructions", "instructions", Lower, Client, Source::Instructions,
         "instructions the client executes per handshake")

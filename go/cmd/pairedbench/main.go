@@ -184,6 +184,8 @@ type outcome struct {
 	versions [][2]string
 	samples  [][]paired.Sample
 	errs     []error
+	// cCounted: libssl's allocations were counted too (an OpenSSL build).
+	cCounted bool
 }
 
 // run measures every workload, writes the records and prints the tables; it
@@ -231,7 +233,11 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 		defer s.Close()
 		runners[i] = s
 	}
-	samples, errs := paired.Run(runners, paired.Options{Rounds: o.rounds, Target: o.sample, Warmup: o.warmup, Progress: progress})
+	opts := paired.Options{Rounds: o.rounds, Target: o.sample, Warmup: o.warmup, Progress: progress}
+	if _, _, on := bench.CAllocations(); on {
+		opts.CAllocations, out.cCounted = bench.CAllocations, true
+	}
+	samples, errs := paired.Run(runners, opts)
 	out.samples = samples
 	for i, err := range errs {
 		if out.errs[i] == nil {
@@ -239,6 +245,15 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 		}
 	}
 	return out
+}
+
+// figures are the metrics an outcome has: libssl's allocations beside Go's
+// where they were counted.
+func (r outcome) figures() []metric {
+	if r.cCounted {
+		return append(figures[:len(figures):len(figures)], cFigures...)
+	}
+	return figures
 }
 
 // failedArm stands in for an arm that could not open, so it keeps its place.
@@ -266,7 +281,7 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 			}
 			base := record{RunID: runID, Scenario: r.w.Scenario, Client: client, Server: server,
 				ClientVersion: r.versions[i][0], ServerVersion: r.versions[i][1], Env: e}
-			for _, m := range figures {
+			for _, m := range r.figures() {
 				rec, err := newRecord(base, m, pick(r.samples[i], m.get))
 				if err != nil {
 					return nil, 0, fmt.Errorf("%s: %w", r.w.Name, err)
@@ -302,7 +317,7 @@ func printTable(w io.Writer, r outcome) {
 	fmt.Fprintf(w, "%s\n", r.w.About)
 	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op\tallocs/op")
+	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op Go\tallocs/op Go\tB/op libssl\tallocs/op libssl")
 	for i, a := range arms {
 		client, server := a.labels()
 		if r.errs[i] != nil {
@@ -320,8 +335,12 @@ func printTable(w io.Writer, r outcome) {
 		if i > 0 {
 			factor = factorText(paired.Ratios(r.samples[i], r.samples[0]))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%.1f\n", client, server, m, (hi-lo)/2/m*100, factor,
-			paired.Median(pick(r.samples[i], figures[1].get)), paired.Median(pick(r.samples[i], figures[2].get)))
+		c := "-\t-"
+		if r.cCounted {
+			c = fmt.Sprintf("%.0f\t%.1f", paired.Median(pick(r.samples[i], cFigures[0].get)), paired.Median(pick(r.samples[i], cFigures[1].get)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%.1f\t%s\n", client, server, m, (hi-lo)/2/m*100, factor,
+			paired.Median(pick(r.samples[i], figures[1].get)), paired.Median(pick(r.samples[i], figures[2].get)), c)
 	}
 	tw.Flush()
 	// The comparisons the transport issue sets targets on, from the same rounds.

@@ -42,6 +42,9 @@ func readLines(t *testing.T, path string) []map[string]any {
 // its versions are the ones linked, and every arm but the reference carries
 // a ratio per round.
 func TestAShortRunWritesSaneRecords(t *testing.T) {
+	if !libp2ptls.OpenSSLCompiledIn {
+		t.Skip("every arm runs only with the OpenSSL backend (-tags openssl)")
+	}
 	wl, _ := bench.WorkloadNamed("Handshake")
 	out := filepath.Join(t.TempDir(), "go.jsonl")
 	var sb strings.Builder
@@ -51,10 +54,17 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 		t.Fatalf("failed %d, %v", failed, err)
 	}
 	lines := readLines(t, out)
-	if len(lines) != len(arms)*len(figures) {
-		t.Fatalf("%d lines, want %d", len(lines), len(arms)*len(figures))
+	want := figures
+	if _, _, on := bench.CAllocations(); on {
+		want = append(want[:len(want):len(want)], cFigures...)
+	} else if libp2ptls.OpenSSLCompiledIn {
+		t.Error("the OpenSSL build counts no libssl allocations")
 	}
-	versions := map[string]string{bench.StdName: "go1.", bench.OpenSSLName: libp2ptls.OpenSSLVersion(), bench.UpstreamName: "go-libp2p v0."}
+	if len(lines) != len(arms)*len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(arms)*len(want))
+	}
+	versions := map[string]string{bench.StdName: "go1.", bench.OpenSSLName: libp2ptls.OpenSSLVersion(),
+		bench.UpstreamName: "go-libp2p v0.", bench.UpstreamSpecName: "go-libp2p v0."}
 	for _, l := range lines {
 		if l["schema"] != resultSchema || l["scenario"] != wl.Scenario {
 			t.Fatalf("line %v", l)
@@ -67,6 +77,14 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 			v := s.(float64)
 			if math.IsNaN(v) || v < 0 || (l["metric"] == metrics.NsPerOp && v == 0) {
 				t.Errorf("%s %s: implausible sample %v", client, l["metric"], v)
+			}
+		}
+		// libssl allocates in every handshake an OpenSSL backend makes, and
+		// nowhere else.
+		if l["metric"] == metrics.CBytesPerOp {
+			onOpenSSL := l["client"] == bench.OpenSSLName || l["server"] == bench.OpenSSLName
+			if median := l["median"].(float64); onOpenSSL != (median > 0) {
+				t.Errorf("%s -> %s: libssl allocated %v B/op", l["client"], l["server"], median)
 			}
 		}
 		p, isPaired := l["paired"].(map[string]any)

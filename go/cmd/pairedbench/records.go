@@ -84,6 +84,12 @@ var (
 		{metrics.BytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp }, false},
 		{metrics.AllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp }, false},
 	}
+	// libssl's own allocations, which Go's figures leave out (an OpenSSL
+	// build counts them; a pure-Go arm's are zero).
+	cFigures = []metric{
+		{metrics.CBytesPerOp, func(s paired.Sample) float64 { return s.CBytesPerOp }, false},
+		{metrics.CAllocsPerOp, func(s paired.Sample) float64 { return s.CAllocsPerOp }, false},
+	}
 )
 
 func pick(ss []paired.Sample, f func(paired.Sample) float64) []float64 {

@@ -30,6 +30,12 @@ const (
 	// AllocsPerOp: Go benchmark: Go-heap allocations per operation (C allocations behind cgo are not counted).
 	AllocsPerOp = "allocs_per_op"
 
+	// CBytesPerOp: Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks (the C side Go's heap figures leave out; 0 where no libssl is used).
+	CBytesPerOp = "c_bytes_per_op"
+
+	// CAllocsPerOp: Go benchmark: allocations libssl makes per operation, counted through its allocator hooks (0 where no libssl is used).
+	CAllocsPerOp = "c_allocs_per_op"
+
 	// ClientInstructions: instructions the client executes per handshake.
 	ClientInstructions = "client_instructions"
 
@@ -174,13 +180,13 @@ func Unit(name string) string {
 	switch name {
 	case HandshakesPerS, ThroughputPerS, ServerCapacityPerS:
 		return "1/s"
-	case BytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
+	case BytesPerOp, CBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
 		return "B"
 	case SendMBPerS, RecvMBPerS, SealMBPerS, OpenMBPerS, CopyMBPerS, AliasedCopyMBPerS:
 		return "MB/s"
 	case ClientReadyRTTs, ServerReadyRTTs:
 		return "RTT"
-	case AllocsPerOp:
+	case AllocsPerOp, CAllocsPerOp:
 		return "allocs"
 	case SendColdBlocksPerMiB, RecvColdBlocksPerMiB:
 		return "blocks/MiB"

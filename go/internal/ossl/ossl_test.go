@@ -205,3 +205,23 @@ func TestCleanOpenSSLError(t *testing.T) {
 		}
 	}
 }
+
+// libssl's own allocations are counted: a handshake makes some, and the count only grows.
+func TestLibsslAllocationsAreCounted(t *testing.T) {
+	calls0, bytes0, ok := CAllocations()
+	if !ok {
+		t.Fatal("the allocator hooks are not in: libssl allocated before tm_init")
+	}
+	_, _, cErr, done := handshake(t, side{verify: accept}, side{verify: accept})
+	if sErr := <-done; cErr != nil || sErr != nil {
+		t.Fatalf("client: %v, server: %v", cErr, sErr)
+	}
+	calls1, bytes1, _ := CAllocations()
+	if calls1 <= calls0 || bytes1 <= bytes0 {
+		t.Fatalf("a handshake counted %d allocations, %d bytes", calls1-calls0, bytes1-bytes0)
+	}
+	// A TLS 1.3 handshake of each side allocates at least tens of blocks and kilobytes.
+	if calls1-calls0 < 20 || bytes1-bytes0 < 4096 {
+		t.Errorf("implausibly few: %d allocations, %d bytes", calls1-calls0, bytes1-bytes0)
+	}
+}

@@ -2,6 +2,7 @@
 
 #include "shim.h"
 #include "alert13.h"
+#include "cmem.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -54,6 +55,8 @@ struct tm_conn {
 static int conn_index = -1;
 
 int tm_init(void) {
+	/* First, before libssl allocates anything: OpenSSL takes allocator hooks only then. */
+	tm_cmem_install();
 	conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	return conn_index >= 0;
 }

@@ -24,6 +24,8 @@ type Sample struct {
 	NsPerOp     float64
 	BytesPerOp  float64
 	AllocsPerOp float64
+	// C allocations per operation, where Options.CAllocations counts them.
+	CBytesPerOp, CAllocsPerOp float64
 }
 
 // Options say how long and how often each arm is sampled.
@@ -37,6 +39,10 @@ type Options struct {
 	// Progress, if set, is called after every sample with the samples taken
 	// and the total planned.
 	Progress func(done, total int)
+	// CAllocations, if set, reads the process's C allocation counters (calls
+	// and bytes so far, ok false when they are off): each sample then also
+	// takes the C allocations its operations made.
+	CAllocations func() (calls, bytes uint64, ok bool)
 }
 
 // Order is the position of each arm in round `round`: the arms rotate by one
@@ -76,7 +82,7 @@ func Run(arms []Runner, o Options) (samples [][]Sample, errs []error) {
 			if errs[i] != nil {
 				continue
 			}
-			s, err := sample(arms[i], ops[i])
+			s, err := sample(arms[i], ops[i], o.CAllocations)
 			if err != nil {
 				errs[i] = fmt.Errorf("round %d: %w", round, err)
 				continue
@@ -112,8 +118,12 @@ func calibrate(a Runner, target, warmup time.Duration) (int, error) {
 // sample runs n operations and takes their time and allocations. The
 // allocation figures count every goroutine (as testing.B does): the server
 // side of a pair is part of what it costs.
-func sample(a Runner, n int) (Sample, error) {
+func sample(a Runner, n int, cAllocations func() (uint64, uint64, bool)) (Sample, error) {
 	var before, after runtime.MemStats
+	var cCalls, cBytes uint64
+	if cAllocations != nil {
+		cCalls, cBytes, _ = cAllocations()
+	}
 	runtime.ReadMemStats(&before)
 	d, err := a.Run(n)
 	if err != nil {
@@ -123,11 +133,17 @@ func sample(a Runner, n int) (Sample, error) {
 	if d <= 0 {
 		return Sample{}, fmt.Errorf("%d operations took %v", n, d)
 	}
-	return Sample{
+	s := Sample{
 		NsPerOp:     float64(d.Nanoseconds()) / float64(n),
 		BytesPerOp:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
 		AllocsPerOp: float64(after.Mallocs-before.Mallocs) / float64(n),
-	}, nil
+	}
+	if cAllocations != nil {
+		calls, bytes, _ := cAllocations()
+		s.CAllocsPerOp = float64(calls-cCalls) / float64(n)
+		s.CBytesPerOp = float64(bytes-cBytes) / float64(n)
+	}
+	return s, nil
 }
 
 // Ratios is each of arm's ns/op over the reference's in the same round, for
