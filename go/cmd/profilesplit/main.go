@@ -3,7 +3,10 @@
 // library (libssl and libcrypto), in the libp2p certificate check, in the
 // kernel (sockets, scheduling), in the Go runtime (scheduler, GC, cgo
 // transitions) or in the rest of the Go and C glue (the transport, the
-// shim, net). `make profile-go` runs it on each libssl variant.
+// shim, net); the library's share is split again by what its symbols say
+// (decoding, verifying, signing, key exchange, lookups, allocation). The
+// untimed making of transports is counted apart and left out of the shares.
+// `make profile-go` runs it on each libssl variant.
 //
 //	perf script -i perf.data | profilesplit
 package main
@@ -30,6 +33,10 @@ const (
 	kernel
 	goRuntime
 	glue
+	// setup is the untimed making of transports (new-peer workloads make both
+	// sides anew before each handshake): sampled, but not part of the
+	// handshake, so left out of the shares.
+	setup
 	categories
 )
 
@@ -39,6 +46,66 @@ var names = [categories]string{
 	kernel:    "kernel (sockets, scheduling, faults)",
 	goRuntime: "Go runtime (scheduler, GC, cgo calls)",
 	glue:      "glue (transport, shim, net, harness)",
+	setup:     "untimed set-up (making transports; not in the shares)",
+}
+
+// setupFuncs make a transport outside the timed handshake: the harness's
+// constructor, and the shim's context set-up, which a transport does once
+// (perf cannot unwind from C through cgo up to the Go caller, so a C sample
+// is known by its own frames).
+var setupFuncs = []string{"go/bench.NewTransport", "tm_ctx_new"}
+
+// part is where a library sample's time goes inside the library, as far as
+// its symbols tell.
+type part int
+
+const (
+	decode part = iota
+	verify
+	sign
+	keyExchange
+	lookups
+	alloc
+	otherLib
+	parts
+)
+
+var partNames = [parts]string{
+	decode:      "parse and decode (ASN.1, X.509, keys)",
+	verify:      "signature verification",
+	sign:        "signing",
+	keyExchange: "key exchange (key shares, ECDH, ML-KEM)",
+	lookups:     "provider and method lookups",
+	alloc:       "allocation (CRYPTO_malloc and free)",
+	otherLib:    "other (record layer, hashing, state machine)",
+}
+
+// partPatterns are matched against a library stack's symbols from the leaf
+// up, case-insensitively; the first frame that matches one decides.
+var partPatterns = []struct {
+	p    part
+	subs []string
+}{
+	{alloc, []string{"crypto_malloc", "crypto_zalloc", "crypto_realloc", "crypto_free", "crypto_clear_free", "openssl_malloc", "openssl_free", "openssl_zalloc"}},
+	{lookups, []string{"ossl_method_store", "ossl_ht_", "ossl_fnv1a", "_fetch", "ossl_lib_ctx", "ossl_namemap", "ossl_provider", "ossl_decoder_cache"}},
+	{verify, []string{"verify"}},
+	{sign, []string{"ecdsa_sign", "digestsign", "pkey_sign", "_sign_", "do_sign", "sign_init", "ed25519_sign", "rsa_sign", "ecdsa_do_sign"}},
+	{keyExchange, []string{"x25519", "ecdh", "derive", "key_gen", "keygen", "generate_key", "mlkem", "ml_kem", "key_share", "keyshare"}},
+	{decode, []string{"d2i_", "asn1", "decoder", "x509", "pem_", "der2key", "spki", "pkey_from"}},
+}
+
+func partOf(stack []frame) part {
+	for _, f := range stack {
+		sym := strings.ToLower(f.sym)
+		for _, pp := range partPatterns {
+			for _, sub := range pp.subs {
+				if strings.Contains(sym, sub) {
+					return pp.p
+				}
+			}
+		}
+	}
+	return otherLib
 }
 
 // frame is one line of a stack: the symbol (offset cut) and its object.
@@ -81,6 +148,13 @@ func isLibc(f frame) bool {
 // classify charges a stack (leaf first) to a category.
 func classify(stack []frame) category {
 	for _, f := range stack {
+		for _, c := range setupFuncs {
+			if strings.HasSuffix(f.sym, c) {
+				return setup
+			}
+		}
+	}
+	for _, f := range stack {
 		for _, c := range checkFuncs {
 			if strings.HasSuffix(f.sym, c) {
 				return check
@@ -114,7 +188,10 @@ func classify(stack []frame) category {
 type profile struct {
 	counts [categories]int
 	leaves [categories]map[string]int
-	total  int
+	// parts splits the library's samples.
+	parts [parts]int
+	// total is every sample but set-up's: what the shares are of.
+	total int
 }
 
 func leaf(stack []frame) string {
@@ -141,7 +218,12 @@ func split(r io.Reader) (profile, error) {
 			c := classify(stack)
 			p.counts[c]++
 			p.leaves[c][leaf(stack)]++
-			p.total++
+			if c == library {
+				p.parts[partOf(stack)]++
+			}
+			if c != setup {
+				p.total++
+			}
 		}
 		stack = stack[:0]
 	}
@@ -200,7 +282,18 @@ func main() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "where the time goes\tsamples\tshare\t\n")
 	for c := range categories {
+		if c == setup {
+			if p.counts[c] > 0 {
+				fmt.Fprintf(tw, "%s\t%d\t-\t\n", names[c], p.counts[c])
+			}
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", names[c], p.counts[c], share(p.counts[c]))
+		if c == library {
+			for pt := range parts {
+				fmt.Fprintf(tw, "  %s\t%d\t%s\t\n", partNames[pt], p.parts[pt], share(p.parts[pt]))
+			}
+		}
 		for _, fn := range p.top(c, *top) {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t\n", fn, p.leaves[c][fn], share(p.leaves[c][fn]))
 		}
