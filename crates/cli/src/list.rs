@@ -53,9 +53,6 @@ pub fn list(as_json: bool) -> Result<()> {
         let name = driver.label();
         for e in entries {
             println!("  {:<23} {}   [{name}]", e.name, e.version);
-            if let Some(why) = impls::row(&e.name).and_then(|r| r.named_only) {
-                println!("  {:<23} (runs only when named: {why})", "");
-            }
         }
     }
     for (name, how) in &not_built {

@@ -354,7 +354,14 @@ fn refuse(reason: String) -> Result<()> {
 impl OpenCell {
     /// [`set_up_cell`] for a single cell; `None` once it has said why it is unsupported.
     fn factories(&self) -> Result<Option<Factories>> {
-        match set_up_cell(&self.cfg, self.client.as_ref(), self.server.as_ref(), None)? {
+        let params = self.scenario.params();
+        match set_up_cell(
+            &self.cfg,
+            &params,
+            self.client.as_ref(),
+            self.server.as_ref(),
+            None,
+        )? {
             Ok(f) => Ok(Some(f)),
             Err(reason) => refuse(reason).map(|()| None),
         }
@@ -391,10 +398,15 @@ fn build_name(lib: &dyn TlsLibrary) -> String {
 /// they report, and builds their endpoint factories; `Ok(Err(reason))` when unsupported.
 fn set_up_cell(
     cfg: &EndpointConfig,
+    params: &ConnParams,
     client: &dyn TlsLibrary,
     server: &dyn TlsLibrary,
     cell: Option<usize>,
 ) -> Result<Result<Factories, String>> {
+    if let Some(reason) = tlsmatrix_model::impls::pair_refusal(client.name(), server.name(), params)
+    {
+        return Ok(Err(reason));
+    }
     for (lib, side) in [(client, Side::Client), (server, Side::Server)] {
         if let Err(reason) = cfg
             .protocol_limits()
@@ -571,6 +583,7 @@ fn group(args: &GroupArgs) -> Result<()> {
         let set_up = || {
             set_up_cell(
                 &cfg,
+                &params,
                 find(client)?.as_ref(),
                 find(server)?.as_ref(),
                 Some(cell),

@@ -7,7 +7,7 @@
 //! callbacks. Debian builds it without its AES-NI assembly (`--enable-aesni` is not among
 //! its configure flags), so its AES-GCM runs on wolfSSL's C code.
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_ushort, c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Result};
@@ -22,7 +22,7 @@ use tlsmatrix_model::side::Side;
 
 /// The part of `<wolfssl/ssl.h>` (5.5) this adapter calls, with the constants it needs.
 mod ffi {
-    use std::ffi::{c_char, c_int, c_long, c_void};
+    use std::ffi::{c_char, c_int, c_long, c_uint, c_ushort, c_void};
 
     pub type Ctx = c_void;
     pub type Ssl = c_void;
@@ -43,6 +43,23 @@ mod ffi {
     pub const ERROR_ZERO_RETURN: c_int = 6;
     pub const CBIO_ERR_WANT_READ: c_int = -2;
     pub const SNI_HOST_NAME: u8 = 0;
+    pub const ALPN_FAILED_ON_MISMATCH: u8 = 4;
+    /// "received alert fatal error": the alert is in the connection's alert history.
+    pub const FATAL_ERROR: c_int = -313;
+
+    #[repr(C)]
+    #[derive(Default)]
+    pub struct Alert {
+        pub code: c_int,
+        pub level: c_int,
+    }
+
+    #[repr(C)]
+    #[derive(Default)]
+    pub struct AlertHistory {
+        pub last_rx: Alert,
+        pub last_tx: Alert,
+    }
     pub const TLS1_2_VERSION: c_int = 0x0303;
     pub const TLS1_3_VERSION: c_int = 0x0304;
     // wolfSSL's signature and key type codes (sums of their OIDs' bytes, asn.h).
@@ -122,6 +139,14 @@ mod ffi {
         pub fn wolfSSL_get_chain_count(chain: *mut c_void) -> c_int;
         pub fn wolfSSL_update_keys(ssl: *mut Ssl) -> c_int;
         pub fn wolfSSL_get_servername(ssl: *mut Ssl, kind: u8) -> *const c_char;
+        pub fn wolfSSL_UseALPN(ssl: *mut Ssl, list: *mut c_char, len: c_uint, options: u8)
+            -> c_int;
+        pub fn wolfSSL_ALPN_GetProtocol(
+            ssl: *mut Ssl,
+            name: *mut *mut c_char,
+            len: *mut c_ushort,
+        ) -> c_int;
+        pub fn wolfSSL_get_alert_history(ssl: *mut Ssl, h: *mut AlertHistory) -> c_int;
         pub fn wolfSSL_ERR_error_string(code: std::ffi::c_ulong, buf: *mut c_char) -> *mut c_char;
     }
 }
@@ -341,6 +366,9 @@ impl TlsLibrary for WolfsslLibrary {
             key_share: cfg.groups_for(side).first().and_then(|g| group_id(*g)),
             session: (side == Side::Client && cfg.resumption != Resumption::Full)
                 .then(Arc::default),
+            alpn: (!cfg.alpn.is_empty())
+                .then(|| CString::new(cfg.alpn.join(",")))
+                .transpose()?,
         }))
     }
 }
@@ -411,6 +439,8 @@ struct WolfsslFactory {
     /// The group a client sends its one key share for (TLS 1.3).
     key_share: Option<c_int>,
     session: Option<Arc<SessionSlot>>,
+    /// The ALPN protocols offered or accepted, as wolfSSL takes them: comma-separated.
+    alpn: Option<CString>,
 }
 
 impl EndpointFactory for WolfsslFactory {
@@ -437,6 +467,22 @@ impl EndpointFactory for WolfsslFactory {
             done: false,
             slot: self.session.clone(),
         };
+        if let Some(alpn) = &self.alpn {
+            let mut list = alpn.as_bytes().to_vec();
+            // SAFETY: valid ssl; wolfSSL copies the list. A server with nothing in common
+            // refuses with no_application_protocol.
+            check(
+                unsafe {
+                    ffi::wolfSSL_UseALPN(
+                        ssl,
+                        list.as_mut_ptr().cast(),
+                        list.len() as c_uint,
+                        ffi::ALPN_FAILED_ON_MISMATCH,
+                    )
+                },
+                "ALPN",
+            )?;
+        }
         if self.side == Side::Client {
             let name = self.server_name.as_bytes();
             // SAFETY: valid ssl; the calls copy the name.
@@ -533,6 +579,22 @@ impl WolfsslEndpoint {
     fn error(&self, rc: c_int, what: &str) -> anyhow::Error {
         // SAFETY: valid ssl.
         let code = unsafe { ffi::wolfSSL_get_error(self.ssl, rc) };
+        self.error_of(code, what)
+    }
+
+    /// The error for wolfSSL's code, naming the alert the peer sent when that was it.
+    fn error_of(&self, code: c_int, what: &str) -> anyhow::Error {
+        if code == ffi::FATAL_ERROR {
+            let mut h = ffi::AlertHistory::default();
+            // SAFETY: valid ssl; one struct written.
+            if unsafe { ffi::wolfSSL_get_alert_history(self.ssl, &mut h) } == ffi::SUCCESS {
+                return anyhow!(
+                    "wolfSSL: {what}: received alert [{}]: {}",
+                    h.last_rx.code,
+                    error_text(code)
+                );
+            }
+        }
         anyhow!("wolfSSL: {what}: {}", error_text(code))
     }
 
@@ -605,7 +667,7 @@ impl TlsEndpoint for WolfsslEndpoint {
             if code == ffi::ERROR_WANT_READ || code == ffi::ERROR_WANT_WRITE {
                 break;
             }
-            return Err(anyhow!("wolfSSL: receiving: {}", error_text(code)));
+            return Err(self.error_of(code, "receiving"));
         }
         Ok(got)
     }
@@ -644,7 +706,14 @@ impl TlsEndpoint for WolfsslEndpoint {
     }
 
     fn alpn(&self) -> Option<Vec<u8>> {
-        None
+        let mut name: *mut c_char = std::ptr::null_mut();
+        let mut len: c_ushort = 0;
+        // SAFETY: valid ssl; the name stays wolfSSL's and is copied here.
+        unsafe {
+            (ffi::wolfSSL_ALPN_GetProtocol(self.ssl, &mut name, &mut len) == ffi::SUCCESS
+                && !name.is_null())
+            .then(|| std::slice::from_raw_parts(name.cast::<u8>(), len.into()).to_vec())
+        }
     }
 
     fn key_update(&mut self) -> Result<()> {

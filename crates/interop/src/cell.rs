@@ -177,6 +177,11 @@ pub fn run(case: &Case, client: &Peer, server: &Peer, certs: &Path, timeout: Dur
             );
         }
     }
+    if let Some(why) =
+        tlsmatrix_model::impls::pair_refusal(&client.name, &server.name, &case.client.params())
+    {
+        return verdict(Outcome::Unsupported, why);
+    }
     let deadline = started + timeout;
     let secs = timeout.as_secs().max(1);
     let plan = match server.server(case, certs, secs) {

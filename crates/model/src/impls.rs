@@ -30,6 +30,33 @@ pub enum Limit {
     /// Groups are offered in the library's own order: a client cannot put a retry's decoy
     /// first, nor a TLS 1.2 certificate's curve after the key-exchange group.
     FixedGroupOrder,
+    /// As a TLS 1.3 client it keeps a ticket's nonce in a buffer of this many bytes and
+    /// refuses a ticket with a longer one, so it cannot resume with a server that sends
+    /// longer nonces ([`LONG_TICKET_NONCES`], [`pair_refusal`]).
+    ShortTicketNonces(usize),
+}
+
+/// The adapter families whose TLS 1.3 servers send ticket nonces longer than some clients
+/// keep, with the length: rustls draws 32 random bytes for every ticket. (OpenSSL and
+/// wolfSSL itself send 8 or fewer.)
+pub const LONG_TICKET_NONCES: &[(&str, usize)] = &[("rustls", 32)];
+
+/// Why a client cannot run a cell against one server though each runs it with others; the
+/// client's row declares the limit behind it.
+pub fn pair_refusal(client: &str, server: &str, p: &ConnParams) -> Option<String> {
+    let client_row = row(client)?;
+    let server_family = row(server)?.family;
+    client_row.limits.iter().find_map(|l| match *l {
+        Limit::ShortTicketNonces(kept) if l.covers(p) => LONG_TICKET_NONCES
+            .iter()
+            .find(|(family, len)| *family == server_family && *len > kept)
+            .map(|(_, len)| {
+                format!(
+                    "{client}'s TLS 1.3 client keeps a ticket nonce in {kept} bytes and refuses {server}'s {len}-byte nonces, so it cannot resume with it"
+                )
+            }),
+        _ => None,
+    })
 }
 
 impl Limit {
@@ -48,6 +75,9 @@ impl Limit {
                 p.extras.hrr
                     || (p.version == Version::Tls12
                         && p.sig.ecdsa_curve().is_some_and(|c| c != p.group))
+            }
+            Limit::ShortTicketNonces(_) => {
+                p.version == Version::Tls13 && p.resumption == Resumption::Ticket
             }
         }
     }
@@ -93,9 +123,6 @@ pub struct ImplRow {
     pub wraps_malloc: bool,
     /// The kinds of cell it cannot run.
     pub limits: &'static [Limit],
-    /// Why a run takes it only when named (`--impl`), if so: a stack whose cells cannot all
-    /// complete yet would fail the default plan. `tlsmatrix list` shows the reason.
-    pub named_only: Option<&'static str>,
 }
 
 /// The impls, the default baseline first.
@@ -109,7 +136,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["rustls"]),
         limits: &[],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "rustls-ring",
@@ -120,7 +146,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["rustls", "ring"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "openssl-3.0",
@@ -131,7 +156,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "s2n-tls",
@@ -142,7 +166,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["s2n"]),
         limits: &[Limit::NamedPolicies],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "gnutls",
@@ -153,7 +176,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["gnutls"]),
         limits: &[Limit::NoPostQuantum, Limit::NoTls12Ed25519ClientCert],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "aws-lc",
@@ -165,7 +187,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&[]),
         limits: &[],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "boringssl",
@@ -176,7 +197,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["boringssl"]),
         limits: &[Limit::FixedTls13Suites],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "go-crypto-tls",
@@ -191,7 +211,6 @@ pub const IMPLS: &[ImplRow] = &[
             Limit::FixedGroupOrder,
         ],
         wraps_malloc: false,
-        named_only: None,
     },
     ImplRow {
         name: "openssl-1.1.1",
@@ -202,7 +221,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[Limit::NoPostQuantum],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "openssl-3.6",
@@ -213,7 +231,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "openssl-4.0",
@@ -224,7 +241,6 @@ pub const IMPLS: &[ImplRow] = &[
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[],
         wraps_malloc: true,
-        named_only: None,
     },
     ImplRow {
         name: "wolfssl",
@@ -233,9 +249,14 @@ pub const IMPLS: &[ImplRow] = &[
         build: "`make build` with the system's libwolfssl-dev (GPL-2.0-or-later: libssl-drivers/wolfssl, a binary of its own)",
         version_prefix: "wolfSSL 5.",
         conformance: Conformance::NoShim("tlsmatrix has no BoGo shim for wolfSSL yet"),
-        limits: &[Limit::NoPostQuantum, Limit::NoVerifiedSchemeReport],
+        // Debian builds wolfSSL without WOLFSSL_TICKET_NONCE_MALLOC: a TLS 1.3 ticket nonce
+        // longer than MAX_TICKET_NONCE_STATIC_SZ (8) is refused with INVALID_PARAMETER (-425).
+        limits: &[
+            Limit::NoPostQuantum,
+            Limit::NoVerifiedSchemeReport,
+            Limit::ShortTicketNonces(8),
+        ],
         wraps_malloc: true,
-        named_only: Some("its client fails to read data after a rustls server's TLS 1.3 ticket (wolfSSL error -425, INVALID_PARAMETER), cause not yet found"),
     },
 ];
 
@@ -259,6 +280,48 @@ pub fn version_matches(name: &str, version: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_nonce_client_refuses_only_long_nonce_servers_tls13_tickets() {
+        let p = |id: &str| id.parse::<crate::scenario::Scenario>().unwrap().params();
+        let ticket13 = p("handshake-tls13-ecdsa-p256-x25519-ticket");
+        let why = pair_refusal("wolfssl", "rustls-aws-lc", &ticket13).unwrap();
+        assert!(why.contains("8 bytes") && why.contains("32-byte"), "{why}");
+        assert!(pair_refusal("wolfssl", "rustls-ring+jemalloc", &ticket13).is_some());
+        for (client, server, id) in [
+            (
+                "wolfssl",
+                "openssl-3.0",
+                "handshake-tls13-ecdsa-p256-x25519-ticket",
+            ),
+            (
+                "wolfssl",
+                "wolfssl",
+                "handshake-tls13-ecdsa-p256-x25519-ticket",
+            ),
+            (
+                "rustls-aws-lc",
+                "wolfssl",
+                "handshake-tls13-ecdsa-p256-x25519-ticket",
+            ),
+            (
+                "wolfssl",
+                "rustls-aws-lc",
+                "handshake-tls12-ecdsa-p256-x25519-ticket",
+            ),
+            (
+                "wolfssl",
+                "rustls-aws-lc",
+                "handshake-tls13-ecdsa-p256-x25519-full",
+            ),
+        ] {
+            assert_eq!(
+                pair_refusal(client, server, &p(id)),
+                None,
+                "{client} -> {server} {id}"
+            );
+        }
+    }
 
     #[test]
     fn names_are_unique_and_every_row_is_filled() {

@@ -188,13 +188,11 @@ impl Registry {
     }
 
     /// The impls a run takes when none are named: each as built plain (gcc, glibc's
-    /// malloc), unless its row keeps it to runs that name it. Variants run when named
-    /// (`make report` names a few).
+    /// malloc). Variants run when named (`make report` names a few).
     pub fn defaults(&self) -> impl Iterator<Item = &ImplEntry> {
         self.impls.iter().filter(|e| {
             tlsmatrix_model::variant::Variant::parse(&e.name)
                 .is_ok_and(|v| v.compiler.is_none() && v.allocator == Allocator::Glibc)
-                && tlsmatrix_model::impls::row(&e.name).is_none_or(|r| r.named_only.is_none())
         })
     }
 
