@@ -837,6 +837,7 @@ fn serve_many(
     wire::serve_many(
         factory,
         case,
+        a.defaults.is_none(),
         listener,
         limit,
         a.respond,

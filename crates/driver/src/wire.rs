@@ -259,7 +259,7 @@ pub fn server(
 ) -> Result<String> {
     each_connection(case, |n| {
         let tcp = accept(&listener, deadline)?;
-        let (wire, ep) = server_handshake(factory, case, n, tcp, deadline)?;
+        let (wire, ep) = server_handshake(factory, case, true, n, tcp, deadline)?;
         echo(wire, ep, case)
     })
 }
@@ -288,10 +288,14 @@ impl Respond {
 /// killed), each with the case's configuration and bounded by `per_connection` from its
 /// accept; waiting for a client is not bounded. A connection that fails (a fuzzer's
 /// malformed message, a client that vanishes) is told to `on_done` and the next is served.
-/// Each may resume a session of an earlier one when the case offers resumption.
+/// Each may resume a session of an earlier one when the case offers resumption. A server on
+/// the library's defaults (`pinned` false) negotiates what each client offers, so its
+/// connections are reported, not held to the case's version, suite, group and scheme.
+#[allow(clippy::too_many_arguments)]
 pub fn serve_many(
     factory: &dyn EndpointFactory,
     case: &Case,
+    pinned: bool,
     listener: &TcpListener,
     connections: Option<usize>,
     respond: Respond,
@@ -303,29 +307,32 @@ pub fn serve_many(
     for n in (0..).take_while(|n| connections.is_none_or(|c| *n < c)) {
         let tcp = accept(listener, Instant::now() + forever)?;
         let deadline = Instant::now() + per_connection;
-        let served =
-            server_handshake(factory, case, usize::MAX, tcp, deadline).and_then(|(wire, ep)| {
-                match respond {
-                    Respond::Echo => echo(wire, ep, case),
-                    Respond::Http => answer_http(wire, ep),
-                }
-            });
+        let served = server_handshake(factory, case, pinned, usize::MAX, tcp, deadline).and_then(
+            |(wire, ep)| match respond {
+                Respond::Echo => echo(wire, ep, case),
+                Respond::Http => answer_http(wire, ep),
+            },
+        );
         on_done(n, served);
     }
     Ok(())
 }
 
 /// Accepts the handshake of connection `n` of the case (`usize::MAX`: any connection of a
-/// server for tools, which may or may not resume) and checks it.
+/// server for tools, which may or may not resume) and, when the case is `pinned`, checks it.
 fn server_handshake(
     factory: &dyn EndpointFactory,
     case: &Case,
+    pinned: bool,
     n: usize,
     tcp: TcpStream,
     deadline: Instant,
 ) -> Result<(Wire, Box<dyn TlsEndpoint>)> {
     let (mut wire, mut ep) = connect(factory, tcp, deadline)?;
     wire.handshake(ep.as_mut())?;
+    if !pinned {
+        return Ok((wire, ep));
+    }
     let n = match n {
         usize::MAX => usize::from(ep.negotiated().resumed == Some(true)),
         n => n,

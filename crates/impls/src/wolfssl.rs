@@ -7,12 +7,12 @@
 //! callbacks. Debian builds it without its AES-NI assembly (`--enable-aesni` is not among
 //! its configure flags), so its AES-GCM runs on wolfSSL's C code.
 
-use std::ffi::{c_char, c_int, c_uint, c_ushort, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_long, c_uint, c_ushort, c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -43,6 +43,8 @@ mod ffi {
     pub const ERROR_ZERO_RETURN: c_int = 6;
     pub const CBIO_ERR_WANT_READ: c_int = -2;
     pub const SNI_HOST_NAME: u8 = 0;
+    pub const TLSV1_2: c_int = 3;
+    pub const TLSV1_3: c_int = 4;
     pub const ALPN_FAILED_ON_MISMATCH: u8 = 4;
     /// "received alert fatal error": the alert is in the connection's alert history.
     pub const FATAL_ERROR: c_int = -313;
@@ -76,6 +78,8 @@ mod ffi {
         pub fn wolfTLSv1_2_server_method() -> *mut Method;
         pub fn wolfTLSv1_3_client_method() -> *mut Method;
         pub fn wolfTLSv1_3_server_method() -> *mut Method;
+        pub fn wolfSSLv23_server_method() -> *mut Method;
+        pub fn wolfSSL_CTX_SetMinVersion(ctx: *mut Ctx, version: c_int) -> c_int;
         pub fn wolfSSL_CTX_new(method: *mut Method) -> *mut Ctx;
         pub fn wolfSSL_CTX_free(ctx: *mut Ctx);
         pub fn wolfSSL_CTX_use_certificate_chain_buffer_format(
@@ -223,9 +227,6 @@ impl TlsLibrary for WolfsslLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg.open.is_some() {
-            return Err("wolfSSL has no open (library-defaults) configuration here yet".into());
-        }
         if cfg
             .groups_for(Side::Client)
             .contains(&Group::X25519Mlkem768)
@@ -242,6 +243,9 @@ impl TlsLibrary for WolfsslLibrary {
     /// (see `signature_scheme`); other cells could not be checked (`NoVerifiedSchemeReport`).
     fn supports_side(&self, side: Side, cfg: &EndpointConfig) -> Result<(), String> {
         self.supports(cfg)?;
+        if cfg.open.is_some() && side == Side::Client {
+            return Err("a wolfSSL client with the library's defaults would be a BoGo shim's, which tlsmatrix does not have for wolfSSL".into());
+        }
         if side == Side::Client && !tlsmatrix_model::impls::key_settles_scheme(cfg.version, cfg.sig)
         {
             return Err(format!(
@@ -253,7 +257,10 @@ impl TlsLibrary for WolfsslLibrary {
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
-        self.supports(cfg).map_err(|e| anyhow!(e))?;
+        self.supports_side(side, cfg).map_err(|e| anyhow!(e))?;
+        if let Some(open) = &cfg.open {
+            return defaults_server(cfg, open);
+        }
         // SAFETY: the method constructors return static tables.
         let method = unsafe {
             match (cfg.version, side) {
@@ -308,26 +315,7 @@ impl TlsLibrary for WolfsslLibrary {
             ffi::wolfSSL_CTX_SetIOSend(c, io_send);
         }
         let pem = |s: &str| (s.as_ptr(), s.len() as std::ffi::c_long);
-        let own = |chain: &str, key: &str| -> Result<()> {
-            let (cp, cl) = pem(chain);
-            let (kp, kl) = pem(key);
-            // SAFETY: valid context; wolfSSL copies the PEM text.
-            unsafe {
-                check(
-                    ffi::wolfSSL_CTX_use_certificate_chain_buffer_format(
-                        c,
-                        cp,
-                        cl,
-                        ffi::FILETYPE_PEM,
-                    ),
-                    "the certificate chain",
-                )?;
-                check(
-                    ffi::wolfSSL_CTX_use_PrivateKey_buffer(c, kp, kl, ffi::FILETYPE_PEM),
-                    "the private key",
-                )
-            }
-        };
+        let own = |chain: &str, key: &str| use_own(c, chain, key);
         let trust = |ca: &str| -> Result<()> {
             let (p, l) = pem(ca);
             // SAFETY: as above.
@@ -371,6 +359,69 @@ impl TlsLibrary for WolfsslLibrary {
                 .transpose()?,
         }))
     }
+}
+
+/// Gives a context its certificate chain and key (PEM).
+fn use_own(c: *mut ffi::Ctx, chain: &str, key: &str) -> Result<()> {
+    // SAFETY: valid context; wolfSSL copies the PEM text.
+    unsafe {
+        check(
+            ffi::wolfSSL_CTX_use_certificate_chain_buffer_format(
+                c,
+                chain.as_ptr(),
+                chain.len() as c_long,
+                ffi::FILETYPE_PEM,
+            ),
+            "the certificate chain",
+        )?;
+        check(
+            ffi::wolfSSL_CTX_use_PrivateKey_buffer(
+                c,
+                key.as_ptr(),
+                key.len() as c_long,
+                ffi::FILETYPE_PEM,
+            ),
+            "the private key",
+        )
+    }
+}
+
+/// A server on wolfSSL's own defaults (`peer server --defaults`, for outside test tools):
+/// its version-flexible method from the policy's lowest version up, every suite, group and
+/// signature algorithm it enables by default, a session cache and tickets; only the
+/// certificate is the run's.
+fn defaults_server(cfg: &EndpointConfig, open: &OpenPolicy) -> Result<Box<dyn EndpointFactory>> {
+    // SAFETY: a static method table; the context takes it over.
+    let ctx = Context(unsafe { ffi::wolfSSL_CTX_new(ffi::wolfSSLv23_server_method()) });
+    if ctx.0.is_null() {
+        bail!("wolfSSL could not make a context");
+    }
+    let c = ctx.0;
+    let lowest = match open.min_version {
+        Version::Tls12 => ffi::TLSV1_2,
+        Version::Tls13 => ffi::TLSV1_3,
+    };
+    // SAFETY: a valid context.
+    unsafe {
+        check(
+            ffi::wolfSSL_CTX_SetMinVersion(c, lowest),
+            "the lowest version",
+        )?;
+        ffi::wolfSSL_CTX_set_session_cache_mode(c, ffi::SESS_CACHE_SERVER);
+        check(ffi::wolfSSL_CTX_UseSessionTicket(c), "session tickets")?;
+        ffi::wolfSSL_CTX_SetIORecv(c, io_recv);
+        ffi::wolfSSL_CTX_SetIOSend(c, io_send);
+    }
+    use_own(c, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+    Ok(Box::new(WolfsslFactory {
+        ctx: Arc::new(ctx),
+        side: Side::Server,
+        own_key: cfg.sig,
+        server_name: CString::new(cfg.server_name.as_str())?,
+        key_share: None,
+        session: None,
+        alpn: None,
+    }))
 }
 
 /// Sets what a context keeps so that a later connection can resume. wolfSSL's server cache
@@ -466,6 +517,7 @@ impl EndpointFactory for WolfsslFactory {
             own_key: self.own_key,
             done: false,
             slot: self.session.clone(),
+            peer_closed: false,
         };
         if let Some(alpn) = &self.alpn {
             let mut list = alpn.as_bytes().to_vec();
@@ -557,6 +609,9 @@ struct WolfsslEndpoint {
     done: bool,
     /// Client: where the session is kept for the next connection.
     slot: Option<Arc<SessionSlot>>,
+    /// The peer's close_notify arrived behind data that this call returned: wolfSSL reports
+    /// it only once, so the next call says so.
+    peer_closed: bool,
 }
 
 impl Drop for WolfsslEndpoint {
@@ -647,6 +702,9 @@ impl TlsEndpoint for WolfsslEndpoint {
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        if self.peer_closed {
+            return Err(PeerClosed.into());
+        }
         let mut got = 0;
         while got < buf.len() {
             let len = (buf.len() - got).min(c_int::MAX as usize) as c_int;
@@ -662,6 +720,7 @@ impl TlsEndpoint for WolfsslEndpoint {
                 if got == 0 {
                     return Err(PeerClosed.into());
                 }
+                self.peer_closed = true;
                 break;
             }
             if code == ffi::ERROR_WANT_READ || code == ffi::ERROR_WANT_WRITE {

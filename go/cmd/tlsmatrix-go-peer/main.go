@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"errors"
@@ -98,6 +99,84 @@ func each(o offer, one func(i int) (string, error)) (string, error) {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; then "), nil
+}
+
+// serveDefaults is a server for outside test tools (testssl.sh, tlsfuzzer, openssl
+// s_time): crypto/tls on its own defaults (TLS 1.2 and 1.3, every suite, group and
+// signature scheme it enables by default, tickets) with only the certificate set, serving
+// connections one after another (0: until killed), a line each; a connection that fails is
+// reported and the next is served. It answers as respond says: echo, or one HTTP/1.1 GET.
+func serveDefaults(listen, certDir string, connections int, respond string, perConnection time.Duration) (string, error) {
+	cert, err := tlsconf.LoadCert(certDir, tlsconf.ChainFile(1), tlsconf.KeyFile)
+	if err != nil {
+		return "", err
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", err
+	}
+	fmt.Printf("listening %s\n", ln.Addr())
+	failed, served := 0, 0
+	for ; connections == 0 || served < connections; served++ {
+		raw, err := ln.Accept()
+		if err != nil {
+			return "", err
+		}
+		raw.SetDeadline(time.Now().Add(perConnection))
+		line, err := answer(tls.Server(raw, cfg), respond)
+		raw.Close()
+		if err != nil {
+			failed++
+			fmt.Printf("connection %d: error: %v\n", served+1, err)
+			continue
+		}
+		fmt.Printf("connection %d: ok: %s\n", served+1, line)
+	}
+	if failed > 0 {
+		return "", fmt.Errorf("%d of %d connection(s) failed", failed, served)
+	}
+	return fmt.Sprintf("served %d connection(s)", served), nil
+}
+
+// answer completes one defaults connection's handshake and echoes until the client closes,
+// or answers one HTTP/1.1 request; it says what was negotiated.
+func answer(conn *tls.Conn, respond string) (string, error) {
+	if err := conn.Handshake(); err != nil {
+		return "", err
+	}
+	st := conn.ConnectionState()
+	h := fnv.New64a()
+	n := 0
+	if respond == "http" {
+		req, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil {
+			return "", fmt.Errorf("no HTTP request line: %w", err)
+		}
+		body := fmt.Sprintf("tlsmatrix-go-peer: %s %s %s\n", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID)
+		fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		conn.Close()
+		return fmt.Sprintf("%s %s %s; answered %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, strings.TrimSpace(req)), nil
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := conn.Read(buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			if _, werr := conn.Write(buf[:k]); werr != nil {
+				return "", werr
+			}
+			n += k
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	conn.Close()
+	return summary(st, n, h.Sum64()), nil
 }
 
 func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
@@ -293,8 +372,24 @@ func main() {
 	echo := fs.String("echo", "same", "client: what the server sends back, same or reversed-lines")
 	drop := fs.Bool("drop", false, "server: drop the connection without close_notify after the echo")
 	truncation := fs.Bool("expect-truncation", false, "client: the server will drop the connection")
-	timeout := fs.Int("timeout", 10, "seconds the whole case may take")
+	timeout := fs.Int("timeout", 10, "seconds the whole case may take (with -defaults: each connection, from its accept)")
+	defaults := fs.Bool("defaults", false, "server: crypto/tls's own defaults (TLS 1.2 and 1.3, every default suite, group and scheme) with the -sig certificate, for outside test tools; the case's flags are ignored")
+	connections := fs.Int("connections", 1, "server with -defaults: connections to serve, one after another (0: until killed)")
+	respond := fs.String("respond", "echo", "server with -defaults: echo, or http (answer one HTTP/1.1 GET)")
 	fs.Parse(os.Args[2:])
+	if *defaults {
+		if os.Args[1] != "server" || (*respond != "echo" && *respond != "http") || *connections < 0 {
+			fmt.Fprintln(os.Stderr, "-defaults is for a server, with -respond echo or http and -connections 0 or more")
+			os.Exit(2)
+		}
+		out, err := serveDefaults(*listen, filepath.Join(*certs, *sig), *connections, *respond, time.Duration(*timeout)*time.Second)
+		if err != nil {
+			fmt.Printf("error: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("ok: %s\n", out)
+		return
+	}
 	pinned, err := tlsconf.ParseOffer(*version, *cipher, *group, *prefer, *sig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -65,6 +65,81 @@ impl Program for GoCryptoTls {
     }
 }
 
+/// `tlsmatrix peer --impl go-crypto-tls ROLE ...`: the Go peer started as the driver's `peer`
+/// command would be, its options turned into the Go peer's flags (a case's offer, or
+/// `--defaults CERT` with `--connections` and `--respond` for outside tools).
+pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command, String> {
+    let mut opts = std::collections::BTreeMap::new();
+    let mut it = rest.iter();
+    while let Some(name) = it.next() {
+        let (name, value) = match name.split_once('=') {
+            Some((n, v)) => (n.to_string(), v.to_string()),
+            None => (
+                name.clone(),
+                it.next()
+                    .ok_or_else(|| format!("{name} needs a value"))?
+                    .clone(),
+            ),
+        };
+        opts.insert(name, value);
+    }
+    let take = |opts: &mut std::collections::BTreeMap<String, String>, n: &str| opts.remove(n);
+    let certs = take(&mut opts, "--certs").unwrap_or_else(|| crate::DEFAULT_CERTS.into());
+    let timeout = take(&mut opts, "--timeout").unwrap_or_else(|| "10".into());
+    let mut cmd = Command::new(driver_dir.join(BINARY));
+    cmd.arg(role);
+    if let Some(sig) = take(&mut opts, "--defaults") {
+        if role != "server" {
+            return Err("--defaults is for a server".into());
+        }
+        cmd.args([
+            "-defaults",
+            "-sig",
+            &sig,
+            "-certs",
+            &certs,
+            "-timeout",
+            &timeout,
+        ]);
+        for (from, to) in [("--connections", "-connections"), ("--respond", "-respond")] {
+            if let Some(v) = take(&mut opts, from) {
+                cmd.args([to, &v]);
+            }
+        }
+    } else {
+        let case = tlsmatrix_model::interop::case(
+            &take(&mut opts, "--case").unwrap_or_else(|| "tls13".into()),
+        )?;
+        let offer = if role == "server" {
+            &case.server
+        } else {
+            &case.client
+        };
+        let secs = timeout
+            .parse()
+            .map_err(|_| format!("--timeout {timeout} is not a number of seconds"))?;
+        cmd.args(offer_flags(case, offer, Path::new(&certs), secs));
+        if role == "client" {
+            cmd.args(["-write-size", &case.write_size.to_string()]);
+        }
+    }
+    for (from, to) in [
+        ("--listen", "-listen"),
+        ("--connect", "-connect"),
+        ("--echo", "-echo"),
+    ] {
+        if let Some(v) = take(&mut opts, from) {
+            cmd.args([to, &v]);
+        }
+    }
+    match opts.keys().next() {
+        Some(unknown) => Err(format!(
+            "the Go peer takes --case, --defaults, --listen, --connect, --echo, --timeout, --certs, --connections and --respond; not {unknown}"
+        )),
+        None => Ok(cmd),
+    }
+}
+
 /// The Go peer's flags for an offer and the case's size.
 fn offer_flags(case: &Case, o: &Offer, certs: &Path, timeout_s: u64) -> Vec<String> {
     let mut args: Vec<String> = o

@@ -5,7 +5,7 @@
 
 mod driver;
 mod gnutls_tool;
-mod go_crypto_tls;
+pub mod go_crypto_tls;
 mod libp2p;
 mod openssl_tool;
 
