@@ -60,6 +60,13 @@ var Workloads = []Workload{
 		"a whole connection with the same two peers: TCP dial and accept, handshake, close"},
 }
 
+// MeetsNewPeers says whether every operation meets a peer never seen
+// before, so no cache of verified certificates can spare a check: the
+// workload the std backend is held to its like-for-like reference on.
+func (w Workload) MeetsNewPeers() bool {
+	return strings.HasPrefix(w.Scenario, "libp2p-handshake-new-peers-")
+}
+
 // WithGroup is the workload with every handshake on group: its scenario id
 // names the group, and so does its name ("Handshake/X25519MLKEM768") unless
 // the group is X25519. ok is false for a workload no group changes.
