@@ -44,6 +44,19 @@ pub const KNOWN: &[Deviation] = &[
         ..GNUTLS_VERSION_MISMATCH
     },
     Deviation {
+        case: "version-mismatch",
+        peer: "wolfssl",
+        role: Role::Client,
+        evidence: &["record layer version error (-326)"],
+        what: "wolfSSL's TLS 1.2-only client refuses a record whose version is not TLS 1.2's \
+               (VERSION_ERROR), so the protocol_version alert of a BoringSSL or AWS-LC server, \
+               sent before any version is agreed in a record marked TLS 1.0 (BoringSSL \
+               ssl/tls_record.cc, tls_record_version), never reaches it",
+        why: "RFC 5246 appendix E.1 and RFC 8446 5.1: the record-layer version before the \
+              handshake settles one is not a version choice; the alert that says why the \
+              handshake failed must be read",
+    },
+    Deviation {
         case: "no-close-notify",
         peer: "go-crypto-tls",
         role: Role::Client,
