@@ -146,8 +146,6 @@ func answer(conn *tls.Conn, respond string) (string, error) {
 		return "", err
 	}
 	st := conn.ConnectionState()
-	h := fnv.New64a()
-	n := 0
 	if respond == "http" {
 		req, err := bufio.NewReader(conn).ReadString('\n')
 		if err != nil {
@@ -158,25 +156,39 @@ func answer(conn *tls.Conn, respond string) (string, error) {
 		conn.Close()
 		return fmt.Sprintf("%s %s %s; answered %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, strings.TrimSpace(req)), nil
 	}
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := conn.Read(buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			if _, werr := conn.Write(buf[:k]); werr != nil {
-				return "", werr
-			}
-			n += k
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
+	n, sum, _, err := echoUntilClosed(conn, -1)
+	if err != nil {
+		return "", err
 	}
 	conn.Close()
-	return summary(st, n, h.Sum64()), nil
+	return summary(st, n, sum), nil
+}
+
+// echoUntilClosed sends back what the client sends until its close_notify,
+// or until stopAfter bytes (negative: no limit), when dropped is true; it
+// returns the bytes echoed and their checksum.
+func echoUntilClosed(conn *tls.Conn, stopAfter int) (echoed int, sum uint64, dropped bool, err error) {
+	h := fnv.New64a()
+	buf := make([]byte, 64<<10)
+	for {
+		if stopAfter >= 0 && echoed >= stopAfter {
+			return echoed, h.Sum64(), true, nil
+		}
+		n, err := conn.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			if _, werr := conn.Write(buf[:n]); werr != nil {
+				return echoed, 0, false, werr
+			}
+			echoed += n
+		}
+		if errors.Is(err, io.EOF) {
+			return echoed, h.Sum64(), false, nil
+		}
+		if err != nil {
+			return echoed, 0, false, err
+		}
+	}
 }
 
 func server(listen string, o offer, certDir string, drop bool, bytesToEcho int, deadline time.Time) (string, error) {
@@ -225,33 +237,22 @@ func serveOne(ln net.Listener, cfg *tls.Config, o offer, i int, drop bool, bytes
 	if err != nil {
 		return "", err
 	}
-	h := fnv.New64a()
-	buf := make([]byte, 64<<10)
-	echoed := 0
-	for {
-		if drop && echoed >= bytesToEcho {
-			raw.Close()
-			return "dropped the connection without close_notify, as the case asks", nil
-		}
-		n, err := conn.Read(buf)
-		if n > 0 {
-			h.Write(buf[:n])
-			if _, werr := conn.Write(buf[:n]); werr != nil {
-				return "", werr
-			}
-			echoed += n
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
+	stopAfter := -1
+	if drop {
+		stopAfter = bytesToEcho
+	}
+	echoed, sum, dropped, err := echoUntilClosed(conn, stopAfter)
+	if err != nil {
+		return "", err
+	}
+	if dropped {
+		raw.Close()
+		return "dropped the connection without close_notify, as the case asks", nil
 	}
 	if err := conn.Close(); err != nil {
 		return "", err
 	}
-	return summary(st, echoed, h.Sum64()), nil
+	return summary(st, echoed, sum), nil
 }
 
 func client(addr string, o offer, certDir, echo string, n, writeSize int, truncation bool, deadline time.Time) (string, error) {
