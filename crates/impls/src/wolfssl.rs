@@ -243,9 +243,7 @@ impl TlsLibrary for WolfsslLibrary {
     /// (see `signature_scheme`); other cells could not be checked (`NoVerifiedSchemeReport`).
     fn supports_side(&self, side: Side, cfg: &EndpointConfig) -> Result<(), String> {
         self.supports(cfg)?;
-        if cfg.open.is_some() && side == Side::Client {
-            return Err("a wolfSSL client with the library's defaults would be a BoGo shim's, which tlsmatrix does not have for wolfSSL".into());
-        }
+        refuse_open_client(side, cfg)?;
         if side == Side::Client && !tlsmatrix_model::impls::key_settles_scheme(cfg.version, cfg.sig)
         {
             return Err(format!(
@@ -259,11 +257,10 @@ impl TlsLibrary for WolfsslLibrary {
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
         // Not supports_side: its scheme rule is for measured cells, which the run checks
         // before it asks for a factory; interop checks what the client does report.
-        self.supports(cfg).map_err(|e| anyhow!(e))?;
+        self.supports(cfg)
+            .and_then(|()| refuse_open_client(side, cfg))
+            .map_err(|e| anyhow!(e))?;
         if let Some(open) = &cfg.open {
-            if side == Side::Client {
-                bail!("a wolfSSL client with the library's defaults would be a BoGo shim's, which tlsmatrix does not have for wolfSSL");
-            }
             return defaults_server(cfg, open);
         }
         // SAFETY: the method constructors return static tables.
@@ -364,6 +361,14 @@ impl TlsLibrary for WolfsslLibrary {
                 .transpose()?,
         }))
     }
+}
+
+/// A client on wolfSSL's own defaults would be a BoGo shim's, which there is none of.
+fn refuse_open_client(side: Side, cfg: &EndpointConfig) -> Result<(), String> {
+    if cfg.open.is_some() && side == Side::Client {
+        return Err("a wolfSSL client with the library's defaults would be a BoGo shim's, which tlsmatrix does not have for wolfSSL".into());
+    }
+    Ok(())
 }
 
 /// Gives a context its certificate chain and key (PEM).

@@ -310,20 +310,6 @@ pub fn run(opts: Options) -> Result<bool> {
 pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
     let reg = Registry::discover()?;
     let entry = reg.get(imp)?;
-    if imp == peers::go_crypto_tls::GO_CRYPTO_TLS {
-        // Go's crypto/tls plays interop from its own peer binary, not the Go driver.
-        if !rest.iter().any(|a| a.starts_with("--certs")) {
-            let all: Vec<&Case> = CASES.iter().collect();
-            prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
-        }
-        let mut cmd =
-            peers::go_crypto_tls::by_hand(&tlsmatrix_registry::registry::driver_dir()?, role, rest)
-                .map_err(|e| anyhow::anyhow!(e))?;
-        let status = tlsmatrix_registry::child::ends_with_parent(&mut cmd)
-            .status()
-            .context("cannot start tlsmatrix-go-peer")?;
-        return Ok(status.success());
-    }
     let mut args = rest.to_vec();
     if !rest
         .iter()
@@ -333,12 +319,20 @@ pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
         prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
         args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
     }
-    let mut cmd = entry.driver().command();
+    let (mut cmd, what) = if imp == peers::go_crypto_tls::GO_CRYPTO_TLS {
+        // Go's crypto/tls plays interop from its own peer binary, not the Go driver.
+        let dir = tlsmatrix_registry::registry::driver_dir()?;
+        let cmd =
+            peers::go_crypto_tls::by_hand(&dir, role, &args).map_err(|e| anyhow::anyhow!(e))?;
+        (cmd, "tlsmatrix-go-peer".to_string())
+    } else {
+        let mut cmd = entry.driver().command();
+        cmd.args(["peer", role, "--impl", imp]).args(&args);
+        (cmd, entry.driver().to_string())
+    };
     let status = tlsmatrix_registry::child::ends_with_parent(&mut cmd)
-        .args(["peer", role, "--impl", imp])
-        .args(&args)
         .status()
-        .with_context(|| format!("cannot start {}", entry.driver()))?;
+        .with_context(|| format!("cannot start {what}"))?;
     Ok(status.success())
 }
 

@@ -363,7 +363,7 @@ func printTable(w io.Writer, r outcome) {
 		}
 		fmt.Fprintf(w, "std backend / (upstream + self-signature check), like for like: %s (target <= %.2fx: %s)\n", factorText(ratios), stdTarget, verdict)
 	}
-	if std >= 0 && ossl >= 0 && r.errs[std] == nil && r.errs[ossl] == nil {
+	if ok(std) && ok(ossl) {
 		fmt.Fprintf(w, "openssl backend / std backend: %s\n", factorText(paired.Ratios(r.samples[ossl], r.samples[std])))
 	}
 }

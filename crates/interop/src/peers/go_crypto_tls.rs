@@ -84,7 +84,7 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
         opts.insert(name, value);
     }
     let take = |opts: &mut std::collections::BTreeMap<String, String>, n: &str| opts.remove(n);
-    let certs = take(&mut opts, "--certs").unwrap_or_else(|| crate::DEFAULT_CERTS.into());
+    let certs = take(&mut opts, "--certs").ok_or("the Go peer needs --certs DIR")?;
     let timeout = take(&mut opts, "--timeout").unwrap_or_else(|| "10".into());
     let mut cmd = Command::new(driver_dir.join(BINARY));
     cmd.arg(role);
