@@ -70,7 +70,7 @@ build: setup
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl
 	@$(MAKE) --no-print-directory driver-openssl-clang
-	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl,$(GO_LIBSSL)); do \
+	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
@@ -214,11 +214,12 @@ go-test: setup
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
 
 # The libssl the Go OpenSSL backend is also built against, each statically, beside the system
-# one (scripts/go-libssl sets up cgo for one): the vendored OpenSSL releases and BoringSSL.
+# one (scripts/go-libssl sets up cgo for one): the vendored OpenSSL releases, BoringSSL and
+# AWS-LC (the libraries their drivers build, so they cost no build of their own).
 # 3.5 is the LTS distributions ship; it has no driver of its own (its in-memory figures would
 # add little beside 3.6), only its libraries, built in about 1.5 minutes.
 # 1.1.1 is not among them: the backend uses OpenSSL 3's API.
-GO_LIBSSL ?= 3.5 $(filter-out 1.1.1,$(OPENSSL_RELEASES)) boringssl
+GO_LIBSSL ?= 3.5 $(filter-out 1.1.1,$(OPENSSL_RELEASES)) boringssl aws-lc
 # The system OpenSSL's release line, read when a recipe runs (after scripts/setup has
 # installed libssl-dev on a fresh machine).
 SYSTEM_OPENSSL = $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)
@@ -329,7 +330,7 @@ profile-go: build
 	for v in system $(GO_LIBSSL); do \
 	  if [ $$v = system ]; then go="$(GO) test $(GO_TAGS)"; else go="../scripts/go-libssl $$v test"; fi; \
 	  (cd go && $$go -c -o ../target/go-bench-$$v.test ./bench) || exit $$?; \
-	  case $$v in system) name=go-libp2p-openssl;; boringssl) name=go-libp2p-boringssl;; *) name=go-libp2p-openssl-$$v;; esac; \
+	  case $$v in system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  for b in $(PROFILE_BENCHMARKS); do \
 	    echo "== $$name: $$b, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \
 	    perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o target/go-profile-$$v-$$b.data \

@@ -79,7 +79,7 @@ const (
 
 // OpenSSLName is the OpenSSL backend's impl name: go-libp2p-openssl on the
 // system libssl, go-libp2p-openssl-3.6 (say) when built against a vendored
-// release, go-libp2p-boringssl on BoringSSL, so results from different
+// release, go-libp2p-boringssl on BoringSSL, go-libp2p-aws-lc on AWS-LC, so results from different
 // libraries never share a name.
 var OpenSSLName = opensslName(libp2ptls.OpenSSLBuild())
 
@@ -87,8 +87,8 @@ func opensslName(build string) string {
 	switch build {
 	case "":
 		return "go-libp2p-openssl"
-	case "boringssl":
-		return "go-libp2p-boringssl"
+	case "boringssl", "aws-lc":
+		return "go-libp2p-" + build
 	}
 	return "go-libp2p-openssl-" + build
 }

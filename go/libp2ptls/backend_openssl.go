@@ -41,10 +41,10 @@ func defaultGroups() []string {
 // client sends key shares as crypto/tls does: for the first group and, when
 // that one is post-quantum, for the first classical group after it too, so
 // that a server that has no ML-KEM answers without a HelloRetryRequest.
-// BoringSSL does this by itself; OpenSSL 3.5+ sends the first group's share
+// BoringSSL and AWS-LC do this by themselves; OpenSSL 3.5+ sends the first group's share
 // only unless the list marks each share with '*'.
 func offerGroups(names []string) string {
-	if ossl.IsBoringSSL() || len(names) < 2 || names[0] != pqGroup {
+	if ossl.BoringAPI() || len(names) < 2 || names[0] != pqGroup {
 		return strings.Join(names, ":")
 	}
 	marked := slices.Clone(names)
@@ -142,7 +142,7 @@ func (c opensslConn) details() Details {
 }
 
 // OpenSSLBuild is the vendored library this binary was built against (an
-// OpenSSL release such as "3.6", or "boringssl"), or "" for the system
+// OpenSSL release such as "3.6", "boringssl" or "aws-lc"), or "" for the system
 // libssl.
 func OpenSSLBuild() string { return ossl.BuiltFor }
 

@@ -23,9 +23,9 @@ func TestOpenSSLIsTheLibraryBuiltFor(t *testing.T) {
 	if want == "" {
 		t.Skip("TLSMATRIX_EXPECT_OPENSSL is not set (make go-test sets it)")
 	}
-	prefix := "OpenSSL " + want + "."
-	if want == "boringssl" {
-		prefix = "BoringSSL ("
+	prefix := map[string]string{"boringssl": "BoringSSL (", "aws-lc": "AWS-LC "}[want]
+	if prefix == "" {
+		prefix = "OpenSSL " + want + "."
 	}
 	if got := OpenSSLVersion(); !strings.HasPrefix(got, prefix) {
 		t.Fatalf("the OpenSSL backend runs %q, want %s", got, prefix)
@@ -33,11 +33,11 @@ func TestOpenSSLIsTheLibraryBuiltFor(t *testing.T) {
 	if b := OpenSSLBuild(); b != "" && b != want {
 		t.Fatalf("built for %q, expected %q", b, want)
 	}
-	// ML-KEM came with OpenSSL 3.5; BoringSSL has it. The backend must see it
+	// ML-KEM came with OpenSSL 3.5; BoringSSL and AWS-LC have it. The backend must see it
 	// exactly where it exists, or the default-group tests prove nothing.
 	var major, minor int
 	fmt.Sscanf(want, "%d.%d", &major, &minor)
-	hasMLKEM := want == "boringssl" || major > 3 || (major == 3 && minor >= 5)
+	hasMLKEM := want == "boringssl" || want == "aws-lc" || major > 3 || (major == 3 && minor >= 5)
 	if OpenSSLHasMLKEM() != hasMLKEM {
 		t.Fatalf("%s: OpenSSLHasMLKEM() = %v, want %v", OpenSSLVersion(), OpenSSLHasMLKEM(), hasMLKEM)
 	}

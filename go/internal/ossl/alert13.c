@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+
+#include "family.h"
 #include <openssl/opensslv.h>
 
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
@@ -99,7 +101,7 @@ done:
 	return n;
 }
 
-#else /* OPENSSL_IS_BORINGSSL */
+#else /* TM_BORING_API */
 
 size_t tm_keylog_secret(const char *line, const char *label, uint8_t *out, size_t outcap) {
 	(void)line, (void)label, (void)out, (void)outcap;

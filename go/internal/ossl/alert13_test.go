@@ -64,8 +64,8 @@ func openAlert(t *testing.T, suite uint16, secret, record []byte) []byte {
 }
 
 func TestSealAlert13OpensWithGo(t *testing.T) {
-	if IsBoringSSL() {
-		t.Skip("BoringSSL seals its own alerts; the shim's sealing is not built")
+	if BoringAPI() {
+		t.Skip("BoringSSL and AWS-LC seal their own alerts; the shim's sealing is not built")
 	}
 	for _, tc := range []struct {
 		suite     uint16
@@ -89,8 +89,8 @@ func TestSealAlert13OpensWithGo(t *testing.T) {
 }
 
 func TestSealAlert13Refuses(t *testing.T) {
-	if IsBoringSSL() {
-		t.Skip("BoringSSL seals its own alerts; the shim's sealing is not built")
+	if BoringAPI() {
+		t.Skip("BoringSSL and AWS-LC seal their own alerts; the shim's sealing is not built")
 	}
 	s32, s48 := make([]byte, 32), make([]byte, 48)
 	for _, tc := range []struct {
@@ -113,8 +113,8 @@ func TestSealAlert13Refuses(t *testing.T) {
 }
 
 func TestKeylogSecret(t *testing.T) {
-	if IsBoringSSL() {
-		t.Skip("BoringSSL seals its own alerts; the key-log parser is not built")
+	if BoringAPI() {
+		t.Skip("BoringSSL and AWS-LC seal their own alerts; the key-log parser is not built")
 	}
 	const label = "CLIENT_HANDSHAKE_TRAFFIC_SECRET"
 	random := "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"

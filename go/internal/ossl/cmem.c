@@ -7,6 +7,8 @@
 
 #include <openssl/crypto.h>
 
+#include "family.h"
+
 static uint64_t calls, bytes;
 static int counting;
 
@@ -23,8 +25,8 @@ int tm_cmem_read(uint64_t *c, uint64_t *b) {
 	return 1;
 }
 
-#ifdef OPENSSL_IS_BORINGSSL
-/* BoringSSL's own allocator keeps each block's size in a prefix and cleanses the block when it
+#ifdef TM_BORING_API
+/* BoringSSL's (and AWS-LC's) own allocator keeps each block's size in a prefix and cleanses the block when it
  * frees it; these do the same, so the library runs as it would without them, counted. */
 #define PREFIX 16
 

@@ -26,8 +26,8 @@ func init() {
 }
 
 // BuiltFor is the library a vendored build was linked against, an OpenSSL
-// release ("3.6") or "boringssl", set with -ldflags -X by the Makefile;
-// empty for the system libssl.
+// release ("3.6"), "boringssl" or "aws-lc", set with -ldflags -X by the
+// Makefile; empty for the system libssl.
 var BuiltFor string
 
 // BoringSource names the source a BoringSSL build came from ("boring-sys
@@ -46,6 +46,10 @@ func CheckBuild() error {
 		if !strings.HasPrefix(v, "BoringSSL") {
 			return fmt.Errorf("ossl: built for BoringSSL but running %s", v)
 		}
+	case BuiltFor == "aws-lc":
+		if !strings.HasPrefix(v, "AWS-LC ") {
+			return fmt.Errorf("ossl: built for AWS-LC but running %s", v)
+		}
 	case !strings.HasPrefix(v, "OpenSSL "+BuiltFor+"."):
 		return fmt.Errorf("ossl: built for OpenSSL %s but running %s", BuiltFor, v)
 	}
@@ -53,8 +57,8 @@ func CheckBuild() error {
 }
 
 // Version is the version string of the libssl this process runs with, as
-// the library reports it at run time, e.g. "OpenSSL 3.0.19 27 Jan 2026" or,
-// for BoringSSL, "BoringSSL (boring-sys 5.4.0)".
+// the library reports it at run time, e.g. "OpenSSL 3.0.19 27 Jan 2026",
+// "AWS-LC 1.73.0" or, for BoringSSL, "BoringSSL (boring-sys 5.4.0)".
 func Version() string {
 	v := C.GoString(C.tm_version())
 	if v == "BoringSSL" && BoringSource != "" {
@@ -63,8 +67,9 @@ func Version() string {
 	return v
 }
 
-// IsBoringSSL reports whether the linked libssl is BoringSSL.
-func IsBoringSSL() bool { return C.tm_is_boringssl() == 1 }
+// BoringAPI reports whether the linked libssl is BoringSSL or AWS-LC, its
+// fork, whose libssl API the shim uses in place of OpenSSL's.
+func BoringAPI() bool { return C.tm_boring_api() == 1 }
 
 // GroupsSupported reports whether this libssl knows every group in the
 // colon-separated list (OpenSSL names, e.g. "X25519MLKEM768").

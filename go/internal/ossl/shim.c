@@ -3,6 +3,7 @@
 #include "shim.h"
 #include "alert13.h"
 #include "cmem.h"
+#include "family.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -16,12 +17,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-/* BoringSSL differs where it is better: certificates stay DER buffers
+/* BoringSSL (and AWS-LC, its fork) differs where it is better: certificates stay DER buffers
  * (TLS_with_buffers_method, no X509 parsing), the peer's chain is checked
  * through its custom-verify callback, group and signature scheme come as
  * code points, and its client seals an alert under the handshake key by
  * itself, so the deferred-alert machinery below is OpenSSL's alone. */
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 #include <openssl/pool.h>
 #endif
 
@@ -41,7 +42,7 @@ struct tm_conn {
 	tm_io io;
 	int alert_sent, alert_received;
 	unsigned long first_error;
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 	/* Client only: the server's certificate was refused, and the alert
 	 * waits until the handshake write key exists (see seal_alert). */
 	int deferred_reject;
@@ -84,7 +85,7 @@ static int check_chain(tm_conn *c, const uint8_t *const *ders, const size_t *len
 	return verdict;
 }
 
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 static enum ssl_verify_result_t verify_peer(SSL *ssl, uint8_t *out_alert) {
 	const STACK_OF(CRYPTO_BUFFER) *chain = SSL_get0_peer_certificates(ssl);
 	size_t n = chain ? sk_CRYPTO_BUFFER_num(chain) : 0;
@@ -170,7 +171,7 @@ static void note_alerts(const SSL *ssl, int where, int ret) {
 		c->alert_sent = ret & 0xff;
 }
 
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 /* Keeps the client handshake traffic secret in the connection; nothing is
  * written anywhere. */
 static void keep_handshake_secret(const SSL *ssl, const char *line) {
@@ -199,7 +200,7 @@ static size_t seal_alert(tm_conn *c, uint8_t alert, uint8_t *out, size_t outcap)
 	return tm_seal_alert13(suite, c->chts, c->chts_len, alert, out, outcap);
 }
 
-#endif /* !OPENSSL_IS_BORINGSSL */
+#endif /* !TM_BORING_API */
 
 static void set_err(char *err, size_t errlen, const char *what) {
 	unsigned long e = ERR_peek_last_error();
@@ -213,11 +214,13 @@ static void set_err(char *err, size_t errlen, const char *what) {
 	ERR_clear_error();
 }
 
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 /* Our chain as DER buffers and our key, in one call. */
-static int set_chain_and_key(SSL_CTX *ctx, const tm_ctx_config *cfg) {
-	if (cfg->chain_count <= 0 || cfg->chain_count > 16)
+static int set_chain_and_key(SSL_CTX *ctx, const tm_ctx_config *cfg, char *err, size_t errlen) {
+	if (cfg->chain_count <= 0 || cfg->chain_count > 16) {
+		snprintf(err, errlen, "a chain of %d certificates", cfg->chain_count);
 		return 0;
+	}
 	CRYPTO_BUFFER *bufs[16] = {0};
 	const uint8_t *p = cfg->chain;
 	int ok = 1;
@@ -227,9 +230,16 @@ static int set_chain_and_key(SSL_CTX *ctx, const tm_ctx_config *cfg) {
 		p += cfg->chain_lens[i];
 	}
 	const unsigned char *kp = cfg->key;
-	EVP_PKEY *key = ok ? d2i_AutoPrivateKey(NULL, &kp, (long)cfg->key_len) : NULL;
-	ok = key != NULL &&
-	     SSL_CTX_set_chain_and_key(ctx, bufs, (size_t)cfg->chain_count, key, NULL);
+	EVP_PKEY *key = NULL;
+	if (!ok) {
+		set_err(err, errlen, "copying our certificate chain");
+	} else if ((key = d2i_AutoPrivateKey(NULL, &kp, (long)cfg->key_len)) == NULL) {
+		ok = 0;
+		set_err(err, errlen, "parsing our private key");
+	} else if (!SSL_CTX_set_chain_and_key(ctx, bufs, (size_t)cfg->chain_count, key, NULL)) {
+		ok = 0;
+		set_err(err, errlen, "setting our certificate and private key (the library refuses a key that does not match the certificate)");
+	}
 	EVP_PKEY_free(key);
 	for (int i = 0; i < cfg->chain_count; i++)
 		CRYPTO_BUFFER_free(bufs[i]);
@@ -244,7 +254,7 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		return NULL;
 	}
 	t->is_server = cfg->is_server;
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 	t->ctx = SSL_CTX_new(TLS_with_buffers_method());
 #else
 	t->ctx = SSL_CTX_new(cfg->is_server ? TLS_server_method() : TLS_client_method());
@@ -269,20 +279,18 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 		set_err(err, errlen, "unsupported key-exchange group list");
 		goto fail;
 	}
-#ifdef OPENSSL_IS_BORINGSSL
-	/* BoringSSL's TLS 1.3 suites are fixed: these three, in this order where
+#ifdef TM_BORING_API
+	/* BoringSSL's (and AWS-LC's) TLS 1.3 suites are fixed: these three, in this order where
 	 * the CPU has AES instructions. Any other list would be a silent lie. */
 	if (cfg->ciphersuites && *cfg->ciphersuites &&
 	    strcmp(cfg->ciphersuites, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
 	                              "TLS_CHACHA20_POLY1305_SHA256") != 0) {
-		snprintf(err, errlen, "BoringSSL's TLS 1.3 cipher suites are fixed; cannot use %s",
+		snprintf(err, errlen, "%s's TLS 1.3 cipher suites are fixed; cannot use %s", tm_version(),
 		         cfg->ciphersuites);
 		goto fail;
 	}
-	if (!set_chain_and_key(ctx, cfg)) {
-		set_err(err, errlen, "setting our certificate and private key (BoringSSL refuses a key that does not match the certificate)");
+	if (!set_chain_and_key(ctx, cfg, err, errlen))
 		goto fail;
-	}
 #else
 	if (cfg->ciphersuites && *cfg->ciphersuites &&
 	    !SSL_CTX_set_ciphersuites(ctx, cfg->ciphersuites)) {
@@ -331,7 +339,7 @@ tm_ctx *tm_ctx_new(const tm_ctx_config *cfg, char *err, size_t errlen) {
 	int mode = SSL_VERIFY_PEER;
 	if (cfg->is_server)
 		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 	SSL_CTX_set_custom_verify(ctx, mode, verify_peer);
 #else
 	SSL_CTX_set_verify(ctx, mode, NULL);
@@ -402,7 +410,7 @@ tm_conn *tm_conn_new(tm_ctx *t) {
 void tm_conn_free(tm_conn *c) {
 	if (c == NULL)
 		return;
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 	OPENSSL_cleanse(c->chts, sizeof c->chts);
 #endif
 	SSL_free(c->ssl);
@@ -450,7 +458,7 @@ int tm_handshake(tm_conn *c, const uint8_t *in, size_t inlen, uint8_t *out, size
 		int ret = SSL_do_handshake(c->ssl);
 		rc = ret == 1 ? TM_OK : classify(c, ret);
 	}
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 	if (c->deferred_reject && rc != TM_WANT_READ) {
 		/* Our second flight stays unsent; the sealed alert replaces it. */
 		(void)BIO_reset(c->wbio);
@@ -525,7 +533,7 @@ void tm_shutdown(tm_conn *c, uint8_t *out, size_t outcap) {
 	tm_drain(c, out, outcap);
 }
 
-#ifndef OPENSSL_IS_BORINGSSL
+#ifndef TM_BORING_API
 static uint16_t group_code(int nid) {
 	switch (nid) {
 	case NID_X25519: return 0x001d;
@@ -565,7 +573,7 @@ void tm_get_state(tm_conn *c, tm_state *s) {
 	const SSL_CIPHER *cipher = SSL_get_current_cipher(c->ssl);
 	s->cipher = cipher ? SSL_CIPHER_get_protocol_id(cipher) : 0;
 	/* OpenSSL 3.0 reads the group from the session, absent after an early failure. */
-#ifdef OPENSSL_IS_BORINGSSL
+#ifdef TM_BORING_API
 	s->group = SSL_get_group_id(c->ssl);
 	s->peer_sigalg = SSL_get_peer_signature_algorithm(c->ssl);
 #else
@@ -587,8 +595,8 @@ void tm_error(tm_conn *c, char *buf, size_t len) {
 
 const char *tm_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 
-int tm_is_boringssl(void) {
-#ifdef OPENSSL_IS_BORINGSSL
+int tm_boring_api(void) {
+#ifdef TM_BORING_API
 	return 1;
 #else
 	return 0;

@@ -81,8 +81,9 @@ void tm_error(tm_conn *c, char *buf, size_t len);
 
 /* Whether this libssl knows every group in the list (OpenSSL names). */
 int tm_groups_supported(const char *groups);
-/* 1 when built against BoringSSL, which has its own key-share rule. */
-int tm_is_boringssl(void);
+/* 1 when built against BoringSSL or AWS-LC, whose libssl API the shim uses
+ * there (and whose client has its own key-share rule). */
+int tm_boring_api(void);
 const char *tm_version(void);
 
 #endif
