@@ -316,27 +316,32 @@ bench-go: build
 	if [ -f results/go-bench.jsonl ]; then $(BIN)/tlsmatrix import results/go-bench.jsonl --db $(DB) || exit $$?; fi; \
 	exit $$status
 
-# Where the OpenSSL backend's handshake time goes on each libssl: the HandshakeNewPeers and
-# Handshake benchmarks (X25519; new peers, then the same two reconnecting) under perf with
-# DWARF call stacks, split by cmd/profilesplit into the library (itself split into decoding,
-# verifying, signing, key exchange, lookups and allocation), the libp2p check, the kernel, the
-# Go runtime and the glue; making the new peers' transports is counted apart.
+# Where the OpenSSL backend's handshake time goes on each libssl, beside upstream go-libp2p
+# (crypto/tls) profiled the same way: the HandshakeNewPeers and Handshake benchmarks (X25519;
+# new peers, then the same two reconnecting) under perf with DWARF call stacks, split by
+# cmd/profilesplit into the TLS library (itself split into decoding, verifying, signing, key
+# exchange, lookups and allocation), the libp2p check, the kernel, the Go runtime and the
+# glue, each in µs per handshake so the transports compare category by category; making the
+# new peers' transports is counted apart.
 PROFILE_TIME ?= 3s
 PROFILE_BENCHMARKS ?= HandshakeNewPeers Handshake
 profile-go: build
 	mkdir -p results
 	@set -o pipefail; command -v perf >/dev/null || { echo "profile-go: perf is not installed (scripts/setup installs linux-perf)" >&2; exit 2; }; \
 	: > results/go-profile.txt; \
-	for v in system $(GO_LIBSSL); do \
-	  if [ $$v = system ]; then go="$(GO) test $(GO_TAGS)"; else go="../scripts/go-libssl $$v test"; fi; \
-	  (cd go && $$go -c -o ../target/go-bench-$$v.test ./bench) || exit $$?; \
-	  case $$v in system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
+	for v in upstream system $(GO_LIBSSL); do \
+	  bin=target/go-bench-$$v.test; \
+	  case $$v in upstream) bin=target/go-bench-system.test;; system) go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
+	  [ $$v = upstream ] || (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
+	  case $$v in upstream) name=go-libp2p-upstream;; system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  for b in $(PROFILE_BENCHMARKS); do \
 	    echo "== $$name: $$b, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \
 	    perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o target/go-profile-$$v-$$b.data \
-	      target/go-bench-$$v.test -test.run '^$$' -test.bench "^Benchmark$$b$$/^group=X25519$$/^client=$$name$$/^server=$$name$$" \
-	      -test.benchtime $(PROFILE_TIME) -test.cpu 1 | grep '^Benchmark' | tee -a results/go-profile.txt || exit $$?; \
-	    perf script -i target/go-profile-$$v-$$b.data 2>/dev/null | (cd go && $(GO) run ./cmd/profilesplit --top 5) | tee -a results/go-profile.txt || exit $$?; \
+	      $$bin -test.run '^$$' -test.bench "^Benchmark$$b$$/^group=X25519$$/^client=$$name$$/^server=$$name$$" \
+	      -test.benchtime $(PROFILE_TIME) -test.cpu 1 | grep '^Benchmark' | tee -a results/go-profile.txt > target/go-profile-line.txt || exit $$?; \
+	    ns=$$(awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "ns/op") print $$i}' target/go-profile-line.txt); \
+	    perf script -i target/go-profile-$$v-$$b.data 2>/dev/null | (cd go && $(GO) run ./cmd/profilesplit --top 5 --ns-per-op $$ns) \
+	      | tee -a results/go-profile.txt || exit $$?; \
 	  done; \
 	done
 

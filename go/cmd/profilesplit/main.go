@@ -1,6 +1,7 @@
 // Command profilesplit reads `perf script` output (samples with call
 // stacks) and says where a libp2p handshake's CPU time goes: in the TLS
-// library (libssl and libcrypto), in the libp2p certificate check, in the
+// library (libssl and libcrypto, or for a crypto/tls transport Go's
+// crypto/tls and crypto packages), in the libp2p certificate check, in the
 // kernel (sockets, scheduling), in the Go runtime (scheduler, GC, cgo
 // transitions) or in the rest of the Go and C glue (the transport, the
 // shim, net); the library's share is split again by what its symbols say
@@ -16,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"regexp"
@@ -33,6 +35,16 @@ const (
 	kernel
 	goRuntime
 	glue
+	// cut is Go crypto assembly whose callers perf could not unwind (Go's
+	// P-256 field arithmetic and SHA-512 have no DWARF frame information): it
+	// is the libp2p check's, crypto/tls's or the set-up's, which the stack no
+	// longer tells, so it is named apart rather than charged to the library.
+	cut
+	// monitor is the Go runtime's monitor thread (sysmon), which polls beside
+	// the handshake on a thread of its own, more often while cgo calls are
+	// long: CPU spent, but not in the handshake's time, so left out of the
+	// shares.
+	monitor
 	// setup is the untimed making of transports (new-peer workloads make both
 	// sides anew before each handshake): sampled, but not part of the
 	// handshake, so left out of the shares.
@@ -41,11 +53,13 @@ const (
 )
 
 var names = [categories]string{
-	library:   "TLS library (libssl, libcrypto)",
+	library:   "TLS library (libssl, libcrypto; Go's crypto/tls, crypto)",
 	check:     "libp2p certificate check (Go)",
 	kernel:    "kernel (sockets, scheduling, faults)",
 	goRuntime: "Go runtime (scheduler, GC, cgo calls)",
 	glue:      "glue (transport, shim, net, harness)",
+	cut:       "Go crypto assembly, callers not unwound (check, crypto/tls or set-up)",
+	monitor:   "Go's monitor thread, sysmon (beside the handshake; not in the shares)",
 	setup:     "untimed set-up (making transports; not in the shares)",
 }
 
@@ -89,9 +103,10 @@ var partPatterns = []struct {
 	{alloc, []string{"crypto_malloc", "crypto_zalloc", "crypto_realloc", "crypto_free", "crypto_clear_free", "openssl_malloc", "openssl_free", "openssl_zalloc"}},
 	{lookups, []string{"ossl_method_store", "ossl_ht_", "ossl_fnv1a", "_fetch", "ossl_lib_ctx", "ossl_namemap", "ossl_provider", "ossl_decoder_cache"}},
 	{verify, []string{"verify"}},
-	{sign, []string{"ecdsa_sign", "digestsign", "pkey_sign", "_sign_", "do_sign", "sign_init", "ed25519_sign", "rsa_sign", "ecdsa_do_sign"}},
+	{sign, []string{"ecdsa_sign", "digestsign", "pkey_sign", "_sign_", "do_sign", "sign_init", "ed25519_sign", "rsa_sign", "ecdsa_do_sign",
+		"ecdsa.sign", "ecdsa.(*privatekey).sign", "ed25519.sign"}},
 	{keyExchange, []string{"x25519", "ecdh", "derive", "key_gen", "keygen", "generate_key", "mlkem", "ml_kem", "key_share", "keyshare"}},
-	{decode, []string{"d2i_", "asn1", "decoder", "x509", "pem_", "der2key", "spki", "pkey_from"}},
+	{decode, []string{"d2i_", "asn1", "decoder", "x509", "pem_", "der2key", "spki", "pkey_from", "cryptobyte"}},
 }
 
 func partOf(stack []frame) part {
@@ -116,11 +131,28 @@ type frame struct {
 var frameLine = regexp.MustCompile(`^\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)$`)
 
 // compilerSuffix is what GCC appends to a C function it cloned or split.
-var compilerSuffix = regexp.MustCompile(`(\.(isra|constprop|part|cold|lto_priv|llvm)(\.\d+)?)+$`)
+var compilerSuffix = regexp.MustCompile(`(\.(isra|constprop|part|cold|lto_priv|llvm|localalias)(\.\d+)?)+$`)
 
 // checkFuncs are the libp2p check's entry points: every sample under one
-// of them is the check's, whatever it calls.
-var checkFuncs = []string{"libp2ptls.PeerKeyFromChain", "libp2ptls.(*verifiedCerts).peerKey"}
+// of them is the check's, whatever it calls. Upstream go-libp2p's check is
+// the closure its ConfigForPeer installs (it calls PubKeyFromCertChain);
+// the benchmarks' like-for-like reference adds the self-signature check.
+var checkFuncs = []string{"libp2ptls.PeerKeyFromChain", "libp2ptls.(*verifiedCerts).peerKey",
+	"p2p/security/tls.PubKeyFromCertChain", "p2p/security/tls.(*Identity).ConfigForPeer.func",
+	"go/bench.checkSelfSignature"}
+
+// goCrypto is a Go symbol of crypto/tls or a crypto package: the TLS
+// library when the transport is crypto/tls. (Go's allocations and GC for
+// it stay the runtime's, where OpenSSL's malloc is the library's: a Go
+// library's share is understated by that much.)
+func goCrypto(sym string) bool {
+	for _, p := range []string{"crypto/", "vendor/golang.org/x/crypto/", "golang.org/x/crypto/"} {
+		if strings.HasPrefix(sym, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // glueC are C symbols that are ours or cgo's, not the library's.
 func glueC(sym string) bool {
@@ -145,18 +177,29 @@ func isLibc(f frame) bool {
 	return strings.Contains(f.dso, "libc.so") || strings.Contains(f.dso, "libc-") || strings.Contains(f.dso, "ld-linux")
 }
 
+// goAsmStatic is a Go assembly function private to its file (TEXT
+// name<>(SB)), which perf names without its package: Go's P-256 field
+// arithmetic.
+var goAsmStatic = regexp.MustCompile(`^p256\w*Internal$`)
+
 // classify charges a stack (leaf first) to a category.
 func classify(stack []frame) category {
+	if len(stack) == 1 && (goAsmStatic.MatchString(stack[0].sym) || goCrypto(stack[0].sym)) {
+		return cut
+	}
 	for _, f := range stack {
 		for _, c := range setupFuncs {
 			if strings.HasSuffix(f.sym, c) {
 				return setup
 			}
 		}
+		if f.sym == "runtime.sysmon" {
+			return monitor
+		}
 	}
 	for _, f := range stack {
 		for _, c := range checkFuncs {
-			if strings.HasSuffix(f.sym, c) {
+			if strings.Contains(f.sym, c) {
 				return check
 			}
 		}
@@ -173,6 +216,9 @@ func classify(stack []frame) category {
 			if strings.HasPrefix(f.sym, "runtime.") || strings.HasPrefix(f.sym, "runtime/") {
 				return goRuntime
 			}
+			if goCrypto(f.sym) {
+				return library
+			}
 			return glue
 		case glueC(f.sym):
 			return glue
@@ -183,6 +229,9 @@ func classify(stack []frame) category {
 	return glue
 }
 
+// apart is a category sampled but not part of the handshake's time.
+func (c category) apart() bool { return c == setup || c == monitor }
+
 // profile is the samples counted per category, and per category per leaf
 // function (the first frame that is not libc's or unknown).
 type profile struct {
@@ -190,7 +239,7 @@ type profile struct {
 	leaves [categories]map[string]int
 	// parts splits the library's samples.
 	parts [parts]int
-	// total is every sample but set-up's: what the shares are of.
+	// total is every sample but those kept apart: what the shares are of.
 	total int
 }
 
@@ -221,7 +270,7 @@ func split(r io.Reader) (profile, error) {
 			if c == library {
 				p.parts[partOf(stack)]++
 			}
-			if c != setup {
+			if !c.apart() {
 				p.total++
 			}
 		}
@@ -260,8 +309,9 @@ func (p profile) top(c category, n int) []string {
 
 func main() {
 	top := flag.Int("top", 0, "also list each category's N most sampled functions")
+	nsPerOp := flag.Float64("ns-per-op", 0, "the benchmark's ns/op: adds each share's time per operation, so profiles of\ntransports that differ in speed compare category by category")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: perf script -i perf.data | profilesplit [--top N]")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: perf script -i perf.data | profilesplit [--top N] [--ns-per-op NS]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -278,12 +328,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "profilesplit: no samples with stacks on stdin (perf record -g?)")
 		os.Exit(1)
 	}
-	share := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(p.total)) }
+	if *nsPerOp < 0 || math.IsNaN(*nsPerOp) || math.IsInf(*nsPerOp, 0) {
+		fmt.Fprintln(os.Stderr, "profilesplit: --ns-per-op must be a positive number of nanoseconds")
+		os.Exit(2)
+	}
+	share := func(n int) string {
+		f := float64(n) / float64(p.total)
+		if *nsPerOp > 0 {
+			return fmt.Sprintf("%.1f%%\t%.0f µs", 100*f, f**nsPerOp/1e3)
+		}
+		return fmt.Sprintf("%.1f%%", 100*f)
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "where the time goes\tsamples\tshare\t\n")
+	if *nsPerOp > 0 {
+		fmt.Fprintf(tw, "where the time goes\tsamples\tshare\tper op\t\n")
+	} else {
+		fmt.Fprintf(tw, "where the time goes\tsamples\tshare\t\n")
+	}
 	for c := range categories {
-		if c == setup {
-			if p.counts[c] > 0 {
+		if c.apart() {
+			if p.counts[c] > 0 && *nsPerOp > 0 {
+				fmt.Fprintf(tw, "%s\t%d\t-\t-\t\n", names[c], p.counts[c])
+			} else if p.counts[c] > 0 {
 				fmt.Fprintf(tw, "%s\t%d\t-\t\n", names[c], p.counts[c])
 			}
 			continue
