@@ -162,9 +162,12 @@ impl TlsLibrary for OpensslLibrary {
         if cfg!(feature = "boringssl")
             && cfg.open.is_none()
             && cfg.version == Version::Tls13
-            && codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) != 0x1301
+            && !matches!(
+                codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig),
+                0x1301 | 0x1302
+            )
         {
-            return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites; it takes AES-128-GCM first on AES hardware".into());
+            return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites: it takes AES-128-GCM first on AES hardware, or AES-256-GCM under its CNSA policy, never ChaCha20-Poly1305 while AES-GCM is offered".into());
         }
         if cfg.groups.contains(&Group::X25519Mlkem768)
             && !cfg!(any(feature = "boringssl", feature = "aws-lc"))
@@ -210,9 +213,27 @@ impl TlsLibrary for OpensslLibrary {
                 b.set_max_proto_version(Some(v))?;
                 let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
                 match cfg.version {
-                    // BoringSSL's TLS 1.3 suites are fixed; `supports` admits only AES-128-GCM.
+                    // BoringSSL's TLS 1.3 suites are fixed; its one knob over them is the
+                    // CNSA 2024-07 compliance policy, which puts AES-256-GCM first on both
+                    // sides and changes nothing else. `supports` admits AES-128-GCM (the
+                    // default) and AES-256-GCM (this policy) only.
                     #[cfg(feature = "boringssl")]
-                    Version::Tls13 => {}
+                    Version::Tls13 => {
+                        if codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) == 0x1302 {
+                            // SAFETY: a valid context; the policy is one of the enum's values.
+                            let r = unsafe {
+                                ffi::SSL_CTX_set_compliance_policy(
+                                    b.as_ptr(),
+                                    ffi::ssl_compliance_policy_t::ssl_compliance_policy_cnsa_202407,
+                                )
+                            };
+                            if r != 1 {
+                                return Err(anyhow!(
+                                    "BoringSSL refused its CNSA 2024-07 policy (AES-256-GCM first)"
+                                ));
+                            }
+                        }
+                    }
                     #[cfg(not(feature = "boringssl"))]
                     Version::Tls13 => calls::set_ciphersuites(&mut b, suite)?,
                     Version::Tls12 => b.set_cipher_list(suite)?,
