@@ -4,6 +4,7 @@ use anyhow::Result;
 use serde_json::json;
 use tlsmatrix_model::impls;
 use tlsmatrix_model::metric::{Better, METRICS};
+use tlsmatrix_model::plan;
 use tlsmatrix_model::scenario::{self, Scenario};
 
 use crate::drivers::{self, Registry};
@@ -43,6 +44,13 @@ pub fn list(as_json: bool) -> Result<()> {
             })).collect::<Vec<_>>(),
             "fixed": defaults,
             "default_suite": default_suite,
+            "plans": plan::PLANS.iter().map(|p| json!({
+                "name": p.name,
+                "about": p.about,
+                "source": p.url,
+                "impls": p.impls,
+                "scenarios": p.scenarios(),
+            })).collect::<Vec<_>>(),
             "scenarios": Scenario::catalogue().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -72,6 +80,16 @@ pub fn list(as_json: bool) -> Result<()> {
     );
     for s in default_suite {
         println!("  {s}");
+    }
+    println!("\nplans (tlsmatrix run --plan NAME, in place of --impl and --scenario):");
+    for p in plan::PLANS {
+        println!("  {:<15} {}", p.name, p.about);
+        println!(
+            "  {:<15} {} scenarios; {}",
+            "",
+            p.scenarios().len(),
+            p.impls.join(", ")
+        );
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
     name = "tlsmatrix",
     version,
     about = "Measure TLS implementations side by side: handshake cost per side and bulk throughput, in memory, with every negotiated parameter checked",
-    after_help = "Examples:\n  tlsmatrix list\n  tlsmatrix run --impl rustls-aws-lc,openssl-3.0 --scenario 'handshake-tls13-*' --runs 30\n  tlsmatrix run --measure instructions --scenario 'handshake-tls13-*' --runs 3\n  tlsmatrix compare RUN_A RUN_B --threshold 2%\n  tlsmatrix report --out report\n\nExit codes: 0 success; 1 some cells failed, or compare found a regression; 2 bad input."
+    after_help = "Examples:\n  tlsmatrix list\n  tlsmatrix run --impl rustls-aws-lc,openssl-3.0 --scenario 'handshake-tls13-*' --runs 30\n  tlsmatrix run --measure instructions --scenario 'handshake-tls13-*' --runs 3\n  tlsmatrix run --plan rustls-report --lanes 2\n  tlsmatrix compare RUN_A RUN_B --threshold 2%\n  tlsmatrix report --out report\n\nExit codes: 0 success; 1 some cells failed, or compare found a regression; 2 bad input."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -308,6 +308,12 @@ struct RunArgs {
     /// glibc's malloc (`tlsmatrix list` shows the variants, named `impl+allocator`).
     #[arg(long = "impl", value_name = "A,B,...")]
     impls: Vec<String>,
+    /// A named plan in place of --impl and --scenario: the impls and scenarios that repeat a
+    /// published measurement's configuration here, so that the report sets its figures beside
+    /// ours (`tlsmatrix list` shows the plans). `rustls-report`: rustls's report of
+    /// 2026-03-07, rustls-aws-lc against BoringSSL and OpenSSL 3.6.
+    #[arg(long, value_name = "NAME", value_parser = tlsmatrix_model::plan::named, conflicts_with_all = ["impls", "scenario"])]
+    plan: Option<&'static tlsmatrix_model::plan::Plan>,
     /// Scenario ids or patterns (`*` and `?` wildcards), comma-separated or repeated.
     /// Default: the core suite (`tlsmatrix list` shows it); with `--measure wire`, the wire
     /// suite (handshakes whose cost differs on a network).
@@ -423,8 +429,14 @@ fn main() -> ExitCode {
                 .db
                 .clone()
                 .unwrap_or_else(|| beside(&a.out, "tlsmatrix.db")),
-            impls: a.impls,
-            scenarios: a.scenario,
+            impls: match a.plan {
+                Some(p) => p.impls.iter().map(|s| s.to_string()).collect(),
+                None => a.impls,
+            },
+            scenarios: match a.plan {
+                Some(p) => p.scenarios().into_iter().map(String::from).collect(),
+                None => a.scenario,
+            },
             runs: a.runs,
             out: a.out,
             warmup_ms: a.warmup_ms,

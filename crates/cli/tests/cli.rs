@@ -66,6 +66,22 @@ fn bad_input_ends_in_one_clear_sentence() {
             &["run", "--out", "/proc/no/such/r.jsonl"],
             "cannot write results to /proc/no/such/r.jsonl",
         ),
+        (
+            &["run", "--plan", "nope", "--out", o],
+            "no plan named 'nope'; plans: rustls-report",
+        ),
+        (
+            &[
+                "run",
+                "--plan",
+                "rustls-report",
+                "--impl",
+                "rustls-aws-lc",
+                "--out",
+                o,
+            ],
+            "cannot be used with",
+        ),
     ];
     for (args, wants) in cases {
         let r = tlsmatrix(args);
@@ -1930,5 +1946,74 @@ fn wolfssl_runs_by_default_and_refuses_only_a_rustls_servers_long_ticket_nonces(
     assert!(
         cell["reason"].as_str().unwrap().contains("32-byte nonces"),
         "{cell}"
+    );
+}
+
+/// A named plan runs its impls and scenarios, is stored as a plan run (never the main run),
+/// and reaches the report as published figures beside ours.
+#[test]
+fn a_plan_runs_its_configuration_and_reaches_the_report_beside_the_published_figures() {
+    let _x = exclusive();
+    let d = scratch("plan");
+    let (plan_out, main_out, db) = (d.join("plan.jsonl"), d.join("main.jsonl"), d.join("t.db"));
+    let db_s = db.to_str().unwrap();
+    let fast = [
+        "--runs",
+        "2",
+        "--passes",
+        "1",
+        "--sample-ms",
+        "1",
+        "--warmup-ms",
+        "1",
+    ];
+    let mut args = vec![
+        "run",
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        "bulk-tls13-aes-128-gcm-16k",
+    ];
+    args.extend(fast);
+    args.extend(["--out", main_out.to_str().unwrap(), "--db", db_s]);
+    let r = tlsmatrix(&args);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let mut args = vec!["run", "--plan", "rustls-report"];
+    args.extend(fast);
+    args.extend(["--out", plan_out.to_str().unwrap(), "--db", db_s]);
+    let r = tlsmatrix(&args);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let plan = tlsmatrix_model::plan::named("rustls-report").unwrap();
+    let records = result_records(&plan_out);
+    for s in plan.scenarios() {
+        for imp in plan.impls {
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r.scenario == s && r.client == *imp && r.server == *imp),
+                "{imp} with itself in {s} has no figure"
+            );
+        }
+    }
+    let out = d.join("report");
+    let o = tlsmatrix(&[
+        "report",
+        "--db",
+        db_s,
+        "--out",
+        out.to_str().unwrap(),
+        "--interop",
+        d.join("none.jsonl").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // The main run is still the report's run; the plan's section sits beside it.
+    let main_id = result_records(&main_out)[0].run_id.clone();
+    assert!(md.contains(&format!("Every pair of run {main_id}")), "{md}");
+    assert!(md.contains("## Published figures beside ours"), "{md}");
+    assert!(md.contains("| full handshakes, 1.3, ecdsa, server | handshake-tls13-ecdsa-p256-x25519mlkem768-full-chain3 |"), "{md}");
+    assert!(
+        !md.contains("not measured |"),
+        "every published row has our figure: {md}"
     );
 }

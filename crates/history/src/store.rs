@@ -101,6 +101,9 @@ pub enum RunKind {
     Profile,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
+    /// A timed run of a named plan (`tlsmatrix run --plan NAME`): a published measurement's
+    /// configuration, reported beside its figures, never as the main run.
+    Plan,
 }
 
 impl RunKind {
@@ -117,6 +120,7 @@ impl RunKind {
             RunKind::Ceiling => "AEAD-ceiling ",
             RunKind::Profile => "profile ",
             RunKind::Allocators => "allocator ",
+            RunKind::Plan => "named-plan ",
         }
     }
 }
@@ -299,11 +303,14 @@ impl Store {
         // Allocator variants are named `impl+allocator`; a main run has none.
         const VARIANT: &str =
             "EXISTS (SELECT 1 FROM records v WHERE v.run_id = r.run_id AND (v.client LIKE '%+%' OR v.server LIKE '%+%'))";
+        // A plan run is known by its command line, which the run stores.
+        const PLAN: &str = "(r.command LIKE '% --plan %' OR r.command LIKE '% --plan=%')";
         let condition = match kind {
             RunKind::Any => "1".to_string(),
             RunKind::Matrix => format!(
-                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT}"
+                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT} AND NOT {PLAN}"
             ),
+            RunKind::Plan => format!("r.measure = 'time' AND {PLAN}"),
             RunKind::Allocators => format!(
                 "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
             ),
@@ -633,6 +640,35 @@ mod tests {
             Some("r1")
         );
         assert_eq!(s.latest_run(RunKind::Libp2p).unwrap(), None);
+    }
+
+    #[test]
+    fn a_plan_run_is_never_taken_for_the_main_run() {
+        let path = temp_db("plan.db");
+        let mut s = Store::open(&path).unwrap();
+        for (id, command, started) in [
+            ("main", "tlsmatrix run --runs 60", "2026-11-23T10:00:00Z"),
+            (
+                "plan",
+                "tlsmatrix run --plan rustls-report --lanes 2",
+                "2026-11-23T11:00:00Z",
+            ),
+        ] {
+            let mut r = record(id, 100.0);
+            r.env.command = command.into();
+            r.env.timestamp = started.into();
+            s.begin_run(id, "time", &r.env).unwrap();
+            s.add_cell(std::slice::from_ref(&r), None).unwrap();
+            s.finish_run(id, started).unwrap();
+        }
+        assert_eq!(
+            s.latest_run(RunKind::Matrix).unwrap().as_deref(),
+            Some("main")
+        );
+        assert_eq!(
+            s.latest_run(RunKind::Plan).unwrap().as_deref(),
+            Some("plan")
+        );
     }
 
     #[test]

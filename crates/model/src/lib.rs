@@ -13,6 +13,7 @@ pub mod glob;
 pub mod impls;
 pub mod interop;
 pub mod metric;
+pub mod plan;
 pub mod protocol;
 pub mod record;
 pub mod scenario;

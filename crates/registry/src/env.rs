@@ -5,21 +5,53 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tlsmatrix_model::record::Env;
 
+/// The CPU features TLS crypto takes faster paths on (AES and carry-less multiply for
+/// AES-GCM, AVX-512 and its IFMA for RSA and GCM, ADX for bignums, SHA extensions), as
+/// /proc/cpuinfo names them: what a figure from another machine must be read against.
+const CRYPTO_FEATURES: &[&str] = &[
+    "aes",
+    "pclmulqdq",
+    "avx2",
+    "adx",
+    "sha_ni",
+    "vaes",
+    "vpclmulqdq",
+    "avx512f",
+    "avx512ifma",
+];
+
+fn crypto_features(cpuinfo: &str) -> String {
+    let flags: Vec<&str> = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|f| f.split_whitespace().collect())
+        .unwrap_or_default();
+    let have: Vec<&str> = CRYPTO_FEATURES
+        .iter()
+        .copied()
+        .filter(|f| flags.contains(f))
+        .collect();
+    if have.is_empty() {
+        "none of ".to_string() + &CRYPTO_FEATURES.join(" ")
+    } else {
+        have.join(" ")
+    }
+}
+
 pub fn capture(command: String) -> Env {
-    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or_else(|| "unknown".into(), |s| s.trim().to_string());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
     let mut compilers = BTreeMap::new();
     compilers.insert("rustc".into(), env!("TLSMATRIX_RUSTC_VERSION").into());
+    compilers.insert("cpu_features".into(), crypto_features(&cpuinfo));
     // Whether `--measure counters` could have counted cycles and instructions here; it takes
     // page faults and context switches either way.
     compilers.insert(
@@ -93,6 +125,13 @@ mod tests {
         assert_eq!(compact(t), "20261123T101500Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn crypto_features_are_read_from_the_flags_line() {
+        let cpuinfo = "model name\t: X\nflags\t\t: fpu aes avx2 avx512f avx512ifmax sha_ni\n";
+        assert_eq!(crypto_features(cpuinfo), "aes avx2 sha_ni avx512f");
+        assert!(crypto_features("model name\t: X\n").starts_with("none of aes"));
     }
 
     #[test]

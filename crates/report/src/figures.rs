@@ -159,6 +159,37 @@ pub fn paired_advantage(r: &Record) -> Option<Factor> {
     })
 }
 
+/// An impl with itself in a scenario: its figure, and its factor against the run's baseline
+/// with itself, paired round by round (exactly 1 for the baseline; None when the record was
+/// not paired with that baseline).
+pub fn own_factor<'a>(
+    records: &'a [Record],
+    scenario: &str,
+    imp: &str,
+    m: Metric,
+    baseline: &str,
+) -> Option<(&'a Record, Factor)> {
+    let r = records
+        .iter()
+        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)?;
+    let f = if imp == baseline {
+        Factor {
+            ratio: 1.0,
+            ci_low: 1.0,
+            ci_high: 1.0,
+            significant: false,
+            paired: true,
+        }
+    } else {
+        let p = r.paired.as_ref()?;
+        if p.reference_client != baseline || p.reference_server != baseline {
+            return None;
+        }
+        paired_advantage(r)?
+    };
+    Some((r, f))
+}
+
 /// "2.10x [2.05-2.14]", with `~` when not significant and `u` when unpaired (two blocks of
 /// samples taken at different times, which a shared machine's drift can move).
 pub fn factor_text(f: &Factor) -> String {

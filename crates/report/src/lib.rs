@@ -22,6 +22,7 @@ pub mod libp2p;
 mod md;
 pub mod netmodel;
 pub mod network;
+pub mod published;
 pub mod releases;
 pub mod repeatability;
 pub mod summary;

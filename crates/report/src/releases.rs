@@ -11,7 +11,7 @@ use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::stats::Factor;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
-use crate::figures::{factor_text, figure, paired_advantage, summary};
+use crate::figures::{factor_text, figure, own_factor, summary};
 
 /// The handshakes compared, each side apart.
 const SCENARIOS: &[&str] = &[
@@ -41,36 +41,6 @@ fn releases(impls: &[String]) -> Vec<&str> {
     found.into_iter().map(|(_, i)| i).collect()
 }
 
-/// A release with itself in a scenario: its figure, and its factor against the run's
-/// baseline with itself (exactly 1 for the baseline).
-fn own<'a>(
-    records: &'a [Record],
-    scenario: &str,
-    imp: &str,
-    m: Metric,
-    baseline: &str,
-) -> Option<(&'a Record, Factor)> {
-    let r = records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)?;
-    let f = if imp == baseline {
-        Factor {
-            ratio: 1.0,
-            ci_low: 1.0,
-            ci_high: 1.0,
-            significant: false,
-            paired: true,
-        }
-    } else {
-        let p = r.paired.as_ref()?;
-        if p.reference_client != baseline || p.reference_server != baseline {
-            return None;
-        }
-        paired_advantage(r)?
-    };
-    Some((r, f))
-}
-
 fn side_name(m: Metric) -> &'static str {
     if m == Metric::ClientCpuNs {
         "client"
@@ -95,7 +65,7 @@ pub fn section(records: &[Record], impls: &[String]) -> Option<Section> {
         for m in [Metric::ClientCpuNs, Metric::ServerCpuNs] {
             let figures: Vec<Option<(&Record, Factor)>> = lines
                 .iter()
-                .map(|l| own(records, scenario, l, m, baseline))
+                .map(|l| own_factor(records, scenario, l, m, baseline))
                 .collect();
             if figures.iter().all(Option::is_none) {
                 continue;

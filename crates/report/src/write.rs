@@ -58,6 +58,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
             allocators: companion(RunKind::Allocators)?,
+            published: companion(RunKind::Plan)?,
             conformance: match store.latest_conformance_run()? {
                 Some(id) => {
                     let rows = store.conformance(&id)?;
