@@ -16,9 +16,9 @@ INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-20
 # Counts repeat within 0.1% (make test checks it on three samples of the slowest-varying
 # cell, OpenSSL's RSA server), so one sample a cell is the figure; a second doubled the stage.
 INSTR_RUNS ?= 1
-# The published tables the report sets beside ours (`tlsmatrix run --plan rustls-report`):
-# rustls's report of 2026-03-07, its configuration repeated here. 30 rounds: about 45 s, and
-# its factors land within 2% of a 60-round run's.
+# The published tables the report sets beside ours (`tlsmatrix run --plan NAME`): rustls's
+# report of 2026-03-07 and seeds/002, each configuration repeated here. 30 rounds: about 45 s
+# and 26 s, and the factors land within 2% of a 60-round run's.
 PLAN_RUNS ?= 30
 # Heap per connection (allocator counts), with 100 to 1,000 connections alive.
 MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
@@ -144,7 +144,7 @@ driver-wolfssl:
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
-# rustls's published report repeated (--plan rustls-report, set beside its tables), then
+# two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
 # one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
 # (results/interop.jsonl and .md); the Go transport's paired benchmarks (`make bench-go`);
@@ -158,6 +158,8 @@ report: timings-begin build
 	@status=0; \
 	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) published $(BIN)/tlsmatrix run --plan rustls-report --runs $(PLAN_RUNS) --lanes $(LANES) \
+	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) published-seed $(BIN)/tlsmatrix run --plan seed-002 --runs $(PLAN_RUNS) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) instructions $(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \

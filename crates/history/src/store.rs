@@ -337,6 +337,23 @@ impl Store {
             .optional()?)
     }
 
+    /// The newest run of the named plan (`tlsmatrix run --plan NAME`), known by its command.
+    pub fn latest_plan_run(&self, plan: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT r.run_id FROM runs r
+                 WHERE r.measure = 'time'
+                   AND (r.command LIKE '% --plan ' || ?1 || ' %' OR r.command LIKE '% --plan ' || ?1
+                        OR r.command LIKE '% --plan=' || ?1 || ' %' OR r.command LIKE '% --plan=' || ?1)
+                   AND EXISTS (SELECT 1 FROM records x WHERE x.run_id = r.run_id)
+                 ORDER BY r.started DESC, r.run_id DESC LIMIT 1",
+                [plan],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn load(&self, run_id: &str) -> Result<RunData> {
         let env_row = self
             .conn

@@ -645,8 +645,9 @@ pub struct Companions {
     /// The newest profile run: where each side's time goes.
     pub profile: Option<RunData>,
     pub allocators: Option<RunData>,
-    /// The newest named-plan run (`tlsmatrix run --plan`): published figures beside ours.
-    pub published: Option<RunData>,
+    /// The newest run of each named plan (`tlsmatrix run --plan`): published figures beside
+    /// ours.
+    pub published: Vec<RunData>,
     /// The newest conformance run: its id and every test's row.
     pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
     /// How long each step of the `make report` that made this report took.
@@ -950,9 +951,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     if let Some(section) = crate::releases::section(&run.records, &impls) {
         sections.push(section);
     }
-    if let Some(section) = extra.published.as_ref().and_then(crate::published::section) {
-        sections.push(section);
-    }
+    sections.extend(extra.published.iter().filter_map(crate::published::section));
 
     if history.len() > 1 {
         let mut blocks = vec![Block::Para(format!(

@@ -127,8 +127,8 @@ pub fn section(run: &RunData) -> Option<Section> {
         label_cols: 2,
     }));
     Some(Section {
-        id: "published".into(),
-        title: "Published figures beside ours".into(),
+        id: format!("published-{}", plan.name),
+        title: format!("Published figures beside ours: {}", plan.source),
         blocks,
     })
 }

@@ -58,7 +58,11 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
             allocators: companion(RunKind::Allocators)?,
-            published: companion(RunKind::Plan)?,
+            published: tlsmatrix_model::plan::PLANS
+                .iter()
+                .filter_map(|p| store.latest_plan_run(p.name).transpose())
+                .map(|id| id.and_then(|id| store.load(&id)))
+                .collect::<Result<_>>()?,
             conformance: match store.latest_conformance_run()? {
                 Some(id) => {
                     let rows = store.conformance(&id)?;
