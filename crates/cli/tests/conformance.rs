@@ -73,6 +73,51 @@ const QUICK_NOT_PASSED: &[(&str, &str, &str)] = &[
     ("gnutls", "NegotiatePSKResumption-TLS13", "deviation"),
     ("gnutls", "KeyUpdate-ToClient", "deviation"),
     ("gnutls", "KeyUpdate-ToServer", "deviation"),
+    // wolfSSL's version-flexible client does not offer a TLS 1.2 session it holds: its second
+    // ClientHello carries neither the session ID nor the ticket (seen in the shim's writes).
+    // A finding, left visible.
+    ("wolfssl", "ALPNClient-TLS-TLS12", "failed"),
+    (
+        "wolfssl",
+        "VersionNegotiation-Client2-TLS12-TLS12-TLS",
+        "deviation",
+    ),
+    // Debian's wolfSSL sends no TLS 1.3 compatibility-mode change_cipher_spec
+    // (config/wolfssl.json), so BoGo's runner stops these TLS 1.3 tests before their point.
+    ("wolfssl", "ALPNClient-TLS-TLS13", "deviation"),
+    (
+        "wolfssl",
+        "ClientAuth-ECDSA-Client-TLS13-TLS-Sync",
+        "deviation",
+    ),
+    ("wolfssl", "EmptySessionID-TLS13", "deviation"),
+    ("wolfssl", "KeyUpdate-FromClient", "deviation"),
+    ("wolfssl", "KeyUpdate-ToClient", "deviation"),
+    ("wolfssl", "KeyUpdate-ToServer", "deviation"),
+    (
+        "wolfssl",
+        "MinimumVersion-Server2-TLS12-TLS13-TLS",
+        "deviation",
+    ),
+    (
+        "wolfssl",
+        "Resume-Client-NoResume-TLS12-TLS13-TLS",
+        "deviation",
+    ),
+    ("wolfssl", "Resume-Server-TLS13-TLS13-TLS", "deviation"),
+    (
+        "wolfssl",
+        "ServerPaddingServer-NoServerSupport",
+        "deviation",
+    ),
+    ("wolfssl", "SkipChangeCipherSpec-Server-TLS13", "deviation"),
+    (
+        "wolfssl",
+        "SupportedCurves-EncryptedExtensions-TLS13",
+        "deviation",
+    ),
+    ("wolfssl", "TolerateServerNameAck-TLS-TLS13", "deviation"),
+    ("wolfssl", "UnknownCurve-TLS13", "deviation"),
 ];
 
 #[test]
@@ -105,6 +150,7 @@ fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
         "s2n-tls",
         "go-crypto-tls",
         "gnutls",
+        "wolfssl",
     ] {
         assert!(impls.contains(&imp), "{imp} missing: {impls:?}");
     }

@@ -153,7 +153,12 @@ pub fn classify(
                     .map_or("the shim does not honour one of the test's flags", |s| s.1)
                     .to_string(),
             ),
-            _ => match (scope, expect.deviation(&test)) {
+            _ => match (
+                scope,
+                expect
+                    .deviation(&test)
+                    .or_else(|| expect.deviation_by_message(&error)),
+            ) {
                 (Some((_, why)), _) => (Outcome::Unimplemented, why.to_string()),
                 (None, Some((pattern, why))) => {
                     used.insert(pattern.to_string());
@@ -456,5 +461,45 @@ mod tests {
         );
         assert_eq!(r[1].reason, "boom");
         assert!(stale.is_empty());
+    }
+
+    /// A deviation keyed by the runner's error text (wolfSSL's missing compatibility-mode
+    /// change_cipher_spec) covers any test that fails with it, and only those.
+    #[test]
+    fn a_deviation_can_be_known_by_the_runners_error() {
+        let expect = Expectations::for_impl("wolfssl").unwrap();
+        let ccs = "local: \"tls: error invalid TLS 1.3 ChangeCipherSpec: 170303001755\"";
+        let (r, stale) = classify(
+            [
+                (
+                    "KeyUpdate-ToServer".to_string(),
+                    "FAIL".to_string(),
+                    ccs.to_string(),
+                ),
+                (
+                    "KeyUpdate-ToClient".to_string(),
+                    "FAIL".to_string(),
+                    "bad record MAC".to_string(),
+                ),
+            ],
+            &expect,
+        );
+        // Sorted by name: KeyUpdate-ToClient (bad record MAC), then KeyUpdate-ToServer.
+        assert_eq!(r[0].outcome, Outcome::Failed, "{}", r[0].reason);
+        assert_eq!(r[1].outcome, Outcome::Deviation);
+        assert!(
+            r[1].reason.contains("WOLFSSL_TLS13_MIDDLEBOX_COMPAT"),
+            "{}",
+            r[1].reason
+        );
+        // The message matched, so it is not stale; the name patterns were not.
+        assert!(
+            !stale.iter().any(|p| p.contains("ChangeCipherSpec")),
+            "{stale:?}"
+        );
+        assert!(
+            stale.contains(&"VersionNegotiation-Client2-*".to_string()),
+            "{stale:?}"
+        );
     }
 }

@@ -79,6 +79,7 @@ mod ffi {
         pub fn wolfTLSv1_3_client_method() -> *mut Method;
         pub fn wolfTLSv1_3_server_method() -> *mut Method;
         pub fn wolfSSLv23_server_method() -> *mut Method;
+        pub fn wolfSSLv23_client_method() -> *mut Method;
         pub fn wolfSSL_CTX_SetMinVersion(ctx: *mut Ctx, version: c_int) -> c_int;
         pub fn wolfSSL_CTX_new(method: *mut Method) -> *mut Ctx;
         pub fn wolfSSL_CTX_free(ctx: *mut Ctx);
@@ -243,8 +244,9 @@ impl TlsLibrary for WolfsslLibrary {
     /// (see `signature_scheme`); other cells could not be checked (`NoVerifiedSchemeReport`).
     fn supports_side(&self, side: Side, cfg: &EndpointConfig) -> Result<(), String> {
         self.supports(cfg)?;
-        refuse_open_client(side, cfg)?;
-        if side == Side::Client && !tlsmatrix_model::impls::key_settles_scheme(cfg.version, cfg.sig)
+        if cfg.open.is_none()
+            && side == Side::Client
+            && !tlsmatrix_model::impls::key_settles_scheme(cfg.version, cfg.sig)
         {
             return Err(format!(
                 "wolfSSL {} cannot say which signature scheme it verified as a client (it has no SSL_get_peer_signature_nid), and the server's key does not settle it here, so the cell could not be checked",
@@ -257,11 +259,9 @@ impl TlsLibrary for WolfsslLibrary {
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
         // Not supports_side: its scheme rule is for measured cells, which the run checks
         // before it asks for a factory; interop checks what the client does report.
-        self.supports(cfg)
-            .and_then(|()| refuse_open_client(side, cfg))
-            .map_err(|e| anyhow!(e))?;
+        self.supports(cfg).map_err(|e| anyhow!(e))?;
         if let Some(open) = &cfg.open {
-            return defaults_server(cfg, open);
+            return open_factory(side, cfg, open);
         }
         // SAFETY: the method constructors return static tables.
         let method = unsafe {
@@ -352,7 +352,8 @@ impl TlsLibrary for WolfsslLibrary {
             ctx: Arc::new(ctx),
             side,
             own_key: cfg.sig,
-            server_name: CString::new(cfg.server_name.as_str())?,
+            sni: Some(CString::new(cfg.server_name.as_str())?),
+            verify_name: true,
             key_share: cfg.groups_for(side).first().and_then(|g| group_id(*g)),
             session: (side == Side::Client && cfg.resumption != Resumption::Full)
                 .then(Arc::default),
@@ -361,14 +362,6 @@ impl TlsLibrary for WolfsslLibrary {
                 .transpose()?,
         }))
     }
-}
-
-/// A client on wolfSSL's own defaults would be a BoGo shim's, which there is none of.
-fn refuse_open_client(side: Side, cfg: &EndpointConfig) -> Result<(), String> {
-    if cfg.open.is_some() && side == Side::Client {
-        return Err("a wolfSSL client with the library's defaults would be a BoGo shim's, which tlsmatrix does not have for wolfSSL".into());
-    }
-    Ok(())
 }
 
 /// Gives a context its certificate chain and key (PEM).
@@ -396,42 +389,110 @@ fn use_own(c: *mut ffi::Ctx, chain: &str, key: &str) -> Result<()> {
     }
 }
 
-/// A server on wolfSSL's own defaults (`peer server --defaults`, for outside test tools):
-/// its version-flexible method from the policy's lowest version up, every suite, group and
-/// signature algorithm it enables by default, a session cache and tickets; only the
-/// certificate is the run's.
-fn defaults_server(cfg: &EndpointConfig, open: &OpenPolicy) -> Result<Box<dyn EndpointFactory>> {
-    // SAFETY: a static method table; the context takes it over.
-    let ctx = Context(unsafe { ffi::wolfSSL_CTX_new(ffi::wolfSSLv23_server_method()) });
+/// A context on wolfSSL's own defaults within the open policy (the BoGo shim, and `peer
+/// server --defaults` for outside test tools): the method that spans the policy's versions,
+/// every suite and signature algorithm wolfSSL enables by default (its default list is every
+/// suite it was built with), the runner's groups or wolfSSL's own, a session cache and
+/// tickets, and the runner's certificate. Peer chains are accepted whatever they are, as
+/// BoringSSL's shim accepts them; the handshake signature is still checked.
+fn open_factory(
+    side: Side,
+    cfg: &EndpointConfig,
+    open: &OpenPolicy,
+) -> Result<Box<dyn EndpointFactory>> {
+    use Version::{Tls12, Tls13};
+    // SAFETY: static method tables; the context takes one over.
+    let method = unsafe {
+        match (side, open.min_version, open.max_version) {
+            (Side::Client, Tls12, Tls12) => ffi::wolfTLSv1_2_client_method(),
+            (Side::Client, Tls13, _) => ffi::wolfTLSv1_3_client_method(),
+            (Side::Client, Tls12, Tls13) => ffi::wolfSSLv23_client_method(),
+            (Side::Server, Tls12, Tls12) => ffi::wolfTLSv1_2_server_method(),
+            (Side::Server, Tls13, _) => ffi::wolfTLSv1_3_server_method(),
+            (Side::Server, Tls12, Tls13) => ffi::wolfSSLv23_server_method(),
+        }
+    };
+    // SAFETY: a valid method; the context takes it over.
+    let ctx = Context(unsafe { ffi::wolfSSL_CTX_new(method) });
     if ctx.0.is_null() {
         bail!("wolfSSL could not make a context");
     }
     let c = ctx.0;
     let lowest = match open.min_version {
-        Version::Tls12 => ffi::TLSV1_2,
-        Version::Tls13 => ffi::TLSV1_3,
+        Tls12 => ffi::TLSV1_2,
+        Tls13 => ffi::TLSV1_3,
     };
-    // SAFETY: a valid context.
+    let mut groups: Vec<c_int> = cfg.groups.iter().filter_map(|g| group_id(*g)).collect();
+    // SAFETY: a valid context; each call copies what it is given.
     unsafe {
+        // The version-flexible methods reach down to TLS 1.0 unless told.
         check(
             ffi::wolfSSL_CTX_SetMinVersion(c, lowest),
             "the lowest version",
         )?;
-        ffi::wolfSSL_CTX_set_session_cache_mode(c, ffi::SESS_CACHE_SERVER);
+        let cache = match side {
+            Side::Server => ffi::SESS_CACHE_SERVER,
+            Side::Client => ffi::SESS_CACHE_OFF,
+        };
+        ffi::wolfSSL_CTX_set_session_cache_mode(c, cache);
         check(ffi::wolfSSL_CTX_UseSessionTicket(c), "session tickets")?;
+        if !groups.is_empty() {
+            if open.max_version == Tls13 {
+                check(
+                    ffi::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), groups.len() as c_int),
+                    "the group list",
+                )?;
+            } else {
+                for g in &groups {
+                    check(
+                        ffi::wolfSSL_CTX_UseSupportedCurve(c, *g as u16),
+                        "a supported curve",
+                    )?;
+                }
+            }
+        }
         ffi::wolfSSL_CTX_SetIORecv(c, io_recv);
         ffi::wolfSSL_CTX_SetIOSend(c, io_send);
     }
-    use_own(c, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+    match side {
+        Side::Server => {
+            use_own(c, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+            let mode = match (open.request_client_cert, cfg.require_client_cert) {
+                (_, true) => ffi::VERIFY_PEER | ffi::VERIFY_FAIL_IF_NO_PEER_CERT,
+                (true, false) => ffi::VERIFY_PEER,
+                (false, false) => ffi::VERIFY_NONE,
+            };
+            // SAFETY: valid context.
+            unsafe { ffi::wolfSSL_CTX_set_verify(c, mode, Some(accept_any_chain)) };
+        }
+        Side::Client => {
+            if cfg.client_cert {
+                use_own(c, &cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
+            }
+            // SAFETY: valid context.
+            unsafe { ffi::wolfSSL_CTX_set_verify(c, ffi::VERIFY_NONE, None) };
+        }
+    }
     Ok(Box::new(WolfsslFactory {
         ctx: Arc::new(ctx),
-        side: Side::Server,
+        side,
         own_key: cfg.sig,
-        server_name: CString::new(cfg.server_name.as_str())?,
-        key_share: None,
-        session: None,
-        alpn: None,
+        sni: open.sni.as_deref().map(CString::new).transpose()?,
+        verify_name: false,
+        key_share: (side == Side::Client)
+            .then(|| groups.first().copied())
+            .flatten(),
+        session: (side == Side::Client).then(Arc::default),
+        alpn: (!cfg.alpn.is_empty())
+            .then(|| CString::new(cfg.alpn.join(",")))
+            .transpose()?,
     }))
+}
+
+/// Accepts the peer's chain whatever it is (the chain is not what an open configuration
+/// tests); wolfSSL still checks the handshake signature against the certificate's key.
+unsafe extern "C" fn accept_any_chain(_preverify: c_int, _store: *mut c_void) -> c_int {
+    1
 }
 
 /// Sets what a context keeps so that a later connection can resume. wolfSSL's server cache
@@ -496,7 +557,10 @@ struct WolfsslFactory {
     side: Side,
     /// The key of this side's own certificate.
     own_key: SigAlg,
-    server_name: CString,
+    /// Client: the name sent as SNI, if any.
+    sni: Option<CString>,
+    /// Client: whether the server certificate must name `sni` (a pinned configuration).
+    verify_name: bool,
     /// The group a client sends its one key share for (TLS 1.3).
     key_share: Option<c_int>,
     session: Option<Arc<SessionSlot>>,
@@ -546,22 +610,26 @@ impl EndpointFactory for WolfsslFactory {
             )?;
         }
         if self.side == Side::Client {
-            let name = self.server_name.as_bytes();
             // SAFETY: valid ssl; the calls copy the name.
             unsafe {
-                check(
-                    ffi::wolfSSL_UseSNI(
-                        ssl,
-                        ffi::SNI_HOST_NAME,
-                        name.as_ptr().cast(),
-                        name.len() as u16,
-                    ),
-                    "SNI",
-                )?;
-                check(
-                    ffi::wolfSSL_check_domain_name(ssl, self.server_name.as_ptr()),
-                    "the expected host name",
-                )?;
+                if let Some(sni) = &self.sni {
+                    let name = sni.as_bytes();
+                    check(
+                        ffi::wolfSSL_UseSNI(
+                            ssl,
+                            ffi::SNI_HOST_NAME,
+                            name.as_ptr().cast(),
+                            name.len() as u16,
+                        ),
+                        "SNI",
+                    )?;
+                    if self.verify_name {
+                        check(
+                            ffi::wolfSSL_check_domain_name(ssl, sni.as_ptr()),
+                            "the expected host name",
+                        )?;
+                    }
+                }
                 if let Some(g) = self.key_share {
                     ffi::wolfSSL_NoKeyShares(ssl);
                     check(ffi::wolfSSL_UseKeyShare(ssl, g as u16), "the key share")?;

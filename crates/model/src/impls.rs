@@ -248,7 +248,7 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-wolfssl",
         build: "`make build` with the system's libwolfssl-dev (GPL-2.0-or-later: libssl-drivers/wolfssl, a binary of its own)",
         version_prefix: "wolfSSL 5.",
-        conformance: Conformance::NoShim("tlsmatrix has no BoGo shim for wolfSSL yet"),
+        conformance: Conformance::Shim(&["wolfssl"]),
         // Debian builds wolfSSL without WOLFSSL_TICKET_NONCE_MALLOC: a TLS 1.3 ticket nonce
         // longer than MAX_TICKET_NONCE_STATIC_SZ (8) is refused with INVALID_PARAMETER (-425).
         limits: &[
