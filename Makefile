@@ -283,6 +283,7 @@ conformance: build
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
 bench: build
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
+	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_bulk
 
 # Whether the relative speed of crypto libraries drifts over minutes here (no TLS): ECDSA
 # P-256 and X25519 with aws-lc, ring and the system OpenSSL sampled in turns, one line of

@@ -89,6 +89,7 @@ pub const RUSTLS_REPORT: Plan = Plan {
         "rustls-bench writes 1 MB at a time and ours 16 KiB, both in 16 KiB records: here 1 MiB writes on glibc's malloc swing up to 4x from sample to sample within one process (docs/findings.md), 16 KiB writes do not",
         "the published TLS 1.2 resumed row does not say whether it is the session-ID or the ticket run of the two rustls-bench makes; both are measured here and set beside it",
         "ours run on a shared 2-core VM with two groups sampled at once, paired with rustls-aws-lc round by round; theirs on a dedicated machine, each library in turn",
+        "rustls receives at 0.76-0.78 of its own sending rate on this machine, in tlsmatrix and in a raw rustls loop alike (cargo bench --bench raw_rustls_bulk), against 0.99 in the published run: its receive path copies each record's plaintext twice and allocates once, which costs more here than on the published Xeon, so every library's receive factor over rustls is higher here",
     ],
     impls: &[R, B, O],
     rows: &[
