@@ -1,6 +1,6 @@
 // Package libp2ptls is the libp2p TLS 1.3 security transport
 // (https://github.com/libp2p/specs/blob/master/tls/tls.md) with a choice of
-// TLS implementation: Go's crypto/tls or a libssl (OpenSSL or BoringSSL).
+// TLS implementation: Go's crypto/tls or a libssl (OpenSSL, BoringSSL or AWS-LC).
 //
 // Everything libp2p-specific — the certificate carrying the signed host key,
 // its verification, peer-ID checks and muxer negotiation in ALPN — is

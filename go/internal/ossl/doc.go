@@ -1,5 +1,5 @@
 // Package ossl drives TLS connections with a libssl (the system's, a vendored
-// OpenSSL release or BoringSSL) through cgo.
+// OpenSSL release, BoringSSL or AWS-LC) through cgo.
 //
 // The Go side owns the socket and OpenSSL sees only memory buffers, so each
 // operation (a handshake flight, a read, a write) is one call into C: the C
