@@ -10,10 +10,10 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::client::{Resumption, WebPkiServerVerifier};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
+mod raw;
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use tlsmatrix_harness::certs;
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::pair;
@@ -25,43 +25,6 @@ const SCENARIO: &str = "bulk-tls13-aes-128-gcm-16k";
 const WRITE: usize = 16 * 1024;
 const SAMPLES: usize = 30;
 const SAMPLE_TIME: Duration = Duration::from_millis(100);
-
-fn raw_configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
-    let base = rustls::crypto::aws_lc_rs::default_provider();
-    let provider = Arc::new(rustls::crypto::CryptoProvider {
-        cipher_suites: vec![rustls::crypto::aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256],
-        kx_groups: vec![rustls::crypto::aws_lc_rs::kx_group::X25519],
-        ..base
-    });
-    let mut roots = RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(set.ca_pem.as_bytes()).unwrap())
-        .unwrap();
-    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .unwrap();
-    let mut client = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_webpki_verifier(verifier)
-        .with_no_client_auth();
-    client.resumption = Resumption::disabled();
-    let chain: Vec<_> = CertificateDer::pem_slice_iter(
-        set.chain_pem(tlsmatrix_model::scenario::Chain::One)
-            .as_bytes(),
-    )
-    .collect::<Result<_, _>>()
-    .unwrap();
-    let key = PrivateKeyDer::from_pem_slice(set.key_pem.as_bytes()).unwrap();
-    let mut server = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    server.send_tls13_tickets = 0;
-    (Arc::new(client), Arc::new(server))
-}
 
 /// Moves every TLS byte `from` has written to `to`, and lets `to` process it.
 fn pass(from: &mut rustls::Connection, to: &mut rustls::Connection, buf: &mut Vec<u8>) {
@@ -143,7 +106,7 @@ impl MidPage {
 fn main() {
     let dir = std::env::temp_dir().join("tlsmatrix-bench-certs");
     let set = certs::load_or_generate(&dir, SigAlg::EcdsaP256).unwrap();
-    let (rc, rs) = raw_configs(&set);
+    let (rc, rs) = raw::configs(&set);
     // RAW_HEAP_SHIFT=N: one allocation of N bytes made before the raw connections moves
     // where the heap places their buffers, and with them how far rustls's copy of each
     // record's plaintext lies from its source modulo 4 KiB.

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::client::{Resumption, WebPkiServerVerifier};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
+mod raw;
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use tlsmatrix_harness::certs;
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::pair;
@@ -22,44 +22,6 @@ use tlsmatrix_model::stats;
 const SCENARIO: &str = "handshake-tls13-ecdsa-p256-x25519-full";
 const SAMPLES: usize = 30;
 const SAMPLE_TIME: Duration = Duration::from_millis(200);
-
-fn raw_configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
-    let base = rustls::crypto::aws_lc_rs::default_provider();
-    let provider = Arc::new(rustls::crypto::CryptoProvider {
-        cipher_suites: vec![rustls::crypto::aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256],
-        kx_groups: vec![rustls::crypto::aws_lc_rs::kx_group::X25519],
-        ..base
-    });
-    let mut roots = RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(set.ca_pem.as_bytes()).unwrap())
-        .unwrap();
-    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .unwrap();
-    let mut client = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_webpki_verifier(verifier)
-        .with_no_client_auth();
-    client.resumption = Resumption::disabled();
-    let chain: Vec<_> = CertificateDer::pem_slice_iter(
-        set.chain_pem(tlsmatrix_model::scenario::Chain::One)
-            .as_bytes(),
-    )
-    .collect::<Result<_, _>>()
-    .unwrap();
-    let key = PrivateKeyDer::from_pem_slice(set.key_pem.as_bytes()).unwrap();
-    let mut server = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-    server.send_tls13_tickets = 0;
-    (Arc::new(client), Arc::new(server))
-}
 
 fn raw_handshake(client: &Arc<ClientConfig>, server: &Arc<ServerConfig>) {
     let name = ServerName::try_from("localhost").unwrap();
@@ -96,7 +58,7 @@ fn sample(n: u32, mut f: impl FnMut() -> u64) -> f64 {
 fn main() {
     let dir = std::env::temp_dir().join("tlsmatrix-bench-certs");
     let set = certs::load_or_generate(&dir, SigAlg::EcdsaP256).unwrap();
-    let (rc, rs) = raw_configs(&set);
+    let (rc, rs) = raw::configs(&set);
 
     let scenario: Scenario = SCENARIO.parse().unwrap();
     let params = scenario.params();
