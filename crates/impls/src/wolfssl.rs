@@ -298,21 +298,7 @@ impl TlsLibrary for WolfsslLibrary {
                 ffi::wolfSSL_CTX_set1_sigalgs_list(c, sigalgs.as_ptr()),
                 "the signature algorithm",
             )?;
-            match cfg.version {
-                Version::Tls13 => check(
-                    ffi::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), groups.len() as c_int),
-                    "the group list",
-                )?,
-                // wolfSSL_CTX_set_groups is for TLS 1.3 contexts; TLS 1.2 lists curves.
-                Version::Tls12 => {
-                    for g in &groups {
-                        check(
-                            ffi::wolfSSL_CTX_UseSupportedCurve(c, *g as u16),
-                            "a supported curve",
-                        )?;
-                    }
-                }
-            }
+            set_groups(c, cfg.version, &mut groups)?;
             ffi::wolfSSL_CTX_SetIORecv(c, io_recv);
             ffi::wolfSSL_CTX_SetIOSend(c, io_send);
         }
@@ -361,6 +347,26 @@ impl TlsLibrary for WolfsslLibrary {
                 .then(|| CString::new(cfg.alpn.join(",")))
                 .transpose()?,
         }))
+    }
+}
+
+/// Gives a context its groups, most preferred first: wolfSSL_CTX_set_groups is for
+/// contexts that reach TLS 1.3; a TLS 1.2 context lists curves instead.
+fn set_groups(c: *mut ffi::Ctx, highest: Version, groups: &mut [c_int]) -> Result<()> {
+    // SAFETY: valid context; wolfSSL copies the list.
+    unsafe {
+        match highest {
+            Version::Tls13 => check(
+                ffi::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), groups.len() as c_int),
+                "the group list",
+            ),
+            Version::Tls12 => groups.iter().try_for_each(|g| {
+                check(
+                    ffi::wolfSSL_CTX_UseSupportedCurve(c, *g as u16),
+                    "a supported curve",
+                )
+            }),
+        }
     }
 }
 
@@ -437,19 +443,7 @@ fn open_factory(
         ffi::wolfSSL_CTX_set_session_cache_mode(c, cache);
         check(ffi::wolfSSL_CTX_UseSessionTicket(c), "session tickets")?;
         if !groups.is_empty() {
-            if open.max_version == Tls13 {
-                check(
-                    ffi::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), groups.len() as c_int),
-                    "the group list",
-                )?;
-            } else {
-                for g in &groups {
-                    check(
-                        ffi::wolfSSL_CTX_UseSupportedCurve(c, *g as u16),
-                        "a supported curve",
-                    )?;
-                }
-            }
+            set_groups(c, open.max_version, &mut groups)?;
         }
         ffi::wolfSSL_CTX_SetIORecv(c, io_recv);
         ffi::wolfSSL_CTX_SetIOSend(c, io_send);
