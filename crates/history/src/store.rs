@@ -101,9 +101,6 @@ pub enum RunKind {
     Profile,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
-    /// A timed run of a named plan (`tlsmatrix run --plan NAME`): a published measurement's
-    /// configuration, reported beside its figures, never as the main run.
-    Plan,
 }
 
 impl RunKind {
@@ -120,7 +117,6 @@ impl RunKind {
             RunKind::Ceiling => "AEAD-ceiling ",
             RunKind::Profile => "profile ",
             RunKind::Allocators => "allocator ",
-            RunKind::Plan => "named-plan ",
         }
     }
 }
@@ -303,14 +299,14 @@ impl Store {
         // Allocator variants are named `impl+allocator`; a main run has none.
         const VARIANT: &str =
             "EXISTS (SELECT 1 FROM records v WHERE v.run_id = r.run_id AND (v.client LIKE '%+%' OR v.server LIKE '%+%'))";
-        // A plan run is known by its command line, which the run stores.
+        // A plan run (`tlsmatrix run --plan NAME`, its newest found by `latest_plan_run`) is
+        // known by its command line, which the run stores, and is never the main run.
         const PLAN: &str = "(r.command LIKE '% --plan %' OR r.command LIKE '% --plan=%')";
         let condition = match kind {
             RunKind::Any => "1".to_string(),
             RunKind::Matrix => format!(
                 "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT} AND NOT {PLAN}"
             ),
-            RunKind::Plan => format!("r.measure = 'time' AND {PLAN}"),
             RunKind::Allocators => format!(
                 "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
             ),
@@ -683,9 +679,11 @@ mod tests {
             Some("main")
         );
         assert_eq!(
-            s.latest_run(RunKind::Plan).unwrap().as_deref(),
+            s.latest_plan_run("rustls-report").unwrap().as_deref(),
             Some("plan")
         );
+        // A plan is matched by its whole name, not a prefix of it.
+        assert_eq!(s.latest_plan_run("rustls").unwrap(), None);
     }
 
     #[test]

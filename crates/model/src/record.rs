@@ -28,18 +28,26 @@ impl Env {
     /// Timed groups the run sampled at once (`tlsmatrix run --lanes`, read from its command
     /// line; 1 when not given).
     pub fn lanes(&self) -> usize {
+        self.option("--lanes")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1)
+    }
+
+    /// The value the run's command line gave an option (`--name VALUE` or `--name=VALUE`),
+    /// if it gave one.
+    pub fn option(&self, name: &str) -> Option<&str> {
         let mut words = self.command.split_whitespace();
         while let Some(w) = words.next() {
-            let value = match w.strip_prefix("--lanes") {
+            let value = match w.strip_prefix(name) {
                 Some("") => words.next(),
                 Some(v) => v.strip_prefix('='),
                 None => None,
             };
-            if let Some(n) = value.and_then(|v| v.parse().ok()) {
-                return n;
+            if value.is_some() {
+                return value;
             }
         }
-        1
+        None
     }
 }
 

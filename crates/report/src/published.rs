@@ -7,7 +7,6 @@
 
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::plan::{self, Plan};
-use tlsmatrix_model::stats::Factor;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
 use crate::figures::{factor_text, figure, own_factor, summary};
@@ -17,19 +16,9 @@ pub const DIFFERS_BY: f64 = 0.15;
 
 /// The plan a run was made with, read from its command line.
 pub fn plan_of(run: &RunData) -> Option<&'static Plan> {
-    let command = &run.env.command;
-    let mut words = command.split_whitespace();
-    while let Some(w) = words.next() {
-        let name = match w.strip_prefix("--plan") {
-            Some("") => words.next(),
-            Some(v) => v.strip_prefix('='),
-            None => None,
-        };
-        if let Some(p) = name.and_then(|n| plan::named(n).ok()) {
-            return Some(p);
-        }
-    }
-    None
+    run.env
+        .option("--plan")
+        .and_then(|name| plan::named(name).ok())
 }
 
 /// Ours over published, as a share off 1: 0.2 is 20% above.
@@ -37,27 +26,13 @@ fn departure(ours: f64, published: f64) -> f64 {
     ours / published - 1.0
 }
 
-/// One library on one row: the published factor, ours, and how far apart.
-struct Compared {
-    published: f64,
-    ours: Option<Factor>,
-}
-
-impl Compared {
-    fn differs(&self) -> Option<bool> {
-        self.ours
-            .map(|f| departure(f.ratio, self.published).abs() > DIFFERS_BY)
-    }
-}
-
 /// The section, when the run is a plan's.
 pub fn section(run: &RunData) -> Option<Section> {
     let plan = plan_of(run)?;
     let baseline = plan.baseline();
-    let others: Vec<&str> = plan.impls[1..].to_vec();
     let mut header = vec!["published figure".to_string(), "scenario here".to_string()];
     header.push(format!("{baseline} here"));
-    for imp in &others {
+    for imp in &plan.impls[1..] {
         header.push(format!("{imp}: published"));
         header.push(format!("{imp}: ours"));
     }
@@ -73,15 +48,14 @@ pub fn section(run: &RunData) -> Option<Section> {
             None => Cell::plain("-"),
         });
         for (imp, value) in &r.values[1..] {
-            let c = Compared {
-                published: value / base_rate,
-                ours: own_factor(&run.records, r.scenario, imp, r.metric, baseline).map(|x| x.1),
-            };
-            row.push(Cell::plain(format!("{:.2}x", c.published)));
-            row.push(match (c.ours, c.differs()) {
-                (Some(f), Some(differs)) => {
+            let published = value / base_rate;
+            row.push(Cell::plain(format!("{published:.2}x")));
+            let ours = own_factor(&run.records, r.scenario, imp, r.metric, baseline).map(|x| x.1);
+            row.push(match ours {
+                Some(f) => {
                     compared += 1;
-                    let off = departure(f.ratio, c.published);
+                    let off = departure(f.ratio, published);
+                    let differs = off.abs() > DIFFERS_BY;
                     if differs {
                         differing.push(format!("{} ({imp}, {:+.0}%)", r.label, off * 100.0));
                     }
@@ -94,7 +68,7 @@ pub fn section(run: &RunData) -> Option<Section> {
                         )),
                     )
                 }
-                _ => Cell::with(
+                None => Cell::with(
                     "not measured",
                     Class::Unsupported,
                     Some(unmeasured_reason(run, r.scenario, imp)),
@@ -114,7 +88,7 @@ pub fn section(run: &RunData) -> Option<Section> {
         format!("All {compared} compared factors are within {:.0}% of the published ones.", DIFFERS_BY * 100.0)
     } else {
         format!(
-            "{} of {compared} factors differ by more than {:.0}%: {}. The set-ups above are what differs between the two runs; docs/findings.md traces each of these rows to its cause.",
+            "{} of {compared} factors differ by more than {:.0}%: {}. The set-ups above are what differs between the two runs; docs/findings.md says which of these rows are traced to a cause.",
             differing.len(),
             DIFFERS_BY * 100.0,
             differing.join("; ")
