@@ -15,9 +15,8 @@ mod raw;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use tlsmatrix_harness::certs;
-use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::pair;
-use tlsmatrix_model::scenario::{Scenario, SigAlg};
+use tlsmatrix_model::scenario::SigAlg;
 use tlsmatrix_model::side::Side;
 use tlsmatrix_model::stats;
 
@@ -107,22 +106,9 @@ fn main() {
     let dir = std::env::temp_dir().join("tlsmatrix-bench-certs");
     let set = certs::load_or_generate(&dir, SigAlg::EcdsaP256).unwrap();
     let (rc, rs) = raw::configs(&set);
-    // RAW_HEAP_SHIFT=N: one allocation of N bytes made before the raw connections moves
-    // where the heap places their buffers, and with them how far rustls's copy of each
-    // record's plaintext lies from its source modulo 4 KiB.
-    let shift: usize = std::env::var("RAW_HEAP_SHIFT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let _shift = vec![0u8; shift];
     let mut raw = Raw::new(&rc, &rs);
 
-    let scenario: Scenario = SCENARIO.parse().unwrap();
-    let params = scenario.params();
-    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
-    let cfg = EndpointConfig::for_scenario(&scenario, Arc::new(set));
-    let cf = lib.factory(Side::Client, &cfg).unwrap();
-    let sf = lib.factory(Side::Server, &cfg).unwrap();
+    let (params, cf, sf) = raw::harness(SCENARIO, set);
     let mut p = pair::handshake(cf.as_ref(), sf.as_ref(), &params).unwrap();
 
     let mut payload_buf = MidPage::new(WRITE, 0x5a);

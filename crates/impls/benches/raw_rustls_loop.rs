@@ -13,10 +13,8 @@ mod raw;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use tlsmatrix_harness::certs;
-use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::pair;
-use tlsmatrix_model::scenario::{Scenario, SigAlg};
-use tlsmatrix_model::side::Side;
+use tlsmatrix_model::scenario::SigAlg;
 use tlsmatrix_model::stats;
 
 const SCENARIO: &str = "handshake-tls13-ecdsa-p256-x25519-full";
@@ -60,12 +58,7 @@ fn main() {
     let set = certs::load_or_generate(&dir, SigAlg::EcdsaP256).unwrap();
     let (rc, rs) = raw::configs(&set);
 
-    let scenario: Scenario = SCENARIO.parse().unwrap();
-    let params = scenario.params();
-    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
-    let cfg = EndpointConfig::for_scenario(&scenario, Arc::new(set));
-    let cf = lib.factory(Side::Client, &cfg).unwrap();
-    let sf = lib.factory(Side::Server, &cfg).unwrap();
+    let (params, cf, sf) = raw::harness(SCENARIO, set);
 
     let raw_once = || {
         let t = Instant::now();

@@ -1,6 +1,6 @@
-//! The minimal rustls configuration both raw-loop benches compare the harness with: the
-//! bench's one suite (TLS 1.3 AES-128-GCM) and group (X25519), the run's test CA, no
-//! resumption and no tickets.
+//! What both raw-loop benches share: the minimal rustls configuration they compare the
+//! harness with (TLS 1.3 AES-128-GCM, X25519, the run's test CA, no resumption, no
+//! tickets), and the same scenario set up through the harness's rustls-aws-lc adapter.
 
 use std::sync::Arc;
 
@@ -9,6 +9,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use tlsmatrix_harness::certs;
+use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory};
+use tlsmatrix_model::scenario::{ConnParams, Scenario};
+use tlsmatrix_model::side::Side;
 
 pub fn configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
     let base = rustls::crypto::aws_lc_rs::default_provider();
@@ -46,4 +49,22 @@ pub fn configs(set: &certs::CertSet) -> (Arc<ClientConfig>, Arc<ServerConfig>) {
     server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
     server.send_tls13_tickets = 0;
     (Arc::new(client), Arc::new(server))
+}
+
+/// The scenario through tlsmatrix: its parameters and the adapter's client and server
+/// factories.
+pub fn harness(
+    scenario: &str,
+    set: certs::CertSet,
+) -> (
+    ConnParams,
+    Box<dyn EndpointFactory>,
+    Box<dyn EndpointFactory>,
+) {
+    let scenario: Scenario = scenario.parse().unwrap();
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    let cfg = EndpointConfig::for_scenario(&scenario, Arc::new(set));
+    let cf = lib.factory(Side::Client, &cfg).unwrap();
+    let sf = lib.factory(Side::Server, &cfg).unwrap();
+    (scenario.params(), cf, sf)
 }
