@@ -55,7 +55,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
 
 all: build
 
@@ -72,7 +72,7 @@ build: setup
 	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
-	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl
+	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls
 	@$(MAKE) --no-print-directory driver-openssl-clang
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
@@ -119,7 +119,7 @@ driver-openssl-clang: openssl-lib-clang
 	@cp target/driver-openssl-$(CLANG_OPENSSL)-clang/release/tlsmatrix-driver-openssl \
 	  $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang
 
-# The drivers of libssl-drivers/{boringssl,aws-lc,wolfssl} share one target folder: their
+# The drivers of libssl-drivers/{boringssl,aws-lc,wolfssl,mbedtls} share one target folder: their
 # common crates (aws-lc-sys for rustls-aws-lc, ring, rustls, clap, ...) are built once, not
 # three times, which saves minutes on a fresh machine. (The OpenSSL releases' drivers keep one
 # each, seeded from the first: sharing one, each build would undo the last one's openssl-sys.)
@@ -142,6 +142,16 @@ driver-wolfssl:
 	@$(STEP) driver-wolfssl $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/wolfssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
+
+# Mbed TLS 3.6 LTS, built from the sources a crate ships (scripts/mbedtls-build, about 15 s,
+# once) into target/mbedtls, and linked statically into a driver of its own.
+MBEDTLS_DIR := $(CURDIR)/target/mbedtls
+mbedtls-lib:
+	@$(STEP) mbedtls-lib scripts/mbedtls-build $(MBEDTLS_DIR)
+driver-mbedtls: mbedtls-lib
+	@TLSMATRIX_MBEDTLS_DIR=$(MBEDTLS_DIR) $(STEP) driver-mbedtls $(CARGO) build --release --locked \
+	  --manifest-path libssl-drivers/mbedtls/Cargo.toml --target-dir $(DRIVERS_TARGET)
+	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-mbedtls $(BIN)/tlsmatrix-driver-mbedtls
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
 # two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
@@ -247,7 +257,7 @@ fuzz-go: setup
 	  else cat $$log; echo "fuzz $$f: FAILED (log: target/fuzz-$$f.log)"; exit 1; fi; \
 	done
 
-lint: setup
+lint: setup mbedtls-lib
 	$(CARGO) fmt --all --check
 	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
 	$(CARGO) xtask modules
@@ -259,6 +269,8 @@ lint: setup
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/wolfssl/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
+	TLSMATRIX_MBEDTLS_DIR=$(MBEDTLS_DIR) $(CARGO) clippy --release --locked \
+	  --manifest-path libssl-drivers/mbedtls/Cargo.toml --target-dir $(DRIVERS_TARGET) -- -D warnings
 	@cd go && unformatted="$$(gofmt -l .)" && if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	cd go && $(GO) vet ./... && $(GO) vet $(GO_TAGS) ./...
 

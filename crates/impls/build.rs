@@ -18,6 +18,34 @@ fn main() {
         "s2n-tls",
     ]);
     stamp_c_compiler();
+    #[cfg(feature = "mbedtls")]
+    build_mbedtls_glue();
+}
+
+/// Compiles the Mbed TLS adapter's C helpers against the build scripts/mbedtls-build made, and
+/// links that build's static libraries.
+#[cfg(feature = "mbedtls")]
+fn build_mbedtls_glue() {
+    println!("cargo:rerun-if-env-changed=TLSMATRIX_MBEDTLS_DIR");
+    println!("cargo:rerun-if-changed=csrc/mbedtls_glue.c");
+    let dir = std::env::var("TLSMATRIX_MBEDTLS_DIR").unwrap_or_else(|_| {
+        panic!("the mbedtls feature needs TLSMATRIX_MBEDTLS_DIR: an Mbed TLS build from scripts/mbedtls-build (make driver-mbedtls sets it)")
+    });
+    let dir = std::path::Path::new(&dir);
+    println!("cargo:rerun-if-changed={}", dir.join("STAMP").display());
+    cc::Build::new()
+        .file("csrc/mbedtls_glue.c")
+        .include(dir.join("include"))
+        .warnings(true)
+        .compile("tlsmatrix_mbedtls_glue");
+    println!(
+        "cargo:rustc-link-search=native={}",
+        dir.join("lib").display()
+    );
+    // Each before what it needs: ssl needs x509, which needs crypto.
+    for lib in ["mbedtls", "mbedx509", "mbedcrypto"] {
+        println!("cargo:rustc-link-lib=static={lib}");
+    }
 }
 
 /// Sets `TLSMATRIX_C_COMPILER` to e.g. "gcc 12.2.0" or "clang 14.0.6": the compiler the cc

@@ -9,3 +9,4 @@ pub mod endpoint;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;
+pub mod witness;

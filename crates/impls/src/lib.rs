@@ -13,6 +13,8 @@ compile_error!("AWS-LC's libssl and BoringSSL each need the openssl adapter to t
 pub mod ceiling;
 #[cfg(feature = "gnutls")]
 pub mod gnutls;
+#[cfg(feature = "mbedtls")]
+pub mod mbedtls;
 /// OpenSSL, or BoringSSL through the same code (see the module's note).
 #[cfg(any(feature = "openssl", feature = "boringssl"))]
 pub mod openssl;
@@ -50,6 +52,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(gnutls::GnutlsLibrary));
     #[cfg(feature = "wolfssl")]
     libs.push(Box::new(wolfssl::WolfsslLibrary::new()));
+    #[cfg(feature = "mbedtls")]
+    libs.push(Box::new(mbedtls::MbedtlsLibrary::new()));
     libs
 }
 

@@ -30,6 +30,10 @@ pub enum Limit {
     /// Groups are offered in the library's own order: a client cannot put a retry's decoy
     /// first, nor a TLS 1.2 certificate's curve after the key-exchange group.
     FixedGroupOrder,
+    /// No Ed25519 certificates or signature scheme.
+    NoEd25519,
+    /// No RSA-PSS in TLS 1.2 (PKCS#1 v1.5 only), which every TLS 1.2 RSA cell pins.
+    NoTls12RsaPss,
     /// As a TLS 1.3 client it keeps a ticket's nonce in a buffer of this many bytes and
     /// refuses a ticket with a longer one, so it cannot resume with a server that sends
     /// longer nonces ([`LONG_TICKET_NONCES`], [`pair_refusal`]).
@@ -66,6 +70,8 @@ impl Limit {
             Limit::NoPostQuantum => p.group == Group::X25519Mlkem768,
             Limit::NamedPolicies => true,
             Limit::FixedTls13Suites => p.version == Version::Tls13 && p.aead != Aead::Aes128Gcm,
+            Limit::NoEd25519 => p.sig == SigAlg::Ed25519,
+            Limit::NoTls12RsaPss => p.version == Version::Tls12 && p.sig.is_rsa(),
             Limit::NoTls12Ed25519ClientCert => {
                 p.version == Version::Tls12 && p.sig == SigAlg::Ed25519 && p.extras.mtls
             }
@@ -256,6 +262,18 @@ pub const IMPLS: &[ImplRow] = &[
             Limit::NoVerifiedSchemeReport,
             Limit::ShortTicketNonces(8),
         ],
+        wraps_malloc: true,
+    },
+    ImplRow {
+        name: "mbedtls",
+        family: "mbedtls",
+        driver: "tlsmatrix-driver-mbedtls",
+        build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
+        version_prefix: "Mbed TLS 3.6.",
+        conformance: Conformance::NoShim(
+            "its adapter has no open configuration (the library defaults BoGo's runner needs) yet",
+        ),
+        limits: &[Limit::NoPostQuantum, Limit::NoEd25519, Limit::NoTls12RsaPss],
         wraps_malloc: true,
     },
 ];

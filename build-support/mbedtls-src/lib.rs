@@ -1,0 +1,1 @@
+//! Empty: this package only pins the Mbed TLS sources (see Cargo.toml).

@@ -1,0 +1,801 @@
+//! Mbed TLS 3.6 (the LTS line), built from source with its default configuration
+//! (`scripts/mbedtls-build`), through its C API declared below and the few helpers of
+//! `csrc/mbedtls_glue.c` (its contexts are structs sized by the build, and some calls are
+//! static inline). It exports no `SSL_*` symbols, but its driver is one of its own
+//! (`libssl-drivers/mbedtls`) so the main driver's build needs no CMake step.
+//!
+//! Each configuration pins one version, suite, group list and signature scheme. Mbed TLS has
+//! no call that reports the group, the signature scheme or whether a handshake resumed, so
+//! the adapter reads them off the server's clear first flight as it crosses
+//! ([`ServerFlight`]); TLS 1.3's signature scheme, which travels encrypted, is the one its
+//! client offered alone, which Mbed TLS holds the server's CertificateVerify to (see
+//! `signature_scheme`).
+
+use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, bail, Result};
+use tlsmatrix_harness::endpoint::{
+    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+};
+use tlsmatrix_harness::memio::MemIo;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_harness::witness::ServerFlight;
+use tlsmatrix_model::codes;
+use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::side::Side;
+
+/// The part of Mbed TLS 3.6's API this adapter calls, and the glue's helpers.
+mod ffi {
+    use std::ffi::{c_char, c_int, c_uchar, c_void};
+
+    pub type Config = c_void;
+    pub type Ssl = c_void;
+    pub type Crt = c_void;
+    pub type Pk = c_void;
+    pub type Session = c_void;
+    pub type Cache = c_void;
+    pub type Ticket = c_void;
+    pub type Send = unsafe extern "C" fn(*mut c_void, *const c_uchar, usize) -> c_int;
+    pub type Recv = unsafe extern "C" fn(*mut c_void, *mut c_uchar, usize) -> c_int;
+    pub type Sni = unsafe extern "C" fn(*mut c_void, *mut Ssl, *const c_uchar, usize) -> c_int;
+
+    pub const IS_CLIENT: c_int = 0;
+    pub const IS_SERVER: c_int = 1;
+    pub const VERIFY_NONE: c_int = 0;
+    pub const VERIFY_REQUIRED: c_int = 2;
+    pub const TICKETS_DISABLED: c_int = 0;
+    pub const TICKETS_ENABLED: c_int = 1;
+    pub const SIGNAL_NEW_SESSION_TICKETS_ENABLED: c_int = 1;
+    pub const ERR_WANT_READ: c_int = -0x6900;
+    pub const ERR_WANT_WRITE: c_int = -0x6880;
+    pub const ERR_PEER_CLOSE_NOTIFY: c_int = -0x7880;
+    pub const ERR_RECEIVED_NEW_SESSION_TICKET: c_int = -0x7B00;
+    pub const VERSION_TLS1_2: c_int = 0x0303;
+    pub const VERSION_TLS1_3: c_int = 0x0304;
+
+    extern "C" {
+        pub fn tm_config_new() -> *mut Config;
+        pub fn tm_config_free(p: *mut Config);
+        pub fn tm_ssl_new() -> *mut Ssl;
+        pub fn tm_ssl_free(p: *mut Ssl);
+        pub fn tm_crt_new() -> *mut Crt;
+        pub fn tm_crt_free(p: *mut Crt);
+        pub fn tm_pk_new() -> *mut Pk;
+        pub fn tm_pk_free(p: *mut Pk);
+        pub fn tm_session_new() -> *mut Session;
+        pub fn tm_session_free(p: *mut Session);
+        pub fn tm_cache_new() -> *mut Cache;
+        pub fn tm_cache_free(p: *mut Cache);
+        pub fn tm_ticket_new() -> *mut Ticket;
+        pub fn tm_ticket_free(p: *mut Ticket);
+        pub fn tm_version(out: *mut c_char);
+        pub fn tm_crypto_init() -> c_int;
+        pub fn tm_config_setup(conf: *mut Config, endpoint: c_int, min: c_int, max: c_int)
+            -> c_int;
+        pub fn tm_pk_parse_key(pk: *mut Pk, key: *const c_uchar, len: usize) -> c_int;
+        pub fn tm_conf_cache(conf: *mut Config, cache: *mut Cache);
+        pub fn tm_conf_tickets(conf: *mut Config, ticket: *mut Ticket) -> c_int;
+        pub fn tm_version_number(ssl: *const Ssl) -> c_int;
+        pub fn tm_ticket_pending(ssl: *const Ssl) -> c_int;
+        pub fn tm_set_user_data(ssl: *mut Ssl, p: *mut c_void);
+        pub fn tm_user_data(ssl: *mut Ssl) -> *mut c_void;
+        pub fn tm_peer_certs(ssl: *const Ssl) -> c_int;
+
+        pub fn mbedtls_strerror(code: c_int, buf: *mut c_char, len: usize);
+        pub fn mbedtls_x509_crt_parse(crt: *mut Crt, buf: *const c_uchar, len: usize) -> c_int;
+        pub fn mbedtls_ssl_conf_ciphersuites(conf: *mut Config, suites: *const c_int);
+        pub fn mbedtls_ssl_conf_groups(conf: *mut Config, groups: *const u16);
+        pub fn mbedtls_ssl_conf_sig_algs(conf: *mut Config, algs: *const u16);
+        pub fn mbedtls_ssl_conf_authmode(conf: *mut Config, mode: c_int);
+        pub fn mbedtls_ssl_conf_ca_chain(conf: *mut Config, ca: *mut Crt, crl: *mut c_void);
+        pub fn mbedtls_ssl_conf_own_cert(conf: *mut Config, crt: *mut Crt, pk: *mut Pk) -> c_int;
+        pub fn mbedtls_ssl_conf_alpn_protocols(
+            conf: *mut Config,
+            protos: *const *const c_char,
+        ) -> c_int;
+        pub fn mbedtls_ssl_conf_session_tickets(conf: *mut Config, use_tickets: c_int);
+        pub fn mbedtls_ssl_conf_new_session_tickets(conf: *mut Config, n: u16);
+        pub fn mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
+            conf: *mut Config,
+            signal: c_int,
+        );
+        pub fn mbedtls_ssl_conf_sni(conf: *mut Config, f: Sni, p: *mut c_void);
+        pub fn mbedtls_ssl_setup(ssl: *mut Ssl, conf: *const Config) -> c_int;
+        pub fn mbedtls_ssl_set_bio(
+            ssl: *mut Ssl,
+            p: *mut c_void,
+            send: Send,
+            recv: Recv,
+            recv_timeout: *const c_void,
+        );
+        pub fn mbedtls_ssl_set_hostname(ssl: *mut Ssl, name: *const c_char) -> c_int;
+        pub fn mbedtls_ssl_handshake(ssl: *mut Ssl) -> c_int;
+        pub fn mbedtls_ssl_read(ssl: *mut Ssl, buf: *mut c_uchar, len: usize) -> c_int;
+        pub fn mbedtls_ssl_write(ssl: *mut Ssl, buf: *const c_uchar, len: usize) -> c_int;
+        pub fn mbedtls_ssl_close_notify(ssl: *mut Ssl) -> c_int;
+        pub fn mbedtls_ssl_get_ciphersuite_id_from_ssl(ssl: *const Ssl) -> c_int;
+        pub fn mbedtls_ssl_get_alpn_protocol(ssl: *const Ssl) -> *const c_char;
+        pub fn mbedtls_ssl_get_session(ssl: *const Ssl, session: *mut Session) -> c_int;
+        pub fn mbedtls_ssl_set_session(ssl: *mut Ssl, session: *const Session) -> c_int;
+    }
+}
+
+/// "Mbed TLS 3.6.5".
+fn library_version() -> String {
+    let mut buf = [0 as c_char; 32];
+    // SAFETY: writes at most 18 bytes, NUL-terminated.
+    unsafe { ffi::tm_version(buf.as_mut_ptr()) };
+    // SAFETY: NUL-terminated text in our buffer.
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Mbed TLS's text for an error code (negative; high and low level parts combined).
+fn error_text(code: c_int) -> String {
+    let mut buf = [0 as c_char; 160];
+    // SAFETY: the call writes at most len bytes, NUL-terminated.
+    unsafe { ffi::mbedtls_strerror(code, buf.as_mut_ptr(), buf.len()) };
+    // SAFETY: as above.
+    let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
+    format!("{text} (-0x{:04x})", code.unsigned_abs())
+}
+
+fn check(rc: c_int, what: &str) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(anyhow!("Mbed TLS refused {what}: {}", error_text(rc)))
+    }
+}
+
+fn version_number(v: Version) -> c_int {
+    match v {
+        Version::Tls12 => ffi::VERSION_TLS1_2,
+        Version::Tls13 => ffi::VERSION_TLS1_3,
+    }
+}
+
+pub struct MbedtlsLibrary;
+
+impl MbedtlsLibrary {
+    pub fn new() -> MbedtlsLibrary {
+        // SAFETY: PSA's one-time initialisation (TLS 1.3 and the generator need it); later
+        // calls return at once.
+        let rc = unsafe { ffi::tm_crypto_init() };
+        assert_eq!(rc, 0, "Mbed TLS: psa_crypto_init failed");
+        MbedtlsLibrary
+    }
+}
+
+impl Default for MbedtlsLibrary {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TlsLibrary for MbedtlsLibrary {
+    fn name(&self) -> &'static str {
+        "mbedtls"
+    }
+
+    fn version(&self) -> String {
+        library_version()
+    }
+
+    fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        if cfg
+            .groups_for(Side::Client)
+            .contains(&Group::X25519Mlkem768)
+        {
+            return Err(format!("{} has no ML-KEM", library_version()));
+        }
+        if cfg.version == Version::Tls12 && cfg.sig.is_rsa() && cfg.open.is_none() {
+            // library/ssl_misc.h, mbedtls_ssl_tls12_sig_alg_is_supported: a TLS 1.2 scheme
+            // must be a (hash, signature) pair, and PSS's 0x08 "intrinsic" hash is not one.
+            return Err(format!(
+                "{} signs and verifies TLS 1.2 with RSA PKCS#1 v1.5 only: no rsa_pss_rsae_sha256, which the cell pins",
+                library_version()
+            ));
+        }
+        if cfg.sig == SigAlg::Ed25519 {
+            return Err(format!(
+                "{} has no EdDSA: no Ed25519 certificates or signature scheme",
+                library_version()
+            ));
+        }
+        if cfg.open.is_some() {
+            return Err(format!(
+                "the {} adapter has no open configuration yet (no BoGo shim, no defaults peer)",
+                library_version()
+            ));
+        }
+        Ok(())
+    }
+
+    fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        self.supports(cfg).map_err(|e| anyhow!(e))?;
+        Ok(Box::new(MbedtlsFactory {
+            conf: Arc::new(Config::pinned(side, cfg)?),
+            side,
+            sig: cfg.sig,
+            hostname: (side == Side::Client)
+                .then(|| CString::new(cfg.server_name.as_str()))
+                .transpose()?,
+            session: (side == Side::Client && cfg.resumption != Resumption::Full)
+                .then(Arc::default),
+        }))
+    }
+}
+
+/// An `mbedtls_ssl_config` and everything it points to, which must outlive it: Mbed TLS keeps
+/// the pointers it is given (suite, group and scheme lists, certificates, key, cache).
+struct Config {
+    conf: *mut ffi::Config,
+    suites: Box<[c_int]>,
+    groups: Box<[u16]>,
+    sig_algs: Box<[u16]>,
+    alpn: Vec<CString>,
+    alpn_list: Box<[*const c_char]>,
+    owned: Vec<Owned>,
+}
+
+/// A C object the configuration points to, freed after it.
+enum Owned {
+    Crt(*mut ffi::Crt),
+    Pk(*mut ffi::Pk),
+    Cache(*mut ffi::Cache),
+    Ticket(*mut ffi::Ticket),
+}
+
+// SAFETY: a configuration is shared read-only by the connections made from it. Its session
+// cache and ticket keys change under them, unlocked (the default build has no
+// MBEDTLS_THREADING_C), so its connections must run on one thread, as the drivers run them.
+unsafe impl Send for Config {}
+unsafe impl Sync for Config {}
+
+impl Drop for Config {
+    fn drop(&mut self) {
+        // SAFETY: each pointer was made by its glue constructor and is freed once, the
+        // configuration that points to them first.
+        unsafe {
+            ffi::tm_config_free(self.conf);
+            for o in self.owned.drain(..) {
+                match o {
+                    Owned::Crt(p) => ffi::tm_crt_free(p),
+                    Owned::Pk(p) => ffi::tm_pk_free(p),
+                    Owned::Cache(p) => ffi::tm_cache_free(p),
+                    Owned::Ticket(p) => ffi::tm_ticket_free(p),
+                }
+            }
+        }
+    }
+}
+
+impl Config {
+    /// A configuration pinned to the cell: one version, its one suite, the cell's groups and
+    /// its one signature scheme.
+    fn pinned(side: Side, cfg: &EndpointConfig) -> Result<Config> {
+        // SAFETY: allocation and initialisation only.
+        let conf = unsafe { ffi::tm_config_new() };
+        if conf.is_null() {
+            bail!("Mbed TLS could not allocate a configuration");
+        }
+        let suite = c_int::from(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+        let mut c = Config {
+            conf,
+            suites: vec![suite, 0].into(),
+            groups: cfg
+                .groups_for(side)
+                .iter()
+                .map(|g| codes::group_code(*g))
+                .chain([0])
+                .collect(),
+            sig_algs: vec![codes::signature_scheme_code(cfg.sig), 0].into(),
+            alpn: Vec::new(),
+            alpn_list: Box::new([]),
+            owned: Vec::new(),
+        };
+        let endpoint = match side {
+            Side::Client => ffi::IS_CLIENT,
+            Side::Server => ffi::IS_SERVER,
+        };
+        let v = version_number(cfg.version);
+        // SAFETY: a valid configuration; the lists live in `c` as long as it does.
+        unsafe {
+            check(ffi::tm_config_setup(conf, endpoint, v, v), "the defaults")?;
+            ffi::mbedtls_ssl_conf_ciphersuites(conf, c.suites.as_ptr());
+            ffi::mbedtls_ssl_conf_groups(conf, c.groups.as_ptr());
+            ffi::mbedtls_ssl_conf_sig_algs(conf, c.sig_algs.as_ptr());
+        }
+        let certs = &cfg.certs;
+        match side {
+            Side::Client => {
+                let ca = c.certificates(&certs.ca_pem)?;
+                // SAFETY: valid configuration and chain, kept in `c`.
+                unsafe {
+                    ffi::mbedtls_ssl_conf_ca_chain(conf, ca, std::ptr::null_mut());
+                    ffi::mbedtls_ssl_conf_authmode(conf, ffi::VERIFY_REQUIRED);
+                }
+                if cfg.client_cert {
+                    c.own(&certs.client_chain_pem, &certs.client_key_pem)?;
+                }
+            }
+            Side::Server => {
+                c.own(cfg.server_chain_pem(), &certs.key_pem)?;
+                let mode = if cfg.require_client_cert {
+                    let ca = c.certificates(&certs.ca_pem)?;
+                    // SAFETY: as above.
+                    unsafe { ffi::mbedtls_ssl_conf_ca_chain(conf, ca, std::ptr::null_mut()) };
+                    ffi::VERIFY_REQUIRED
+                } else {
+                    ffi::VERIFY_NONE
+                };
+                // SAFETY: valid configuration; the callback's state is per connection.
+                unsafe {
+                    ffi::mbedtls_ssl_conf_authmode(conf, mode);
+                    ffi::mbedtls_ssl_conf_sni(conf, record_sni, std::ptr::null_mut());
+                }
+            }
+        }
+        c.resumption(side, cfg.version, cfg.resumption)?;
+        c.set_alpn(&cfg.alpn)?;
+        Ok(c)
+    }
+
+    /// Parses PEM certificates into a chain the configuration keeps.
+    fn certificates(&mut self, pem: &str) -> Result<*mut ffi::Crt> {
+        // SAFETY: allocation and initialisation only.
+        let crt = unsafe { ffi::tm_crt_new() };
+        if crt.is_null() {
+            bail!("Mbed TLS could not allocate a certificate");
+        }
+        self.owned.push(Owned::Crt(crt));
+        let text = CString::new(pem)?;
+        let bytes = text.as_bytes_with_nul();
+        // SAFETY: valid chain; PEM input must include its NUL in the length.
+        check(
+            unsafe { ffi::mbedtls_x509_crt_parse(crt, bytes.as_ptr(), bytes.len()) },
+            "a certificate",
+        )?;
+        Ok(crt)
+    }
+
+    /// This side's certificate chain and private key.
+    fn own(&mut self, chain: &str, key: &str) -> Result<()> {
+        let crt = self.certificates(chain)?;
+        // SAFETY: allocation and initialisation only.
+        let pk = unsafe { ffi::tm_pk_new() };
+        if pk.is_null() {
+            bail!("Mbed TLS could not allocate a key");
+        }
+        self.owned.push(Owned::Pk(pk));
+        let text = CString::new(key)?;
+        let bytes = text.as_bytes_with_nul();
+        // SAFETY: valid key context; PEM with its NUL; then the pair the config keeps.
+        unsafe {
+            check(
+                ffi::tm_pk_parse_key(pk, bytes.as_ptr(), bytes.len()),
+                "the private key",
+            )?;
+            check(
+                ffi::mbedtls_ssl_conf_own_cert(self.conf, crt, pk),
+                "the certificate and key",
+            )
+        }
+    }
+
+    /// What a server keeps so a later connection can resume, and whether a client asks for
+    /// tickets. Mbed TLS issues none without a ticket context, and caches nothing without a
+    /// cache, so a full-handshake configuration gets neither.
+    fn resumption(&mut self, side: Side, version: Version, mode: Resumption) -> Result<()> {
+        let conf = self.conf;
+        match side {
+            Side::Client => {
+                let tickets = if mode == Resumption::Ticket {
+                    ffi::TICKETS_ENABLED
+                } else {
+                    ffi::TICKETS_DISABLED
+                };
+                // SAFETY: valid configuration.
+                unsafe {
+                    ffi::mbedtls_ssl_conf_session_tickets(conf, tickets);
+                    // A TLS 1.3 client ignores tickets unless told to hand them over.
+                    if mode == Resumption::Ticket && version == Version::Tls13 {
+                        ffi::mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
+                            conf,
+                            ffi::SIGNAL_NEW_SESSION_TICKETS_ENABLED,
+                        );
+                    }
+                }
+            }
+            Side::Server if mode == Resumption::SessionId => {
+                // SAFETY: allocation; the cache is kept in `self`.
+                let cache = unsafe { ffi::tm_cache_new() };
+                if cache.is_null() {
+                    bail!("Mbed TLS could not allocate a session cache");
+                }
+                self.owned.push(Owned::Cache(cache));
+                // SAFETY: valid configuration and cache.
+                unsafe { ffi::tm_conf_cache(conf, cache) };
+            }
+            Side::Server if mode == Resumption::Ticket => {
+                // SAFETY: allocation; the ticket keys are kept in `self`.
+                let ticket = unsafe { ffi::tm_ticket_new() };
+                if ticket.is_null() {
+                    bail!("Mbed TLS could not allocate ticket keys");
+                }
+                self.owned.push(Owned::Ticket(ticket));
+                // SAFETY: valid configuration and ticket context.
+                check(unsafe { ffi::tm_conf_tickets(conf, ticket) }, "ticket keys")?;
+                if version == Version::Tls13 {
+                    // SAFETY: valid configuration.
+                    unsafe { ffi::mbedtls_ssl_conf_new_session_tickets(conf, 1) };
+                }
+            }
+            Side::Server => {
+                // SAFETY: valid configuration. (Without a ticket context none is sent, but
+                // a TLS 1.3 server would still count them.)
+                unsafe { ffi::mbedtls_ssl_conf_new_session_tickets(conf, 0) };
+            }
+        }
+        Ok(())
+    }
+
+    fn set_alpn(&mut self, protocols: &[String]) -> Result<()> {
+        if protocols.is_empty() {
+            return Ok(());
+        }
+        self.alpn = protocols
+            .iter()
+            .map(|p| CString::new(p.as_str()))
+            .collect::<Result<_, _>>()?;
+        self.alpn_list = self
+            .alpn
+            .iter()
+            .map(|p| p.as_ptr())
+            .chain([std::ptr::null()])
+            .collect();
+        // SAFETY: valid configuration; the list and its strings live in `self`.
+        check(
+            unsafe { ffi::mbedtls_ssl_conf_alpn_protocols(self.conf, self.alpn_list.as_ptr()) },
+            "ALPN",
+        )
+    }
+}
+
+/// A client's newest session, which its next connection resumes.
+#[derive(Default)]
+struct SessionSlot(Mutex<Option<Session>>);
+
+struct Session(*mut ffi::Session);
+
+// SAFETY: a session is moved between connections of one thread at a time, under the lock.
+unsafe impl Send for Session {}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: from tm_session_new, freed once.
+        unsafe { ffi::tm_session_free(self.0) }
+    }
+}
+
+struct MbedtlsFactory {
+    conf: Arc<Config>,
+    side: Side,
+    sig: SigAlg,
+    /// Client: the name sent as SNI, which the server's certificate must carry.
+    hostname: Option<CString>,
+    session: Option<Arc<SessionSlot>>,
+}
+
+impl EndpointFactory for MbedtlsFactory {
+    fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        // SAFETY: allocation and initialisation only.
+        let ssl = unsafe { ffi::tm_ssl_new() };
+        if ssl.is_null() {
+            bail!("Mbed TLS could not allocate a connection");
+        }
+        let state = Box::into_raw(Box::new(Transport {
+            io,
+            side: self.side,
+            flight: ServerFlight::default(),
+            sni: None,
+        }));
+        // Made first, so that an error below frees the connection and the transport.
+        let ep = MbedtlsEndpoint {
+            ssl,
+            state,
+            _conf: self.conf.clone(),
+            side: self.side,
+            sig: self.sig,
+            done: false,
+            slot: self.session.clone(),
+            peer_closed: false,
+        };
+        // SAFETY: valid connection and configuration; the transport lives as long as the
+        // endpoint and does not move (boxed).
+        unsafe {
+            check(ffi::mbedtls_ssl_setup(ssl, self.conf.conf), "a connection")?;
+            ffi::mbedtls_ssl_set_bio(ssl, ep.state.cast(), io_send, io_recv, std::ptr::null());
+            ffi::tm_set_user_data(ssl, ep.state.cast());
+            if let Some(name) = &self.hostname {
+                check(
+                    ffi::mbedtls_ssl_set_hostname(ssl, name.as_ptr()),
+                    "the host name",
+                )?;
+            }
+        }
+        if let Some(slot) = &self.session {
+            if let Some(s) = slot.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                // SAFETY: a session of this configuration; Mbed TLS copies it.
+                check(
+                    unsafe { ffi::mbedtls_ssl_set_session(ssl, s.0) },
+                    "the session",
+                )?;
+            }
+        }
+        Ok(Box::new(ep))
+    }
+}
+
+/// What the I/O callbacks reach: the harness's transport, and the witness of the server's
+/// first flight (the client reads it, the server writes it).
+struct Transport {
+    io: MemIo,
+    side: Side,
+    flight: ServerFlight,
+    /// Server: the host name the client sent.
+    sni: Option<String>,
+}
+
+unsafe extern "C" fn io_send(ctx: *mut c_void, buf: *const c_uchar, len: usize) -> c_int {
+    use std::io::Write;
+    let t = &mut *(ctx as *mut Transport);
+    let buf = std::slice::from_raw_parts(buf, len);
+    if t.side == Side::Server {
+        t.flight.feed(buf);
+    }
+    match t.io.write(buf) {
+        Ok(n) => n as c_int,
+        Err(_) => -1,
+    }
+}
+
+unsafe extern "C" fn io_recv(ctx: *mut c_void, buf: *mut c_uchar, len: usize) -> c_int {
+    use std::io::Read;
+    let t = &mut *(ctx as *mut Transport);
+    let buf = std::slice::from_raw_parts_mut(buf, len);
+    match t.io.read(buf) {
+        Ok(0) | Err(_) => ffi::ERR_WANT_READ,
+        Ok(n) => {
+            if t.side == Side::Client {
+                t.flight.feed(&buf[..n]);
+            }
+            n as c_int
+        }
+    }
+}
+
+/// A server's SNI callback: keeps the name; any name is accepted (the certificate is the
+/// configuration's).
+unsafe extern "C" fn record_sni(
+    _: *mut c_void,
+    ssl: *mut ffi::Ssl,
+    name: *const c_uchar,
+    len: usize,
+) -> c_int {
+    let t = ffi::tm_user_data(ssl) as *mut Transport;
+    if let Some(t) = t.as_mut() {
+        let name = std::slice::from_raw_parts(name, len);
+        t.sni = Some(String::from_utf8_lossy(name).into_owned());
+    }
+    0
+}
+
+struct MbedtlsEndpoint {
+    ssl: *mut ffi::Ssl,
+    /// Boxed transport (see `Transport`), owned here.
+    state: *mut Transport,
+    _conf: Arc<Config>,
+    side: Side,
+    sig: SigAlg,
+    done: bool,
+    /// Client: where the session is kept for the next connection.
+    slot: Option<Arc<SessionSlot>>,
+    /// The peer's close_notify arrived behind data that this call returned.
+    peer_closed: bool,
+}
+
+impl Drop for MbedtlsEndpoint {
+    fn drop(&mut self) {
+        // A TLS 1.2 client keeps its session at the end (a TLS 1.3 one as each ticket
+        // arrives, in `recv`).
+        // SAFETY: valid connection.
+        if self.done && unsafe { ffi::tm_version_number(self.ssl) } == ffi::VERSION_TLS1_2 {
+            self.keep_session();
+        }
+        // SAFETY: made by tm_ssl_new and Box::new, each freed once, the connection first.
+        unsafe {
+            ffi::tm_ssl_free(self.ssl);
+            if !self.state.is_null() {
+                drop(Box::from_raw(self.state));
+            }
+        }
+    }
+}
+
+impl MbedtlsEndpoint {
+    fn transport(&self) -> &Transport {
+        // SAFETY: owned by this endpoint, alive until its Drop.
+        unsafe { &*self.state }
+    }
+
+    /// Client: keeps the connection's session in the slot for the next connection.
+    fn keep_session(&self) {
+        let Some(slot) = &self.slot else { return };
+        // SAFETY: a fresh session, filled by Mbed TLS, or freed when it is not.
+        let s = Session(unsafe { ffi::tm_session_new() });
+        if !s.0.is_null() && unsafe { ffi::mbedtls_ssl_get_session(self.ssl, s.0) } == 0 {
+            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+        }
+    }
+
+    fn waiting(rc: c_int) -> bool {
+        rc == ffi::ERR_WANT_READ || rc == ffi::ERR_WANT_WRITE
+    }
+
+    /// The handshake's signature scheme. TLS 1.2's is read off the ServerKeyExchange. TLS
+    /// 1.3's CertificateVerify is encrypted; its client offered one scheme alone, and Mbed TLS
+    /// aborts a handshake whose CertificateVerify uses a scheme it did not offer
+    /// (`library/ssl_tls13_generic.c`, `ssl_tls13_parse_certificate_verify`: "Received
+    /// signature algorithm ... is not among advertised"), so a finished full handshake
+    /// verified that one. Its server reports none (it picks among the schemes offered, and
+    /// says nothing of which).
+    fn signature_scheme(&self, version: Option<u16>) -> Option<u16> {
+        let t = self.transport();
+        match version {
+            Some(0x0303) => t.flight.tls12_scheme(),
+            Some(0x0304) if self.side == Side::Client => {
+                Some(codes::signature_scheme_code(self.sig))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl TlsEndpoint for MbedtlsEndpoint {
+    fn handshake_step(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        // SAFETY: valid connection.
+        let rc = unsafe { ffi::mbedtls_ssl_handshake(self.ssl) };
+        if rc == 0 {
+            self.done = true;
+            return Ok(());
+        }
+        if Self::waiting(rc) {
+            return Ok(());
+        }
+        Err(anyhow!("Mbed TLS: handshake: {}", error_text(rc)))
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        while off < data.len() {
+            // SAFETY: valid connection and slice.
+            let n =
+                unsafe { ffi::mbedtls_ssl_write(self.ssl, data[off..].as_ptr(), data.len() - off) };
+            if n > 0 {
+                off += n as usize;
+            } else if !Self::waiting(n) {
+                bail!("Mbed TLS: sending: {}", error_text(n));
+            }
+            // The in-memory transport never blocks a write; WANT_WRITE is not expected, and
+            // retrying is what Mbed TLS asks for.
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        if self.peer_closed {
+            return Err(PeerClosed.into());
+        }
+        let mut got = 0;
+        let mut ticket_pending = false;
+        while got < buf.len() {
+            // SAFETY: valid connection and slice.
+            let n = unsafe {
+                ffi::mbedtls_ssl_read(self.ssl, buf[got..].as_mut_ptr(), buf.len() - got)
+            };
+            if n > 0 {
+                got += n as usize;
+                continue;
+            }
+            match n {
+                // A TLS 1.3 ticket arrived: Mbed TLS wants it taken before reading on.
+                ffi::ERR_RECEIVED_NEW_SESSION_TICKET => {
+                    self.keep_session();
+                    ticket_pending = false;
+                    continue;
+                }
+                ffi::ERR_PEER_CLOSE_NOTIFY | 0 => {
+                    if got == 0 {
+                        return Err(PeerClosed.into());
+                    }
+                    self.peer_closed = true;
+                    break;
+                }
+                // On a TLS 1.3 NewSessionTicket Mbed TLS only changes state and asks to be
+                // called again (library/ssl_msg.c, ssl_tls13_handle_hs_message_post_handshake),
+                // though the message is already in: the next call hands the ticket over.
+                // SAFETY: valid connection.
+                n if Self::waiting(n)
+                    && !ticket_pending
+                    && unsafe { ffi::tm_ticket_pending(self.ssl) } == 1 =>
+                {
+                    ticket_pending = true;
+                    continue;
+                }
+                n if Self::waiting(n) => break,
+                n => bail!("Mbed TLS: receiving: {}", error_text(n)),
+            }
+        }
+        Ok(got)
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        // SAFETY: valid connection; these read what the handshake settled.
+        let (version, suite, peer_certs) = unsafe {
+            (
+                ffi::tm_version_number(self.ssl),
+                ffi::mbedtls_ssl_get_ciphersuite_id_from_ssl(self.ssl),
+                ffi::tm_peer_certs(self.ssl),
+            )
+        };
+        let version = u16::try_from(version).ok().filter(|v| *v != 0);
+        let t = self.transport();
+        Negotiated {
+            version,
+            cipher_suite: u16::try_from(suite).ok().filter(|c| *c != 0),
+            group: t.flight.group(),
+            signature_scheme: self.signature_scheme(version),
+            resumed: t.flight.resumed(),
+            peer_certs: Some(peer_certs.max(0) as usize),
+        }
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        // SAFETY: valid connection; the name is Mbed TLS's, copied here.
+        unsafe {
+            let p = ffi::mbedtls_ssl_get_alpn_protocol(self.ssl);
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes().to_vec())
+        }
+    }
+
+    fn key_update(&mut self) -> Result<()> {
+        bail!(
+            "{} has no call that sends a KeyUpdate (it only answers one)",
+            library_version()
+        )
+    }
+
+    fn sni(&self) -> Option<String> {
+        self.transport().sni.clone()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        // SAFETY: valid connection; sends close_notify without waiting for the peer's.
+        let rc = unsafe { ffi::mbedtls_ssl_close_notify(self.ssl) };
+        if rc == 0 || Self::waiting(rc) {
+            return Ok(());
+        }
+        Err(anyhow!("Mbed TLS: close_notify: {}", error_text(rc)))
+    }
+}
