@@ -757,6 +757,10 @@ fn peer(a: &PeerArgs) -> Result<String> {
     cfg.client_cert = case.client_cert;
     cfg.protocol_limits()
         .and_then(|()| lib.supports(&cfg))
+        .and_then(|()| match side {
+            Side::Client if case.key_update => lib.sends_key_update(),
+            _ => Ok(()),
+        })
         .map_err(|r| anyhow!(Unsupported(r)))?;
     let factory = lib
         .factory(side, &cfg)

@@ -168,6 +168,11 @@ pub trait TlsLibrary: Send + Sync {
     }
     fn factory(&self, side: Side, cfg: &EndpointConfig)
         -> anyhow::Result<Box<dyn EndpointFactory>>;
+    /// `Err(reason)` when its endpoints cannot send a TLS 1.3 KeyUpdate on request
+    /// ([`TlsEndpoint::key_update`]), so a case that asks a client for one is unsupported.
+    fn sends_key_update(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// The library's own AEAD (its crypto API, no TLS) keyed with `aead::KEY`/`aead::IV`,
     /// for the ceiling its bulk figures are read against; `Err(reason)` when it has none.
     fn record_aead(&self, _aead: Aead) -> Result<LibraryAead, String> {

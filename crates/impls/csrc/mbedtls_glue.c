@@ -2,12 +2,14 @@
  * functions: its contexts are structs whose size depends on the build's configuration, so they
  * are allocated here, where the headers are; some of its API is static inline; and its random
  * generator is PSA's, named by a macro. Nothing here decides anything: policy is in Rust. */
-/* For one private field: the connection's state (tm_ticket_pending). */
+/* For private fields: the connection's state (tm_ticket_pending) and its last record
+ * (tm_received_alert). */
 #define MBEDTLS_ALLOW_PRIVATE_ACCESS
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <mbedtls/cipher.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/ssl_cache.h>
 #include <mbedtls/ssl_ticket.h>
@@ -99,6 +101,16 @@ int tm_ticket_pending(const mbedtls_ssl_context *ssl)
 void tm_set_user_data(mbedtls_ssl_context *ssl, void *p) { mbedtls_ssl_set_user_data_p(ssl, p); }
 void *tm_user_data(mbedtls_ssl_context *ssl) { return mbedtls_ssl_get_user_data_p(ssl); }
 
+/* The description of the alert the peer sent, once a call has failed with
+ * MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE (the record is still the one read); -1 otherwise. */
+int tm_received_alert(const mbedtls_ssl_context *ssl)
+{
+    if (ssl->in_msgtype == MBEDTLS_SSL_MSG_ALERT && ssl->in_msg != NULL) {
+        return ssl->in_msg[1];
+    }
+    return -1;
+}
+
 /* How many certificates the peer sent (Mbed TLS keeps the peer's chain by default). */
 int tm_peer_certs(const mbedtls_ssl_context *ssl)
 {
@@ -108,4 +120,47 @@ int tm_peer_certs(const mbedtls_ssl_context *ssl)
         n++;
     }
     return n;
+}
+
+/* The AEAD of Mbed TLS's record layer (its cipher module: the default configuration has no
+ * MBEDTLS_USE_PSA_CRYPTO), for the bulk ceiling. which: 0 AES-128-GCM, 1 AES-256-GCM,
+ * 2 ChaCha20-Poly1305. NULL when the build lacks the cipher or refuses the key. */
+mbedtls_cipher_context_t *tm_aead_new(int which, const unsigned char *key)
+{
+    static const mbedtls_cipher_type_t types[] = {
+        MBEDTLS_CIPHER_AES_128_GCM, MBEDTLS_CIPHER_AES_256_GCM, MBEDTLS_CIPHER_CHACHA20_POLY1305
+    };
+    static const int bits[] = { 128, 256, 256 };
+    const mbedtls_cipher_info_t *info;
+    mbedtls_cipher_context_t *c;
+    if (which < 0 || which > 2 || (info = mbedtls_cipher_info_from_type(types[which])) == NULL) {
+        return NULL;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return NULL;
+    }
+    mbedtls_cipher_init(c);
+    if (mbedtls_cipher_setup(c, info) != 0 ||
+        mbedtls_cipher_setkey(c, key, bits[which], MBEDTLS_ENCRYPT) != 0) {
+        mbedtls_cipher_free(c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void tm_aead_free(mbedtls_cipher_context_t *c) { TM_FREE(c, mbedtls_cipher_free) }
+
+/* seal: in -> out (ciphertext and 16-byte tag); open: the reverse. */
+int tm_aead_run(mbedtls_cipher_context_t *c, int seal, const unsigned char nonce[12],
+                const unsigned char aad[5], const unsigned char *in, size_t len,
+                unsigned char *out, size_t out_size, size_t *out_len)
+{
+    if (seal) {
+        return mbedtls_cipher_auth_encrypt_ext(c, nonce, 12, aad, 5, in, len, out, out_size,
+                                               out_len, 16);
+    }
+    return mbedtls_cipher_auth_decrypt_ext(c, nonce, 12, aad, 5, in, len, out, out_size,
+                                           out_len, 16);
 }

@@ -15,6 +15,7 @@ use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Result};
+use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
     EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
@@ -22,7 +23,7 @@ use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_harness::witness::ServerFlight;
 use tlsmatrix_model::codes;
-use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 /// The part of Mbed TLS 3.6's API this adapter calls, and the glue's helpers.
@@ -51,6 +52,7 @@ mod ffi {
     pub const ERR_WANT_WRITE: c_int = -0x6880;
     pub const ERR_PEER_CLOSE_NOTIFY: c_int = -0x7880;
     pub const ERR_RECEIVED_NEW_SESSION_TICKET: c_int = -0x7B00;
+    pub const ERR_FATAL_ALERT_MESSAGE: c_int = -0x7780;
     pub const VERSION_TLS1_2: c_int = 0x0303;
     pub const VERSION_TLS1_3: c_int = 0x0304;
 
@@ -78,9 +80,23 @@ mod ffi {
         pub fn tm_conf_tickets(conf: *mut Config, ticket: *mut Ticket) -> c_int;
         pub fn tm_version_number(ssl: *const Ssl) -> c_int;
         pub fn tm_ticket_pending(ssl: *const Ssl) -> c_int;
+        pub fn tm_received_alert(ssl: *const Ssl) -> c_int;
         pub fn tm_set_user_data(ssl: *mut Ssl, p: *mut c_void);
         pub fn tm_user_data(ssl: *mut Ssl) -> *mut c_void;
         pub fn tm_peer_certs(ssl: *const Ssl) -> c_int;
+        pub fn tm_aead_new(which: c_int, key: *const c_uchar) -> *mut c_void;
+        pub fn tm_aead_free(c: *mut c_void);
+        pub fn tm_aead_run(
+            c: *mut c_void,
+            seal: c_int,
+            nonce: *const c_uchar,
+            aad: *const c_uchar,
+            input: *const c_uchar,
+            len: usize,
+            out: *mut c_uchar,
+            out_size: usize,
+            out_len: *mut usize,
+        ) -> c_int;
 
         pub fn mbedtls_strerror(code: c_int, buf: *mut c_char, len: usize);
         pub fn mbedtls_x509_crt_parse(crt: *mut Crt, buf: *const c_uchar, len: usize) -> c_int;
@@ -140,6 +156,16 @@ fn error_text(code: c_int) -> String {
     // SAFETY: as above.
     let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
     format!("{text} (-0x{:04x})", code.unsigned_abs())
+}
+
+/// Mbed TLS 3.6 has no KeyUpdate at all: no call sends one, and its post-handshake handler
+/// (library/ssl_msg.c, ssl_tls13_handle_hs_message_post_handshake) takes a NewSessionTicket
+/// and fails any other message as unexpected.
+fn no_key_update() -> String {
+    format!(
+        "{} has no KeyUpdate: no call sends one, and it refuses one it receives",
+        library_version()
+    )
 }
 
 fn check(rc: c_int, what: &str) -> Result<()> {
@@ -214,6 +240,30 @@ impl TlsLibrary for MbedtlsLibrary {
         Ok(())
     }
 
+    fn sends_key_update(&self) -> Result<(), String> {
+        Err(no_key_update())
+    }
+
+    fn record_aead(&self, which: Aead) -> Result<aead::LibraryAead, String> {
+        let index = match which {
+            Aead::Aes128Gcm => 0,
+            Aead::Aes256Gcm => 1,
+            Aead::Chacha20Poly1305 => 2,
+        };
+        // SAFETY: the key is the 32 bytes of aead::KEY, of which the cipher reads its length.
+        let c = unsafe { ffi::tm_aead_new(index, aead::KEY.as_ptr()) };
+        if c.is_null() {
+            return Err(format!("{} refused a {which} key", library_version()));
+        }
+        Ok(aead::LibraryAead {
+            api: "Mbed TLS mbedtls_cipher_auth_encrypt_ext/decrypt_ext".into(),
+            aead: Box::new(CipherAead {
+                c,
+                scratch: Vec::new(),
+            }),
+        })
+    }
+
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
         self.supports(cfg).map_err(|e| anyhow!(e))?;
         Ok(Box::new(MbedtlsFactory {
@@ -226,6 +276,59 @@ impl TlsLibrary for MbedtlsLibrary {
             session: (side == Side::Client && cfg.resumption != Resumption::Full)
                 .then(Arc::default),
         }))
+    }
+}
+
+/// Mbed TLS's cipher module keyed for one AEAD: what its record layer calls.
+struct CipherAead {
+    c: *mut c_void,
+    scratch: Vec<u8>,
+}
+
+// SAFETY: used by one thread at a time (the sampler owns it).
+unsafe impl Send for CipherAead {}
+
+impl Drop for CipherAead {
+    fn drop(&mut self) {
+        // SAFETY: made by tm_aead_new, freed once.
+        unsafe { ffi::tm_aead_free(self.c) }
+    }
+}
+
+impl CipherAead {
+    fn run(&mut self, seal: bool, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
+        let nonce = aead::nonce(&aead::IV, seq);
+        self.scratch.resize(buf.len() + 16, 0);
+        let mut out = 0;
+        // SAFETY: a live context; every pointer and length is a live buffer of ours, and the
+        // output has room for the input and a tag.
+        let rc = unsafe {
+            ffi::tm_aead_run(
+                self.c,
+                c_int::from(seal),
+                nonce.as_ptr(),
+                aad.as_ptr(),
+                buf.as_ptr(),
+                buf.len(),
+                self.scratch.as_mut_ptr(),
+                self.scratch.len(),
+                &mut out,
+            )
+        };
+        check(rc, if seal { "sealing" } else { "opening" })?;
+        buf.clear();
+        buf.extend_from_slice(&self.scratch[..out]);
+        Ok(())
+    }
+}
+
+impl aead::RecordAead for CipherAead {
+    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
+        self.run(true, seq, aad, buf)
+    }
+
+    fn open(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
+        self.run(false, seq, aad, buf)
     }
 }
 
@@ -642,6 +745,21 @@ impl MbedtlsEndpoint {
         }
     }
 
+    /// The error for Mbed TLS's code, naming the alert the peer sent when that was it.
+    fn error(&self, rc: c_int, what: &str) -> anyhow::Error {
+        if rc == ffi::ERR_FATAL_ALERT_MESSAGE {
+            // SAFETY: valid connection.
+            let alert = unsafe { ffi::tm_received_alert(self.ssl) };
+            if alert >= 0 {
+                return anyhow!(
+                    "Mbed TLS: {what}: received alert [{alert}]: {}",
+                    error_text(rc)
+                );
+            }
+        }
+        anyhow!("Mbed TLS: {what}: {}", error_text(rc))
+    }
+
     fn waiting(rc: c_int) -> bool {
         rc == ffi::ERR_WANT_READ || rc == ffi::ERR_WANT_WRITE
     }
@@ -679,7 +797,7 @@ impl TlsEndpoint for MbedtlsEndpoint {
         if Self::waiting(rc) {
             return Ok(());
         }
-        Err(anyhow!("Mbed TLS: handshake: {}", error_text(rc)))
+        Err(self.error(rc, "handshake"))
     }
 
     fn is_handshake_complete(&self) -> bool {
@@ -695,7 +813,7 @@ impl TlsEndpoint for MbedtlsEndpoint {
             if n > 0 {
                 off += n as usize;
             } else if !Self::waiting(n) {
-                bail!("Mbed TLS: sending: {}", error_text(n));
+                return Err(self.error(n, "sending"));
             }
             // The in-memory transport never blocks a write; WANT_WRITE is not expected, and
             // retrying is what Mbed TLS asks for.
@@ -744,7 +862,7 @@ impl TlsEndpoint for MbedtlsEndpoint {
                     continue;
                 }
                 n if Self::waiting(n) => break,
-                n => bail!("Mbed TLS: receiving: {}", error_text(n)),
+                n => return Err(self.error(n, "receiving")),
             }
         }
         Ok(got)
@@ -780,10 +898,7 @@ impl TlsEndpoint for MbedtlsEndpoint {
     }
 
     fn key_update(&mut self) -> Result<()> {
-        bail!(
-            "{} has no call that sends a KeyUpdate (it only answers one)",
-            library_version()
-        )
+        Err(anyhow!(no_key_update()))
     }
 
     fn sni(&self) -> Option<String> {
@@ -796,6 +911,6 @@ impl TlsEndpoint for MbedtlsEndpoint {
         if rc == 0 || Self::waiting(rc) {
             return Ok(());
         }
-        Err(anyhow!("Mbed TLS: close_notify: {}", error_text(rc)))
+        Err(self.error(rc, "close_notify"))
     }
 }

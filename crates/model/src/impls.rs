@@ -41,9 +41,13 @@ pub enum Limit {
 }
 
 /// The adapter families whose TLS 1.3 servers send ticket nonces longer than some clients
-/// keep, with the length: rustls draws 32 random bytes for every ticket. (OpenSSL and
-/// wolfSSL itself send 8 or fewer.)
-pub const LONG_TICKET_NONCES: &[(&str, usize)] = &[("rustls", 32)];
+/// keep, with the length: rustls and Mbed TLS draw 32 random bytes for every ticket. (OpenSSL
+/// and wolfSSL itself send 8 or fewer.)
+pub const LONG_TICKET_NONCES: &[(&str, usize)] = &[
+    ("rustls", 32),
+    // MBEDTLS_SSL_TLS1_3_TICKET_NONCE_LENGTH, 32 in Mbed TLS 3.6's default configuration.
+    ("mbedtls", 32),
+];
 
 /// Why a client cannot run a cell against one server though each runs it with others; the
 /// client's row declares the limit behind it.
