@@ -2017,3 +2017,92 @@ fn a_plan_runs_its_configuration_and_reaches_the_report_beside_the_published_fig
         "every published row has our figure: {md}"
     );
 }
+
+/// Mbed TLS is in the default plan. It reports no group, signature scheme or resumption, so
+/// its records rest on the server's clear first flight (harness::witness): every cell here
+/// passes the negotiated-parameter check against rustls, which reports its own view, in
+/// both versions and both resumption kinds; and what it cannot do is unsupported with the
+/// library's reason.
+#[test]
+fn mbedtls_runs_by_default_checked_by_the_wire_and_refuses_what_it_lacks() {
+    let d = scratch("mbedtls-default");
+    let out = d.join("default.jsonl");
+    let measured = [
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "handshake-tls13-rsa-2048-p256-full",
+        "handshake-tls13-ecdsa-p384-p384-ticket",
+        "handshake-tls12-ecdsa-p256-p384-full",
+        "handshake-tls12-ecdsa-p256-x25519-session-id",
+        "handshake-tls12-ecdsa-p256-x25519-ticket",
+        "handshake-tls13-ecdsa-p256-x25519-full-hrr",
+        "bulk-tls13-aes-128-gcm-16k",
+    ];
+    let refused = [
+        ("handshake-tls12-rsa-2048-x25519-full", "PKCS#1 v1.5 only"),
+        ("handshake-tls13-ed25519-x25519-full", "no EdDSA"),
+        (
+            "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+            "no ML-KEM",
+        ),
+    ];
+    let scenarios: Vec<&str> = measured
+        .iter()
+        .copied()
+        .chain(refused.iter().map(|r| r.0))
+        .collect();
+    let r = tlsmatrix(&[
+        "run",
+        "--impl",
+        "rustls-aws-lc,mbedtls",
+        "--scenario",
+        &scenarios.join(","),
+        "--runs",
+        "2",
+        "--passes",
+        "1",
+        "--warmup-ms",
+        "5",
+        "--sample-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let lines = json_lines(&out);
+    let record = |scenario: &str, client: &str, server: &str| {
+        lines.iter().find(|l| {
+            l["schema"] == SCHEMA
+                && l["scenario"] == scenario
+                && l["client"] == client
+                && l["server"] == server
+        })
+    };
+    for scenario in measured {
+        for (client, server) in [
+            ("mbedtls", "rustls-aws-lc"),
+            ("rustls-aws-lc", "mbedtls"),
+            ("mbedtls", "mbedtls"),
+        ] {
+            let rec = record(scenario, client, server)
+                .unwrap_or_else(|| panic!("no {scenario} {client} -> {server} record: {lines:?}"));
+            let version = if client == "mbedtls" {
+                &rec["client_version"]
+            } else {
+                &rec["server_version"]
+            };
+            assert!(
+                version.as_str().unwrap().starts_with("Mbed TLS 3.6."),
+                "{rec}"
+            );
+            assert!(rec["median"].as_f64().unwrap() > 0.0, "{rec}");
+        }
+    }
+    for (scenario, why) in refused {
+        let cell = lines
+            .iter()
+            .find(|l| l["scenario"] == scenario && l["client"] == "mbedtls")
+            .unwrap_or_else(|| panic!("no mbedtls line for {scenario}: {lines:?}"));
+        assert_eq!(cell["outcome"], "unsupported", "{cell}");
+        assert!(cell["reason"].as_str().unwrap().contains(why), "{cell}");
+    }
+}

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -39,11 +39,13 @@ mod ffi {
     pub type Ticket = c_void;
     pub type Send = unsafe extern "C" fn(*mut c_void, *const c_uchar, usize) -> c_int;
     pub type Recv = unsafe extern "C" fn(*mut c_void, *mut c_uchar, usize) -> c_int;
+    pub type Verify = unsafe extern "C" fn(*mut c_void, *mut Crt, c_int, *mut u32) -> c_int;
     pub type Sni = unsafe extern "C" fn(*mut c_void, *mut Ssl, *const c_uchar, usize) -> c_int;
 
     pub const IS_CLIENT: c_int = 0;
     pub const IS_SERVER: c_int = 1;
     pub const VERIFY_NONE: c_int = 0;
+    pub const VERIFY_OPTIONAL: c_int = 1;
     pub const VERIFY_REQUIRED: c_int = 2;
     pub const TICKETS_DISABLED: c_int = 0;
     pub const TICKETS_ENABLED: c_int = 1;
@@ -117,6 +119,7 @@ mod ffi {
             signal: c_int,
         );
         pub fn mbedtls_ssl_conf_sni(conf: *mut Config, f: Sni, p: *mut c_void);
+        pub fn mbedtls_ssl_conf_verify(conf: *mut Config, f: Verify, p: *mut c_void);
         pub fn mbedtls_ssl_setup(ssl: *mut Ssl, conf: *const Config) -> c_int;
         pub fn mbedtls_ssl_set_bio(
             ssl: *mut Ssl,
@@ -225,15 +228,9 @@ impl TlsLibrary for MbedtlsLibrary {
                 library_version()
             ));
         }
-        if cfg.sig == SigAlg::Ed25519 {
+        if cfg.sig == SigAlg::Ed25519 && cfg.open.is_none() {
             return Err(format!(
                 "{} has no EdDSA: no Ed25519 certificates or signature scheme",
-                library_version()
-            ));
-        }
-        if cfg.open.is_some() {
-            return Err(format!(
-                "the {} adapter has no open configuration yet (no BoGo shim, no defaults peer)",
                 library_version()
             ));
         }
@@ -266,15 +263,26 @@ impl TlsLibrary for MbedtlsLibrary {
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
         self.supports(cfg).map_err(|e| anyhow!(e))?;
+        let (conf, hostname, resumes) = match &cfg.open {
+            None => (
+                Config::pinned(side, cfg)?,
+                Some(cfg.server_name.as_str()),
+                cfg.resumption != Resumption::Full,
+            ),
+            Some(open) => (Config::open(side, cfg, open)?, open.sni.as_deref(), true),
+        };
         Ok(Box::new(MbedtlsFactory {
-            conf: Arc::new(Config::pinned(side, cfg)?),
+            conf: Arc::new(conf),
             side,
-            sig: cfg.sig,
-            hostname: (side == Side::Client)
-                .then(|| CString::new(cfg.server_name.as_str()))
+            sole_scheme: cfg
+                .open
+                .is_none()
+                .then(|| codes::signature_scheme_code(cfg.sig)),
+            hostname: hostname
+                .filter(|_| side == Side::Client)
+                .map(CString::new)
                 .transpose()?,
-            session: (side == Side::Client && cfg.resumption != Resumption::Full)
-                .then(Arc::default),
+            session: (side == Side::Client && resumes).then(Arc::default),
         }))
     }
 }
@@ -447,6 +455,86 @@ impl Config {
         Ok(c)
     }
 
+    /// A configuration on Mbed TLS's own defaults within the open policy (the BoGo shim's,
+    /// and `peer server --defaults` for outside test tools): the policy's versions, every
+    /// suite, group and signature scheme Mbed TLS enables by default (the runner's groups
+    /// when it names any), a session cache and tickets, and the runner's certificate. Peer
+    /// chains are accepted whatever they are; the handshake signature is still checked.
+    fn open(side: Side, cfg: &EndpointConfig, open: &OpenPolicy) -> Result<Config> {
+        // SAFETY: allocation and initialisation only.
+        let conf = unsafe { ffi::tm_config_new() };
+        if conf.is_null() {
+            bail!("Mbed TLS could not allocate a configuration");
+        }
+        let mut c = Config {
+            conf,
+            suites: Box::new([]),
+            groups: cfg
+                .groups
+                .iter()
+                .map(|g| codes::group_code(*g))
+                .chain([0])
+                .collect(),
+            sig_algs: Box::new([]),
+            alpn: Vec::new(),
+            alpn_list: Box::new([]),
+            owned: Vec::new(),
+        };
+        let endpoint = match side {
+            Side::Client => ffi::IS_CLIENT,
+            Side::Server => ffi::IS_SERVER,
+        };
+        let (min, max) = (
+            version_number(open.min_version),
+            version_number(open.max_version),
+        );
+        // SAFETY: a valid configuration; the group list lives in `c`.
+        unsafe {
+            check(
+                ffi::tm_config_setup(conf, endpoint, min, max),
+                "the defaults",
+            )?;
+            if !cfg.groups.is_empty() {
+                ffi::mbedtls_ssl_conf_groups(conf, c.groups.as_ptr());
+            }
+        }
+        let certs = &cfg.certs;
+        match side {
+            Side::Client => {
+                if cfg.client_cert {
+                    c.own(&certs.client_chain_pem, &certs.client_key_pem)?;
+                }
+                // SAFETY: valid configuration.
+                unsafe {
+                    ffi::mbedtls_ssl_conf_authmode(conf, ffi::VERIFY_NONE);
+                    ffi::mbedtls_ssl_conf_session_tickets(conf, ffi::TICKETS_ENABLED);
+                    ffi::mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
+                        conf,
+                        ffi::SIGNAL_NEW_SESSION_TICKETS_ENABLED,
+                    );
+                }
+            }
+            Side::Server => {
+                c.own(cfg.server_chain_pem(), &certs.key_pem)?;
+                let mode = match (open.request_client_cert, cfg.require_client_cert) {
+                    (_, true) => ffi::VERIFY_REQUIRED,
+                    (true, false) => ffi::VERIFY_OPTIONAL,
+                    (false, false) => ffi::VERIFY_NONE,
+                };
+                // SAFETY: valid configuration; the callbacks keep no state of ours.
+                unsafe {
+                    ffi::mbedtls_ssl_conf_authmode(conf, mode);
+                    ffi::mbedtls_ssl_conf_verify(conf, accept_any_chain, std::ptr::null_mut());
+                    ffi::mbedtls_ssl_conf_sni(conf, record_sni, std::ptr::null_mut());
+                }
+                c.resumption(Side::Server, Version::Tls12, Resumption::SessionId)?;
+                c.resumption(Side::Server, open.max_version, Resumption::Ticket)?;
+            }
+        }
+        c.set_alpn(&cfg.alpn)?;
+        Ok(c)
+    }
+
     /// Parses PEM certificates into a chain the configuration keeps.
     fn certificates(&mut self, pem: &str) -> Result<*mut ffi::Crt> {
         // SAFETY: allocation and initialisation only.
@@ -587,7 +675,8 @@ impl Drop for Session {
 struct MbedtlsFactory {
     conf: Arc<Config>,
     side: Side,
-    sig: SigAlg,
+    /// The one signature scheme a pinned configuration offers (none for an open one).
+    sole_scheme: Option<u16>,
     /// Client: the name sent as SNI, which the server's certificate must carry.
     hostname: Option<CString>,
     session: Option<Arc<SessionSlot>>,
@@ -612,7 +701,7 @@ impl EndpointFactory for MbedtlsFactory {
             state,
             _conf: self.conf.clone(),
             side: self.side,
-            sig: self.sig,
+            sole_scheme: self.sole_scheme,
             done: false,
             slot: self.session.clone(),
             peer_closed: false,
@@ -681,6 +770,18 @@ unsafe extern "C" fn io_recv(ctx: *mut c_void, buf: *mut c_uchar, len: usize) ->
     }
 }
 
+/// Accepts the peer's chain whatever it is (the chain is not what an open configuration
+/// tests): clears every verification flag Mbed TLS raised for each certificate.
+unsafe extern "C" fn accept_any_chain(
+    _: *mut c_void,
+    _: *mut ffi::Crt,
+    _depth: c_int,
+    flags: *mut u32,
+) -> c_int {
+    *flags = 0;
+    0
+}
+
 /// A server's SNI callback: keeps the name; any name is accepted (the certificate is the
 /// configuration's).
 unsafe extern "C" fn record_sni(
@@ -703,7 +804,7 @@ struct MbedtlsEndpoint {
     state: *mut Transport,
     _conf: Arc<Config>,
     side: Side,
-    sig: SigAlg,
+    sole_scheme: Option<u16>,
     done: bool,
     /// Client: where the session is kept for the next connection.
     slot: Option<Arc<SessionSlot>>,
@@ -769,15 +870,13 @@ impl MbedtlsEndpoint {
     /// aborts a handshake whose CertificateVerify uses a scheme it did not offer
     /// (`library/ssl_tls13_generic.c`, `ssl_tls13_parse_certificate_verify`: "Received
     /// signature algorithm ... is not among advertised"), so a finished full handshake
-    /// verified that one. Its server reports none (it picks among the schemes offered, and
-    /// says nothing of which).
+    /// verified that one. An open configuration offers many, and its server picks among
+    /// those offered and says nothing of which: neither reports one.
     fn signature_scheme(&self, version: Option<u16>) -> Option<u16> {
         let t = self.transport();
         match version {
             Some(0x0303) => t.flight.tls12_scheme(),
-            Some(0x0304) if self.side == Side::Client => {
-                Some(codes::signature_scheme_code(self.sig))
-            }
+            Some(0x0304) if self.side == Side::Client => self.sole_scheme,
             _ => None,
         }
     }

@@ -101,6 +101,20 @@ pub const KNOWN: &[Deviation] = &[
               records, which every other stack sends, are one record per write",
     },
     Deviation {
+        case: "resume-ticket-tls12",
+        peer: "wolfssl",
+        role: Role::Client,
+        evidence: &["client negotiated resumption full"],
+        what: "wolfSSL takes a TLS 1.2 ticket's lifetime hint as the session's timeout \
+               (src/internal.c, DoSessionTicket: `ssl->timeout = lifetime`), so a hint of 0, \
+               which crypto/tls sends with every TLS 1.2 ticket (handshake_messages.go, \
+               newSessionTicketMsg.marshal leaves it zero), expires the session at once and \
+               the next hello offers an empty ticket; servers that send a non-zero hint \
+               (OpenSSL, rustls, wolfSSL's 300 s) are resumed",
+        why: "RFC 5077 3.3: a ticket_lifetime_hint of zero indicates that the lifetime of \
+              the ticket is unspecified, not that it has expired",
+    },
+    Deviation {
         case: "no-close-notify",
         peer: "go-crypto-tls",
         role: Role::Client,
@@ -145,6 +159,21 @@ mod tests {
         let go = "the client did not notice the missing close_notify: ok: crypto/tls reported a clean end of stream";
         assert!(explain("no-close-notify", "go-crypto-tls", "rustls-ring", go).is_some());
         assert!(explain("no-close-notify", "rustls-ring", "go-crypto-tls", go).is_none());
+    }
+
+    #[test]
+    fn mbedtls_deviations_hold_for_its_server_and_its_own_words_only() {
+        let refused =
+            "client: rustls: cannot decrypt peer's message; server: Mbed TLS: handshake: \
+                       SSL - No client certification received from the client, but required by \
+                       the authentication mode (-0x7480)";
+        assert!(explain("mtls-missing", "rustls-aws-lc", "mbedtls", refused).is_some());
+        assert!(explain("mtls-missing", "mbedtls", "rustls-aws-lc", refused).is_none());
+        assert!(explain("mtls-missing", "rustls-aws-lc", "mbedtls", "timed out").is_none());
+        let key_update = "server: Mbed TLS: receiving: SSL - An unexpected message was received \
+                          from our peer (-0x7700)";
+        assert!(explain("key-update", "openssl-3.6", "mbedtls", key_update).is_some());
+        assert!(explain("key-update", "mbedtls", "openssl-3.6", key_update).is_none());
     }
 
     #[test]

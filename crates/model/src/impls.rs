@@ -223,6 +223,18 @@ pub const IMPLS: &[ImplRow] = &[
         wraps_malloc: false,
     },
     ImplRow {
+        name: "mbedtls",
+        family: "mbedtls",
+        driver: "tlsmatrix-driver-mbedtls",
+        build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
+        version_prefix: "Mbed TLS 3.6.",
+        conformance: Conformance::NoShim(
+            "its adapter has no open configuration (the library defaults BoGo's runner needs) yet",
+        ),
+        limits: &[Limit::NoPostQuantum, Limit::NoEd25519, Limit::NoTls12RsaPss],
+        wraps_malloc: true,
+    },
+    ImplRow {
         name: "openssl-1.1.1",
         family: "openssl",
         driver: "tlsmatrix-driver-openssl-1.1.1",
@@ -266,18 +278,6 @@ pub const IMPLS: &[ImplRow] = &[
             Limit::NoVerifiedSchemeReport,
             Limit::ShortTicketNonces(8),
         ],
-        wraps_malloc: true,
-    },
-    ImplRow {
-        name: "mbedtls",
-        family: "mbedtls",
-        driver: "tlsmatrix-driver-mbedtls",
-        build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
-        version_prefix: "Mbed TLS 3.6.",
-        conformance: Conformance::NoShim(
-            "its adapter has no open configuration (the library defaults BoGo's runner needs) yet",
-        ),
-        limits: &[Limit::NoPostQuantum, Limit::NoEd25519, Limit::NoTls12RsaPss],
         wraps_malloc: true,
     },
 ];
