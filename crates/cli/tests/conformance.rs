@@ -118,6 +118,29 @@ const QUICK_NOT_PASSED: &[(&str, &str, &str)] = &[
     ),
     ("wolfssl", "TolerateServerNameAck-TLS-TLS13", "deviation"),
     ("wolfssl", "UnknownCurve-TLS13", "deviation"),
+    // Mbed TLS: its deviations are listed in config/mbedtls.json with their reasons.
+    ("mbedtls", "KeyUpdate-FromClient", "deviation"),
+    ("mbedtls", "KeyUpdate-ToClient", "deviation"),
+    ("mbedtls", "KeyUpdate-ToServer", "deviation"),
+    (
+        "mbedtls",
+        "VersionNegotiation-Client2-TLS12-TLS12-TLS",
+        "deviation",
+    ),
+    ("mbedtls", "NegotiatePSKResumption-TLS13", "deviation"),
+    // Findings, left visible: Mbed TLS resumes an extended-master-secret session when the
+    // server's hello drops the extension (RFC 7627 5.3: the client MUST abort), as GnuTLS does.
+    ("mbedtls", "ExtendedMasterSecret-YesToNo-Client", "failed"),
+    // Not yet traced: a server with an RSA certificate completes a handshake whose only
+    // suite needs ECDSA; a client signs its CertificateVerify with a scheme the runner did
+    // not ask for; a version-flexible client resuming a TLS 1.2 session offers TLS 1.2 only.
+    ("mbedtls", "CertificateCipherMismatch-RSA", "failed"),
+    ("mbedtls", "ClientAuth-SignatureType", "failed"),
+    (
+        "mbedtls",
+        "Resume-Client-NoResume-TLS12-TLS13-TLS",
+        "failed",
+    ),
 ];
 
 #[test]
@@ -151,6 +174,7 @@ fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
         "go-crypto-tls",
         "gnutls",
         "wolfssl",
+        "mbedtls",
     ] {
         assert!(impls.contains(&imp), "{imp} missing: {impls:?}");
     }

@@ -23,6 +23,7 @@ const FILES: &[(&str, &str)] = &[
     ("go", include_str!("../config/go.json")),
     ("gnutls", include_str!("../config/gnutls.json")),
     ("wolfssl", include_str!("../config/wolfssl.json")),
+    ("mbedtls", include_str!("../config/mbedtls.json")),
 ];
 
 #[derive(Debug, Default, Deserialize)]

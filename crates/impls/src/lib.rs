@@ -9,6 +9,8 @@ compile_error!("OpenSSL and BoringSSL export the same symbols: build them into s
 #[cfg(all(feature = "aws-lc", feature = "boringssl"))]
 compile_error!("AWS-LC's libssl and BoringSSL each need the openssl adapter to themselves: build them into separate drivers");
 
+#[cfg(any(feature = "wolfssl", feature = "mbedtls"))]
+mod c_session;
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;
 #[cfg(feature = "gnutls")]

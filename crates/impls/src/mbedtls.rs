@@ -12,7 +12,7 @@
 //! `signature_scheme`).
 
 use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::aead;
@@ -25,6 +25,8 @@ use tlsmatrix_harness::witness::ServerFlight;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
+
+use crate::c_session::{CSession, SessionSlot};
 
 /// The part of Mbed TLS 3.6's API this adapter calls, and the glue's helpers.
 mod ffi {
@@ -68,7 +70,7 @@ mod ffi {
         pub fn tm_pk_new() -> *mut Pk;
         pub fn tm_pk_free(p: *mut Pk);
         pub fn tm_session_new() -> *mut Session;
-        pub fn tm_session_free(p: *mut Session);
+        pub fn tm_session_free(p: *mut c_void);
         pub fn tm_cache_new() -> *mut Cache;
         pub fn tm_cache_free(p: *mut Cache);
         pub fn tm_ticket_new() -> *mut Ticket;
@@ -656,22 +658,6 @@ impl Config {
     }
 }
 
-/// A client's newest session, which its next connection resumes.
-#[derive(Default)]
-struct SessionSlot(Mutex<Option<Session>>);
-
-struct Session(*mut ffi::Session);
-
-// SAFETY: a session is moved between connections of one thread at a time, under the lock.
-unsafe impl Send for Session {}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // SAFETY: from tm_session_new, freed once.
-        unsafe { ffi::tm_session_free(self.0) }
-    }
-}
-
 struct MbedtlsFactory {
     conf: Arc<Config>,
     side: Side,
@@ -720,12 +706,9 @@ impl EndpointFactory for MbedtlsFactory {
             }
         }
         if let Some(slot) = &self.session {
-            if let Some(s) = slot.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                // SAFETY: a session of this configuration; Mbed TLS copies it.
-                check(
-                    unsafe { ffi::mbedtls_ssl_set_session(ssl, s.0) },
-                    "the session",
-                )?;
+            // SAFETY: a session of this configuration; Mbed TLS copies it.
+            if let Some(rc) = slot.with(|s| unsafe { ffi::mbedtls_ssl_set_session(ssl, s) }) {
+                check(rc, "the session")?;
             }
         }
         Ok(Box::new(ep))
@@ -839,10 +822,17 @@ impl MbedtlsEndpoint {
     /// Client: keeps the connection's session in the slot for the next connection.
     fn keep_session(&self) {
         let Some(slot) = &self.slot else { return };
-        // SAFETY: a fresh session, filled by Mbed TLS, or freed when it is not.
-        let s = Session(unsafe { ffi::tm_session_new() });
-        if !s.0.is_null() && unsafe { ffi::mbedtls_ssl_get_session(self.ssl, s.0) } == 0 {
-            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+        // SAFETY: allocation and initialisation only; the CSession below frees it whether
+        // or not Mbed TLS fills it.
+        let s = unsafe { ffi::tm_session_new() };
+        if s.is_null() {
+            return;
+        }
+        // SAFETY: made by tm_session_new, freed by tm_session_free only.
+        let s = unsafe { CSession::new(s, ffi::tm_session_free) };
+        // SAFETY: valid connection and session.
+        if unsafe { ffi::mbedtls_ssl_get_session(self.ssl, s.ptr()) } == 0 {
+            slot.keep(s);
         }
     }
 

@@ -8,7 +8,7 @@
 //! its configure flags), so its AES-GCM runs on wolfSSL's C code.
 
 use std::ffi::{c_char, c_int, c_long, c_uint, c_ushort, c_void, CStr, CString};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::endpoint::{
@@ -19,6 +19,8 @@ use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
+
+use crate::c_session::{CSession, SessionSlot};
 
 /// The part of `<wolfssl/ssl.h>` (5.5) this adapter calls, with the constants it needs.
 mod ffi {
@@ -530,22 +532,6 @@ impl Drop for Context {
     }
 }
 
-/// A client's newest session, which its next connection resumes.
-#[derive(Default)]
-struct SessionSlot(Mutex<Option<Session>>);
-
-struct Session(*mut ffi::Session);
-
-// SAFETY: a session is moved between connections of one thread at a time, under the slot's lock.
-unsafe impl Send for Session {}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // SAFETY: from wolfSSL_get1_session, freed once.
-        unsafe { ffi::wolfSSL_SESSION_free(self.0) }
-    }
-}
-
 struct WolfsslFactory {
     ctx: Arc<Context>,
     side: Side,
@@ -630,9 +616,9 @@ impl EndpointFactory for WolfsslFactory {
                 }
             }
             if let Some(slot) = &self.session {
-                if let Some(s) = slot.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                    // SAFETY: a session of this context; wolfSSL copies it.
-                    check(unsafe { ffi::wolfSSL_set_session(ssl, s.0) }, "the session")?;
+                // SAFETY: a session of this context; wolfSSL copies it.
+                if let Some(rc) = slot.with(|s| unsafe { ffi::wolfSSL_set_session(ssl, s) }) {
+                    check(rc, "the session")?;
                 }
             }
         }
@@ -694,7 +680,8 @@ impl Drop for WolfsslEndpoint {
             // SAFETY: valid ssl; the session returned is ours to free.
             let s = unsafe { ffi::wolfSSL_get1_session(self.ssl) };
             if !s.is_null() {
-                *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Session(s));
+                // SAFETY: wolfSSL_get1_session's session is the caller's to free.
+                slot.keep(unsafe { CSession::new(s, ffi::wolfSSL_SESSION_free) });
             }
         }
         // SAFETY: made by wolfSSL_new, freed once.

@@ -228,9 +228,7 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-mbedtls",
         build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
         version_prefix: "Mbed TLS 3.6.",
-        conformance: Conformance::NoShim(
-            "its adapter has no open configuration (the library defaults BoGo's runner needs) yet",
-        ),
+        conformance: Conformance::Shim(&["mbedtls"]),
         limits: &[Limit::NoPostQuantum, Limit::NoEd25519, Limit::NoTls12RsaPss],
         wraps_malloc: true,
     },
