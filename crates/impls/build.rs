@@ -36,6 +36,9 @@ fn build_mbedtls_glue() {
     cc::Build::new()
         .file("csrc/mbedtls_glue.c")
         .include(dir.join("include"))
+        // The additions the library was built with (scripts/mbedtls-build): they change
+        // the size of the structs the glue allocates.
+        .define("MBEDTLS_USER_CONFIG_FILE", "\"tlsmatrix_user_config.h\"")
         .warnings(true)
         .compile("tlsmatrix_mbedtls_glue");
     println!(

@@ -18,6 +18,12 @@
 #include <mbedtls/x509_crt.h>
 #include <psa/crypto.h>
 
+/* Built with tlsmatrix's additions (scripts/mbedtls-build): the structs allocated here must
+ * have the library's layout, and its connections run on several threads. */
+#if !defined(MBEDTLS_THREADING_C) || !defined(MBEDTLS_THREADING_PTHREAD)
+#error "compile against the Mbed TLS build of scripts/mbedtls-build, with its user config"
+#endif
+
 #define TM_NEW(type, init)                  \
     type *p = calloc(1, sizeof(type));      \
     if (p != NULL) {                        \

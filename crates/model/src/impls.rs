@@ -226,7 +226,7 @@ pub const IMPLS: &[ImplRow] = &[
         name: "mbedtls",
         family: "mbedtls",
         driver: "tlsmatrix-driver-mbedtls",
-        build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
+        build: "`make build` (Mbed TLS 3.6 LTS from the sources the mbedtls-rs-sys crate ships, its default configuration with thread safety, built by scripts/mbedtls-build and linked into libssl-drivers/mbedtls)",
         version_prefix: "Mbed TLS 3.6.",
         conformance: Conformance::Shim(&["mbedtls"]),
         limits: &[Limit::NoPostQuantum, Limit::NoEd25519, Limit::NoTls12RsaPss],
