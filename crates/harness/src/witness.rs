@@ -62,8 +62,7 @@ impl ServerFlight {
             at = body.end;
             match kind {
                 HANDSHAKE => {
-                    let body = self.pending[body].to_vec();
-                    self.messages.extend_from_slice(&body);
+                    self.messages.extend_from_slice(&self.pending[body]);
                     self.read_messages();
                 }
                 // TLS 1.3's middlebox-compatibility CCS comes before the encrypted records.
@@ -88,23 +87,24 @@ impl ServerFlight {
     }
 
     fn read_messages(&mut self) {
+        // Taken out while its messages are read, so each is read in place.
+        let messages = std::mem::take(&mut self.messages);
         let mut at = 0;
-        while !self.done && self.messages.len() - at >= 4 {
-            let m = &self.messages[at..];
+        while !self.done && messages.len() - at >= 4 {
+            let m = &messages[at..];
             let len = usize::from(m[1]) << 16 | usize::from(m[2]) << 8 | usize::from(m[3]);
             if m.len() < 4 + len {
                 break;
             }
-            let kind = m[0];
-            let body = m[4..4 + len].to_vec();
+            let (kind, body) = (m[0], &m[4..4 + len]);
             at += 4 + len;
             let ok = match kind {
-                SERVER_HELLO => self.server_hello(&body),
+                SERVER_HELLO => self.server_hello(body),
                 CERTIFICATE => {
                     self.saw_certificate = true;
                     Some(())
                 }
-                SERVER_KEY_EXCHANGE => self.server_key_exchange(&body),
+                SERVER_KEY_EXCHANGE => self.server_key_exchange(body),
                 SERVER_HELLO_DONE => {
                     self.done = true;
                     Some(())
@@ -115,7 +115,8 @@ impl ServerFlight {
                 self.stop_malformed();
             }
         }
-        self.messages.drain(..at.min(self.messages.len()));
+        self.messages = messages;
+        self.messages.drain(..at);
     }
 
     fn server_hello(&mut self, b: &[u8]) -> Option<()> {

@@ -363,8 +363,9 @@ enum Owned {
 }
 
 // SAFETY: a configuration is shared read-only by the connections made from it. Its session
-// cache and ticket keys change under them, unlocked (the default build has no
-// MBEDTLS_THREADING_C), so its connections must run on one thread, as the drivers run them.
+// cache and ticket keys change under them behind Mbed TLS's own mutexes: the build has
+// MBEDTLS_THREADING_C (build-support/mbedtls-src/user_config.h; the glue refuses to compile
+// without it), so its connections may run on several threads, as `allcores` runs them.
 unsafe impl Send for Config {}
 unsafe impl Sync for Config {}
 
@@ -387,25 +388,20 @@ impl Drop for Config {
 }
 
 impl Config {
-    /// A configuration pinned to the cell: one version, its one suite, the cell's groups and
-    /// its one signature scheme.
-    fn pinned(side: Side, cfg: &EndpointConfig) -> Result<Config> {
+    /// A configuration with Mbed TLS's defaults for `side` between the two versions, its
+    /// generator set, and nothing else yet.
+    fn new(side: Side, min: Version, max: Version) -> Result<Config> {
         // SAFETY: allocation and initialisation only.
         let conf = unsafe { ffi::tm_config_new() };
         if conf.is_null() {
             bail!("Mbed TLS could not allocate a configuration");
         }
-        let suite = c_int::from(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
-        let mut c = Config {
+        // Made first, so that an error below frees the configuration.
+        let c = Config {
             conf,
-            suites: vec![suite, 0].into(),
-            groups: cfg
-                .groups_for(side)
-                .iter()
-                .map(|g| codes::group_code(*g))
-                .chain([0])
-                .collect(),
-            sig_algs: vec![codes::signature_scheme_code(cfg.sig), 0].into(),
+            suites: Box::new([]),
+            groups: Box::new([]),
+            sig_algs: Box::new([]),
             alpn: Vec::new(),
             alpn_list: Box::new([]),
             owned: Vec::new(),
@@ -414,12 +410,40 @@ impl Config {
             Side::Client => ffi::IS_CLIENT,
             Side::Server => ffi::IS_SERVER,
         };
-        let v = version_number(cfg.version);
+        // SAFETY: a valid configuration.
+        check(
+            unsafe {
+                ffi::tm_config_setup(conf, endpoint, version_number(min), version_number(max))
+            },
+            "the defaults",
+        )?;
+        Ok(c)
+    }
+
+    /// Gives the configuration these groups, most preferred first (kept here: Mbed TLS
+    /// keeps the pointer).
+    fn set_groups(&mut self, groups: &[Group]) {
+        self.groups = groups
+            .iter()
+            .map(|g| codes::group_code(*g))
+            .chain([0])
+            .collect();
+        // SAFETY: a valid configuration; the 0-terminated list lives as long as it does.
+        unsafe { ffi::mbedtls_ssl_conf_groups(self.conf, self.groups.as_ptr()) };
+    }
+
+    /// A configuration pinned to the cell: one version, its one suite, the cell's groups and
+    /// its one signature scheme.
+    fn pinned(side: Side, cfg: &EndpointConfig) -> Result<Config> {
+        let mut c = Config::new(side, cfg.version, cfg.version)?;
+        let conf = c.conf;
+        let suite = c_int::from(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+        c.suites = vec![suite, 0].into();
+        c.sig_algs = vec![codes::signature_scheme_code(cfg.sig), 0].into();
+        c.set_groups(&cfg.groups_for(side));
         // SAFETY: a valid configuration; the lists live in `c` as long as it does.
         unsafe {
-            check(ffi::tm_config_setup(conf, endpoint, v, v), "the defaults")?;
             ffi::mbedtls_ssl_conf_ciphersuites(conf, c.suites.as_ptr());
-            ffi::mbedtls_ssl_conf_groups(conf, c.groups.as_ptr());
             ffi::mbedtls_ssl_conf_sig_algs(conf, c.sig_algs.as_ptr());
         }
         let certs = &cfg.certs;
@@ -463,42 +487,10 @@ impl Config {
     /// when it names any), a session cache and tickets, and the runner's certificate. Peer
     /// chains are accepted whatever they are; the handshake signature is still checked.
     fn open(side: Side, cfg: &EndpointConfig, open: &OpenPolicy) -> Result<Config> {
-        // SAFETY: allocation and initialisation only.
-        let conf = unsafe { ffi::tm_config_new() };
-        if conf.is_null() {
-            bail!("Mbed TLS could not allocate a configuration");
-        }
-        let mut c = Config {
-            conf,
-            suites: Box::new([]),
-            groups: cfg
-                .groups
-                .iter()
-                .map(|g| codes::group_code(*g))
-                .chain([0])
-                .collect(),
-            sig_algs: Box::new([]),
-            alpn: Vec::new(),
-            alpn_list: Box::new([]),
-            owned: Vec::new(),
-        };
-        let endpoint = match side {
-            Side::Client => ffi::IS_CLIENT,
-            Side::Server => ffi::IS_SERVER,
-        };
-        let (min, max) = (
-            version_number(open.min_version),
-            version_number(open.max_version),
-        );
-        // SAFETY: a valid configuration; the group list lives in `c`.
-        unsafe {
-            check(
-                ffi::tm_config_setup(conf, endpoint, min, max),
-                "the defaults",
-            )?;
-            if !cfg.groups.is_empty() {
-                ffi::mbedtls_ssl_conf_groups(conf, c.groups.as_ptr());
-            }
+        let mut c = Config::new(side, open.min_version, open.max_version)?;
+        let conf = c.conf;
+        if !cfg.groups.is_empty() {
+            c.set_groups(&cfg.groups);
         }
         let certs = &cfg.certs;
         match side {
