@@ -324,10 +324,9 @@ fn wait_ready(srv: &mut Running, ready: &Ready, deadline: Instant) -> Result<Str
                 Err(mpsc::RecvTimeoutError::Timeout) => return Err(None),
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Some(())),
             },
-            Ready::Connectable(addr) => {
-                let sa: std::net::SocketAddr = addr.parse().map_err(|_| Some(()))?;
-                if std::net::TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_ok() {
-                    return Ok(addr.clone());
+            Ready::ListeningPort => {
+                if let Some(port) = crate::listening::ipv4_port(srv.child.id()) {
+                    return Ok(format!("127.0.0.1:{port}"));
                 }
                 if matches!(srv.child.try_wait(), Ok(Some(_))) {
                     return Err(Some(()));

@@ -3,6 +3,7 @@
 
 mod cell;
 pub mod deviations;
+mod listening;
 pub mod peers;
 
 use std::io::IsTerminal;

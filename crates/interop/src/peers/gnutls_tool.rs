@@ -10,8 +10,7 @@ use tlsmatrix_model::scenario::{Aead, Group, Resumption, Version};
 use tlsmatrix_model::side::Side;
 
 use super::{
-    cert_dir, free_port, reported_version, ClientPlan, Peer, Program, Ready, Server, ServerPlan,
-    Who,
+    cert_dir, reported_version, ClientPlan, Peer, Program, Ready, Server, ServerPlan, Who,
 };
 
 pub const GNUTLS_TOOL: &str = "gnutls-tool";
@@ -51,9 +50,10 @@ impl Program for GnutlsTool {
     fn server(&self, _who: &Who, case: &Case, certs: &Path) -> std::io::Result<ServerPlan> {
         let o = &case.server;
         let dir = cert_dir(certs, o.sig);
-        let port = free_port()?;
         let mut cmd = Command::new("gnutls-serv");
-        cmd.args(["--echo", "-p", &port.to_string()])
+        // Port 0: the OS picks, the harness reads which from /proc. gnutls-serv has no option
+        // to bind one address, so it listens on every interface for the cell's few seconds.
+        cmd.args(["--echo", "-p", "0"])
             .arg(format!(
                 "--x509certfile={}",
                 dir.join(cert_files::CHAIN).display()
@@ -76,7 +76,7 @@ impl Program for GnutlsTool {
         }
         Ok(ServerPlan {
             cmd,
-            ready: Ready::Connectable(format!("127.0.0.1:{port}")),
+            ready: Ready::ListeningPort,
             echo: Echo::Same,
             persistent: true,
         })

@@ -71,8 +71,9 @@ pub struct Peer {
 pub enum Ready {
     /// The first stdout line starting with this prefix; the address follows it.
     Line(&'static str),
-    /// A connection to this address succeeds (for a tool whose output is buffered).
-    Connectable(String),
+    /// The server process listens on a TCP port, read from /proc (for a tool told to take
+    /// port 0 that cannot say which port it got).
+    ListeningPort,
 }
 
 pub struct ServerPlan {
@@ -186,14 +187,6 @@ impl Peer {
 fn reported_version(cmd: &mut Command) -> Option<String> {
     let out = cmd.output().ok().filter(|o| o.status.success())?;
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// A port the OS has just handed out, for a tool that cannot be told to pick one itself. It
-/// is free again when this returns; the tiny window before the tool binds it is the price.
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// The certificates of a signature algorithm, in the folder `certs` was written to.
