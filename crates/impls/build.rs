@@ -20,6 +20,21 @@ fn main() {
     stamp_c_compiler();
     #[cfg(feature = "mbedtls")]
     build_mbedtls_glue();
+    #[cfg(feature = "nss")]
+    build_nss_glue();
+}
+
+/// Compiles the NSS adapter's C side against the system's headers (libnss3-dev). The
+/// libraries themselves are linked by the adapter's `#[link]` attributes.
+#[cfg(feature = "nss")]
+fn build_nss_glue() {
+    println!("cargo:rerun-if-changed=csrc/nss_glue.c");
+    cc::Build::new()
+        .file("csrc/nss_glue.c")
+        .include("/usr/include/nss")
+        .include("/usr/include/nspr")
+        .warnings(true)
+        .compile("tlsmatrix_nss_glue");
 }
 
 /// Compiles the Mbed TLS adapter's C helpers against the build scripts/mbedtls-build made, and

@@ -58,7 +58,7 @@ const CLIENT_CHAIN_FILE: &str = cert_files::CLIENT_CHAIN;
 const CLIENT_KEY_FILE: &str = cert_files::CLIENT_KEY;
 /// Written last, so its presence means the set is whole (sets from older versions lack it
 /// and are replaced).
-const COMPLETE_FILE: &str = "complete-v2";
+const COMPLETE_FILE: &str = "complete-v3";
 
 fn chain_file(certificates: usize) -> String {
     cert_files::chain(certificates)
@@ -192,12 +192,18 @@ pub fn generate(sig: SigAlg) -> Result<CertSet> {
     let (leaf_key, _) = key_pair(sig)?;
     let mut chains_pem = Vec::new();
     for (k, issuer) in issuers.iter().enumerate() {
-        let leaf = end_entity_params(
+        let mut params = end_entity_params(
             vec![tlsmatrix_model::scenario::SERVER_NAME.to_string()],
             format!("tlsmatrix test server ({sig})"),
             rcgen::ExtendedKeyUsagePurpose::ServerAuth,
-        )?
-        .signed_by(&leaf_key, issuer)?;
+        )?;
+        if sig.is_rsa() {
+            // As RSA server certificates have long been issued: NSS's verifier
+            // (CERT_CheckKeyUsage for certUsageSSLServer) refuses an RSA server key that
+            // may not encipher, though no suite measured here encrypts with it.
+            params.key_usages.push(KeyUsagePurpose::KeyEncipherment);
+        }
+        let leaf = params.signed_by(&leaf_key, issuer)?;
         let above = &intermediates_pem[intermediates_pem.len() - k..];
         chains_pem.push(leaf.pem() + &above.concat());
     }

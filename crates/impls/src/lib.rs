@@ -17,6 +17,8 @@ pub mod ceiling;
 pub mod gnutls;
 #[cfg(feature = "mbedtls")]
 pub mod mbedtls;
+#[cfg(feature = "nss")]
+pub mod nss;
 /// OpenSSL, or BoringSSL through the same code (see the module's note).
 #[cfg(any(feature = "openssl", feature = "boringssl"))]
 pub mod openssl;
@@ -52,6 +54,8 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(s2n::S2nLibrary));
     #[cfg(feature = "gnutls")]
     libs.push(Box::new(gnutls::GnutlsLibrary));
+    #[cfg(feature = "nss")]
+    libs.push(Box::new(nss::NssLibrary::new()));
     #[cfg(feature = "wolfssl")]
     libs.push(Box::new(wolfssl::WolfsslLibrary::new()));
     #[cfg(feature = "mbedtls")]

@@ -188,6 +188,16 @@ pub const IMPLS: &[ImplRow] = &[
         wraps_malloc: true,
     },
     ImplRow {
+        name: "nss",
+        family: "nss",
+        driver: "tlsmatrix-driver",
+        build: "`make build` with the system's libnss3-dev (the main driver)",
+        version_prefix: "NSS 3.",
+        conformance: Conformance::Shim(&[]),
+        limits: &[Limit::NoPostQuantum, Limit::NoEd25519],
+        wraps_malloc: true,
+    },
+    ImplRow {
         name: "aws-lc",
         family: "openssl",
         driver: "tlsmatrix-driver-aws-lc",

@@ -139,7 +139,7 @@ func writeCertSet(dir, sig string) error {
 	files[tlsconf.ClientFile] = pemOf("CERTIFICATE", client.Raw)
 	clientDER, _ := x509.MarshalPKCS8PrivateKey(clientKey)
 	files[tlsconf.ClientKeyFile] = pemOf("PRIVATE KEY", clientDER)
-	files["complete-v2"] = nil
+	files["complete-v3"] = nil
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			return err

@@ -194,7 +194,7 @@ const (
 	KeyFile       = "key.pem"
 	ClientFile    = "client.pem"
 	ClientKeyFile = "client-key.pem"
-	completeFile  = "complete-v2"
+	completeFile  = "complete-v3"
 )
 
 // ChainFile names the chain of n certificates, leaf first.
