@@ -322,6 +322,17 @@ int tm_nss_server_cred(PRFileDesc *m, const tm_nss_cred *c) {
     return TM_OK(SSL_ConfigServerCert(m, c->leaf, c->key, &extra, sizeof extra));
 }
 
+static PRInt32 tm_keep_config(PRFileDesc *fd, const SECItem *names, PRUint32 n, void *arg) {
+    (void)fd;
+    (void)names;
+    (void)arg;
+    return n > 0 ? 0 : SSL_SNI_CURRENT_CONFIG_IS_USED;
+}
+
+/* A server keeps the name a client sent (SSL_GetNegotiatedHostInfo) only when an SNI hook
+ * says which name it matched; this one takes the first name and keeps the configuration. */
+int tm_nss_server_sni(PRFileDesc *m) { return TM_OK(SSL_SNISocketConfigHook(m, tm_keep_config, NULL)); }
+
 static SECStatus tm_client_auth(void *arg, PRFileDesc *fd, CERTDistNames *names,
                                 CERTCertificate **cert, SECKEYPrivateKey **key) {
     (void)fd;

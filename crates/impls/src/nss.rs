@@ -82,6 +82,7 @@ mod ffi {
         pub fn tm_nss_server_cred(m: *mut Fd, c: *const Cred) -> c_int;
         pub fn tm_nss_client_cred(m: *mut Fd, c: *const Cred) -> c_int;
         pub fn tm_nss_accept_any_chain(m: *mut Fd) -> c_int;
+        pub fn tm_nss_server_sni(m: *mut Fd) -> c_int;
         pub fn tm_nss_alpn(m: *mut Fd, wire: *const u8, len: c_uint) -> c_int;
         pub fn tm_nss_conn_new(
             model: *mut Fd,
@@ -488,7 +489,10 @@ impl TlsLibrary for NssLibrary {
             // SAFETY: a valid model; the credential outlives it (kept in the model).
             unsafe {
                 match side {
-                    Side::Server => check(ffi::tm_nss_server_cred(m, cred.0), "the certificate")?,
+                    Side::Server => {
+                        check(ffi::tm_nss_server_cred(m, cred.0), "the certificate")?;
+                        check(ffi::tm_nss_server_sni(m), "the SNI hook")?;
+                    }
                     Side::Client => {
                         check(ffi::tm_nss_client_cred(m, cred.0), "the client certificate")?
                     }

@@ -29,9 +29,16 @@ const GNUTLS_VERSION_MISMATCH: Deviation = Deviation {
     case: "version-mismatch",
     peer: "gnutls-tool",
     role: Role::Server,
-    evidence: &["alert number 40", "alert [40]", "ALERT_HANDSHAKE_FAILURE"],
-    what: "GnuTLS (TLS 1.3 only) answers the TLS 1.2-only hellos of OpenSSL, BoringSSL and \
-           GnuTLS with handshake_failure (40), having found no TLS 1.2 suite it may use; \
+    // NSS's client names a handshake_failure answer to its ClientHello
+    // SSL_ERROR_NO_CYPHER_OVERLAP (lib/ssl/ssl3con.c, ssl3_HandleAlert, in wait_server_hello).
+    evidence: &[
+        "alert number 40",
+        "alert [40]",
+        "ALERT_HANDSHAKE_FAILURE",
+        "SSL_ERROR_NO_CYPHER_OVERLAP",
+    ],
+    what: "GnuTLS (TLS 1.3 only) answers the TLS 1.2-only hellos of OpenSSL, BoringSSL, NSS \
+           and GnuTLS with handshake_failure (40), having found no TLS 1.2 suite it may use; \
            rustls's and crypto/tls's hellos get protocol_version (70)",
     why: "RFC 8446 4.2.1 and appendix D: a server that supports none of the versions a \
           client offers aborts with protocol_version",
@@ -55,6 +62,20 @@ pub const KNOWN: &[Deviation] = &[
         why: "RFC 5246 appendix E.1 and RFC 8446 5.1: the record-layer version before the \
               handshake settles one is not a version choice; the alert that says why the \
               handshake failed must be read",
+    },
+    Deviation {
+        case: "hrr",
+        peer: "mbedtls",
+        role: Role::Client,
+        evidence: &["containing an unsupported extension (-0x7500)"],
+        what: "Mbed TLS 3.6's client accepts only extensions it sent in a HelloRetryRequest \
+               (library/ssl_tls13_generic.c, mbedtls_ssl_tls13_check_received_extension), and \
+               no first ClientHello carries a cookie, so it refuses with unsupported_extension \
+               (110) the cookie that NSS's server puts in every HelloRetryRequest, though \
+               ssl_tls13_client.c has a parser for it",
+        why: "RFC 8446 4.2.2: a server MAY send a cookie in a HelloRetryRequest, an exception \
+              to the rule that only extensions from the ClientHello may be sent, and the \
+              client MUST echo it",
     },
     Deviation {
         case: "key-update",
@@ -174,6 +195,19 @@ mod tests {
                           from our peer (-0x7700)";
         assert!(explain("key-update", "openssl-3.6", "mbedtls", key_update).is_some());
         assert!(explain("key-update", "mbedtls", "openssl-3.6", key_update).is_none());
+        let cookie = "client: Mbed TLS: handshake: SSL - Client received an extended server \
+                      hello containing an unsupported extension (-0x7500); server: NSS: \
+                      handshake: received alert [110]";
+        assert!(explain("hrr", "mbedtls", "nss", cookie).is_some());
+        assert!(explain("hrr", "nss", "mbedtls", cookie).is_none());
+    }
+
+    #[test]
+    fn an_nss_client_told_handshake_failure_is_gnutls_version_deviation() {
+        let nss = "client: NSS: handshake: SSL_ERROR_NO_CYPHER_OVERLAP: Cannot communicate \
+                   securely with peer; server: GnuTLS: handshake: No supported cipher suites";
+        assert!(explain("version-mismatch", "nss", "gnutls", nss).is_some());
+        assert!(explain("version-mismatch", "nss", "openssl-3.0", nss).is_none());
     }
 
     #[test]
