@@ -141,6 +141,13 @@ const QUICK_NOT_PASSED: &[(&str, &str, &str)] = &[
         "Resume-Client-NoResume-TLS12-TLS13-TLS",
         "failed",
     ),
+    // NSS: its deviation is listed in config/nss.json with its reason.
+    ("nss", "EmptySessionID-TLS13", "deviation"),
+    // Findings, left visible: an NSS server with an SNI hook (which it needs to report the
+    // name it got) acknowledges server_name in a resumed TLS 1.3 handshake, which BoGo's
+    // runner refuses; it skips any amount of early data after a HelloRetryRequest.
+    ("nss", "Resume-Server-TLS13-TLS13-TLS", "failed"),
+    ("nss", "SkipEarlyData-HRR-TooMuchData-TLS13", "failed"),
 ];
 
 #[test]
@@ -175,6 +182,7 @@ fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
         "gnutls",
         "wolfssl",
         "mbedtls",
+        "nss",
     ] {
         assert!(impls.contains(&imp), "{imp} missing: {impls:?}");
     }

@@ -24,6 +24,7 @@ const FILES: &[(&str, &str)] = &[
     ("gnutls", include_str!("../config/gnutls.json")),
     ("wolfssl", include_str!("../config/wolfssl.json")),
     ("mbedtls", include_str!("../config/mbedtls.json")),
+    ("nss", include_str!("../config/nss.json")),
 ];
 
 #[derive(Debug, Default, Deserialize)]

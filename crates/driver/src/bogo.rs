@@ -227,6 +227,7 @@ impl ShimFlags {
                 request_client_cert: self.server && (self.verify_peer || self.require_client_cert),
                 sni: self.host_name.clone(),
                 every_tls12_suite: true,
+                middlebox_compat: true,
             }),
         })
     }

@@ -811,6 +811,7 @@ fn serve_defaults(
         request_client_cert: false,
         sni: None,
         every_tls12_suite: false,
+        middlebox_compat: false,
     });
     lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
     let factory = lib

@@ -65,6 +65,10 @@ pub struct OpenPolicy {
     /// TLS 1.2: every suite the library has (the BoGo shim, as BoringSSL's own enables
     /// "ALL"), or only those it enables by default (a defaults peer for outside tools).
     pub every_tls12_suite: bool,
+    /// TLS 1.3's middlebox compatibility mode (RFC 8446 D.4: a session id and a dummy
+    /// ChangeCipherSpec), which BoGo's runner requires of every client. Most libraries have
+    /// it on by default; one that does not (NSS) turns it on for the shim only.
+    pub middlebox_compat: bool,
 }
 
 impl OpenPolicy {

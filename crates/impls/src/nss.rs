@@ -37,6 +37,7 @@ mod ffi {
     pub const SSL_NO_CACHE: c_int = 9;
     pub const SSL_REQUIRE_CERTIFICATE: c_int = 10;
     pub const SSL_ENABLE_SESSION_TICKETS: c_int = 18;
+    pub const SSL_ENABLE_TLS13_COMPAT_MODE: c_int = 35;
     /// prerror.h.
     pub const PR_WOULD_BLOCK_ERROR: c_int = -5998;
 
@@ -447,6 +448,13 @@ impl TlsLibrary for NssLibrary {
             keeps == Keep::CacheAndTickets,
             "session tickets",
         )?;
+        if let Some(open) = &cfg.open {
+            option(
+                ffi::SSL_ENABLE_TLS13_COMPAT_MODE,
+                open.middlebox_compat,
+                "the middlebox compatibility mode",
+            )?;
+        }
         let (request, require) = match (&cfg.open, side) {
             (_, Side::Client) => (false, false),
             (Some(open), Side::Server) => (
@@ -501,7 +509,10 @@ impl TlsLibrary for NssLibrary {
             model.creds.push(cred);
         }
         let url = match &cfg.open {
-            Some(open) => open.sni.clone(),
+            // NSS's client caches and looks up sessions under the host name it was given
+            // (SSL_SetURL) and sends none as SNI for an address, so without a name to send
+            // the client is given the loopback address: it can resume and sends no SNI.
+            Some(open) => Some(open.sni.clone().unwrap_or_else(|| "127.0.0.1".into())),
             None => Some(cfg.server_name.clone()),
         };
         Ok(Box::new(NssFactory {

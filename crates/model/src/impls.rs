@@ -193,7 +193,7 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver",
         build: "`make build` with the system's libnss3-dev (the main driver)",
         version_prefix: "NSS 3.",
-        conformance: Conformance::Shim(&[]),
+        conformance: Conformance::Shim(&["nss"]),
         limits: &[Limit::NoPostQuantum, Limit::NoEd25519],
         wraps_malloc: true,
     },
