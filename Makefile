@@ -55,7 +55,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes timings-begin
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
 
 all: build
 
@@ -206,6 +206,10 @@ timings-begin:
 test: build lint go-test
 	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
 	$(MAKE) --no-print-directory aead-sizes AEAD_SECONDS=1 > target/aead-sizes.txt
+	@# NSS's primitives outside TLS: five positive timings.
+	$(MAKE) --no-print-directory nss-primitives > target/nss-primitives.txt
+	@[ "$$(grep -cE '^[A-Z0-9 -]+[a-z ]* +[0-9]+\.[0-9] us$$' target/nss-primitives.txt)" -eq 5 ] \
+	  || { echo "nss-primitives: expected five timings" >&2; cat target/nss-primitives.txt >&2; exit 1; }
 	@# The Go benchmarks' runner, briefly: two processes (two lanes where there are two cores),
 	@# whose records must both land in one file that tlsmatrix imports as one run.
 	BENCH_GO_OUT=target/bench-go-smoke scripts/bench-go 2 2ms 2ms $$(( $$(nproc) > 1 ? 2 : 1 )) 3.6 > target/bench-go-smoke.txt
@@ -317,6 +321,13 @@ weather: build
 AEAD_SECONDS ?= 20
 aead-sizes:
 	$(CARGO) bench --locked -p tlsmatrix-impls --bench aead_record_cost -- --seconds $(AEAD_SECONDS)
+
+# What NSS's own primitives cost outside TLS (ECDSA P-256 sign and verify, X25519 and P-256
+# agreement through PKCS#11): where its handshakes' time goes, as docs/findings.md reads it.
+nss-primitives: setup
+	@mkdir -p target
+	$(CC) -O2 -o target/nss-primitives build-support/nss-primitives/nss_primitives.c $$(pkg-config --cflags --libs nss)
+	target/nss-primitives
 
 # The libp2p transport's benchmarks (HandshakeNewPeers, Handshake, Latency, Connections) paired:
 # upstream go-libp2p's transport (the reference), an A/A copy of it, upstream with the spec's

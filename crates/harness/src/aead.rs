@@ -19,6 +19,63 @@ pub struct LibraryAead {
     pub aead: Box<dyn RecordAead>,
 }
 
+/// A C library's AEAD call that reads its input from one buffer and writes its output to
+/// another (GnuTLS's, Mbed TLS's, NSS's): what [`OutOfPlace`] needs of it.
+pub trait OutOfPlaceCall {
+    /// Seals (`seal`) or opens `input` for `nonce` and `aad` into `out`, which has room for
+    /// the input and a 16-byte tag; returns how many bytes it wrote.
+    fn call(
+        &mut self,
+        seal: bool,
+        nonce: &[u8; 12],
+        aad: &[u8; 5],
+        input: &[u8],
+        out: &mut [u8],
+    ) -> anyhow::Result<usize>;
+}
+
+/// A [`RecordAead`] over an out-of-place call: each record goes through a scratch buffer and
+/// back (the copy is part of what such an API costs a TLS stack built on it).
+pub struct OutOfPlace<C> {
+    pub call: C,
+    scratch: Vec<u8>,
+}
+
+impl<C: OutOfPlaceCall> OutOfPlace<C> {
+    pub fn new(call: C) -> Self {
+        OutOfPlace {
+            call,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn run(
+        &mut self,
+        seal: bool,
+        seq: u64,
+        aad: &[u8; 5],
+        buf: &mut Vec<u8>,
+    ) -> anyhow::Result<()> {
+        self.scratch.resize(buf.len() + 16, 0);
+        let n = self
+            .call
+            .call(seal, &nonce(&IV, seq), aad, buf, &mut self.scratch)?;
+        buf.clear();
+        buf.extend_from_slice(&self.scratch[..n]);
+        Ok(())
+    }
+}
+
+impl<C: OutOfPlaceCall> RecordAead for OutOfPlace<C> {
+    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.run(true, seq, aad, buf)
+    }
+
+    fn open(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.run(false, seq, aad, buf)
+    }
+}
+
 /// Key length of an AEAD.
 pub fn key_len(aead: Aead) -> usize {
     match aead {

@@ -465,6 +465,83 @@ int tm_nss_sni(PRFileDesc *fd, char *buf, unsigned cap) {
     return len;
 }
 
+/* NSS's AEAD alone, as its TLS 1.3 record layer calls it (lib/ssl/tls13con.c, tls13_AEAD):
+ * PK11_AEADOp on a message context per direction, keyed once. */
+typedef struct tm_nss_aead {
+    PK11SymKey *key;
+    PK11Context *seal, *open;
+} tm_nss_aead;
+
+void tm_nss_aead_free(tm_nss_aead *a) {
+    if (!a) {
+        return;
+    }
+    if (a->seal) {
+        PK11_DestroyContext(a->seal, PR_TRUE);
+    }
+    if (a->open) {
+        PK11_DestroyContext(a->open, PR_TRUE);
+    }
+    if (a->key) {
+        PK11_FreeSymKey(a->key);
+    }
+    PORT_Free(a);
+}
+
+/* which: 0 AES-128-GCM, 1 AES-256-GCM, 2 ChaCha20-Poly1305; `key` holds at least 32 bytes. */
+tm_nss_aead *tm_nss_aead_new(int which, const unsigned char *key) {
+    CK_MECHANISM_TYPE mech = which == 2 ? CKM_CHACHA20_POLY1305 : CKM_AES_GCM;
+    unsigned len = which == 0 ? 16 : 32;
+    tm_nss_aead *a = PORT_ZNew(tm_nss_aead);
+    PK11SlotInfo *slot = PK11_GetInternalSlot();
+    if (!a || !slot) {
+        goto fail;
+    }
+    SECItem k = {siBuffer, (unsigned char *)key, len};
+    a->key = PK11_ImportSymKeyWithFlags(slot, mech, PK11_OriginUnwrap, CKA_FLAGS_ONLY, &k,
+                                        CKF_ENCRYPT | CKF_DECRYPT, PR_FALSE, NULL);
+    SECItem none = {siBuffer, NULL, 0};
+    if (!a->key ||
+        !(a->seal = PK11_CreateContextBySymKey(mech, CKA_NSS_MESSAGE | CKA_ENCRYPT, a->key, &none)) ||
+        !(a->open = PK11_CreateContextBySymKey(mech, CKA_NSS_MESSAGE | CKA_DECRYPT, a->key, &none))) {
+        goto fail;
+    }
+    PK11_FreeSlot(slot);
+    return a;
+fail:
+    if (slot) {
+        PK11_FreeSlot(slot);
+    }
+    tm_nss_aead_free(a);
+    return NULL;
+}
+
+/* Seals `in` into `out` followed by the 16-byte tag, or opens `in` (tag last) into `out`;
+ * `*n` is then the bytes written. 0 or the NSS error. */
+int tm_nss_aead_run(tm_nss_aead *a, int seal, const unsigned char *nonce,
+                    const unsigned char *aad, const unsigned char *in, size_t in_len,
+                    unsigned char *out, size_t cap, size_t *n) {
+    int written = 0;
+    SECStatus rv;
+    if (seal) {
+        if (cap < in_len + 16) {
+            return SEC_ERROR_OUTPUT_LEN;
+        }
+        rv = PK11_AEADOp(a->seal, CKG_NO_GENERATE, 0, (unsigned char *)nonce, 12, aad, 5, out,
+                         &written, (int)in_len, out + in_len, 16, in, (int)in_len);
+        *n = (size_t)written + 16;
+    } else {
+        if (in_len < 16 || cap < in_len - 16) {
+            return SEC_ERROR_INPUT_LEN;
+        }
+        rv = PK11_AEADOp(a->open, CKG_NO_GENERATE, 0, (unsigned char *)nonce, 12, aad, 5, out,
+                         &written, (int)cap, (unsigned char *)in + in_len - 16, 16, in,
+                         (int)in_len - 16);
+        *n = (size_t)written;
+    }
+    return rv == SECSuccess ? 0 : PR_GetError();
+}
+
 /* The allocator NSS's own code calls, for the check of which heap its blocks land in. */
 void *tm_nss_alloc(size_t n) { return PORT_Alloc(n); }
 void tm_nss_free(void *p) { PORT_Free(p); }

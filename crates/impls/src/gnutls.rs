@@ -15,7 +15,7 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Result};
-use tlsmatrix_harness::aead::{self, RecordAead};
+use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
     EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
 };
@@ -370,10 +370,7 @@ impl TlsLibrary for GnutlsLibrary {
         }
         Ok(tlsmatrix_harness::aead::LibraryAead {
             api: "GnuTLS gnutls_aead_cipher_encrypt/decrypt".into(),
-            aead: Box::new(AeadHandle {
-                h,
-                scratch: Vec::new(),
-            }),
+            aead: Box::new(aead::OutOfPlace::new(AeadHandle(h))),
         })
     }
 
@@ -1082,11 +1079,8 @@ impl GnutlsEndpoint {
 }
 
 /// A keyed `gnutls_aead_cipher` handle. Its calls take separate input and output buffers,
-/// so a record goes through `scratch` (the copy is part of what GnuTLS's API costs).
-struct AeadHandle {
-    h: *mut c_void,
-    scratch: Vec<u8>,
-}
+/// so records go through `aead::OutOfPlace`.
+struct AeadHandle(*mut c_void);
 
 // SAFETY: the handle is used by one thread at a time (the sampler owns it).
 unsafe impl Send for AeadHandle {}
@@ -1094,11 +1088,50 @@ unsafe impl Send for AeadHandle {}
 impl Drop for AeadHandle {
     fn drop(&mut self) {
         // SAFETY: made by gnutls_aead_cipher_init, freed once.
-        unsafe { ffi::gnutls_aead_cipher_deinit(self.h) }
+        unsafe { ffi::gnutls_aead_cipher_deinit(self.0) }
     }
 }
 
-/// `gnutls_aead_cipher_encrypt` and `_decrypt`, which share one signature.
+impl aead::OutOfPlaceCall for AeadHandle {
+    fn call(
+        &mut self,
+        seal: bool,
+        nonce: &[u8; 12],
+        aad: &[u8; 5],
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        // `gnutls_aead_cipher_encrypt` and `_decrypt` share one signature.
+        let (call, what) = if seal {
+            (ffi::gnutls_aead_cipher_encrypt as AeadCall, "sealing")
+        } else {
+            (
+                ffi::gnutls_aead_cipher_decrypt as AeadCall,
+                "opening (the tag did not verify)",
+            )
+        };
+        let mut n = out.len();
+        // SAFETY: a live handle; every pointer and length is a live buffer of ours, and the
+        // output has room for the input and a tag.
+        let rc = unsafe {
+            call(
+                self.0,
+                nonce.as_ptr().cast(),
+                nonce.len(),
+                aad.as_ptr().cast(),
+                aad.len(),
+                16,
+                input.as_ptr().cast(),
+                input.len(),
+                out.as_mut_ptr().cast(),
+                &mut n,
+            )
+        };
+        check(rc, what)?;
+        Ok(n)
+    }
+}
+
 type AeadCall = unsafe extern "C" fn(
     *mut c_void,
     *const c_void,
@@ -1111,58 +1144,6 @@ type AeadCall = unsafe extern "C" fn(
     *mut c_void,
     *mut usize,
 ) -> c_int;
-
-impl AeadHandle {
-    /// Runs `call` over `buf` for record `seq` into `scratch`, then puts the result in `buf`.
-    fn run(
-        &mut self,
-        call: AeadCall,
-        seq: u64,
-        aad: &[u8; 5],
-        buf: &mut Vec<u8>,
-        what: &str,
-    ) -> Result<()> {
-        let nonce = aead::nonce(&aead::IV, seq);
-        self.scratch.resize(buf.len() + 16, 0);
-        let mut out = self.scratch.len();
-        // SAFETY: live handle; every pointer and length is a live buffer of ours, and the
-        // output has room for the input and a tag.
-        let rc = unsafe {
-            call(
-                self.h,
-                nonce.as_ptr().cast(),
-                nonce.len(),
-                aad.as_ptr().cast(),
-                aad.len(),
-                16,
-                buf.as_ptr().cast(),
-                buf.len(),
-                self.scratch.as_mut_ptr().cast(),
-                &mut out,
-            )
-        };
-        check(rc, what)?;
-        buf.clear();
-        buf.extend_from_slice(&self.scratch[..out]);
-        Ok(())
-    }
-}
-
-impl RecordAead for AeadHandle {
-    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        self.run(ffi::gnutls_aead_cipher_encrypt, seq, aad, buf, "sealing")
-    }
-
-    fn open(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        self.run(
-            ffi::gnutls_aead_cipher_decrypt,
-            seq,
-            aad,
-            buf,
-            "opening (the tag did not verify)",
-        )
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -256,10 +256,7 @@ impl TlsLibrary for MbedtlsLibrary {
         }
         Ok(aead::LibraryAead {
             api: "Mbed TLS mbedtls_cipher_auth_encrypt_ext/decrypt_ext".into(),
-            aead: Box::new(CipherAead {
-                c,
-                scratch: Vec::new(),
-            }),
+            aead: Box::new(aead::OutOfPlace::new(CipherAead(c))),
         })
     }
 
@@ -290,10 +287,7 @@ impl TlsLibrary for MbedtlsLibrary {
 }
 
 /// Mbed TLS's cipher module keyed for one AEAD: what its record layer calls.
-struct CipherAead {
-    c: *mut c_void,
-    scratch: Vec<u8>,
-}
+struct CipherAead(*mut c_void);
 
 // SAFETY: used by one thread at a time (the sampler owns it).
 unsafe impl Send for CipherAead {}
@@ -301,44 +295,37 @@ unsafe impl Send for CipherAead {}
 impl Drop for CipherAead {
     fn drop(&mut self) {
         // SAFETY: made by tm_aead_new, freed once.
-        unsafe { ffi::tm_aead_free(self.c) }
+        unsafe { ffi::tm_aead_free(self.0) }
     }
 }
 
-impl CipherAead {
-    fn run(&mut self, seal: bool, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        let nonce = aead::nonce(&aead::IV, seq);
-        self.scratch.resize(buf.len() + 16, 0);
-        let mut out = 0;
+impl aead::OutOfPlaceCall for CipherAead {
+    fn call(
+        &mut self,
+        seal: bool,
+        nonce: &[u8; 12],
+        aad: &[u8; 5],
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        let mut n = 0;
         // SAFETY: a live context; every pointer and length is a live buffer of ours, and the
         // output has room for the input and a tag.
         let rc = unsafe {
             ffi::tm_aead_run(
-                self.c,
+                self.0,
                 c_int::from(seal),
                 nonce.as_ptr(),
                 aad.as_ptr(),
-                buf.as_ptr(),
-                buf.len(),
-                self.scratch.as_mut_ptr(),
-                self.scratch.len(),
-                &mut out,
+                input.as_ptr(),
+                input.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut n,
             )
         };
         check(rc, if seal { "sealing" } else { "opening" })?;
-        buf.clear();
-        buf.extend_from_slice(&self.scratch[..out]);
-        Ok(())
-    }
-}
-
-impl aead::RecordAead for CipherAead {
-    fn seal(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        self.run(true, seq, aad, buf)
-    }
-
-    fn open(&mut self, seq: u64, aad: &[u8; 5], buf: &mut Vec<u8>) -> Result<()> {
-        self.run(false, seq, aad, buf)
+        Ok(n)
     }
 }
 

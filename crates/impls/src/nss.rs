@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{anyhow, bail, Result};
+use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
     CAllocation, EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_model::codes;
-use tlsmatrix_model::scenario::{Group, Resumption, SigAlg};
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg};
 use tlsmatrix_model::side::Side;
 
 /// `csrc/nss_glue.c`.
@@ -100,6 +101,19 @@ mod ffi {
         pub fn tm_nss_channel_info(fd: *mut Fd, out: *mut Channel) -> c_int;
         pub fn tm_nss_alpn_selected(fd: *mut Fd, buf: *mut u8, cap: c_uint) -> c_int;
         pub fn tm_nss_sni(fd: *mut Fd, buf: *mut c_char, cap: c_uint) -> c_int;
+        pub fn tm_nss_aead_new(which: c_int, key: *const u8) -> *mut c_void;
+        pub fn tm_nss_aead_free(a: *mut c_void);
+        pub fn tm_nss_aead_run(
+            a: *mut c_void,
+            seal: c_int,
+            nonce: *const u8,
+            aad: *const u8,
+            input: *const u8,
+            in_len: usize,
+            out: *mut u8,
+            cap: usize,
+            n: *mut usize,
+        ) -> c_int;
         pub fn tm_nss_alloc(n: usize) -> *mut c_void;
         pub fn tm_nss_free(p: *mut c_void);
     }
@@ -248,6 +262,49 @@ fn ders(text: &str) -> Result<Vec<Vec<u8>>> {
         .collect())
 }
 
+/// An NSS key and its two message contexts (seal, open) for one AEAD.
+struct MessageAead(*mut c_void);
+
+// SAFETY: used by one thread at a time (the sampler owns it).
+unsafe impl Send for MessageAead {}
+
+impl Drop for MessageAead {
+    fn drop(&mut self) {
+        // SAFETY: made by tm_nss_aead_new, freed once.
+        unsafe { ffi::tm_nss_aead_free(self.0) }
+    }
+}
+
+impl aead::OutOfPlaceCall for MessageAead {
+    fn call(
+        &mut self,
+        seal: bool,
+        nonce: &[u8; 12],
+        aad: &[u8; 5],
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        let mut n = 0;
+        // SAFETY: a live AEAD; every pointer and length is a live buffer of ours, and the
+        // output has room for the input and a tag.
+        let rc = unsafe {
+            ffi::tm_nss_aead_run(
+                self.0,
+                c_int::from(seal),
+                nonce.as_ptr(),
+                aad.as_ptr(),
+                input.as_ptr(),
+                input.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut n,
+            )
+        };
+        check(rc, if seal { "sealing" } else { "opening" })?;
+        Ok(n)
+    }
+}
+
 /// A certificate chain and its leaf's key in NSS's store.
 struct Credential(*mut ffi::Cred);
 
@@ -353,6 +410,31 @@ impl TlsLibrary for NssLibrary {
             ));
         }
         Ok(())
+    }
+
+    /// NSS's AEAD alone through PKCS#11 (`PK11_AEADOp` on a message context, as its TLS 1.3
+    /// record layer calls it): the ceiling its bulk figures are read against.
+    fn record_aead(&self, which: Aead) -> Result<aead::LibraryAead, String> {
+        process().map_err(|e| e.to_string())?;
+        let index = match which {
+            Aead::Aes128Gcm => 0,
+            Aead::Aes256Gcm => 1,
+            Aead::Chacha20Poly1305 => 2,
+        };
+        // SAFETY: the key is the 32 bytes of aead::KEY, of which NSS reads the AEAD's length.
+        let a = unsafe { ffi::tm_nss_aead_new(index, aead::KEY.as_ptr()) };
+        if a.is_null() {
+            // SAFETY: reads the thread's last NSPR error.
+            let why = error_text(unsafe { ffi::tm_nss_error() });
+            return Err(format!(
+                "NSS {} refused a {which} key: {why}",
+                library_version()
+            ));
+        }
+        Ok(aead::LibraryAead {
+            api: "NSS PK11_AEADOp".into(),
+            aead: Box::new(aead::OutOfPlace::new(MessageAead(a))),
+        })
     }
 
     fn c_allocation(&self) -> Option<CAllocation> {
