@@ -131,6 +131,13 @@ impl EndpointConfig {
             .collect()
     }
 
+    /// Whether the client offers a post-quantum group (what a library without ML-KEM
+    /// refuses).
+    pub fn offers_post_quantum(&self) -> bool {
+        self.groups_for(Side::Client)
+            .contains(&Group::X25519Mlkem768)
+    }
+
     /// The server's certificates, leaf first, as PEM.
     pub fn server_chain_pem(&self) -> &str {
         self.certs.chain_pem(self.chain)

@@ -9,10 +9,14 @@ compile_error!("OpenSSL and BoringSSL export the same symbols: build them into s
 #[cfg(all(feature = "aws-lc", feature = "boringssl"))]
 compile_error!("AWS-LC's libssl and BoringSSL each need the openssl adapter to themselves: build them into separate drivers");
 
+#[cfg(any(feature = "wolfssl", feature = "mbedtls", feature = "nss"))]
+mod c_io;
 #[cfg(any(feature = "wolfssl", feature = "mbedtls"))]
 mod c_session;
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;
+#[cfg(any(feature = "mbedtls", feature = "nss"))]
+mod glue_aead;
 #[cfg(feature = "gnutls")]
 pub mod gnutls;
 #[cfg(feature = "mbedtls")]
@@ -55,7 +59,7 @@ pub fn libraries() -> Vec<Box<dyn TlsLibrary>> {
     #[cfg(feature = "gnutls")]
     libs.push(Box::new(gnutls::GnutlsLibrary));
     #[cfg(feature = "nss")]
-    libs.push(Box::new(nss::NssLibrary::new()));
+    libs.push(Box::new(nss::NssLibrary));
     #[cfg(feature = "wolfssl")]
     libs.push(Box::new(wolfssl::WolfsslLibrary::new()));
     #[cfg(feature = "mbedtls")]

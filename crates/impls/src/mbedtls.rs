@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -26,7 +26,9 @@ use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
+use crate::c_io;
 use crate::c_session::{CSession, SessionSlot};
+use crate::glue_aead::GlueAead;
 
 /// The part of Mbed TLS 3.6's API this adapter calls, and the glue's helpers.
 mod ffi {
@@ -216,10 +218,7 @@ impl TlsLibrary for MbedtlsLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg
-            .groups_for(Side::Client)
-            .contains(&Group::X25519Mlkem768)
-        {
+        if cfg.offers_post_quantum() {
             return Err(format!("{} has no ML-KEM", library_version()));
         }
         if cfg.version == Version::Tls12 && cfg.sig.is_rsa() && cfg.open.is_none() {
@@ -256,7 +255,13 @@ impl TlsLibrary for MbedtlsLibrary {
         }
         Ok(aead::LibraryAead {
             api: "Mbed TLS mbedtls_cipher_auth_encrypt_ext/decrypt_ext".into(),
-            aead: Box::new(aead::OutOfPlace::new(CipherAead(c))),
+            // Mbed TLS's cipher module keyed for one AEAD: what its record layer calls.
+            aead: Box::new(aead::OutOfPlace::new(GlueAead {
+                handle: c,
+                run: ffi::tm_aead_run,
+                free: ffi::tm_aead_free,
+                check,
+            })),
         })
     }
 
@@ -283,49 +288,6 @@ impl TlsLibrary for MbedtlsLibrary {
                 .transpose()?,
             session: (side == Side::Client && resumes).then(Arc::default),
         }))
-    }
-}
-
-/// Mbed TLS's cipher module keyed for one AEAD: what its record layer calls.
-struct CipherAead(*mut c_void);
-
-// SAFETY: used by one thread at a time (the sampler owns it).
-unsafe impl Send for CipherAead {}
-
-impl Drop for CipherAead {
-    fn drop(&mut self) {
-        // SAFETY: made by tm_aead_new, freed once.
-        unsafe { ffi::tm_aead_free(self.0) }
-    }
-}
-
-impl aead::OutOfPlaceCall for CipherAead {
-    fn call(
-        &mut self,
-        seal: bool,
-        nonce: &[u8; 12],
-        aad: &[u8; 5],
-        input: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
-        let mut n = 0;
-        // SAFETY: a live context; every pointer and length is a live buffer of ours, and the
-        // output has room for the input and a tag.
-        let rc = unsafe {
-            ffi::tm_aead_run(
-                self.0,
-                c_int::from(seal),
-                nonce.as_ptr(),
-                aad.as_ptr(),
-                input.as_ptr(),
-                input.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                &mut n,
-            )
-        };
-        check(rc, if seal { "sealing" } else { "opening" })?;
-        Ok(n)
     }
 }
 
@@ -873,51 +835,34 @@ impl TlsEndpoint for MbedtlsEndpoint {
     }
 
     fn send(&mut self, data: &[u8]) -> Result<()> {
-        let mut off = 0;
-        while off < data.len() {
+        c_io::write_all(data, |chunk| {
             // SAFETY: valid connection and slice.
-            let n =
-                unsafe { ffi::mbedtls_ssl_write(self.ssl, data[off..].as_ptr(), data.len() - off) };
-            if n > 0 {
-                off += n as usize;
-            } else if !Self::waiting(n) {
-                return Err(self.error(n, "sending"));
+            let n = unsafe { ffi::mbedtls_ssl_write(self.ssl, chunk.as_ptr(), chunk.len()) };
+            match n {
+                n if n > 0 => Ok(n as usize),
+                // The in-memory transport never blocks a write; WANT_WRITE is not expected,
+                // and retrying is what Mbed TLS asks for.
+                n if Self::waiting(n) => Ok(0),
+                n => Err(self.error(n, "sending")),
             }
-            // The in-memory transport never blocks a write; WANT_WRITE is not expected, and
-            // retrying is what Mbed TLS asks for.
-        }
-        Ok(())
+        })
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.peer_closed {
-            return Err(PeerClosed.into());
-        }
-        let mut got = 0;
+        let mut closed = self.peer_closed;
         let mut ticket_pending = false;
-        while got < buf.len() {
+        let got = c_io::read_into(buf, &mut closed, |chunk| {
             // SAFETY: valid connection and slice.
-            let n = unsafe {
-                ffi::mbedtls_ssl_read(self.ssl, buf[got..].as_mut_ptr(), buf.len() - got)
-            };
-            if n > 0 {
-                got += n as usize;
-                continue;
-            }
+            let n = unsafe { ffi::mbedtls_ssl_read(self.ssl, chunk.as_mut_ptr(), chunk.len()) };
             match n {
+                n if n > 0 => c_io::Read::Data(n as usize),
                 // A TLS 1.3 ticket arrived: Mbed TLS wants it taken before reading on.
                 ffi::ERR_RECEIVED_NEW_SESSION_TICKET => {
                     self.keep_session();
                     ticket_pending = false;
-                    continue;
+                    c_io::Read::Again
                 }
-                ffi::ERR_PEER_CLOSE_NOTIFY | 0 => {
-                    if got == 0 {
-                        return Err(PeerClosed.into());
-                    }
-                    self.peer_closed = true;
-                    break;
-                }
+                ffi::ERR_PEER_CLOSE_NOTIFY | 0 => c_io::Read::Closed,
                 // On a TLS 1.3 NewSessionTicket Mbed TLS only changes state and asks to be
                 // called again (library/ssl_msg.c, ssl_tls13_handle_hs_message_post_handshake),
                 // though the message is already in: the next call hands the ticket over.
@@ -927,13 +872,14 @@ impl TlsEndpoint for MbedtlsEndpoint {
                     && unsafe { ffi::tm_ticket_pending(self.ssl) } == 1 =>
                 {
                     ticket_pending = true;
-                    continue;
+                    c_io::Read::Again
                 }
-                n if Self::waiting(n) => break,
-                n => return Err(self.error(n, "receiving")),
+                n if Self::waiting(n) => c_io::Read::Empty,
+                n => c_io::Read::Failed(self.error(n, "receiving")),
             }
-        }
-        Ok(got)
+        });
+        self.peer_closed = closed;
+        got
     }
 
     fn negotiated(&self) -> Negotiated {

@@ -16,13 +16,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::aead;
 use tlsmatrix_harness::endpoint::{
-    CAllocation, EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    CAllocation, EndpointConfig, EndpointFactory, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_model::codes;
-use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg};
+use tlsmatrix_model::scenario::{Aead, Resumption, SigAlg};
 use tlsmatrix_model::side::Side;
+
+use crate::c_io;
+use crate::glue_aead::GlueAead;
 
 /// `csrc/nss_glue.c`.
 mod ffi {
@@ -262,49 +265,6 @@ fn ders(text: &str) -> Result<Vec<Vec<u8>>> {
         .collect())
 }
 
-/// An NSS key and its two message contexts (seal, open) for one AEAD.
-struct MessageAead(*mut c_void);
-
-// SAFETY: used by one thread at a time (the sampler owns it).
-unsafe impl Send for MessageAead {}
-
-impl Drop for MessageAead {
-    fn drop(&mut self) {
-        // SAFETY: made by tm_nss_aead_new, freed once.
-        unsafe { ffi::tm_nss_aead_free(self.0) }
-    }
-}
-
-impl aead::OutOfPlaceCall for MessageAead {
-    fn call(
-        &mut self,
-        seal: bool,
-        nonce: &[u8; 12],
-        aad: &[u8; 5],
-        input: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
-        let mut n = 0;
-        // SAFETY: a live AEAD; every pointer and length is a live buffer of ours, and the
-        // output has room for the input and a tag.
-        let rc = unsafe {
-            ffi::tm_nss_aead_run(
-                self.0,
-                c_int::from(seal),
-                nonce.as_ptr(),
-                aad.as_ptr(),
-                input.as_ptr(),
-                input.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                &mut n,
-            )
-        };
-        check(rc, if seal { "sealing" } else { "opening" })?;
-        Ok(n)
-    }
-}
-
 /// A certificate chain and its leaf's key in NSS's store.
 struct Credential(*mut ffi::Cred);
 
@@ -372,18 +332,6 @@ impl Drop for Model {
 
 pub struct NssLibrary;
 
-impl NssLibrary {
-    pub fn new() -> NssLibrary {
-        NssLibrary
-    }
-}
-
-impl Default for NssLibrary {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl TlsLibrary for NssLibrary {
     fn name(&self) -> &'static str {
         "nss"
@@ -394,10 +342,7 @@ impl TlsLibrary for NssLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg
-            .groups_for(Side::Client)
-            .contains(&Group::X25519Mlkem768)
-        {
+        if cfg.offers_post_quantum() {
             return Err(format!(
                 "NSS {} has no ML-KEM: no X25519MLKEM768",
                 library_version()
@@ -433,7 +378,13 @@ impl TlsLibrary for NssLibrary {
         }
         Ok(aead::LibraryAead {
             api: "NSS PK11_AEADOp".into(),
-            aead: Box::new(aead::OutOfPlace::new(MessageAead(a))),
+            // An NSS key and its two message contexts (seal, open) for the AEAD.
+            aead: Box::new(aead::OutOfPlace::new(GlueAead {
+                handle: a,
+                run: ffi::tm_nss_aead_run,
+                free: ffi::tm_nss_aead_free,
+                check,
+            })),
         })
     }
 
@@ -731,45 +682,30 @@ impl TlsEndpoint for NssEndpoint {
     }
 
     fn send(&mut self, data: &[u8]) -> Result<()> {
-        let mut off = 0;
-        while off < data.len() {
-            let len = (data.len() - off).min(c_int::MAX as usize) as c_long;
+        c_io::write_all(data, |chunk| {
             // SAFETY: a valid connection and slice.
-            let n = unsafe { ffi::tm_nss_write(self.fd, data[off..].as_ptr().cast(), len) };
+            let n =
+                unsafe { ffi::tm_nss_write(self.fd, chunk.as_ptr().cast(), chunk.len() as c_long) };
             if n <= 0 {
                 return Err(last_error("sending"));
             }
-            off += n as usize;
-        }
-        Ok(())
+            Ok(n as usize)
+        })
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.peer_closed {
-            return Err(PeerClosed.into());
-        }
-        let mut got = 0;
-        while got < buf.len() {
-            let len = (buf.len() - got).min(c_int::MAX as usize) as c_long;
+        let fd = self.fd;
+        c_io::read_into(buf, &mut self.peer_closed, |chunk| {
             // SAFETY: a valid connection and slice.
-            let n = unsafe { ffi::tm_nss_read(self.fd, buf[got..].as_mut_ptr().cast(), len) };
-            if n > 0 {
-                got += n as usize;
-                continue;
+            let n =
+                unsafe { ffi::tm_nss_read(fd, chunk.as_mut_ptr().cast(), chunk.len() as c_long) };
+            match n {
+                n if n > 0 => c_io::Read::Data(n as usize),
+                0 => c_io::Read::Closed,
+                _ if would_block() => c_io::Read::Empty,
+                _ => c_io::Read::Failed(last_error("receiving")),
             }
-            if n == 0 {
-                if got == 0 {
-                    return Err(PeerClosed.into());
-                }
-                self.peer_closed = true;
-                break;
-            }
-            if would_block() {
-                break;
-            }
-            return Err(last_error("receiving"));
-        }
-        Ok(got)
+        })
     }
 
     fn negotiated(&self) -> Negotiated {

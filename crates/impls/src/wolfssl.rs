@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, OpenPolicy, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenPolicy, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -20,6 +20,7 @@ use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
+use crate::c_io;
 use crate::c_session::{CSession, SessionSlot};
 
 /// The part of `<wolfssl/ssl.h>` (5.5) this adapter calls, with the constants it needs.
@@ -230,10 +231,7 @@ impl TlsLibrary for WolfsslLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg
-            .groups_for(Side::Client)
-            .contains(&Group::X25519Mlkem768)
-        {
+        if cfg.offers_post_quantum() {
             return Err(format!(
                 "wolfSSL {} as Debian builds it has no ML-KEM (no --enable-kyber)",
                 library_version()
@@ -747,47 +745,37 @@ impl TlsEndpoint for WolfsslEndpoint {
     }
 
     fn send(&mut self, data: &[u8]) -> Result<()> {
-        let mut off = 0;
-        while off < data.len() {
-            let len = (data.len() - off).min(c_int::MAX as usize) as c_int;
+        c_io::write_all(data, |chunk| {
             // SAFETY: valid ssl and slice.
-            let n = unsafe { ffi::wolfSSL_write(self.ssl, data[off..].as_ptr().cast(), len) };
+            let n = unsafe {
+                ffi::wolfSSL_write(self.ssl, chunk.as_ptr().cast(), chunk.len() as c_int)
+            };
             if n <= 0 {
                 return Err(self.error(n, "sending"));
             }
-            off += n as usize;
-        }
-        Ok(())
+            Ok(n as usize)
+        })
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.peer_closed {
-            return Err(PeerClosed.into());
-        }
-        let mut got = 0;
-        while got < buf.len() {
-            let len = (buf.len() - got).min(c_int::MAX as usize) as c_int;
+        let mut closed = self.peer_closed;
+        let got = c_io::read_into(buf, &mut closed, |chunk| {
             // SAFETY: valid ssl and slice.
-            let n = unsafe { ffi::wolfSSL_read(self.ssl, buf[got..].as_mut_ptr().cast(), len) };
+            let n = unsafe {
+                ffi::wolfSSL_read(self.ssl, chunk.as_mut_ptr().cast(), chunk.len() as c_int)
+            };
             if n > 0 {
-                got += n as usize;
-                continue;
+                return c_io::Read::Data(n as usize);
             }
             // SAFETY: valid ssl.
-            let code = unsafe { ffi::wolfSSL_get_error(self.ssl, n) };
-            if code == ffi::ERROR_ZERO_RETURN {
-                if got == 0 {
-                    return Err(PeerClosed.into());
-                }
-                self.peer_closed = true;
-                break;
+            match unsafe { ffi::wolfSSL_get_error(self.ssl, n) } {
+                ffi::ERROR_ZERO_RETURN => c_io::Read::Closed,
+                ffi::ERROR_WANT_READ | ffi::ERROR_WANT_WRITE => c_io::Read::Empty,
+                code => c_io::Read::Failed(self.error_of(code, "receiving")),
             }
-            if code == ffi::ERROR_WANT_READ || code == ffi::ERROR_WANT_WRITE {
-                break;
-            }
-            return Err(self.error_of(code, "receiving"));
-        }
-        Ok(got)
+        });
+        self.peer_closed = closed;
+        got
     }
 
     fn negotiated(&self) -> Negotiated {
