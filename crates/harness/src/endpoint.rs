@@ -138,6 +138,19 @@ impl EndpointConfig {
             .contains(&Group::X25519Mlkem768)
     }
 
+    /// The ALPN protocols in their wire form, each prefixed by its length; a protocol name
+    /// longer than 255 bytes cannot be sent and is an error.
+    pub fn alpn_wire(&self) -> anyhow::Result<Vec<u8>> {
+        let mut wire = Vec::new();
+        for p in &self.alpn {
+            let len = u8::try_from(p.len())
+                .map_err(|_| anyhow::anyhow!("the ALPN protocol name {p:?} is over 255 bytes"))?;
+            wire.push(len);
+            wire.extend_from_slice(p.as_bytes());
+        }
+        Ok(wire)
+    }
+
     /// The server's certificates, leaf first, as PEM.
     pub fn server_chain_pem(&self) -> &str {
         self.certs.chain_pem(self.chain)
@@ -239,3 +252,27 @@ pub trait TlsEndpoint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the peer closed the connection with close_notify")]
 pub struct PeerClosed;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpn_goes_on_the_wire_length_prefixed_and_a_long_name_is_refused() {
+        let certs = Arc::new(CertSet::from_pems(
+            String::new(),
+            String::new(),
+            String::new(),
+        ));
+        let scenario: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+        let mut cfg = EndpointConfig::for_scenario(&scenario, certs);
+        cfg.alpn = vec!["h2".into(), "http/1.1".into()];
+        assert_eq!(cfg.alpn_wire().unwrap(), b"\x02h2\x08http/1.1");
+        cfg.alpn = vec!["x".repeat(256)];
+        assert!(cfg
+            .alpn_wire()
+            .unwrap_err()
+            .to_string()
+            .contains("over 255 bytes"));
+    }
+}

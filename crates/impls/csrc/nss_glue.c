@@ -266,30 +266,25 @@ int tm_nss_option(PRFileDesc *m, int option, int on) {
     return TM_OK(SSL_OptionSet(m, option, on ? PR_TRUE : PR_FALSE));
 }
 
-/* Only `suite` enabled; 0 leaves NSS's default suites. */
-int tm_nss_only_suite(PRFileDesc *m, unsigned short suite) {
-    if (suite == 0) {
-        return 0;
-    }
+/* Every suite NSS implements, on or off. */
+static int tm_every_suite_set(PRFileDesc *m, PRBool on) {
     const PRUint16 *all = SSL_GetImplementedCiphers();
     for (PRUint16 i = 0; i < SSL_NumImplementedCiphers; i++) {
-        if (SSL_CipherPrefSet(m, all[i], PR_FALSE) != SECSuccess) {
-            return PR_GetError();
-        }
-    }
-    return TM_OK(SSL_CipherPrefSet(m, suite, PR_TRUE));
-}
-
-/* Every suite NSS implements, on (the BoGo shim's "ALL", as BoringSSL's own shim has). */
-int tm_nss_every_suite(PRFileDesc *m) {
-    const PRUint16 *all = SSL_GetImplementedCiphers();
-    for (PRUint16 i = 0; i < SSL_NumImplementedCiphers; i++) {
-        if (SSL_CipherPrefSet(m, all[i], PR_TRUE) != SECSuccess) {
+        if (SSL_CipherPrefSet(m, all[i], on) != SECSuccess) {
             return PR_GetError();
         }
     }
     return 0;
 }
+
+/* Only `suite` enabled. */
+int tm_nss_only_suite(PRFileDesc *m, unsigned short suite) {
+    int err = tm_every_suite_set(m, PR_FALSE);
+    return err ? err : TM_OK(SSL_CipherPrefSet(m, suite, PR_TRUE));
+}
+
+/* Every suite NSS implements, on (the BoGo shim's "ALL", as BoringSSL's own shim has). */
+int tm_nss_every_suite(PRFileDesc *m) { return tm_every_suite_set(m, PR_TRUE); }
 
 /* The groups, most preferred first; a client's one key share is for the first. */
 int tm_nss_groups(PRFileDesc *m, const unsigned short *groups, unsigned n) {

@@ -1101,7 +1101,6 @@ impl aead::OutOfPlaceCall for AeadHandle {
         input: &[u8],
         out: &mut [u8],
     ) -> Result<usize> {
-        // `gnutls_aead_cipher_encrypt` and `_decrypt` share one signature.
         let (call, what) = if seal {
             (ffi::gnutls_aead_cipher_encrypt as AeadCall, "sealing")
         } else {
@@ -1132,6 +1131,7 @@ impl aead::OutOfPlaceCall for AeadHandle {
     }
 }
 
+/// `gnutls_aead_cipher_encrypt` and `_decrypt`, which share one signature.
 type AeadCall = unsafe extern "C" fn(
     *mut c_void,
     *const c_void,

@@ -441,14 +441,12 @@ impl TlsLibrary for NssLibrary {
                     check(ffi::tm_nss_schemes(m, scheme.as_ptr(), 1), "the scheme")?;
                 }
             }
-            let groups: Vec<u16> = match &cfg.open {
-                Some(_) => cfg.groups.iter().map(|g| codes::group_code(*g)).collect(),
-                None => cfg
-                    .groups_for(side)
-                    .iter()
-                    .map(|g| codes::group_code(*g))
-                    .collect(),
-            };
+            // An open configuration with no groups keeps NSS's own.
+            let groups: Vec<u16> = cfg
+                .groups_for(side)
+                .iter()
+                .map(|g| codes::group_code(*g))
+                .collect();
             if !groups.is_empty() {
                 check(
                     ffi::tm_nss_groups(m, groups.as_ptr(), groups.len() as c_uint),
@@ -456,11 +454,7 @@ impl TlsLibrary for NssLibrary {
                 )?;
             }
             if !cfg.alpn.is_empty() {
-                let mut wire = Vec::new();
-                for p in &cfg.alpn {
-                    wire.push(u8::try_from(p.len())?);
-                    wire.extend_from_slice(p.as_bytes());
-                }
+                let wire = cfg.alpn_wire()?;
                 check(
                     ffi::tm_nss_alpn(m, wire.as_ptr(), wire.len() as c_uint),
                     "ALPN",
@@ -545,13 +539,13 @@ impl TlsLibrary for NssLibrary {
             // NSS's client caches and looks up sessions under the host name it was given
             // (SSL_SetURL) and sends none as SNI for an address, so without a name to send
             // the client is given the loopback address: it can resume and sends no SNI.
-            Some(open) => Some(open.sni.clone().unwrap_or_else(|| "127.0.0.1".into())),
-            None => Some(cfg.server_name.clone()),
+            Some(open) => open.sni.as_deref().unwrap_or("127.0.0.1"),
+            None => &cfg.server_name,
         };
         Ok(Box::new(NssFactory {
             model: Arc::new(model),
             side,
-            url: url.map(CString::new).transpose()?,
+            url: CString::new(url)?,
             peer_id: CString::new(format!("tlsmatrix-{}", next_peer_id()))?,
         }))
     }
@@ -589,7 +583,7 @@ struct NssFactory {
     model: Arc<Model>,
     side: Side,
     /// Client: the host name sent as SNI and checked against the certificate.
-    url: Option<CString>,
+    url: CString,
     peer_id: CString,
 }
 
@@ -598,19 +592,19 @@ impl EndpointFactory for NssFactory {
         let mut io = Box::new(io);
         let io_ptr: *mut MemIo = &mut *io;
         let client = self.side == Side::Client;
-        let url = self.url.as_ref().filter(|_| client);
+        // A server takes neither: they name the peer a client dials.
+        let (url, peer_id) = match self.side {
+            Side::Client => (self.url.as_ptr(), self.peer_id.as_ptr()),
+            Side::Server => (std::ptr::null(), std::ptr::null()),
+        };
         // SAFETY: a valid model; the transport is boxed and outlives the connection.
         let fd = unsafe {
             ffi::tm_nss_conn_new(
                 self.model.fd,
                 io_ptr.cast(),
                 c_int::from(!client),
-                url.map_or(std::ptr::null(), |u| u.as_ptr()),
-                if client {
-                    self.peer_id.as_ptr()
-                } else {
-                    std::ptr::null()
-                },
+                url,
+                peer_id,
             )
         };
         if fd.is_null() {

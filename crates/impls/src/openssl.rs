@@ -287,7 +287,7 @@ impl TlsLibrary for OpensslLibrary {
                     b.verify_param_mut().set_host(&cfg.server_name)?;
                 }
                 if !cfg.alpn.is_empty() {
-                    b.set_alpn_protos(&alpn_wire(&cfg.alpn))?;
+                    b.set_alpn_protos(&cfg.alpn_wire()?)?;
                 }
                 if cfg.client_cert {
                     use_pem_pair(
@@ -317,7 +317,7 @@ impl TlsLibrary for OpensslLibrary {
                     None => {}
                 }
                 if !cfg.alpn.is_empty() {
-                    let ours = alpn_wire(&cfg.alpn);
+                    let ours = cfg.alpn_wire()?;
                     // No protocol in common is fatal (RFC 7301, 3.2), as rustls does it.
                     b.set_alpn_select_callback(move |_, theirs| {
                         alpn_pick(&ours, theirs).ok_or(openssl::ssl::AlpnError::ALERT_FATAL)
@@ -466,14 +466,6 @@ fn use_pem_pair(b: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Re
     b.set_private_key(&key)?;
     b.check_private_key()
         .context("the key does not match its certificate")
-}
-
-/// ALPN's wire form: each protocol prefixed by its length.
-fn alpn_wire(protocols: &[String]) -> Vec<u8> {
-    protocols
-        .iter()
-        .flat_map(|p| std::iter::once(p.len() as u8).chain(p.bytes()))
-        .collect()
 }
 
 /// The server's most preferred protocol that the client offered, as a slice of the
