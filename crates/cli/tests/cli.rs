@@ -654,7 +654,9 @@ fn repeatability_compares_runs_of_one_plan() {
 
 /// In a duet, a stepped driver ends only on a last go-ahead after its last round: ending
 /// at once would run its exit beside the other driver's last sample. Both kinds of driver
-/// (Rust and Go) wait for it, and say `done` when it comes.
+/// (Rust and Go) wait for it, and say `done` when it comes. A process of two parts (a pass's
+/// scenarios in one process) numbers its steps and its cells across them, and samples each
+/// part's scenario.
 #[test]
 fn a_stepped_driver_ends_only_when_told() {
     use std::io::{BufRead, BufReader, Write};
@@ -666,12 +668,13 @@ fn a_stepped_driver_ends_only_when_told() {
         ("tlsmatrix-driver-go", "go-crypto-tls,go-crypto-tls"),
     ] {
         let mut child = Command::new(dir.join(driver))
-            .args(["group", "--stepped", "--scenario"])
-            .arg("handshake-tls13-ecdsa-p256-x25519-full")
-            .arg("--certs")
+            .args(["group", "--stepped", "--certs"])
             .arg(d.join("certs"))
             .args(["--rounds", "2", "--warmup-ms", "1", "--sample-ms", "1"])
-            .args(["--cell", cell])
+            .arg("--part")
+            .arg(format!("handshake-tls13-ecdsa-p256-x25519-full {cell}"))
+            .arg("--part")
+            .arg(format!("bulk-tls13-aes-128-gcm-16k {cell}"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -682,30 +685,39 @@ fn a_stepped_driver_ends_only_when_told() {
         std::thread::spawn(move || {
             for line in stdout.lines() {
                 let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-                if tx
-                    .send(v["type"].as_str().unwrap_or_default().to_string())
-                    .is_err()
-                {
+                if tx.send(v).is_err() {
                     break;
                 }
             }
         });
         let wait = std::time::Duration::from_secs(20);
-        for step in 0..3 {
+        // Two parts of a set-up and two rounds each.
+        for step in 0..6u64 {
             stdin.write_all(b"go\n").unwrap();
             loop {
-                let kind = rx.recv_timeout(wait).expect("the driver went silent");
+                let v = rx.recv_timeout(wait).expect("the driver went silent");
+                let kind = v["type"].as_str().unwrap_or_default();
                 assert_ne!(kind, "done", "{driver} ended before its last go-ahead");
                 if kind == "stepped" {
+                    assert_eq!(v["step"].as_u64(), Some(step), "{driver}: {v}");
                     break;
                 }
                 assert!(
                     kind == "hello" || kind == "sample",
-                    "{driver} at step {step}: {kind}"
+                    "{driver} at step {step}: {v}"
                 );
+                // The first part's cell is 0 and samples handshakes; the second's is 1 and
+                // samples a transfer.
+                let part = u64::from(step >= 3);
+                assert_eq!(v["cell"].as_u64(), Some(part), "{driver} at step {step}: {v}");
+                if kind == "sample" {
+                    let metric = v["values"][0][0].as_str().unwrap_or_default();
+                    let want = if part == 0 { "client_cpu_ns" } else { "send_mb_per_s" };
+                    assert_eq!(metric, want, "{driver} at step {step}: {v}");
+                }
             }
         }
-        // Two rounds taken: the driver must still be waiting.
+        // Every round taken: the driver must still be waiting.
         let quiet = rx.recv_timeout(std::time::Duration::from_millis(300));
         assert!(quiet.is_err(), "{driver} said {quiet:?} unasked");
         assert!(
@@ -713,7 +725,11 @@ fn a_stepped_driver_ends_only_when_told() {
             "{driver} ended unasked"
         );
         stdin.write_all(b"go\n").unwrap();
-        assert_eq!(rx.recv_timeout(wait).unwrap(), "done", "{driver}");
+        assert_eq!(
+            rx.recv_timeout(wait).unwrap()["type"].as_str(),
+            Some("done"),
+            "{driver}"
+        );
         assert!(child.wait().unwrap().success(), "{driver}");
     }
 }

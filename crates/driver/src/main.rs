@@ -122,13 +122,21 @@ struct TtfbArgs {
 
 #[derive(clap::Args)]
 struct GroupArgs {
-    /// Scenario id (handshake or bulk), e.g. handshake-tls13-ecdsa-p256-x25519-full.
-    #[arg(long)]
-    scenario: String,
+    /// Scenario id (handshake or bulk), e.g. handshake-tls13-ecdsa-p256-x25519-full, with
+    /// its cells in --cell; or give several scenarios as --part instead.
+    #[arg(long, requires = "cells", conflicts_with = "parts")]
+    scenario: Option<String>,
     /// A pair as CLIENT,SERVER, once per cell; the first is the reference the others are
     /// paired with. The same pair may appear twice (an A/A comparison).
-    #[arg(long = "cell", required = true, value_parser = parse_cell)]
+    #[arg(long = "cell", requires = "scenario", value_parser = parse_cell)]
     cells: Vec<(String, String)>,
+    /// One scenario and its cells, "SCENARIO CLIENT,SERVER CLIENT,SERVER ...", once per
+    /// scenario: the parts run one after another in this process, each set up, warmed and
+    /// sampled in its rounds as a group of its own and dropped before the next, so that a
+    /// pass over many scenarios starts one process, not one each. Cells are numbered
+    /// across the parts in order, and so are the steps of a stepped group.
+    #[arg(long = "part", required_unless_present = "scenario", value_parser = parse_part)]
+    parts: Vec<Part>,
     /// Folder of cached test certificates (generated there if missing).
     #[arg(long)]
     certs: PathBuf,
@@ -141,11 +149,43 @@ struct GroupArgs {
     /// Target duration of one sample in milliseconds.
     #[arg(long, default_value_t = 5)]
     sample_ms: u64,
-    /// Wait for a line on stdin before the set-up, before each round and before ending, and
-    /// say `stepped` after the set-up and each round: `tlsmatrix run` steps two drivers in
-    /// turns on one core (duet sampling).
+    /// Wait for a line on stdin before each part's set-up, before each round and before
+    /// ending, and say `stepped` after each set-up and each round: `tlsmatrix run` steps two
+    /// drivers in turns on one core (duet sampling).
     #[arg(long)]
     stepped: bool,
+}
+
+/// One scenario of a group process and the pairs it samples.
+#[derive(Debug, Clone)]
+struct Part {
+    scenario: Scenario,
+    cells: Vec<(String, String)>,
+}
+
+fn parse_part(s: &str) -> Result<Part, String> {
+    let mut words = s.split_whitespace();
+    let scenario = words
+        .next()
+        .ok_or("an empty part; write \"SCENARIO CLIENT,SERVER ...\"")?;
+    let scenario: Scenario = scenario.parse().map_err(|e| format!("{e:#}"))?;
+    let cells = words.map(parse_cell).collect::<Result<Vec<_>, _>>()?;
+    if cells.is_empty() {
+        return Err(format!("part '{s}' names no cell; write \"SCENARIO CLIENT,SERVER ...\""));
+    }
+    Ok(Part { scenario, cells })
+}
+
+impl GroupArgs {
+    fn parts(&self) -> Result<Vec<Part>> {
+        match &self.scenario {
+            Some(id) => Ok(vec![Part {
+                scenario: id.parse()?,
+                cells: self.cells.clone(),
+            }]),
+            None => Ok(self.parts.clone()),
+        }
+    }
 }
 
 /// In a stepped group: waits for the orchestrator's go-ahead; its stdin closing means it is
@@ -561,25 +601,57 @@ fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs the cells of one scenario in rounds (see `tlsmatrix_measure::paired`): every line names
-/// its cell; a cell that is unsupported or fails says so and the others go on.
+/// Runs each part's cells in rounds (see `tlsmatrix_measure::paired`), one part after
+/// another: every line names its cell (numbered across the parts); a cell that is
+/// unsupported or fails says so and the others go on.
 fn group(args: &GroupArgs) -> Result<()> {
-    let scenario: Scenario = args.scenario.parse()?;
-    let write_size = match scenario {
-        Scenario::Handshake(_) => None,
-        Scenario::Bulk(b) => Some(b.size.bytes()),
-        _ => {
-            anyhow::bail!("{scenario} is not a handshake or bulk scenario; `run` measures it alone")
+    let parts = args.parts()?;
+    for p in &parts {
+        if !matches!(p.scenario, Scenario::Handshake(_) | Scenario::Bulk(_)) {
+            bail!(
+                "{} is not a handshake or bulk scenario; `run` measures it alone",
+                p.scenario
+            );
         }
+    }
+    let shift = heap::shift_heap_from_env()?;
+    let mut first_cell = 0;
+    let mut first_step = 0;
+    for p in &parts {
+        group_part(args, p, shift, first_cell, first_step)?;
+        first_cell += p.cells.len();
+        first_step += args.rounds + 1;
+    }
+    // The last go-ahead lets the process end: exiting (unmapping, freeing) on the core while
+    // the other driver of a duet takes its last sample would slow that sample.
+    await_step(args.stepped);
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
+/// One part of a group: its cells set up and warmed (step `first_step`), then its rounds
+/// (the steps after it); its cells are numbered from `first_cell` in what it prints. The
+/// part's libraries' contexts are dropped when it ends.
+fn group_part(
+    args: &GroupArgs,
+    part: &Part,
+    shift: usize,
+    first_cell: usize,
+    first_step: u32,
+) -> Result<()> {
+    let scenario = part.scenario;
+    let write_size = match scenario {
+        Scenario::Bulk(b) => Some(b.size.bytes()),
+        _ => None,
     };
     await_step(args.stepped);
-    let shift = heap::shift_heap_from_env()?;
     let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
     let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
     let params = scenario.params();
-    let mut factories: Vec<Option<Factories>> = Vec::with_capacity(args.cells.len());
-    for (cell, (client, server)) in args.cells.iter().enumerate() {
-        heap::leak(heap::cell_heap_shift(shift, cell));
+    let mut factories: Vec<Option<Factories>> = Vec::with_capacity(part.cells.len());
+    for (i, (client, server)) in part.cells.iter().enumerate() {
+        let cell = first_cell + i;
+        heap::leak(heap::cell_heap_shift(shift, i));
         let set_up = || {
             set_up_cell(
                 &cfg,
@@ -610,12 +682,12 @@ fn group(args: &GroupArgs) -> Result<()> {
     let warmup = Duration::from_millis(args.warmup_ms);
     let target = Duration::from_millis(args.sample_ms);
     let mut samplers: Vec<Option<Box<dyn Sampler + '_>>> = Vec::new();
-    for (cell, f) in factories.iter().enumerate() {
+    for (i, f) in factories.iter().enumerate() {
         let Some((c, s)) = f else {
             samplers.push(None);
             continue;
         };
-        heap::leak(heap::cell_heap_shift(shift, cell));
+        heap::leak(heap::cell_heap_shift(shift, i));
         let (c, s) = (c.as_ref(), s.as_ref());
         let sampler: Result<Box<dyn Sampler>> = match write_size {
             None => HandshakeSampler::warm(c, s, &params, warmup, target)
@@ -629,7 +701,7 @@ fn group(args: &GroupArgs) -> Result<()> {
             Ok(x) => Some(x),
             Err(e) => {
                 emit(&DriverMessage::Error {
-                    cell: Some(cell),
+                    cell: Some(first_cell + i),
                     message: format!("{e:#}"),
                 });
                 None
@@ -638,7 +710,9 @@ fn group(args: &GroupArgs) -> Result<()> {
     }
     let say_step = |step: u32| {
         if args.stepped {
-            emit(&DriverMessage::Stepped { step });
+            emit(&DriverMessage::Stepped {
+                step: first_step + step,
+            });
         }
     };
     say_step(0);
@@ -647,26 +721,22 @@ fn group(args: &GroupArgs) -> Result<()> {
         paired::run_round(
             &mut samplers,
             round as usize,
-            |cell, round, values| {
+            |i, round, values| {
                 emit(&DriverMessage::Sample {
-                    cell: Some(cell),
+                    cell: Some(first_cell + i),
                     round: Some(round as u32),
                     values,
                 })
             },
-            |cell, e| {
+            |i, e| {
                 emit(&DriverMessage::Error {
-                    cell: Some(cell),
+                    cell: Some(first_cell + i),
                     message: format!("{e:#}"),
                 })
             },
         );
         say_step(round + 1);
     }
-    // The last go-ahead lets the process end: exiting (unmapping, freeing) on the core while
-    // the other driver of a duet takes its last sample would slow that sample.
-    await_step(args.stepped);
-    emit(&DriverMessage::Done);
     Ok(())
 }
 

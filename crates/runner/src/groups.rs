@@ -38,6 +38,9 @@ pub struct Group<'r> {
     /// Without the reference in its driver, the group is sampled in duet with the
     /// baseline's own pair in the baseline's driver (`run_duet`), when the run has that pair.
     pub companion: bool,
+    /// The impl the group is about (the A/A group: the copy's label). A pass runs one
+    /// subject's groups of every scenario in one process (`run_batch`).
+    pub subject: String,
 }
 
 /// Whether a scenario is measured in groups: timed handshakes and bulk transfers are; memory
@@ -65,6 +68,7 @@ pub fn own_pair(scenario: Scenario, e: &ImplEntry) -> Group<'_> {
         cells: vec![reference_cell(e)],
         has_reference: true,
         companion: false,
+        subject: e.name.clone(),
     }
 }
 
@@ -107,7 +111,7 @@ pub fn plan<'r>(
     let reference = || reference_cell(baseline);
     let mut groups: Vec<Group> = keyed
         .into_iter()
-        .map(|(_, driver, cells)| {
+        .map(|(subject, driver, cells)| {
             let has_reference = baseline_pair && baseline.drivers.contains(&driver);
             let mut all: Vec<GroupCell> = Vec::new();
             if has_reference {
@@ -120,6 +124,7 @@ pub fn plan<'r>(
                 cells: all,
                 has_reference,
                 companion: baseline_pair && !has_reference,
+                subject,
             }
         })
         .collect();
@@ -133,11 +138,12 @@ pub fn plan<'r>(
                 GroupCell {
                     client: baseline,
                     server: baseline,
-                    label: (aa.clone(), aa),
+                    label: (aa.clone(), aa.clone()),
                 },
             ],
             has_reference: true,
             companion: false,
+            subject: aa,
         });
     }
     (groups, apart)
@@ -166,16 +172,19 @@ pub enum CellRun {
     },
     Unsupported(String),
     Failed(String),
+    /// The process ended in an earlier part of its batch, before this one began: the cell
+    /// has no block in this pass and runs again in the next.
+    NotStarted,
 }
 
-fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
-    let mut cmd = g.driver.command();
+/// The command of a process that runs `parts` (groups of one driver) one after another.
+fn group_command(parts: &[&Group], req: &GroupRequest, stepped: bool) -> Command {
+    let mut cmd = parts[0].driver.command();
+    cmd.arg("group");
     if stepped {
-        cmd.arg("group").arg("--stepped");
-    } else {
-        cmd.arg("group");
+        cmd.arg("--stepped");
     }
-    cmd.args(["--scenario", &g.scenario.to_string(), "--certs"])
+    cmd.arg("--certs")
         .arg(req.certs)
         .args(["--rounds", &req.rounds.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
@@ -184,9 +193,12 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
             tlsmatrix_model::allocator::HEAP_SHIFT_ENV,
             req.heap_shift.to_string(),
         );
-    for c in &g.cells {
-        cmd.arg("--cell")
-            .arg(format!("{},{}", c.client.name, c.server.name));
+    for g in parts {
+        let mut part = g.scenario.to_string();
+        for c in &g.cells {
+            part.push_str(&format!(" {},{}", c.client.name, c.server.name));
+        }
+        cmd.arg("--part").arg(part);
     }
     if let Some(core) = req.core {
         drivers::pin_to_core(&mut cmd, core);
@@ -197,11 +209,13 @@ fn group_command(g: &Group, req: &GroupRequest, stepped: bool) -> Command {
 /// One sample of a cell: the round it was taken in and its metric values.
 pub type RoundSample = (u32, Vec<(Metric, f64)>);
 
-/// What a group process has said so far.
+/// What a group process has said so far, its cells numbered across its parts.
 struct GroupState {
     versions: Vec<Option<(String, String)>>,
     samples: Vec<Vec<RoundSample>>,
     ended: Vec<Option<CellRun>>,
+    /// The number of cells of each part, in order.
+    part_sizes: Vec<usize>,
 }
 
 /// What one message meant for the process as a whole.
@@ -213,11 +227,13 @@ enum Heard {
 }
 
 impl GroupState {
-    fn new(n: usize) -> Self {
+    fn new(parts: &[&Group]) -> Self {
+        let n = parts.iter().map(|g| g.cells.len()).sum();
         GroupState {
             versions: vec![None; n],
             samples: vec![Vec::new(); n],
             ended: (0..n).map(|_| None).collect(),
+            part_sizes: parts.iter().map(|g| g.cells.len()).collect(),
         }
     }
 
@@ -264,34 +280,97 @@ impl GroupState {
         Heard::Going
     }
 
-    /// Each cell's end, once the process ended with `failure` (or none).
-    fn outcomes(self, failure: Option<String>) -> Vec<CellRun> {
-        self.ended
-            .into_iter()
-            .zip(self.versions)
-            .zip(self.samples)
-            .map(
-                |((ended, versions), samples)| match (ended, &failure, versions) {
-                    (Some(e), _, _) => e,
-                    (None, Some(f), _) => CellRun::Failed(f.clone()),
-                    (None, None, Some(versions)) => CellRun::Measured { versions, samples },
-                    (None, None, None) => {
-                        CellRun::Failed("driver finished without saying which versions ran".into())
-                    }
-                },
-            )
+    /// Whether cell `c` has ended or given every round's sample.
+    fn cell_done(&self, c: usize, rounds: u32) -> bool {
+        self.ended[c].is_some() || self.samples[c].len() >= rounds as usize
+    }
+
+    /// Whether the driver has said anything of cell `c`.
+    fn cell_touched(&self, c: usize) -> bool {
+        self.versions[c].is_some() || self.ended[c].is_some() || !self.samples[c].is_empty()
+    }
+
+    /// Each part's cells' ends, once the process ended with `failure` (or none). A failure
+    /// belongs to the first part not done; the parts after it that the driver never began
+    /// are `NotStarted`, so that one cell's crash costs the other scenarios one block only.
+    fn outcomes(self, failure: Option<String>, rounds: u32) -> Vec<Vec<CellRun>> {
+        let mut bounds = Vec::new();
+        let mut at = 0;
+        for &size in &self.part_sizes {
+            bounds.push(at..at + size);
+            at += size;
+        }
+        let failed_part = failure.as_ref().and_then(|_| {
+            bounds
+                .iter()
+                .position(|r| !r.clone().all(|c| self.cell_done(c, rounds)))
+        });
+        // Each part's failure: none before the failing part; the failure from it on,
+        // unless the driver never began the part. A process that failed after every part
+        // was done (at its exit) fails them all, as it would have one group.
+        let part_failure: Vec<Option<&String>> = bounds
+            .iter()
+            .enumerate()
+            .map(|(p, _)| match failed_part {
+                Some(f) if p < f => None,
+                _ => failure.as_ref(),
+            })
+            .collect();
+        let not_started: Vec<bool> = bounds
+            .iter()
+            .enumerate()
+            .map(|(p, r)| {
+                failed_part.is_some_and(|f| p > f) && !r.clone().any(|c| self.cell_touched(c))
+            })
+            .collect();
+        let mut cells = self.ended.into_iter().zip(self.versions).zip(self.samples);
+        bounds
+            .iter()
+            .zip(not_started)
+            .zip(part_failure)
+            .map(|((r, skipped), failure)| {
+                let part: Vec<_> = cells.by_ref().take(r.len()).collect();
+                part.into_iter()
+                    .map(|((ended, versions), samples)| {
+                        match (skipped, ended, failure, versions) {
+                            (true, ..) => CellRun::NotStarted,
+                            (false, Some(e), _, _) => e,
+                            (false, None, Some(f), _) => CellRun::Failed(f.clone()),
+                            (false, None, None, Some(versions)) => {
+                                CellRun::Measured { versions, samples }
+                            }
+                            (false, None, None, None) => CellRun::Failed(
+                                "driver finished without saying which versions ran".into(),
+                            ),
+                        }
+                    })
+                    .collect()
+            })
             .collect()
     }
 }
 
-/// Runs one group in one driver process; `on_sample` is called as samples arrive.
-pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> Vec<CellRun> {
-    let n = g.cells.len();
-    let mut proc = match DriverProcess::spawn(group_command(g, req, false), req.silence_limit) {
+/// Every cell of every part failed with `why` (a process that could not start).
+fn all_failed(parts: &[&Group], why: &str) -> Vec<Vec<CellRun>> {
+    parts
+        .iter()
+        .map(|g| g.cells.iter().map(|_| CellRun::Failed(why.into())).collect())
+        .collect()
+}
+
+/// Runs groups of one driver (one scenario each) one after another in one driver process;
+/// `on_sample` is called as samples arrive. Each group's cells' runs, in order.
+pub fn run_batch(
+    parts: &[&Group],
+    req: &GroupRequest,
+    mut on_sample: impl FnMut(),
+) -> Vec<Vec<CellRun>> {
+    let mut proc = match DriverProcess::spawn(group_command(parts, req, false), req.silence_limit)
+    {
         Ok(p) => p,
-        Err(e) => return (0..n).map(|_| CellRun::Failed(e.clone())).collect(),
+        Err(e) => return all_failed(parts, &e),
     };
-    let mut state = GroupState::new(n);
+    let mut state = GroupState::new(parts);
     let failure = loop {
         match state.take(proc.next_message(), &mut on_sample) {
             Heard::Going => {}
@@ -300,14 +379,14 @@ pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> 
             Heard::Failed(e) => break Some(e),
         }
     };
-    state.outcomes(proc.finish(failure))
+    state.outcomes(proc.finish(failure), req.rounds)
 }
 
-/// Two groups in two driver processes on one core, stepped in turns: the set-up of each,
-/// then round by round, then a last step that lets each end. Two drivers that cannot share a
-/// process (go-crypto-tls and the baseline) are so sampled side by side, as duet benchmarking
-/// does: while one samples, the other waits on its stdin. A process that fails leaves the
-/// other going on alone.
+/// Two batches (as `run_batch`, the same scenarios in the same order) in two driver
+/// processes on one core, stepped in turns: each part's set-up, then round by round, then a
+/// last step that lets each end. Two drivers that cannot share a process (go-crypto-tls and
+/// the baseline) are so sampled side by side, as duet benchmarking does: while one samples,
+/// the other waits on its stdin. A process that fails leaves the other going on alone.
 ///
 /// The two take turns strictly (A B A B ...), so that every sample follows one of the other
 /// process. Alternating who goes first in each round (A B B A A B ...) made every other
@@ -316,14 +395,15 @@ pub fn run_group(g: &Group, req: &GroupRequest, mut on_sample: impl FnMut()) -> 
 /// kinds did not even balance. A process never ends while the other samples either: the
 /// baseline's exit ran beside go-crypto-tls's last sample of every block and slowed it by 20%.
 pub fn run_duet(
-    groups: [&Group; 2],
+    batches: [&[&Group]; 2],
     req: &GroupRequest,
     mut on_sample: impl FnMut(),
-) -> [Vec<CellRun>; 2] {
+) -> [Vec<Vec<CellRun>>; 2] {
+    debug_assert_eq!(batches[0].len(), batches[1].len(), "a duet's parts pair up");
     let mut procs: Vec<Option<DriverProcess>> = Vec::new();
     let mut failures: [Option<String>; 2] = [None, None];
-    for (i, g) in groups.iter().enumerate() {
-        match DriverProcess::spawn_stepped(group_command(g, req, true), req.silence_limit) {
+    for (i, parts) in batches.iter().enumerate() {
+        match DriverProcess::spawn_stepped(group_command(parts, req, true), req.silence_limit) {
             Ok(p) => procs.push(Some(p)),
             Err(e) => {
                 procs.push(None);
@@ -331,9 +411,11 @@ pub fn run_duet(
             }
         }
     }
-    let mut states = groups.map(|g| GroupState::new(g.cells.len()));
-    // Steps 0..=rounds, each ended by `stepped`; then one ended by `done`.
-    for step in 0..=req.rounds + 1 {
+    let mut states = batches.map(GroupState::new);
+    // Each part: its set-up, then a step per round, each ended by `stepped`; then one step
+    // ended by `done`.
+    let steps = (req.rounds + 1) * batches[0].len().max(batches[1].len()) as u32;
+    for step in 0..=steps {
         for i in [0, 1] {
             let Some(p) = procs[i].as_mut().filter(|_| failures[i].is_none()) else {
                 continue;
@@ -345,7 +427,7 @@ pub fn run_duet(
             failures[i] = loop {
                 match (
                     states[i].take(p.next_message(), &mut on_sample),
-                    step <= req.rounds,
+                    step < steps,
                 ) {
                     (Heard::Going, _) => {}
                     (Heard::Stepped(s), true) if s == step => break None,
@@ -365,9 +447,10 @@ pub fn run_duet(
         .into_iter()
         .zip(states)
         .zip(failures)
-        .map(|((p, state), failure)| match p {
-            Some(p) => state.outcomes(p.finish(failure)),
-            None => state.outcomes(failure),
+        .zip(batches)
+        .map(|(((p, state), failure), parts)| match (p, failure) {
+            (Some(p), failure) => state.outcomes(p.finish(failure), req.rounds),
+            (None, failure) => all_failed(parts, failure.as_deref().unwrap_or("not started")),
         });
     let a = outcomes.next().expect("two");
     let b = outcomes.next().expect("two");
@@ -510,6 +593,66 @@ mod tests {
             .map(|g| g.cells.len() - usize::from(g.has_reference))
             .sum::<usize>();
         assert_eq!(planned - 1 + 1 + apart.len(), pairs.len());
+    }
+
+    /// A state for parts of the given sizes, as if the driver had said, of each cell in
+    /// `said`, its versions and `samples` samples.
+    fn state_with(sizes: &[usize], said: &[(usize, usize)]) -> GroupState {
+        let n = sizes.iter().sum();
+        let mut st = GroupState {
+            versions: vec![None; n],
+            samples: vec![Vec::new(); n],
+            ended: (0..n).map(|_| None).collect(),
+            part_sizes: sizes.to_vec(),
+        };
+        for &(c, k) in said {
+            st.versions[c] = Some(("a 1".into(), "a 1".into()));
+            st.samples[c] = (0..k as u32).map(|r| (r, Vec::new())).collect();
+        }
+        st
+    }
+
+    fn kinds(parts: &[Vec<CellRun>]) -> Vec<Vec<&'static str>> {
+        parts
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|c| match c {
+                        CellRun::Measured { .. } => "measured",
+                        CellRun::Unsupported(_) => "unsupported",
+                        CellRun::Failed(_) => "failed",
+                        CellRun::NotStarted => "not started",
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_that_dies_fails_its_current_part_and_leaves_the_later_ones_for_the_next_pass() {
+        // Three parts of two cells, three rounds: the first part done, the second's second
+        // cell two samples in when the process died, the third never begun.
+        let mut st = state_with(&[2, 2, 2], &[(0, 3), (1, 3), (2, 3), (3, 2)]);
+        st.ended[1] = Some(CellRun::Unsupported("no".into()));
+        let out = st.outcomes(Some("driver killed by signal 11".into()), 3);
+        assert_eq!(
+            kinds(&out),
+            [
+                vec!["measured", "unsupported"],
+                vec!["failed", "failed"],
+                vec!["not started", "not started"]
+            ]
+        );
+        match &out[1][1] {
+            CellRun::Failed(why) => assert!(why.contains("signal 11"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // A process that died before saying anything fails its first part only.
+        let out = state_with(&[1, 1], &[]).outcomes(Some("exited".into()), 3);
+        assert_eq!(kinds(&out), [vec!["failed"], vec!["not started"]]);
+        // One that finished: every part as the driver said.
+        let out = state_with(&[1, 1], &[(0, 3), (1, 3)]).outcomes(None, 3);
+        assert_eq!(kinds(&out), [vec!["measured"], vec!["measured"]]);
     }
 
     #[test]

@@ -681,15 +681,17 @@ fn run_paired(
         if let Some(w) = &mut weather {
             w.pass_starts(block);
         }
+        let batches = pass_batches(&blocks, pass as usize);
         let bar = sink.bar.clone();
-        let run_block = |i: usize, lane: usize| -> BlockRun {
-            let b: &PassBlock = &blocks[i];
-            let id = plan[b.scenario].scenario.to_string();
+        let run_batch = |bi: usize, lane: usize| -> Vec<BlockRun> {
+            let batch = &batches[bi];
+            let first = &blocks[batch[0]];
             bar.set_message(format!(
-                "{id} pass {}/{} {}",
+                "pass {}/{} {} ({} scenario(s) in one process)",
                 pass + 1,
                 o.passes,
-                b.name(&reference)
+                first.name(&reference),
+                batch.len()
             ));
             let req = groups::GroupRequest {
                 certs: o.certs,
@@ -703,29 +705,41 @@ fn run_paired(
                     o.passes as usize,
                 ),
             };
-            if b.duet {
-                // A group without the reference in its driver samples in turns with the
-                // baseline's own pair in the baseline's driver, which becomes its reference
-                // for this block.
-                let companion = groups::own_pair(b.group.scenario, baseline);
-                let [mine, theirs] = groups::run_duet([&b.group, &companion], &req, || bar.inc(1));
-                let theirs = theirs.into_iter().next().map_or_else(
-                    || Err(Box::new(CellOutcome::Failed("no result".into()))),
-                    |run| checked_run(&companion.cells[0], run, o.rounds),
-                );
-                BlockRun {
-                    mine,
-                    companion: Some(theirs),
-                }
+            let parts: Vec<&groups::Group> = batch.iter().map(|&i| &blocks[i].group).collect();
+            if first.duet {
+                // Groups without the reference in their driver sample in turns with the
+                // baseline's own pair in the baseline's driver, which becomes their
+                // reference for these blocks.
+                let companions: Vec<groups::Group> = parts
+                    .iter()
+                    .map(|g| groups::own_pair(g.scenario, baseline))
+                    .collect();
+                let theirs: Vec<&groups::Group> = companions.iter().collect();
+                let [mine, theirs] = groups::run_duet([&parts, &theirs], &req, || bar.inc(1));
+                mine.into_iter()
+                    .zip(theirs)
+                    .zip(&companions)
+                    .map(|((mine, theirs), companion)| BlockRun {
+                        mine,
+                        companion: Some(match theirs.into_iter().next() {
+                            Some(groups::CellRun::NotStarted) | None => Err(Box::new(
+                                CellOutcome::Failed("its process ended before this part".into()),
+                            )),
+                            Some(run) => checked_run(&companion.cells[0], run, o.rounds),
+                        }),
+                    })
+                    .collect()
             } else {
-                let mine = groups::run_group(&b.group, &req, || bar.inc(1));
-                BlockRun {
-                    mine,
-                    companion: None,
-                }
+                groups::run_batch(&parts, &req, || bar.inc(1))
+                    .into_iter()
+                    .map(|mine| BlockRun {
+                        mine,
+                        companion: None,
+                    })
+                    .collect()
             }
         };
-        crate::lanes::in_order(blocks.len(), o.lanes, run_block, |i, run| -> Result<()> {
+        let mut take_block = |i: usize, run: BlockRun| -> Result<()> {
             let b = &blocks[i];
             let (si, g) = (b.scenario, &b.group);
             let id = plan[si].scenario.to_string();
@@ -767,6 +781,9 @@ fn run_paired(
                 if ended[si].contains_key(&cell.label) {
                     continue; // the reference, ended in an earlier group of this pass
                 }
+                if matches!(run, groups::CellRun::NotStarted) {
+                    continue; // its process ended in an earlier scenario: no block this pass
+                }
                 match checked_run(cell, run, o.rounds) {
                     Ok((versions, samples)) => gathered[si]
                         .entry(cell.label.clone())
@@ -778,6 +795,12 @@ fn run_paired(
                 }
             }
             block += 1;
+            Ok(())
+        };
+        crate::lanes::in_order(batches.len(), o.lanes, run_batch, |bi, runs| -> Result<()> {
+            for (&i, run) in batches[bi].iter().zip(runs) {
+                take_block(i, run)?;
+            }
             Ok(())
         })?;
         if let Some(w) = &mut weather {
@@ -877,6 +900,32 @@ fn pass_blocks<'a>(
     blocks
 }
 
+/// A pass's blocks gathered into batches, one process each: the blocks of one subject in
+/// one driver (and sampled alone or in duet alike), over every scenario. Starting a driver
+/// costs tens of milliseconds (aws-lc seeds its random generator from CPU jitter, about 45
+/// ms, in every process that draws from it), which one process per scenario paid some
+/// 5,000 times a run. Each batch's scenarios rotate by the pass, so that no scenario is
+/// always the one a fresh process starts with.
+fn pass_batches(blocks: &[PassBlock], pass: usize) -> Vec<Vec<usize>> {
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let same = |other: &PassBlock| {
+            other.group.subject == b.group.subject
+                && other.group.driver == b.group.driver
+                && other.duet == b.duet
+        };
+        match batches.iter_mut().find(|batch| same(&blocks[batch[0]])) {
+            Some(batch) => batch.push(i),
+            None => batches.push(vec![i]),
+        }
+    }
+    for batch in &mut batches {
+        let n = batch.len();
+        batch.rotate_left(pass % n);
+    }
+    batches
+}
+
 /// A group's cell's run, checked: its versions and samples when it ran what the registry
 /// promised and gave a sample every round, else how the cell ended.
 fn checked_run(
@@ -888,6 +937,11 @@ fn checked_run(
         groups::CellRun::Measured { versions, samples } => (versions, samples),
         groups::CellRun::Unsupported(r) => return Err(Box::new(CellOutcome::Unsupported(r))),
         groups::CellRun::Failed(r) => return Err(Box::new(CellOutcome::Failed(r))),
+        groups::CellRun::NotStarted => {
+            return Err(Box::new(CellOutcome::Failed(
+                "its process ended before it began".into(),
+            )))
+        }
     };
     for (entry, reported) in [(cell.client, &versions.0), (cell.server, &versions.1)] {
         if *reported != entry.version {

@@ -187,12 +187,15 @@ fn median_rate(
     metric: Metric,
 ) -> Result<f64> {
     let g = groups::own_pair(scenario, e);
-    let run = groups::run_group(&g, req, || {}).into_iter().next();
+    let run = groups::run_batch(&[&g], req, || {})
+        .into_iter()
+        .flatten()
+        .next();
     let samples = match run {
         Some(CellRun::Measured { samples, .. }) => samples,
         Some(CellRun::Unsupported(why)) => bail!("{} cannot run {scenario}: {why}", e.name),
         Some(CellRun::Failed(why)) => bail!("{} failed in {scenario}: {why}", e.name),
-        None => bail!("{}'s driver gave no cell", e.name),
+        Some(CellRun::NotStarted) | None => bail!("{}'s driver gave no cell", e.name),
     };
     let values: Vec<f64> = samples
         .iter()

@@ -252,95 +252,169 @@ func (l *cellList) Set(s string) error {
 	return nil
 }
 
-// group runs the cells of one scenario in rounds, in the order crates/measure/src/paired.rs
-// uses (internal/paired.Order): every line names its cell; a cell that fails says so and the others go on.
+// part is one scenario of a group process and the pairs it samples.
+type part struct {
+	sc    scenario.Scenario
+	cells cellList
+}
+
+// partList collects repeated --part "SCENARIO CLIENT,SERVER ..." flags, in order.
+type partList []part
+
+func (l *partList) String() string { return fmt.Sprint(len(*l), " parts") }
+
+func (l *partList) Set(s string) error {
+	words := strings.Fields(s)
+	if len(words) < 2 {
+		return fmt.Errorf("part '%s' names no cell; write \"SCENARIO CLIENT,SERVER ...\"", s)
+	}
+	sc, err := scenario.Parse(words[0])
+	if err != nil {
+		return err
+	}
+	p := part{sc: sc}
+	for _, w := range words[1:] {
+		if err := p.cells.Set(w); err != nil {
+			return err
+		}
+	}
+	*l = append(*l, p)
+	return nil
+}
+
+// groupRun is how a group process runs its parts.
+type groupRun struct {
+	certs          string
+	warmup, target time.Duration
+	rounds         int
+	stepped        bool
+	in             stepReader
+}
+
+// await waits for the orchestrator's go-ahead in a stepped group.
+func (g *groupRun) await() {
+	if g.stepped {
+		if _, err := g.in.line(); err != nil {
+			os.Exit(1) // the orchestrator is gone
+		}
+	}
+}
+
+func (g *groupRun) step(done int) {
+	if g.stepped {
+		emit(message{Type: "stepped", Step: &done})
+	}
+}
+
+// group runs each part's cells in rounds, one part after another, in the order
+// crates/measure/src/paired.rs uses (internal/paired.Order): every line names its cell,
+// numbered across the parts; a cell that fails says so and the others go on. One part is
+// --scenario with its --cell flags; several are --part flags (as crates/driver's group).
 func group(args []string) error {
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)
 	var cf cellFlags
 	cf.register(fs, 20, 5)
 	var cells cellList
 	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
+	var parts partList
+	fs.Var(&parts, "part", "one scenario and its cells, \"SCENARIO CLIENT,SERVER ...\", once per scenario (repeat; in place of --scenario and --cell)")
 	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
-	stepped := fs.Bool("stepped", false, "wait for a line on stdin before the set-up, before each round and before ending, and say so after the set-up and each round (duet sampling)")
+	stepped := fs.Bool("stepped", false, "wait for a line on stdin before each part's set-up, before each round and before ending, and say so after each set-up and each round (duet sampling)")
 	if err := fs.Parse(args); err != nil {
 		return helpOr(err)
 	}
-	in := stepReader{fd: 0}
-	step := func(done int) {
-		if *stepped {
-			emit(message{Type: "stepped", Step: &done})
+	if cf.scenario != "" {
+		if len(parts) > 0 {
+			return errors.New("give --scenario with --cell, or --part, not both")
+		}
+		sc, err := cf.open()
+		if err != nil {
+			return err
+		}
+		parts = partList{{sc: sc, cells: cells}}
+	} else if cf.certs == "" {
+		return errors.New("--certs is required")
+	}
+	if len(parts) == 0 || *rounds < 1 {
+		return errors.New("group needs at least one --cell (or --part) and --rounds of at least 1")
+	}
+	for _, p := range parts {
+		if len(p.cells) == 0 {
+			return errors.New("group needs at least one --cell")
+		}
+		if p.sc.Kind != "handshake" && p.sc.Kind != "bulk" {
+			return fmt.Errorf("%s is not a handshake or bulk scenario; `run` measures it alone", p.sc)
 		}
 	}
-	await := func() {
-		if *stepped {
-			if _, err := in.line(); err != nil {
-				os.Exit(1) // the orchestrator is gone
-			}
-		}
+	g := groupRun{
+		certs:   cf.certs,
+		warmup:  time.Duration(cf.warmupMS) * time.Millisecond,
+		target:  time.Duration(cf.sampleMS) * time.Millisecond,
+		rounds:  *rounds,
+		stepped: *stepped,
 	}
-	sc, err := cf.open()
-	if err != nil {
-		return err
+	first, step := 0, 0
+	for _, p := range parts {
+		g.part(p, first, step)
+		first += len(p.cells)
+		step += *rounds + 1
 	}
-	if len(cells) == 0 || *rounds < 1 {
-		return errors.New("group needs at least one --cell and --rounds of at least 1")
-	}
-	if sc.Kind != "handshake" && sc.Kind != "bulk" {
-		return fmt.Errorf("%s is not a handshake or bulk scenario; `run` measures it alone", sc)
-	}
-	warmup := time.Duration(cf.warmupMS) * time.Millisecond
-	target := time.Duration(cf.sampleMS) * time.Millisecond
-	await()
-	samplers := make([]sampler, len(cells))
-	for i, pair := range cells {
+	// The last go-ahead lets the process end: exiting on the core while the other driver of
+	// a duet takes its last sample would slow that sample.
+	g.await()
+	done()
+	return nil
+}
+
+// part sets up and warms one part's cells (step firstStep), then samples them in rounds
+// (the steps after it); its cells are numbered from first.
+func (g *groupRun) part(p part, first, firstStep int) {
+	g.await()
+	samplers := make([]sampler, len(p.cells))
+	for i, pair := range p.cells {
 		if err := errors.Join(checkImpl(pair[0]), checkImpl(pair[1])); err != nil {
-			failed(i, err)
+			failed(first+i, err)
 			continue
 		}
-		c, refused, err := newCell(sc, cf.certs)
+		c, refused, err := newCell(p.sc, g.certs)
 		switch {
 		case err != nil:
-			failed(i, err)
+			failed(first+i, err)
 			continue
 		case refused != nil:
-			unsupported(i, refused.Error())
+			unsupported(first+i, refused.Error())
 			continue
 		}
-		hello(i, implVersion())
+		hello(first+i, implVersion())
 		var s sampler
-		if sc.Kind == "handshake" {
-			s, err = warmHandshakes(c, warmup, target)
+		if p.sc.Kind == "handshake" {
+			s, err = warmHandshakes(c, g.warmup, g.target)
 		} else {
-			s, err = warmBulk(c, sc.WriteSize, warmup, 0, target)
+			s, err = warmBulk(c, p.sc.WriteSize, g.warmup, 0, g.target)
 		}
 		if err != nil {
-			failed(i, err)
+			failed(first+i, err)
 			continue
 		}
 		samplers[i] = s
 	}
-	step(0)
-	for round := range *rounds {
-		await()
-		for _, i := range paired.Order(len(cells), round) {
+	g.step(firstStep)
+	for round := range g.rounds {
+		g.await()
+		for _, i := range paired.Order(len(p.cells), round) {
 			if samplers[i] == nil {
 				continue
 			}
 			v, err := samplers[i].sample()
 			if err != nil {
 				samplers[i] = nil
-				failed(i, err)
+				failed(first+i, err)
 				continue
 			}
-			emitSample(i, round, v)
+			emitSample(first+i, round, v)
 		}
-		step(round + 1)
+		g.step(firstStep + round + 1)
 	}
-	// The last go-ahead lets the process end: exiting on the core while the other driver of
-	// a duet takes its last sample would slow that sample.
-	await()
-	done()
-	return nil
 }
 
 // parse prints each id read on stdin back canonically, or the reader's error.
