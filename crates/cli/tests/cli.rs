@@ -709,10 +709,18 @@ fn a_stepped_driver_ends_only_when_told() {
                 // The first part's cell is 0 and samples handshakes; the second's is 1 and
                 // samples a transfer.
                 let part = u64::from(step >= 3);
-                assert_eq!(v["cell"].as_u64(), Some(part), "{driver} at step {step}: {v}");
+                assert_eq!(
+                    v["cell"].as_u64(),
+                    Some(part),
+                    "{driver} at step {step}: {v}"
+                );
                 if kind == "sample" {
                     let metric = v["values"][0][0].as_str().unwrap_or_default();
-                    let want = if part == 0 { "client_cpu_ns" } else { "send_mb_per_s" };
+                    let want = if part == 0 {
+                        "client_cpu_ns"
+                    } else {
+                        "send_mb_per_s"
+                    };
                     assert_eq!(metric, want, "{driver} at step {step}: {v}");
                 }
             }

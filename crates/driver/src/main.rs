@@ -171,7 +171,9 @@ fn parse_part(s: &str) -> Result<Part, String> {
     let scenario: Scenario = scenario.parse().map_err(|e| format!("{e:#}"))?;
     let cells = words.map(parse_cell).collect::<Result<Vec<_>, _>>()?;
     if cells.is_empty() {
-        return Err(format!("part '{s}' names no cell; write \"SCENARIO CLIENT,SERVER ...\""));
+        return Err(format!(
+            "part '{s}' names no cell; write \"SCENARIO CLIENT,SERVER ...\""
+        ));
     }
     Ok(Part { scenario, cells })
 }

@@ -331,8 +331,8 @@ impl GroupState {
             .map(|((r, skipped), failure)| {
                 let part: Vec<_> = cells.by_ref().take(r.len()).collect();
                 part.into_iter()
-                    .map(|((ended, versions), samples)| {
-                        match (skipped, ended, failure, versions) {
+                    .map(
+                        |((ended, versions), samples)| match (skipped, ended, failure, versions) {
                             (true, ..) => CellRun::NotStarted,
                             (false, Some(e), _, _) => e,
                             (false, None, Some(f), _) => CellRun::Failed(f.clone()),
@@ -342,8 +342,8 @@ impl GroupState {
                             (false, None, None, None) => CellRun::Failed(
                                 "driver finished without saying which versions ran".into(),
                             ),
-                        }
-                    })
+                        },
+                    )
                     .collect()
             })
             .collect()
@@ -354,7 +354,12 @@ impl GroupState {
 fn all_failed(parts: &[&Group], why: &str) -> Vec<Vec<CellRun>> {
     parts
         .iter()
-        .map(|g| g.cells.iter().map(|_| CellRun::Failed(why.into())).collect())
+        .map(|g| {
+            g.cells
+                .iter()
+                .map(|_| CellRun::Failed(why.into()))
+                .collect()
+        })
         .collect()
 }
 
@@ -365,8 +370,7 @@ pub fn run_batch(
     req: &GroupRequest,
     mut on_sample: impl FnMut(),
 ) -> Vec<Vec<CellRun>> {
-    let mut proc = match DriverProcess::spawn(group_command(parts, req, false), req.silence_limit)
-    {
+    let mut proc = match DriverProcess::spawn(group_command(parts, req, false), req.silence_limit) {
         Ok(p) => p,
         Err(e) => return all_failed(parts, &e),
     };

@@ -797,12 +797,17 @@ fn run_paired(
             block += 1;
             Ok(())
         };
-        crate::lanes::in_order(batches.len(), o.lanes, run_batch, |bi, runs| -> Result<()> {
-            for (&i, run) in batches[bi].iter().zip(runs) {
-                take_block(i, run)?;
-            }
-            Ok(())
-        })?;
+        crate::lanes::in_order(
+            batches.len(),
+            o.lanes,
+            run_batch,
+            |bi, runs| -> Result<()> {
+                for (&i, run) in batches[bi].iter().zip(runs) {
+                    take_block(i, run)?;
+                }
+                Ok(())
+            },
+        )?;
         if let Some(w) = &mut weather {
             w.pass_ends();
         }
