@@ -70,6 +70,9 @@ pub struct Target {
     pub name: String,
     pub version: String,
     pub driver: PathBuf,
+    /// The front shim (`tlsmatrix-bogo-shim`) for a driver that reads the flag table of
+    /// `tlsmatrix_model::bogo_flags`; none for the Go driver, whose shim has its own.
+    pub front: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -110,9 +113,21 @@ struct RunnerResult {
     error: String,
 }
 
-/// The shim the runner starts: a script that runs the impl's driver as a BoGo shim.
+/// The shim the runner starts: the front shim through a link named after the impl, beside
+/// a file naming its driver; or, for a driver with a flag table of its own, a script that
+/// runs the driver as a BoGo shim.
 fn write_shim(target: &Target, dir: &Path) -> Result<PathBuf> {
     fs::create_dir_all(dir)?;
+    if let Some(front) = &target.front {
+        let link = dir.join(&target.name);
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(front, &link)
+            .with_context(|| format!("cannot link {} to {}", link.display(), front.display()))?;
+        let named = dir.join(format!("{}.driver", target.name));
+        fs::write(&named, format!("{}\n", target.driver.display()))
+            .with_context(|| format!("cannot write {}", named.display()))?;
+        return Ok(link);
+    }
     let path = dir.join(format!("{}.sh", target.name));
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let script = format!(

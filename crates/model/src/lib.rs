@@ -5,6 +5,7 @@
 //! command line can read and judge results without linking a TLS library.
 
 pub mod allocator;
+pub mod bogo_flags;
 pub mod cert_files;
 pub mod codes;
 #[cfg(any(test, feature = "fixtures"))]

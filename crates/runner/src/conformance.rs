@@ -85,6 +85,23 @@ fn has_shim(entry: &ImplEntry) -> Result<(), String> {
     }
 }
 
+/// The front shim for an impl whose driver reads the shared flag table (every Rust driver;
+/// the Go driver's shim has its own), which `make build` puts beside the drivers.
+fn front_shim(entry: &ImplEntry) -> Result<Option<PathBuf>> {
+    if impls::row(&entry.name).is_some_and(|r| r.family == "go") {
+        return Ok(None);
+    }
+    let front = drivers::driver_dir()?.join("tlsmatrix-bogo-shim");
+    if !front.is_file() {
+        bail!(
+            "{} is missing: BoGo starts it for {}'s tests (`make build` builds it)",
+            front.display(),
+            entry.name
+        );
+    }
+    Ok(Some(front))
+}
+
 pub fn run(o: Options) -> Result<bool> {
     let reg = Registry::discover()?;
     let entries = crate::run::select_impls(&reg, &o.impls)?;
@@ -101,6 +118,7 @@ pub fn run(o: Options) -> Result<bool> {
                 name: e.name.clone(),
                 version: e.version.clone(),
                 driver: e.driver().path.clone(),
+                front: front_shim(e)?,
             }),
             Err(why) => eprintln!("unsupported: {}: {why}", e.name),
         }
