@@ -19,6 +19,7 @@ const CALLGRIND_BASE: u64 = (b'C' as u64) << 24 | (b'T' as u64) << 16;
 const ZERO_STATS: u64 = CALLGRIND_BASE + 1;
 const TOGGLE_COLLECT: u64 = CALLGRIND_BASE + 2;
 const DUMP_STATS_AT: u64 = CALLGRIND_BASE + 3;
+const START_INSTRUMENTATION: u64 = CALLGRIND_BASE + 4;
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -58,6 +59,10 @@ pub struct Counter {
     /// The `--callgrind-out-file` given to valgrind, with `%p` already replaced.
     out_file: PathBuf,
     dumps: u32,
+    /// Whether instrumentation is on: the driver runs under `--instr-atstart=no`, and the
+    /// first [`Counter::zero`] switches it on for good (switching flushes valgrind's
+    /// translations, so once, after the warm-up).
+    instrumenting: bool,
 }
 
 impl Counter {
@@ -68,14 +73,23 @@ impl Counter {
             bail!("instruction counting is implemented for x86_64 only");
         }
         if !running_on_valgrind() {
-            bail!("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no; `tlsmatrix run --measure instructions` starts it so");
+            bail!("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no; `tlsmatrix run --measure instructions` starts it so");
         }
         let out_file = PathBuf::from(out_file.replace("%p", &std::process::id().to_string()));
-        Ok(Counter { out_file, dumps: 0 })
+        Ok(Counter {
+            out_file,
+            dumps: 0,
+            instrumenting: false,
+        })
     }
 
-    /// Forgets whatever was collected so far.
+    /// Forgets whatever was collected so far; the first call also switches instrumentation
+    /// on, so every count begins after one.
     pub fn zero(&mut self) {
+        if !self.instrumenting {
+            client_request(0, START_INSTRUMENTATION, 0);
+            self.instrumenting = true;
+        }
         client_request(0, ZERO_STATS, 0);
     }
 

@@ -24,6 +24,7 @@ const (
 	zeroStats     = base + 1
 	toggleCollect = base + 2
 	dumpStatsAt   = base + 3
+	startInstr    = base + 4
 )
 
 func call(req, arg uint64) uint64 {
@@ -41,6 +42,10 @@ func Toggle() { call(toggleCollect, 0) }
 type Counter struct {
 	outFile string
 	dumps   int
+	// instrumenting: the driver runs under --instr-atstart=no, and the first Zero switches
+	// instrumentation on for good (switching flushes valgrind's translations, so once, after
+	// the warm-up).
+	instrumenting bool
 }
 
 // NewCounter takes the --callgrind-out-file pattern; %p becomes this process's id, as
@@ -50,13 +55,20 @@ func NewCounter(outFile string) (*Counter, error) {
 		return nil, errors.New("instruction counting is implemented for amd64 only")
 	}
 	if !Running() {
-		return nil, errors.New("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no; `tlsmatrix run --measure instructions` starts it so")
+		return nil, errors.New("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no; `tlsmatrix run --measure instructions` starts it so")
 	}
 	return &Counter{outFile: strings.ReplaceAll(outFile, "%p", strconv.Itoa(os.Getpid()))}, nil
 }
 
-// Zero forgets whatever was collected so far.
-func (c *Counter) Zero() { call(zeroStats, 0) }
+// Zero forgets whatever was collected so far; the first call also switches instrumentation
+// on, so every count begins after one.
+func (c *Counter) Zero() {
+	if !c.instrumenting {
+		call(startInstr, 0)
+		c.instrumenting = true
+	}
+	call(zeroStats, 0)
+}
 
 // Take dumps what was collected since the last dump or Zero, reads the total back and
 // removes the dump (callgrind starts from zero after every dump).
