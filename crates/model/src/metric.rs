@@ -200,6 +200,9 @@ pub struct MetricRow {
     /// heap figures leave out libssl's own allocations behind cgo): reports show such a
     /// factor without calling it better or worse.
     pub leaves_out: Option<&'static str>,
+    /// Counts something a side may not do at all (libssl's allocations, in a process that
+    /// runs no libssl): a side whose samples hold a zero has no factor against the other.
+    pub absent_in_some: bool,
 }
 
 const fn row(
@@ -225,6 +228,7 @@ const fn row(
         wording: FASTER,
         about,
         leaves_out: None,
+        absent_in_some: false,
     }
 }
 
@@ -254,6 +258,11 @@ impl MetricRow {
 
     const fn leaves_out(mut self, what: &'static str) -> Self {
         self.leaves_out = Some(what);
+        self
+    }
+
+    const fn absent_in_some(mut self) -> Self {
+        self.absent_in_some = true;
         self
     }
 
@@ -341,11 +350,13 @@ pub const METRICS: &[MetricRow] = &[
         "Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks (the C side Go's heap figures leave out; 0 where no libssl is used)")
         .shown("B/op (libssl)", "bytes", Scale::Same)
         .says("allocates", "less", "more", "as much")
+        .absent_in_some()
         .machine_independent(),
     row(Metric::CAllocsPerOp, "c_allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
         "Go benchmark: allocations libssl makes per operation, counted through its allocator hooks (0 where no libssl is used)")
         .shown("allocs/op (libssl)", "allocs", Scale::Same)
         .says("allocates", "less", "more", "as much")
+        .absent_in_some()
         .machine_independent(),
     row(Metric::ClientInstructions, "client_instructions", "instructions", Lower, Client, Source::Instructions,
         "instructions the client executes per handshake")
