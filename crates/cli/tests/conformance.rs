@@ -258,7 +258,8 @@ fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
 }
 
 /// A folder holding a fake `tlsmatrix-driver`: `info` names one impl, `name`; as a shim it
-/// answers the runner's first question, then runs `per_test` (shell) for every test.
+/// answers the runner's first question, then runs `per_test` (shell) for every test that
+/// the front shim (the real one, beside it as `make build` puts it) hands on.
 fn shim_driver(d: &Path, name: &str, per_test: &str) -> PathBuf {
     let dir = d.join("drivers");
     fake_driver(
@@ -269,6 +270,9 @@ fn shim_driver(d: &Path, name: &str, per_test: &str) -> PathBuf {
             "for a in \"$@\"; do [ \"$a\" = -is-handshaker-supported ] && {{ echo No; exit 0; }}; done\n{per_test}"
         ),
     );
+    let front = dir.join("tlsmatrix-bogo-shim");
+    let _ = std::fs::remove_file(&front);
+    std::os::unix::fs::symlink(release_dir().join("tlsmatrix-bogo-shim"), &front).unwrap();
     dir
 }
 
@@ -396,4 +400,65 @@ fn tests_of_other_transports_are_recorded_without_starting_a_shim() {
     // A selection of only tests that are not run gives their rows, not "matches no test".
     let o = conformance(&drivers, &d, &["--test", "DTLS-Retransmit-Client-Basic-*"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// The front shim answers a flag the table lacks itself (89, the driver never starts) and
+/// hands every other invocation to the driver its `.driver` file names, flags unchanged.
+#[test]
+fn the_front_shim_answers_what_the_table_lacks_and_hands_on_the_rest() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("front");
+    std::fs::create_dir_all(&d).unwrap();
+    let log = d.join("driver.log");
+    let driver = d.join("driver.sh");
+    std::fs::write(
+        &driver,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\nexit 7\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&driver, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let link = d.join("openssl-1.1.1");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(release_dir().join("tlsmatrix-bogo-shim"), &link).unwrap();
+    std::fs::write(
+        d.join("openssl-1.1.1.driver"),
+        format!("{}\n", driver.display()),
+    )
+    .unwrap();
+
+    let o = Command::new(&link)
+        .args(["-port", "1", "-enable-ech-grease"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(89), "{}", text(&o));
+    assert!(
+        text(&o).contains("unimplemented: -enable-ech-grease"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !log.exists(),
+        "the driver was started for an unimplemented flag"
+    );
+    let o = Command::new(&link)
+        .arg("-is-handshaker-supported")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "No");
+    assert!(!log.exists());
+
+    let o = Command::new(&link)
+        .args(["-port", "1", "-server", "-min-version", "771"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "the driver's own status: {}",
+        text(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap().trim(),
+        "bogo-shim --impl openssl-1.1.1 -- -port 1 -server -min-version 771"
+    );
 }

@@ -907,9 +907,9 @@ fn pass_blocks<'a>(
 
 /// A pass's blocks gathered into batches, one process each: the blocks of one subject in
 /// one driver (and sampled alone or in duet alike), over every scenario. Starting a driver
-/// costs tens of milliseconds (aws-lc seeds its random generator from CPU jitter, about 45
-/// ms, in every process that draws from it), which one process per scenario paid some
-/// 5,000 times a run. Each batch's scenarios rotate by the pass, so that no scenario is
+/// costs tens of milliseconds (aws-lc seeds its random generator from CPU jitter, about 30
+/// ms of CPU, in every process that draws from it), which one process per scenario paid
+/// some 3,400 times a run. Each batch's scenarios rotate by the pass, so that no scenario is
 /// always the one a fresh process starts with.
 fn pass_batches(blocks: &[PassBlock], pass: usize) -> Vec<Vec<usize>> {
     let mut batches: Vec<Vec<usize>> = Vec::new();
