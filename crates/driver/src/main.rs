@@ -122,20 +122,14 @@ struct TtfbArgs {
 
 #[derive(clap::Args)]
 struct GroupArgs {
-    /// Scenario id (handshake or bulk), e.g. handshake-tls13-ecdsa-p256-x25519-full, with
-    /// its cells in --cell; or give several scenarios as --part instead.
-    #[arg(long, requires = "cells", conflicts_with = "parts")]
-    scenario: Option<String>,
-    /// A pair as CLIENT,SERVER, once per cell; the first is the reference the others are
-    /// paired with. The same pair may appear twice (an A/A comparison).
-    #[arg(long = "cell", requires = "scenario", value_parser = parse_cell)]
-    cells: Vec<(String, String)>,
-    /// One scenario and its cells, "SCENARIO CLIENT,SERVER CLIENT,SERVER ...", once per
-    /// scenario: the parts run one after another in this process, each set up, warmed and
-    /// sampled in its rounds as a group of its own and dropped before the next, so that a
-    /// pass over many scenarios starts one process, not one each. Cells are numbered
-    /// across the parts in order, and so are the steps of a stepped group.
-    #[arg(long = "part", required_unless_present = "scenario", value_parser = parse_part)]
+    /// One scenario (handshake or bulk) and its cells, "SCENARIO CLIENT,SERVER ...", once per
+    /// scenario, e.g. "handshake-tls13-ecdsa-p256-x25519-full rustls-aws-lc,rustls-aws-lc".
+    /// A part's first cell is the reference the others are paired with, and a pair may appear
+    /// twice (an A/A comparison). The parts run one after another in this process, each set
+    /// up, warmed and sampled in its rounds as a group of its own and dropped before the
+    /// next, so that a pass over many scenarios starts one process, not one each. Cells are
+    /// numbered across the parts in order, and so are the steps of a stepped group.
+    #[arg(long = "part", required = true, value_parser = parse_part)]
     parts: Vec<Part>,
     /// Folder of cached test certificates (generated there if missing).
     #[arg(long)]
@@ -176,18 +170,6 @@ fn parse_part(s: &str) -> Result<Part, String> {
         ));
     }
     Ok(Part { scenario, cells })
-}
-
-impl GroupArgs {
-    fn parts(&self) -> Result<Vec<Part>> {
-        match &self.scenario {
-            Some(id) => Ok(vec![Part {
-                scenario: id.parse()?,
-                cells: self.cells.clone(),
-            }]),
-            None => Ok(self.parts.clone()),
-        }
-    }
 }
 
 /// In a stepped group: waits for the orchestrator's go-ahead; its stdin closing means it is
@@ -607,8 +589,7 @@ fn run(args: &RunArgs) -> Result<()> {
 /// another: every line names its cell (numbered across the parts); a cell that is
 /// unsupported or fails says so and the others go on.
 fn group(args: &GroupArgs) -> Result<()> {
-    let parts = args.parts()?;
-    for p in &parts {
+    for p in &args.parts {
         if !matches!(p.scenario, Scenario::Handshake(_) | Scenario::Bulk(_)) {
             bail!(
                 "{} is not a handshake or bulk scenario; `run` measures it alone",
@@ -619,7 +600,7 @@ fn group(args: &GroupArgs) -> Result<()> {
     let shift = heap::shift_heap_from_env()?;
     let mut first_cell = 0;
     let mut first_step = 0;
-    for p in &parts {
+    for p in &args.parts {
         group_part(args, p, shift, first_cell, first_step)?;
         first_cell += p.cells.len();
         first_step += args.rounds + 1;

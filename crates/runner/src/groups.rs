@@ -291,8 +291,10 @@ impl GroupState {
     }
 
     /// Each part's cells' ends, once the process ended with `failure` (or none). A failure
-    /// belongs to the first part not done; the parts after it that the driver never began
-    /// are `NotStarted`, so that one cell's crash costs the other scenarios one block only.
+    /// belongs to the first part not done and to every part after it that the driver began;
+    /// the parts after it that it never began are `NotStarted`, so that one cell's crash
+    /// costs the other scenarios one block only. A process that failed after every part was
+    /// done (at its exit) fails them all, as it would have one group.
     fn outcomes(self, failure: Option<String>, rounds: u32) -> Vec<Vec<CellRun>> {
         let mut bounds = Vec::new();
         let mut at = 0;
@@ -305,18 +307,7 @@ impl GroupState {
                 .iter()
                 .position(|r| !r.clone().all(|c| self.cell_done(c, rounds)))
         });
-        // Each part's failure: none before the failing part; the failure from it on,
-        // unless the driver never began the part. A process that failed after every part
-        // was done (at its exit) fails them all, as it would have one group.
-        let part_failure: Vec<Option<&String>> = bounds
-            .iter()
-            .enumerate()
-            .map(|(p, _)| match failed_part {
-                Some(f) if p < f => None,
-                _ => failure.as_ref(),
-            })
-            .collect();
-        let not_started: Vec<bool> = bounds
+        let skipped: Vec<bool> = bounds
             .iter()
             .enumerate()
             .map(|(p, r)| {
@@ -326,25 +317,26 @@ impl GroupState {
         let mut cells = self.ended.into_iter().zip(self.versions).zip(self.samples);
         bounds
             .iter()
-            .zip(not_started)
-            .zip(part_failure)
-            .map(|((r, skipped), failure)| {
-                let part: Vec<_> = cells.by_ref().take(r.len()).collect();
-                part.into_iter()
-                    .map(
-                        |((ended, versions), samples)| match (skipped, ended, failure, versions) {
-                            (true, ..) => CellRun::NotStarted,
-                            (false, Some(e), _, _) => e,
-                            (false, None, Some(f), _) => CellRun::Failed(f.clone()),
-                            (false, None, None, Some(versions)) => {
-                                CellRun::Measured { versions, samples }
-                            }
-                            (false, None, None, None) => CellRun::Failed(
-                                "driver finished without saying which versions ran".into(),
-                            ),
-                        },
-                    )
-                    .collect()
+            .enumerate()
+            .map(|(p, r)| {
+                let failure = failure
+                    .as_ref()
+                    .filter(|_| failed_part.is_none_or(|f| p >= f));
+                let part = cells.by_ref().take(r.len());
+                if skipped[p] {
+                    return part.map(|_| CellRun::NotStarted).collect();
+                }
+                part.map(
+                    |((ended, versions), samples)| match (ended, failure, versions) {
+                        (Some(e), _, _) => e,
+                        (None, Some(f), _) => CellRun::Failed(f.clone()),
+                        (None, None, Some(versions)) => CellRun::Measured { versions, samples },
+                        (None, None, None) => CellRun::Failed(
+                            "driver finished without saying which versions ran".into(),
+                        ),
+                    },
+                )
+                .collect()
             })
             .collect()
     }

@@ -690,7 +690,7 @@ fn run_paired(
                 "pass {}/{} {} ({} scenario(s) in one process)",
                 pass + 1,
                 o.passes,
-                first.name(&reference),
+                first.group.subject,
                 batch.len()
             ));
             let req = groups::GroupRequest {
@@ -721,12 +721,10 @@ fn run_paired(
                     .zip(&companions)
                     .map(|((mine, theirs), companion)| BlockRun {
                         mine,
-                        companion: Some(match theirs.into_iter().next() {
-                            Some(groups::CellRun::NotStarted) | None => Err(Box::new(
-                                CellOutcome::Failed("its process ended before this part".into()),
-                            )),
-                            Some(run) => checked_run(&companion.cells[0], run, o.rounds),
-                        }),
+                        companion: Some(theirs.into_iter().next().map_or_else(
+                            || Err(Box::new(CellOutcome::Failed("no result".into()))),
+                            |run| checked_run(&companion.cells[0], run, o.rounds),
+                        )),
                     })
                     .collect()
             } else {
@@ -753,7 +751,7 @@ fn run_paired(
                 Some(Err(other)) => sink.log(&format!(
                     "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
                     pass + 1,
-                    b.name(&reference)
+                    b.group.subject
                 )),
                 None => {}
             }
@@ -845,17 +843,6 @@ struct PassBlock<'a> {
     group: groups::Group<'a>,
     /// Sampled in turns with the baseline's own pair in the baseline's driver.
     duet: bool,
-}
-
-impl PassBlock<'_> {
-    /// The impl the group is about (its first cell's client other than the reference).
-    fn name(&self, reference: &Label) -> &str {
-        self.group
-            .cells
-            .iter()
-            .find(|c| &c.label != reference)
-            .map_or("", |c| c.label.0.as_str())
-    }
 }
 
 /// What one block gave: its own cells, and the companion reference of a duet (checked).

@@ -35,7 +35,8 @@ Runs tlsmatrix scenarios for Go's crypto/tls in memory; spawned by tlsmatrix run
 commands:
   info    print the impl this driver holds and its version, as JSON
   run     run one scenario for one pair and print JSON messages (-h for flags)
-  group   run several cells of one scenario in turns, one short sample each per round
+  group   run the cells of each --part (a scenario and its pairs) in turns, one short
+          sample each per round, one part after another
   parse   read scenario ids on stdin, print each back canonically (or "error: ...")
   bogo-shim --impl go-crypto-tls -- RUNNER-FLAGS
           play one test of BoringSSL's BoGo runner (tlsmatrix conformance starts it)`)
@@ -110,14 +111,14 @@ func helpOr(err error) error {
 	return err
 }
 
-// cellFlags are the flags run and group share.
+// cellFlags are the flags run and group share (run also takes --scenario; group takes its
+// scenarios as --part).
 type cellFlags struct {
 	scenario, certs    string
 	warmupMS, sampleMS int
 }
 
 func (f *cellFlags) register(fs *flag.FlagSet, warmup, sample int) {
-	fs.StringVar(&f.scenario, "scenario", "", "scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full")
 	fs.StringVar(&f.certs, "certs", "", "folder of cached test certificates (tlsmatrix writes them)")
 	fs.IntVar(&f.warmupMS, "warmup-ms", warmup, "warm-up in milliseconds")
 	fs.IntVar(&f.sampleMS, "sample-ms", sample, "target duration of one sample in milliseconds")
@@ -141,6 +142,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cf cellFlags
 	cf.register(fs, 200, 100)
+	fs.StringVar(&cf.scenario, "scenario", "", "scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full")
 	client := fs.String("client", "", "client impl name (go-crypto-tls)")
 	server := fs.String("server", "", "server impl name (go-crypto-tls)")
 	runs := fs.Int("runs", 10, "samples to produce after warm-up")
@@ -238,7 +240,7 @@ func run(args []string) error {
 	return nil
 }
 
-// cellList collects repeated --cell CLIENT,SERVER flags.
+// cellList collects CLIENT,SERVER pairs.
 type cellList [][2]string
 
 func (l *cellList) String() string { return fmt.Sprint(*l) }
@@ -308,40 +310,26 @@ func (g *groupRun) step(done int) {
 
 // group runs each part's cells in rounds, one part after another, in the order
 // crates/measure/src/paired.rs uses (internal/paired.Order): every line names its cell,
-// numbered across the parts; a cell that fails says so and the others go on. One part is
-// --scenario with its --cell flags; several are --part flags (as crates/driver's group).
+// numbered across the parts; a cell that fails says so and the others go on (as
+// crates/driver's group).
 func group(args []string) error {
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)
 	var cf cellFlags
 	cf.register(fs, 20, 5)
-	var cells cellList
-	fs.Var(&cells, "cell", "a pair as CLIENT,SERVER, once per cell (repeat)")
 	var parts partList
-	fs.Var(&parts, "part", "one scenario and its cells, \"SCENARIO CLIENT,SERVER ...\", once per scenario (repeat; in place of --scenario and --cell)")
+	fs.Var(&parts, "part", "one scenario and its cells, \"SCENARIO CLIENT,SERVER ...\", once per scenario (repeat)")
 	rounds := fs.Int("rounds", 10, "rounds: each takes one sample of every cell")
 	stepped := fs.Bool("stepped", false, "wait for a line on stdin before each part's set-up, before each round and before ending, and say so after each set-up and each round (duet sampling)")
 	if err := fs.Parse(args); err != nil {
 		return helpOr(err)
 	}
-	if cf.scenario != "" {
-		if len(parts) > 0 {
-			return errors.New("give --scenario with --cell, or --part, not both")
-		}
-		sc, err := cf.open()
-		if err != nil {
-			return err
-		}
-		parts = partList{{sc: sc, cells: cells}}
-	} else if cf.certs == "" {
+	if cf.certs == "" {
 		return errors.New("--certs is required")
 	}
 	if len(parts) == 0 || *rounds < 1 {
-		return errors.New("group needs at least one --cell (or --part) and --rounds of at least 1")
+		return errors.New("group needs at least one --part and --rounds of at least 1")
 	}
 	for _, p := range parts {
-		if len(p.cells) == 0 {
-			return errors.New("group needs at least one --cell")
-		}
 		if p.sc.Kind != "handshake" && p.sc.Kind != "bulk" {
 			return fmt.Errorf("%s is not a handshake or bulk scenario; `run` measures it alone", p.sc)
 		}
