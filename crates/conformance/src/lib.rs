@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod family;
+pub mod flag_table;
 pub mod quick;
 pub mod runner;
 

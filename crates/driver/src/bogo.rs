@@ -15,14 +15,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::wire::{self, Received, Wire};
 use tlsmatrix_harness::certs::CertSet;
-use tlsmatrix_harness::endpoint::{EndpointConfig, OpenPolicy, TlsEndpoint, TlsLibrary};
+use tlsmatrix_harness::endpoint::{
+    EndpointConfig, OpenExtras, OpenPolicy, TlsEndpoint, TlsLibrary,
+};
 use tlsmatrix_model::scenario::SERVER_NAME;
 use tlsmatrix_model::scenario::{Aead, Chain, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 use tlsmatrix_model::bogo_flags::{alpn_names, group_of, version_of};
 pub use tlsmatrix_model::bogo_flags::{
-    parse, Invocation, ShimFlags, Unimplemented, EXIT_UNIMPLEMENTED,
+    parse, ConnectionFlags, Invocation, ShimFlags, Unimplemented, EXIT_UNIMPLEMENTED,
 };
 
 /// How long one connection may take; the runner's own idle timeout (15 s) is shorter, so the
@@ -46,12 +48,24 @@ fn read_pem(path: &Option<String>) -> Result<String> {
 /// The endpoint configuration the flags describe. `Err(Unimplemented)` for a request the
 /// adapters cannot express; other errors (an unreadable file) fail the test.
 pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
-    let min = flags
+    let mut min = flags
         .min_version
         .map_or(Ok(Version::Tls12), |c| version_of(c, "-min-version"))?;
-    let max = flags
+    let mut max = flags
         .max_version
         .map_or(Ok(Version::Tls13), |c| version_of(c, "-max-version"))?;
+    if flags.no_tls13 {
+        max = Version::Tls12;
+    }
+    if flags.no_tls12 {
+        min = Version::Tls13;
+    }
+    if min > max {
+        return Err(Unimplemented(
+            "no version left between TLS 1.2 and 1.3 (the runner's own bounds are outside what tlsmatrix configures)".into(),
+        )
+        .into());
+    }
     let groups = flags
         .curves
         .iter()
@@ -92,6 +106,19 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
             sni: flags.host_name.clone(),
             every_tls12_suite: true,
             middlebox_compat: true,
+            extras: OpenExtras {
+                signing_prefs: flags.signing_prefs.clone(),
+                verify_prefs: flags.verify_prefs.clone(),
+                cipher_list: flags.cipher.clone(),
+                compliance: flags.compliance,
+                verify_fails: flags.verify_fail,
+                reads_peer_signature: [&flags.initial, &flags.resume]
+                    .iter()
+                    .any(|c| c.expect_peer_signature.is_some()),
+                reads_hello_retry: [&flags.initial, &flags.resume]
+                    .iter()
+                    .any(|c| c.expect_hello_retry.is_some()),
+            },
         }),
     })
 }
@@ -110,6 +137,9 @@ pub fn run(lib: &dyn TlsLibrary, flags: &ShimFlags) -> Result<()> {
     if let Err(reason) = lib.supports(&cfg) {
         return Err(Unimplemented(reason).into());
     }
+    if let Some(open) = &cfg.open {
+        lib.open_extras(&open.extras).map_err(Unimplemented)?;
+    }
     let factory = lib.factory(side(flags), &cfg)?;
     for n in 0..=flags.resume_count {
         let tcp = connect_back(flags)?;
@@ -118,8 +148,8 @@ pub fn run(lib: &dyn TlsLibrary, flags: &ShimFlags) -> Result<()> {
         let result = wire
             .handshake(ep.as_mut())
             .with_context(|| format!("connection {} handshake", n + 1))
-            .and_then(|()| check(flags, ep.as_ref(), n > 0))
-            .and_then(|()| exchange(flags, &mut wire, ep.as_mut()));
+            .and_then(|()| check(flags, flags.connection(n), ep.as_ref(), n > 0))
+            .and_then(|()| exchange(flags.connection(n), &mut wire, ep.as_mut()));
         if result.is_err() {
             // The alert the library queued while failing goes out before the stream ends.
             let _ = wire.flush();
@@ -144,14 +174,19 @@ fn connect_back(flags: &ShimFlags) -> Result<TcpStream> {
 }
 
 /// The checks BoringSSL's shim makes after a handshake, for the flags honoured here.
-fn check(flags: &ShimFlags, ep: &dyn TlsEndpoint, resumed_expected: bool) -> Result<()> {
+fn check(
+    flags: &ShimFlags,
+    conn: &ConnectionFlags,
+    ep: &dyn TlsEndpoint,
+    resumed_expected: bool,
+) -> Result<()> {
     let got = ep.negotiated();
-    if let Some(want) = flags.expect_version {
+    if let Some(want) = conn.expect_version {
         if got.version != Some(want) {
             bail!("want version {want:04x}, got {:04x?}", got.version);
         }
     }
-    if let Some(want) = flags.expect_curve_id {
+    if let Some(want) = conn.expect_curve_id {
         if got.group != Some(want) {
             bail!("want group {want}, got {:?}", got.group);
         }
@@ -168,24 +203,46 @@ fn check(flags: &ShimFlags, ep: &dyn TlsEndpoint, resumed_expected: bool) -> Res
         _ => {}
     }
     let alpn = ep.alpn().map(|p| String::from_utf8_lossy(&p).into_owned());
-    if let Some(want) = &flags.expect_alpn {
+    if let Some(want) = &conn.expect_alpn {
         if alpn.as_ref() != Some(want) {
             bail!("want ALPN {want:?}, got {alpn:?}");
         }
     }
-    if let Some(want) = &flags.expect_server_name {
+    if let Some(want) = &conn.expect_server_name {
         if ep.sni().as_ref() != Some(want) {
             bail!("want server name {want:?}, got {:?}", ep.sni());
+        }
+    }
+    if let Some(want) = conn.expect_peer_signature {
+        let got = ep.peer_signature_scheme();
+        if got != Some(want) {
+            bail!("want peer signature scheme {want:#06x}, got {got:04x?}");
+        }
+    }
+    if let Some(want) = conn.expect_hello_retry {
+        let got = ep.hello_retry();
+        if got != Some(want) {
+            bail!("want HelloRetryRequest {want}, got {got:?}");
         }
     }
     Ok(())
 }
 
 /// The data phase: optionally write "hello" first, then echo every read back with each byte
-/// flipped, until the runner ends the stream; close as BoringSSL's shim does.
-fn exchange(flags: &ShimFlags, wire: &mut Wire, ep: &mut dyn TlsEndpoint) -> Result<()> {
+/// flipped, until the runner ends the stream; close as BoringSSL's shim does. A shim that
+/// shuts down first sends close_notify after its write and waits for the runner's.
+fn exchange(flags: &ConnectionFlags, wire: &mut Wire, ep: &mut dyn TlsEndpoint) -> Result<()> {
     if flags.shim_writes_first {
         wire.send(ep, b"hello")?;
+    }
+    if flags.shim_shuts_down {
+        wire.send_close(ep)?;
+        let mut buf = [0u8; READ_SIZE];
+        return match wire.recv(ep, &mut buf)? {
+            Received::Closed => Ok(()),
+            Received::Data(_) => bail!("data from the runner after the shim's close_notify"),
+            Received::Eof => bail!("the runner's stream ended without close_notify"),
+        };
     }
     let mut buf = [0u8; READ_SIZE];
     let clean = loop {

@@ -15,7 +15,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use tlsmatrix_harness::certs;
-use tlsmatrix_harness::endpoint::{EndpointConfig, EndpointFactory, OpenPolicy, TlsLibrary};
+use tlsmatrix_harness::endpoint::{
+    EndpointConfig, EndpointFactory, OpenExtras, OpenPolicy, TlsLibrary,
+};
 use tlsmatrix_measure::callgrind::Counter;
 use tlsmatrix_measure::heap;
 use tlsmatrix_measure::paired;
@@ -865,6 +867,7 @@ fn serve_defaults(
         sni: None,
         every_tls12_suite: false,
         middlebox_compat: false,
+        extras: OpenExtras::default(),
     });
     lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
     let factory = lib

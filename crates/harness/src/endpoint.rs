@@ -15,6 +15,8 @@ use tlsmatrix_model::scenario::{
 };
 use tlsmatrix_model::side::Side;
 
+pub use tlsmatrix_model::bogo_flags::CompliancePolicy;
+
 /// What one side is configured to do. Built from a scenario, so both sides pin the same
 /// version, suite, group and signature scheme; tests may change a side to provoke a mismatch.
 #[derive(Debug, Clone)]
@@ -69,6 +71,59 @@ pub struct OpenPolicy {
     /// ChangeCipherSpec), which BoGo's runner requires of every client. Most libraries have
     /// it on by default; one that does not (NSS) turns it on for the shim only.
     pub middlebox_compat: bool,
+    /// What BoGo may ask beyond that, which few adapters take (see [`OpenExtras`]).
+    pub extras: OpenExtras,
+}
+
+/// Settings and reports an open configuration may ask for beyond the ones every adapter
+/// takes. Each adapter says which it honours ([`TlsLibrary::open_extras`]); a test that asks
+/// for one it lacks is unimplemented for that library, never run with the setting ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenExtras {
+    /// Signature schemes (IANA code points) to sign with, most preferred first.
+    pub signing_prefs: Vec<u16>,
+    /// Signature schemes to accept from the peer and advertise, most preferred first.
+    pub verify_prefs: Vec<u16>,
+    /// TLS 1.2 cipher suites, as a list in OpenSSL's syntax.
+    pub cipher_list: Option<String>,
+    /// One of BoringSSL's named compliance policies.
+    pub compliance: Option<CompliancePolicy>,
+    /// The certificate verification callback fails, so a handshake that verifies the peer
+    /// must not complete.
+    pub verify_fails: bool,
+    /// The caller reads [`TlsEndpoint::peer_signature_scheme`].
+    pub reads_peer_signature: bool,
+    /// The caller reads [`TlsEndpoint::hello_retry`].
+    pub reads_hello_retry: bool,
+}
+
+impl OpenExtras {
+    /// What is asked, in words, for an adapter that honours none of it.
+    pub fn asked(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !self.signing_prefs.is_empty() {
+            out.push("signing preferences");
+        }
+        if !self.verify_prefs.is_empty() {
+            out.push("verification preferences");
+        }
+        if self.cipher_list.is_some() {
+            out.push("a cipher list");
+        }
+        if self.compliance.is_some() {
+            out.push("a BoringSSL compliance policy");
+        }
+        if self.verify_fails {
+            out.push("a failing verification callback");
+        }
+        if self.reads_peer_signature {
+            out.push("a report of the peer's signature scheme");
+        }
+        if self.reads_hello_retry {
+            out.push("a report of HelloRetryRequest");
+        }
+        out
+    }
 }
 
 impl OpenPolicy {
@@ -185,6 +240,18 @@ pub trait TlsLibrary: Send + Sync {
     fn supports(&self, _cfg: &EndpointConfig) -> Result<(), String> {
         Ok(())
     }
+    /// `Err(reason)` unless the adapter honours everything `extras` asks; by default it
+    /// honours none of it.
+    fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
+        match extras.asked().as_slice() {
+            [] => Ok(()),
+            asked => Err(format!(
+                "the {} adapter does not take {}",
+                self.name(),
+                asked.join(", ")
+            )),
+        }
+    }
     /// Whether it can play `side` of a cell: [`TlsLibrary::supports`] unless a library can
     /// play one side only (e.g. it cannot report what it verified as a client).
     fn supports_side(&self, _side: Side, cfg: &EndpointConfig) -> Result<(), String> {
@@ -242,6 +309,15 @@ pub trait TlsEndpoint {
     fn key_update(&mut self) -> anyhow::Result<()>;
     /// Server side: the host name the client sent as SNI, if any.
     fn sni(&self) -> Option<String>;
+    /// The signature scheme the peer signed the handshake with, where the library tells
+    /// (see [`OpenExtras::reads_peer_signature`]).
+    fn peer_signature_scheme(&self) -> Option<u16> {
+        None
+    }
+    /// Whether the handshake had a HelloRetryRequest, where the library tells.
+    fn hello_retry(&self) -> Option<bool> {
+        None
+    }
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender
     /// meant it to, not where an attacker cut it.
     fn close(&mut self) -> anyhow::Result<()>;

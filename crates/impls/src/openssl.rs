@@ -23,11 +23,11 @@ use openssl::ssl::{
     ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions,
     SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
 };
-use openssl::x509::X509;
+use openssl::x509::{X509StoreContextRef, X509VerifyResult, X509};
 #[cfg(not(feature = "boringssl"))]
 use openssl_sys as ffi;
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    EndpointConfig, EndpointFactory, OpenExtras, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -181,6 +181,28 @@ impl TlsLibrary for OpensslLibrary {
         Ok(())
     }
 
+    fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
+        // Every libssl takes a cipher list and a failing verification callback; the rest
+        // are calls BoringSSL has and AWS-LC kept, bar the compliance policies.
+        let boring_family = cfg!(any(feature = "boringssl", feature = "aws-lc"));
+        let mut refused = Vec::new();
+        if !boring_family {
+            if !extras.signing_prefs.is_empty() || !extras.verify_prefs.is_empty() {
+                refused.push("signature preferences as code point lists (OpenSSL takes names)");
+            }
+            if extras.reads_peer_signature || extras.reads_hello_retry {
+                refused.push("reports of the peer's signature scheme or of HelloRetryRequest");
+            }
+        }
+        if extras.compliance.is_some() && !cfg!(feature = "boringssl") {
+            refused.push("BoringSSL's compliance policies");
+        }
+        match refused.as_slice() {
+            [] => Ok(()),
+            _ => Err(format!("{} has no {}", self.name, refused.join(", no "))),
+        }
+    }
+
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
         #[cfg(feature = "boringssl")]
         let method = SslMethod::tls();
@@ -205,6 +227,10 @@ impl TlsLibrary for OpensslLibrary {
                     )?;
                     #[cfg(not(feature = "boringssl"))]
                     b.set_cipher_list("ALL")?;
+                }
+                if let Some(list) = &open.extras.cipher_list {
+                    b.set_cipher_list(list)
+                        .with_context(|| format!("the library rejects the cipher list {list:?}"))?;
                 }
             }
             None => {
@@ -278,7 +304,12 @@ impl TlsLibrary for OpensslLibrary {
                 // An open configuration takes any chain (see `OpenPolicy`); the signature
                 // over the handshake is still checked.
                 match &cfg.open {
-                    Some(_) => b.set_verify_callback(SslVerifyMode::PEER, |_, _| true),
+                    Some(open) => {
+                        let fails = open.extras.verify_fails;
+                        b.set_verify_callback(SslVerifyMode::PEER, move |_, ctx| {
+                            open_verdict(fails, ctx)
+                        })
+                    }
                     None => b.set_verify(SslVerifyMode::PEER),
                 }
                 // BoringSSL takes the expected host per connection (see `endpoint`).
@@ -305,7 +336,8 @@ impl TlsLibrary for OpensslLibrary {
                 }
                 match &cfg.open {
                     Some(open) if open.request_client_cert => {
-                        b.set_verify_callback(mode, |_, _| true)
+                        let fails = open.extras.verify_fails;
+                        b.set_verify_callback(mode, move |_, ctx| open_verdict(fails, ctx))
                     }
                     Some(_) => {}
                     None if cfg.require_client_cert => {
@@ -325,6 +357,9 @@ impl TlsLibrary for OpensslLibrary {
                 }
             }
         }
+        if let Some(open) = &cfg.open {
+            extras::apply(&mut b, &open.extras)?;
+        }
         Ok(Box::new(OpensslFactory {
             ctx: b.build(),
             side,
@@ -337,6 +372,75 @@ impl TlsLibrary for OpensslLibrary {
             session,
             write_tickets: cfg.resumption == Resumption::Ticket,
         }))
+    }
+}
+
+/// An open configuration's verdict on the peer's chain: any chain, or none when the test
+/// asks for a failing callback (reported as the application's refusal, as BoringSSL's shim
+/// does).
+fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
+    if fails {
+        ctx.set_error(X509VerifyResult::APPLICATION_VERIFICATION);
+    }
+    !fails
+}
+
+/// The extras beyond the cipher list and the verification callback, on the libraries that
+/// take them (`open_extras` refuses them elsewhere). The compliance policy goes last: BoringSSL
+/// defines its effect only when nothing configures the context after it.
+mod extras {
+    use super::*;
+
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    pub fn apply(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
+        let ctx = b.as_ptr();
+        // SAFETY: a valid context; the lists are read during the call only.
+        if !extras.signing_prefs.is_empty()
+            && unsafe {
+                ffi::SSL_CTX_set_signing_algorithm_prefs(
+                    ctx,
+                    extras.signing_prefs.as_ptr(),
+                    extras.signing_prefs.len(),
+                )
+            } != 1
+        {
+            return Err(describe_stack("setting the signing preferences"));
+        }
+        // SAFETY: as above.
+        if !extras.verify_prefs.is_empty()
+            && unsafe {
+                ffi::SSL_CTX_set_verify_algorithm_prefs(
+                    ctx,
+                    extras.verify_prefs.as_ptr(),
+                    extras.verify_prefs.len(),
+                )
+            } != 1
+        {
+            return Err(describe_stack("setting the verification preferences"));
+        }
+        #[cfg(feature = "boringssl")]
+        if let Some(policy) = extras.compliance {
+            use ffi::ssl_compliance_policy_t as P;
+            use tlsmatrix_harness::endpoint::CompliancePolicy as C;
+            let named = match policy {
+                C::Fips202205 => P::ssl_compliance_policy_fips_202205,
+                C::Fips202609 => P::ssl_compliance_policy_fips_202609,
+                C::Wpa3_192_202304 => P::ssl_compliance_policy_wpa3_192_202304,
+                C::Cnsa202407 => P::ssl_compliance_policy_cnsa_202407,
+                C::Cnsa1_202603 => P::ssl_compliance_policy_cnsa1_202603,
+                C::Cnsa2_202603 => P::ssl_compliance_policy_cnsa2_202603,
+            };
+            // SAFETY: a valid context and one of the enum's values.
+            if unsafe { ffi::SSL_CTX_set_compliance_policy(ctx, named) } != 1 {
+                return Err(describe_stack("setting the compliance policy"));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+    pub fn apply(_: &mut SslContextBuilder, _: &OpenExtras) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -671,6 +775,14 @@ impl TlsEndpoint for OpensslEndpoint {
             .ssl()
             .selected_alpn_protocol()
             .map(<[u8]>::to_vec)
+    }
+
+    fn peer_signature_scheme(&self) -> Option<u16> {
+        probe::peer_signature_scheme(self.ssl_ptr())
+    }
+
+    fn hello_retry(&self) -> Option<bool> {
+        probe::hello_retry(self.ssl_ptr())
     }
 
     fn close(&mut self) -> Result<()> {

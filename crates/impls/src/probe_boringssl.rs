@@ -19,12 +19,21 @@ pub fn group(ssl: *mut ffi::SSL) -> Option<u16> {
 /// cannot report the scheme it signed with; its peer's view is checked instead.
 pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
     match side {
-        // SAFETY: valid SSL pointer; returns 0 when no signature was verified.
-        Side::Client => {
-            Some(unsafe { ffi::SSL_get_peer_signature_algorithm(ssl) }).filter(|&s| s != 0)
-        }
+        Side::Client => peer_signature_scheme(ssl),
         Side::Server => None,
     }
+}
+
+/// The scheme the peer signed the handshake with, either side.
+pub fn peer_signature_scheme(ssl: *mut ffi::SSL) -> Option<u16> {
+    // SAFETY: valid SSL pointer; returns 0 when no signature was verified.
+    Some(unsafe { ffi::SSL_get_peer_signature_algorithm(ssl) }).filter(|&s| s != 0)
+}
+
+/// Whether the handshake had a HelloRetryRequest.
+pub fn hello_retry(ssl: *mut ffi::SSL) -> Option<bool> {
+    // SAFETY: valid SSL pointer.
+    Some(unsafe { ffi::SSL_used_hello_retry_request(ssl) } == 1)
 }
 
 /// Schedules a KeyUpdate that asks the peer to update too; false if the library refused.

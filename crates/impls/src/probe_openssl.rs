@@ -74,6 +74,17 @@ fn peer_key_share_nid(ssl: *mut ffi::SSL) -> Option<c_int> {
     }
 }
 
+/// Not read on OpenSSL: it reports the peer's signature as NIDs (see `signature_scheme`), which
+/// BoGo's exact code points outrun (`open_extras` refuses tests that ask).
+pub fn peer_signature_scheme(_: *mut ffi::SSL) -> Option<u16> {
+    None
+}
+
+/// Not reported by OpenSSL.
+pub fn hello_retry(_: *mut ffi::SSL) -> Option<bool> {
+    None
+}
+
 /// Schedules a KeyUpdate that asks the peer to update too; false if OpenSSL refused.
 pub fn key_update(ssl: *mut ffi::SSL) -> bool {
     const SSL_KEY_UPDATE_REQUESTED: c_int = 1;

@@ -11,7 +11,9 @@ use crate::scenario::{Group, Version};
 /// The runner's exit status for a shim that does not implement what a test asks.
 pub const EXIT_UNIMPLEMENTED: u8 = 89;
 
-/// What the runner asked, from the flags this shim honours.
+/// What the runner asked, from the flags this shim honours. Flags that configure the
+/// library apply to every connection of the test; those in [`ConnectionFlags`] may differ
+/// between the first connection and the resumptions (`-on-initial-`, `-on-resume-`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShimFlags {
     pub port: u16,
@@ -24,6 +26,8 @@ pub struct ShimFlags {
     pub trust_cert: Option<String>,
     pub verify_peer: bool,
     pub require_client_cert: bool,
+    /// The certificate verification callback fails: the handshake must not complete.
+    pub verify_fail: bool,
     /// Connections after the first, each resuming the one before.
     pub resume_count: u32,
     pub expect_session_miss: bool,
@@ -31,18 +35,80 @@ pub struct ShimFlags {
     pub advertise_alpn: Option<Vec<u8>>,
     /// Server: the one protocol accepted.
     pub select_alpn: Option<String>,
-    pub expect_alpn: Option<String>,
     /// Group code points, most preferred first; empty for the library's defaults.
     pub curves: Vec<u16>,
-    pub expect_curve_id: Option<u16>,
     pub min_version: Option<u16>,
     pub max_version: Option<u16>,
-    pub expect_version: Option<u16>,
+    /// `-no-tls13` / `-no-tls12`: versions taken out of the range.
+    pub no_tls13: bool,
+    pub no_tls12: bool,
     pub host_name: Option<String>,
+    /// Signature schemes to sign with, most preferred first; empty for the library's.
+    pub signing_prefs: Vec<u16>,
+    /// Signature schemes accepted from the peer (and advertised), in order; empty for the
+    /// library's.
+    pub verify_prefs: Vec<u16>,
+    /// A TLS 1.2 cipher list in OpenSSL's syntax (`-cipher`).
+    pub cipher: Option<String>,
+    /// One of BoringSSL's named compliance policies.
+    pub compliance: Option<CompliancePolicy>,
+    pub initial: ConnectionFlags,
+    pub resume: ConnectionFlags,
+}
+
+impl ShimFlags {
+    /// The checks and data phase of connection `n` (0 is the first).
+    pub fn connection(&self, n: u32) -> &ConnectionFlags {
+        if n == 0 {
+            &self.initial
+        } else {
+            &self.resume
+        }
+    }
+}
+
+/// What one connection checks and does after its handshake.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionFlags {
+    pub expect_version: Option<u16>,
+    pub expect_curve_id: Option<u16>,
+    pub expect_alpn: Option<String>,
     pub expect_server_name: Option<String>,
+    /// The scheme the peer signed the handshake with.
+    pub expect_peer_signature: Option<u16>,
+    /// Whether the server sent a HelloRetryRequest.
+    pub expect_hello_retry: Option<bool>,
     pub shim_writes_first: bool,
+    /// The shim sends close_notify first and then expects the runner's.
+    pub shim_shuts_down: bool,
     pub check_close_notify: bool,
     pub key_update: bool,
+}
+
+/// BoringSSL's named compliance policies (`SSL_set_compliance_policy`), which bound the
+/// versions, suites, groups and signature schemes at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompliancePolicy {
+    Fips202205,
+    Fips202609,
+    Wpa3_192_202304,
+    Cnsa202407,
+    Cnsa1_202603,
+    Cnsa2_202603,
+}
+
+impl CompliancePolicy {
+    fn of_flag(flag: &str) -> Option<CompliancePolicy> {
+        Some(match flag {
+            "-fips-202205" => CompliancePolicy::Fips202205,
+            "-fips-202609" => CompliancePolicy::Fips202609,
+            "-wpa-202304" => CompliancePolicy::Wpa3_192_202304,
+            "-cnsa-202407" => CompliancePolicy::Cnsa202407,
+            "-cnsa1-202603" => CompliancePolicy::Cnsa1_202603,
+            "-cnsa2-202603" => CompliancePolicy::Cnsa2_202603,
+            _ => return None,
+        })
+    }
 }
 
 /// One invocation's request.
@@ -62,11 +128,54 @@ pub struct Unimplemented(pub String);
 pub const TLS12: u16 = 0x0303;
 pub const TLS13: u16 = 0x0304;
 
+/// Which connections a flag applies to, from its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applies {
+    All,
+    Initial,
+    Resume,
+}
+
+/// Splits BoringSSL's prefixes off a flag: `-on-shim-` (this is the shim), then
+/// `-on-initial-` and `-on-resume-`. `-on-handshaker-` (BoringSSL's split handshakes) and
+/// `-on-retry-` (the 0-RTT retry connection) name connections no shim here makes.
+fn split_prefix(flag: &str) -> Result<(Applies, &str), Unimplemented> {
+    // `prefix` followed by a flag of its own: the flag, with its dash.
+    let rest = |prefix: &str, s: &str| -> Option<usize> {
+        s.strip_prefix(prefix)
+            .filter(|r| r.starts_with('-'))
+            .map(|r| s.len() - r.len())
+    };
+    let mut name = flag;
+    if let Some(n) = rest("-on-shim", name) {
+        name = &name[n..];
+    }
+    for prefix in ["-on-handshaker", "-on-retry"] {
+        if rest(prefix, name).is_some() {
+            return Err(Unimplemented(format!(
+                "{flag}: no shim here makes split handshakes or 0-RTT retries"
+            )));
+        }
+    }
+    let mut applies = Applies::All;
+    for (prefix, a) in [
+        ("-on-initial", Applies::Initial),
+        ("-on-resume", Applies::Resume),
+    ] {
+        if let Some(n) = rest(prefix, name) {
+            applies = a;
+            name = &name[n..];
+        }
+    }
+    Ok((applies, name))
+}
+
 /// Reads the runner's flags. Anything this shim does not honour is `Unimplemented`.
 pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
     let mut f = ShimFlags::default();
     let mut it = args.iter();
-    while let Some(flag) = it.next() {
+    while let Some(arg) = it.next() {
+        let (applies, flag) = split_prefix(arg)?;
         let mut value = || {
             it.next()
                 .cloned()
@@ -76,7 +185,78 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             v.parse()
                 .map_err(|_| Unimplemented(format!("{flag} {v}: not a number")))
         };
-        match flag.as_str() {
+        // A flag of one connection: applied to the connections its prefix names.
+        let mut conn = |set: &dyn Fn(&mut ConnectionFlags)| {
+            if applies != Applies::Resume {
+                set(&mut f.initial);
+            }
+            if applies != Applies::Initial {
+                set(&mut f.resume);
+            }
+        };
+        match flag {
+            "-expect-version" => {
+                let v = number(value()?)? as u16;
+                conn(&|c| c.expect_version = Some(v));
+                continue;
+            }
+            "-expect-curve-id" => {
+                let v = number(value()?)? as u16;
+                conn(&|c| c.expect_curve_id = Some(v));
+                continue;
+            }
+            "-expect-peer-signature-algorithm" => {
+                let v = number(value()?)? as u16;
+                conn(&|c| c.expect_peer_signature = Some(v));
+                continue;
+            }
+            "-expect-alpn" => {
+                let v = value()?;
+                conn(&|c| c.expect_alpn = Some(v.clone()));
+                continue;
+            }
+            "-expect-server-name" => {
+                let v = value()?;
+                conn(&|c| c.expect_server_name = Some(v.clone()));
+                continue;
+            }
+            "-expect-hrr" => {
+                conn(&|c| c.expect_hello_retry = Some(true));
+                continue;
+            }
+            "-expect-no-hrr" => {
+                conn(&|c| c.expect_hello_retry = Some(false));
+                continue;
+            }
+            "-shim-writes-first" => {
+                conn(&|c| c.shim_writes_first = true);
+                continue;
+            }
+            "-shim-shuts-down" => {
+                conn(&|c| c.shim_shuts_down = true);
+                continue;
+            }
+            "-check-close-notify" => {
+                conn(&|c| c.check_close_notify = true);
+                continue;
+            }
+            "-key-update" => {
+                conn(&|c| c.key_update = true);
+                continue;
+            }
+            _ => {}
+        }
+        // Every other flag configures the library, once for all of the test's connections.
+        if applies != Applies::All {
+            return Err(Unimplemented(format!(
+                "{arg}: the shim configures a library once per test, not per connection"
+            )));
+        }
+        if let Some(policy) = CompliancePolicy::of_flag(flag) {
+            f.compliance = Some(policy);
+            continue;
+        }
+        match flag {
             "-is-handshaker-supported" => return Ok(Invocation::HandshakerQuery),
             "-port" => f.port = number(value()?)? as u16,
             "-shim-id" => f.shim_id = number(value()?)?,
@@ -86,32 +266,226 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-cert-file" => f.cert_file = Some(value()?),
             "-trust-cert" => f.trust_cert = Some(value()?),
             "-verify-peer" => f.verify_peer = true,
+            "-verify-fail" => f.verify_fail = true,
             "-require-any-client-certificate" => f.require_client_cert = true,
             "-resume-count" => f.resume_count = number(value()?)? as u32,
             "-expect-session-miss" => f.expect_session_miss = true,
             "-advertise-alpn" => f.advertise_alpn = Some(value()?.into_bytes()),
             "-select-alpn" => f.select_alpn = Some(value()?),
-            "-expect-alpn" => f.expect_alpn = Some(value()?),
             "-curves" => f.curves.push(number(value()?)? as u16),
-            "-expect-curve-id" => f.expect_curve_id = Some(number(value()?)? as u16),
             "-min-version" => f.min_version = Some(number(value()?)? as u16),
             "-max-version" => f.max_version = Some(number(value()?)? as u16),
-            "-expect-version" => f.expect_version = Some(number(value()?)? as u16),
+            "-no-tls13" => f.no_tls13 = true,
+            "-no-tls12" => f.no_tls12 = true,
             "-host-name" => f.host_name = Some(value()?),
-            "-expect-server-name" => f.expect_server_name = Some(value()?),
-            "-shim-writes-first" => f.shim_writes_first = true,
-            "-check-close-notify" => f.check_close_notify = true,
-            "-key-update" => f.key_update = true,
+            "-signing-prefs" => f.signing_prefs.push(number(value()?)? as u16),
+            "-verify-prefs" => f.verify_prefs.push(number(value()?)? as u16),
+            "-cipher" => f.cipher = Some(value()?),
             // Non-blocking I/O and a handshake driven by the first read or write: the wire
             // below always works that way, so these ask nothing more of it.
             "-async" | "-implicit-handshake" => {}
-            other => return Err(Unimplemented(other.to_string())),
+            _ => {
+                return Err(Unimplemented(match not_honoured(flag) {
+                    Some(why) => format!("{arg}: {why}"),
+                    None => arg.to_string(),
+                }))
+            }
         }
     }
     if f.port == 0 {
         return Err(Unimplemented("no -port: not started by the runner".into()));
     }
     Ok(Invocation::Test(Box::new(f)))
+}
+
+/// Flags honoured by [`parse`], without their prefixes.
+pub const HONOURED: &[&str] = &[
+    "-port",
+    "-shim-id",
+    "-ipv6",
+    "-server",
+    "-key-file",
+    "-cert-file",
+    "-trust-cert",
+    "-verify-peer",
+    "-verify-fail",
+    "-require-any-client-certificate",
+    "-resume-count",
+    "-expect-session-miss",
+    "-advertise-alpn",
+    "-select-alpn",
+    "-expect-alpn",
+    "-curves",
+    "-expect-curve-id",
+    "-min-version",
+    "-max-version",
+    "-expect-version",
+    "-no-tls13",
+    "-no-tls12",
+    "-host-name",
+    "-expect-server-name",
+    "-signing-prefs",
+    "-verify-prefs",
+    "-expect-peer-signature-algorithm",
+    "-cipher",
+    "-fips-202205",
+    "-fips-202609",
+    "-wpa-202304",
+    "-cnsa-202407",
+    "-cnsa1-202603",
+    "-cnsa2-202603",
+    "-expect-hrr",
+    "-expect-no-hrr",
+    "-shim-writes-first",
+    "-shim-shuts-down",
+    "-check-close-notify",
+    "-key-update",
+    "-async",
+    "-implicit-handshake",
+    "-is-handshaker-supported",
+];
+
+/// Every other flag BoringSSL's shim takes (`ssl/test/test_config.cc`), with why this shim
+/// does not honour it; a test that passes one is unimplemented for every library. A flag in
+/// neither list fails `tlsmatrix`'s flag-table test, so a runner that gains one is noticed.
+pub const NOT_HONOURED: &[(&[&str], &str)] = &[
+    (
+        &["-dtls", "-quic", "-mtu", "-initial-timeout-duration-ms", "-quic-transport-params",
+          "-expect-quic-transport-params", "-quic-use-legacy-codepoint", "-quic-early-data-context"],
+        "other transports: the shim speaks TLS over TCP only",
+    ),
+    (
+        &["-write-settings", "-write-hint-trace", "-handshake-hints", "-allow-hint-mismatch",
+          "-handshaker-resume", "-handshaker-path", "-fuzzer-mode", "-wait-for-debugger"],
+        "BoringSSL's own test machinery (split handshakes, hint traces, fuzzing, debugging)",
+    ),
+    (
+        &["-no-tls11", "-no-tls1", "-fallback-scsv"],
+        "TLS 1.0 and 1.1: tlsmatrix configures every library for TLS 1.2 and 1.3 only",
+    ),
+    (
+        &["-expect-channel-id", "-enable-channel-id", "-send-channel-id"],
+        "Channel ID is BoringSSL's own extension; no other library has it",
+    ),
+    (
+        &["-advertise-npn", "-advertise-empty-npn", "-expect-next-proto", "-expect-no-next-proto",
+          "-select-next-proto", "-select-empty-next-proto", "-false-start",
+          "-allow-false-start-without-alpn"],
+        "NPN and False Start: pre-standard features the adapter API does not express",
+    ),
+    (
+        &["-enable-ech-grease", "-reject-unusable-ech-config", "-ech-server-config", "-ech-server-key",
+          "-ech-is-retry-config", "-expect-ech-accept", "-expect-ech-name-override",
+          "-expect-no-ech-name-override", "-expect-ech-retry-configs", "-expect-no-ech-retry-configs",
+          "-ech-config-list"],
+        "Encrypted Client Hello: the adapter API has no ECH configuration yet",
+    ),
+    (
+        &["-defer-alps", "-application-settings", "-expect-peer-application-settings",
+          "-alps-use-new-codepoint"],
+        "ALPS is BoringSSL's own extension (a draft); no other library has it",
+    ),
+    (
+        &["-expect-peer-verify-pref", "-expect-certificate-types", "-curves-flags",
+          "-tls13-ciphers", "-tls13-ciphers-flags", "-key-shares", "-no-key-shares",
+          "-server-supported-groups-hint", "-server-preference", "-expect-cipher-aes",
+          "-expect-cipher-no-aes", "-expect-cipher", "-enable-grease", "-permute-extensions"],
+        "a ClientHello detail (key shares, flags, GREASE, order) the adapter API does not set or report",
+    ),
+    (
+        &["-write-different-record-sizes", "-cbc-record-splitting", "-partial-write",
+          "-shim-initial-write", "-repeat-shim-initial-write", "-read-with-unfinished-write",
+          "-peek-then-read", "-max-send-fragment", "-read-size", "-send-alert",
+          "-key-update-before-read", "-early-write-after-message", "-handshake-never-done",
+          "-handshake-twice", "-no-op-extra-handshake", "-use-exporter-between-reads"],
+        "a way of driving reads and writes the shim's echo loop does not have",
+    ),
+    (
+        &["-expect-advertised-alpn", "-decline-alpn", "-reject-alpn", "-select-empty-alpn",
+          "-allow-unknown-alpn-protos"],
+        "an ALPN callback behaviour beyond choosing one protocol, which the adapter API does not express",
+    ),
+    (
+        &["-psk", "-psk-identity", "-new-psk-credential", "-psk-importer-key",
+          "-psk-importer-identity", "-psk-importer-context", "-psk-importer-sha256",
+          "-psk-importer-sha384", "-new-spake2plusv1-credential", "-pake-context",
+          "-pake-client-id", "-pake-server-id", "-pake-password", "-wrong-pake-role"],
+        "external PSKs and PAKEs: the adapter API configures certificates only",
+    ),
+    (
+        &["-new-x509-credential", "-new-delegated-credential", "-new-rpk-credential",
+          "-delegated-credential", "-expect-selected-credential", "-must-match-issuer",
+          "-cert-properties", "-accepted-peer-cert-types", "-available-client-cert-types",
+          "-expect-peer-certificate-type", "-expect-peer-rpk-sha256",
+          "-expect-peer-match-trust-anchor", "-expect-no-peer-match-trust-anchor",
+          "-expect-peer-available-trust-anchors", "-requested-trust-anchors",
+          "-available-trust-anchors"],
+        "several credentials to choose from, raw public keys and trust anchor IDs: the adapter API takes one certificate chain",
+    ),
+    (
+        &["-enable-ocsp-stapling", "-enable-signed-cert-timestamps", "-expect-signed-cert-timestamps",
+          "-expect-ocsp-response", "-ocsp-response", "-signed-cert-timestamps", "-use-ocsp-callback",
+          "-set-ocsp-in-callback", "-decline-ocsp-callback", "-fail-ocsp-callback"],
+        "OCSP stapling and SCTs: the adapter API has no stapled data",
+    ),
+    (
+        &["-install-cert-compression-algs", "-install-one-cert-compression-alg"],
+        "certificate compression: the adapter API does not configure it",
+    ),
+    (
+        &["-srtp-profiles"],
+        "SRTP is for DTLS",
+    ),
+    (
+        &["-use-early-callback", "-fail-early-callback", "-fail-early-callback-ech-rewind",
+          "-install-ddos-callback", "-fail-ddos-callback", "-fail-cert-callback",
+          "-fail-cert-callback-alert", "-use-old-client-cert-callback", "-use-custom-verify-callback",
+          "-expect-verify-result", "-reverify-on-resume", "-retain-only-sha256-client-cert",
+          "-expect-sha256-client-cert", "-expect-msg-callback", "-private-key-delay-ms",
+          "-jdk11-workaround"],
+        "a library callback or BoringSSL-only switch the adapter API does not expose",
+    ),
+    (
+        &["-export-keying-material", "-export-label", "-export-context", "-use-export-context",
+          "-tls-unique", "-export-traffic-secrets"],
+        "exporters: the adapter API does not export keying material",
+    ),
+    (
+        &["-no-ticket", "-expect-ticket-renewal", "-expect-no-session", "-use-ticket-callback",
+          "-use-ticket-aead-callback", "-renew-ticket", "-skip-ticket", "-ticket-key",
+          "-resumption-delay", "-expect-session-id", "-expect-no-session-id",
+          "-expect-ticket-age-skew", "-session-id-context", "-resumption-across-names-enabled",
+          "-expect-resumable-across-names", "-expect-not-resumable-across-names",
+          "-no-legacy-server-connect"],
+        "a session or ticket control the adapter API does not have (it keeps the library's defaults)",
+    ),
+    (
+        &["-enable-early-data", "-expect-ticket-supports-early-data", "-expect-accept-early-data",
+          "-expect-reject-early-data", "-expect-no-offer-early-data", "-expect-early-data-reason"],
+        "0-RTT: no adapter sends or accepts early data",
+    ),
+    (
+        &["-expect-total-renegotiations", "-renegotiate-once", "-renegotiate-freely",
+          "-renegotiate-ignore", "-renegotiate-explicit", "-forbid-renegotiation-after-handshake",
+          "-expect-secure-renegotiation", "-expect-no-secure-renegotiation"],
+        "renegotiation: the adapters keep each library's default (refused or unsupported)",
+    ),
+    (
+        &["-expect-extended-master-secret", "-expect-peer-cert-file", "-expect-no-peer-cert",
+          "-expect-no-server-name", "-use-client-ca-list", "-expect-client-ca-list",
+          "-max-cert-list", "-no-server-name-ack", "-request-server-padding",
+          "-expect-server-sent-requested-padding", "-server-supports-padding"],
+        "a handshake detail the adapter API does not set or report",
+    ),
+];
+
+/// Why `flag` (without prefixes) is not honoured; `None` for a flag of [`HONOURED`] or one
+/// in neither list.
+pub fn not_honoured(flag: &str) -> Option<&'static str> {
+    NOT_HONOURED
+        .iter()
+        .find(|(flags, _)| flags.contains(&flag))
+        .map(|(_, why)| *why)
 }
 
 pub fn version_of(code: u16, flag: &str) -> Result<Version, Unimplemented> {
@@ -193,20 +567,78 @@ mod tests {
         };
         assert_eq!(f.port, 4433);
         assert_eq!(f.shim_id, 7);
-        assert!(f.server && f.key_update);
+        assert!(f.server && f.initial.key_update);
         assert_eq!(f.key_file.as_deref(), Some("k.pem"));
         assert_eq!(f.curves, [29, 23]);
         assert_eq!((f.min_version, f.max_version), (Some(TLS12), Some(TLS13)));
         assert_eq!(f.resume_count, 2);
         assert_eq!(f.select_alpn.as_deref(), Some("h2"));
         assert_eq!(f.host_name.as_deref(), Some("example.test"));
+        assert_eq!(f.connection(0).expect_version, Some(TLS13));
+        assert!(f.connection(1).key_update);
+    }
+
+    #[test]
+    fn prefixes_split_a_connection_flag_between_the_first_connection_and_resumptions() {
+        let Invocation::Test(f) = parse(&args(&[
+            "-port",
+            "1",
+            "-on-initial-expect-curve-id",
+            "29",
+            "-on-resume-shim-writes-first",
+            "-on-shim-expect-alpn",
+            "h2",
+            "-fips-202205",
+        ]))
+        .unwrap() else {
+            panic!("a test")
+        };
+        assert_eq!(f.connection(0).expect_curve_id, Some(29));
+        assert_eq!(f.connection(1).expect_curve_id, None);
+        assert!(!f.connection(0).shim_writes_first && f.connection(2).shim_writes_first);
+        assert_eq!(f.connection(1).expect_alpn.as_deref(), Some("h2"));
+        assert_eq!(f.compliance, Some(CompliancePolicy::Fips202205));
+        // A configuration flag cannot differ between connections, and no shim here makes
+        // split handshakes or 0-RTT retries.
+        for refused in [
+            &["-on-resume-curves", "29"][..],
+            &["-on-retry-expect-alpn", "h2"],
+            &["-on-handshaker-key-update"],
+        ] {
+            let mut a = args(&["-port", "1"]);
+            a.extend(args(refused));
+            assert!(parse(&a).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn every_honoured_flag_parses_and_no_flag_is_in_both_lists() {
+        for flag in HONOURED {
+            assert_eq!(not_honoured(flag), None, "{flag} is in both lists");
+            if *flag == "-is-handshaker-supported" {
+                continue;
+            }
+            // Every value-taking flag here takes a number or a string; "771" is both.
+            let a = args(&["-port", "1", flag, "771"]);
+            match parse(&a) {
+                Ok(_) => {}
+                // A flag without a value reads "771" as the next flag.
+                Err(e) => assert!(e.0.starts_with("771"), "{flag}: {e}"),
+            }
+        }
     }
 
     #[test]
     fn what_the_table_lacks_is_unimplemented_by_name() {
+        let e = parse(&args(&["-port", "1", "-no-such-flag"])).unwrap_err();
+        assert_eq!(e, Unimplemented("-no-such-flag".into()));
+        assert_eq!(e.to_string(), "unimplemented: -no-such-flag");
+        // A flag listed as not honoured carries its reason.
         let e = parse(&args(&["-port", "1", "-enable-ech-grease"])).unwrap_err();
-        assert_eq!(e, Unimplemented("-enable-ech-grease".into()));
-        assert_eq!(e.to_string(), "unimplemented: -enable-ech-grease");
+        assert!(
+            e.0.starts_with("-enable-ech-grease: Encrypted Client Hello"),
+            "{e}"
+        );
         // A value missing or not a number, and no port: not started by the runner.
         assert!(parse(&args(&["-port"])).is_err());
         assert!(parse(&args(&["-port", "x"])).is_err());
