@@ -462,3 +462,112 @@ fn the_front_shim_answers_what_the_table_lacks_and_hands_on_the_rest() {
         "bogo-shim --impl openssl-1.1.1 -- -port 1 -server -min-version 771"
     );
 }
+
+/// Tests that exercise the flags only some adapters take (`OpenExtras`), each with its outcome
+/// on BoringSSL, AWS-LC, OpenSSL 3.0 and rustls: the libraries that take a flag run the test
+/// and pass, the others count it unimplemented with their reason. The compliance policies and
+/// the custom verification callback are BoringSSL's own API, so BoringSSL alone takes them.
+const EXTRAS: &[(&str, &str, [&str; 4])] = &[
+    // -cipher with BoringSSL's equal-preference groups, as the server's order.
+    (
+        "CipherNegotiation-0",
+        "cipher list",
+        ["passed", "passed", "unimplemented", "unimplemented"],
+    ),
+    // -signing-prefs and -expect-peer-signature-algorithm.
+    (
+        "Client-Sign-RSA_PSS_SHA256-TLS13",
+        "signing preferences",
+        ["passed", "passed", "unimplemented", "unimplemented"],
+    ),
+    // -verify-prefs and -expect-peer-signature-algorithm.
+    (
+        "Server-Verify-ECDSA_P256_SHA256-TLS13",
+        "verification preferences",
+        ["passed", "passed", "unimplemented", "unimplemented"],
+    ),
+    // -expect-hrr.
+    (
+        "SendHelloRetryRequest-TLS13",
+        "HelloRetryRequest",
+        ["passed", "passed", "unimplemented", "unimplemented"],
+    ),
+    // -fips-202205.
+    (
+        "Compliance-fips-202205-TLS-Server-P-256",
+        "compliance",
+        ["passed", "unimplemented", "unimplemented", "unimplemented"],
+    ),
+    // -use-custom-verify-callback with -verify-fail: refused with certificate_unknown.
+    (
+        "CertificateVerificationFail-Client-TLS13-CustomCallback-TLS-Sync",
+        "custom verification",
+        ["passed", "unimplemented", "unimplemented", "unimplemented"],
+    ),
+    // Flags every adapter takes: -shim-shuts-down, and -on-initial-/-on-resume- expectations.
+    (
+        "Unclean-Shutdown-Ignored",
+        "",
+        ["passed", "passed", "passed", "passed"],
+    ),
+    (
+        "CurveID-Resume-Client-TLS13",
+        "",
+        ["passed", "passed", "passed", "passed"],
+    ),
+];
+
+#[test]
+fn flags_some_adapters_take_run_there_and_are_unimplemented_elsewhere() {
+    let _turn = one_at_a_time();
+    let d = scratch("extras");
+    let impls = ["boringssl", "aws-lc", "openssl-3.0", "rustls-ring"];
+    let mut args = vec!["--impl", "boringssl,aws-lc,openssl-3.0,rustls-ring"];
+    for (test, _, _) in EXTRAS {
+        args.extend(["--test", test]);
+    }
+    let o = conformance(&release_dir(), &d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = json_lines(&d.join("c.jsonl"));
+    for (test, what, want) in EXTRAS {
+        for (imp, want) in impls.iter().zip(want) {
+            let r = rows
+                .iter()
+                .find(|r| r["impl"] == *imp && r["test"] == *test)
+                .unwrap_or_else(|| panic!("{imp} {test} missing"));
+            assert_eq!(
+                r["outcome"], *want,
+                "{imp} {test} ({what}): {}",
+                r["reason"]
+            );
+        }
+    }
+}
+
+/// A library that lacks what a test asks says so itself: the shim exits with the runner's
+/// "unimplemented" status and names the library and what it lacks, before any connection.
+#[test]
+fn a_library_that_lacks_an_extra_says_which() {
+    let driver = release_dir().join("tlsmatrix-driver");
+    for (imp, flags, says) in [
+        (
+            "openssl-3.0",
+            &["-signing-prefs", "2052"][..],
+            "openssl-3.0 has no signature preferences as code point lists",
+        ),
+        (
+            "rustls-ring",
+            &["-fips-202205"][..],
+            "the rustls-ring adapter does not take a BoringSSL compliance policy",
+        ),
+    ] {
+        let o = Command::new(&driver)
+            .args(["bogo-shim", "--impl", imp, "--"])
+            .args(["-port", "1", "-shim-id", "0"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(89), "{imp}: {}", text(&o));
+        assert!(text(&o).contains(says), "{imp}: {}", text(&o));
+    }
+}

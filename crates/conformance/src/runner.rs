@@ -44,6 +44,16 @@ const KEYS: &[(&str, &[&str])] = &[
 /// The parts of BoringSSL's tree the runner builds from.
 const TREE: &[&str] = &["go.mod", "go.sum", "ssl/test/runner", "util/testresult"];
 
+/// The patch boring-sys applies to every BoringSSL it builds (post-quantum groups, and ML-DSA
+/// among the schemes a client or server accepts by default). It changes the runner's tests to
+/// match, so the runner gets the same hunks: without them it expects the unpatched library's
+/// defaults and fails the `boring` impl's ML-DSA tests for what boring-sys chose.
+const LIBRARY_PATCH: &str = "patches/boring-pq.patch";
+
+/// Which version of this crate's runner build a cached binary came from; raised when the
+/// build changes, so an older binary is not reused.
+const BUILD_REVISION: u32 = 3;
+
 /// A boring-sys source tree in the cargo registry.
 #[derive(Debug, Clone)]
 pub struct Sources {
@@ -134,9 +144,40 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Applies the runner's hunks of `patch` to the tree copied into `work`. The copy sits inside
+/// whatever git checkout holds `cache`, where `git apply` would take paths as the checkout's
+/// and skip every hunk without a word; the ceiling keeps it to the copy, and at least one
+/// hunk must apply.
+fn apply_runner_hunks(patch: &Path, work: &Path, cache: &Path) -> Result<()> {
+    let ceiling = fs::canonicalize(cache)?;
+    let out = tlsmatrix_registry::child::ends_with_parent(
+        Command::new("git")
+            .current_dir(work)
+            .env("GIT_CEILING_DIRECTORIES", &ceiling)
+            .args([
+                "apply",
+                "-v",
+                "--whitespace=nowarn",
+                "--include=ssl/test/runner/*",
+            ])
+            .arg(patch),
+    )
+    .output()
+    .context("cannot start git apply")?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || !log.contains("Applied patch ssl/test/runner/") {
+        bail!(
+            "git apply {} changed none of the runner ({}):\n{log}",
+            patch.display(),
+            out.status
+        );
+    }
+    Ok(())
+}
+
 /// The runner binary for `sources`, built into `cache` the first time.
 pub fn build(sources: &Sources, cache: &Path) -> Result<PathBuf> {
-    let binary = cache.join(format!("runner-{}", sources.version));
+    let binary = cache.join(format!("runner-{}-r{BUILD_REVISION}", sources.version));
     if binary.is_file() {
         return Ok(binary);
     }
@@ -147,6 +188,11 @@ pub fn build(sources: &Sources, cache: &Path) -> Result<PathBuf> {
         for part in TREE {
             copy_tree(&sources.boringssl.join(part), &work.join(part))?;
         }
+        apply_runner_hunks(
+            &sources.boringssl.join("../..").join(LIBRARY_PATCH),
+            &work,
+            cache,
+        )?;
         let runner = work.join("ssl/test/runner");
         for (file, args) in KEYS {
             run(

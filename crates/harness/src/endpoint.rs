@@ -84,13 +84,17 @@ pub struct OpenExtras {
     pub signing_prefs: Vec<u16>,
     /// Signature schemes to accept from the peer and advertise, most preferred first.
     pub verify_prefs: Vec<u16>,
-    /// TLS 1.2 cipher suites, as a list in OpenSSL's syntax.
+    /// TLS 1.2 cipher suites in OpenSSL's syntax, which a server takes as its order of
+    /// preference over the client's (as BoringSSL's shim does with `-cipher`).
     pub cipher_list: Option<String>,
     /// One of BoringSSL's named compliance policies.
     pub compliance: Option<CompliancePolicy>,
     /// The certificate verification callback fails, so a handshake that verifies the peer
     /// must not complete.
     pub verify_fails: bool,
+    /// Verification through BoringSSL's custom callback (`SSL_CTX_set_custom_verify`), which
+    /// replaces the chain check and refuses with its own alert.
+    pub custom_verify: bool,
     /// The caller reads [`TlsEndpoint::peer_signature_scheme`].
     pub reads_peer_signature: bool,
     /// The caller reads [`TlsEndpoint::hello_retry`].
@@ -115,6 +119,9 @@ impl OpenExtras {
         }
         if self.verify_fails {
             out.push("a failing verification callback");
+        }
+        if self.custom_verify {
+            out.push("BoringSSL's custom verification callback");
         }
         if self.reads_peer_signature {
             out.push("a report of the peer's signature scheme");

@@ -23,7 +23,11 @@ use openssl::ssl::{
     ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions,
     SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
 };
-use openssl::x509::{X509StoreContextRef, X509VerifyResult, X509};
+#[cfg(feature = "boringssl")]
+use openssl::x509::X509VerifyError;
+#[cfg(not(feature = "boringssl"))]
+use openssl::x509::X509VerifyResult;
+use openssl::x509::{X509StoreContextRef, X509};
 #[cfg(not(feature = "boringssl"))]
 use openssl_sys as ffi;
 use tlsmatrix_harness::endpoint::{
@@ -194,8 +198,16 @@ impl TlsLibrary for OpensslLibrary {
                 refused.push("reports of the peer's signature scheme or of HelloRetryRequest");
             }
         }
+        if extras.cipher_list.as_ref().is_some_and(|l| l.contains('['))
+            && !cfg!(any(feature = "boringssl", feature = "aws-lc"))
+        {
+            refused.push("equal-preference groups in a cipher list (BoringSSL's syntax)");
+        }
         if extras.compliance.is_some() && !cfg!(feature = "boringssl") {
             refused.push("BoringSSL's compliance policies");
+        }
+        if extras.custom_verify && !cfg!(feature = "boringssl") {
+            refused.push("BoringSSL's custom verification callback");
         }
         match refused.as_slice() {
             [] => Ok(()),
@@ -231,6 +243,7 @@ impl TlsLibrary for OpensslLibrary {
                 if let Some(list) = &open.extras.cipher_list {
                     b.set_cipher_list(list)
                         .with_context(|| format!("the library rejects the cipher list {list:?}"))?;
+                    b.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
                 }
             }
             None => {
@@ -304,12 +317,7 @@ impl TlsLibrary for OpensslLibrary {
                 // An open configuration takes any chain (see `OpenPolicy`); the signature
                 // over the handshake is still checked.
                 match &cfg.open {
-                    Some(open) => {
-                        let fails = open.extras.verify_fails;
-                        b.set_verify_callback(SslVerifyMode::PEER, move |_, ctx| {
-                            open_verdict(fails, ctx)
-                        })
-                    }
+                    Some(open) => open_verify(&mut b, SslVerifyMode::PEER, &open.extras),
                     None => b.set_verify(SslVerifyMode::PEER),
                 }
                 // BoringSSL takes the expected host per connection (see `endpoint`).
@@ -336,8 +344,7 @@ impl TlsLibrary for OpensslLibrary {
                 }
                 match &cfg.open {
                     Some(open) if open.request_client_cert => {
-                        let fails = open.extras.verify_fails;
-                        b.set_verify_callback(mode, move |_, ctx| open_verdict(fails, ctx))
+                        open_verify(&mut b, mode, &open.extras)
                     }
                     Some(_) => {}
                     None if cfg.require_client_cert => {
@@ -375,11 +382,31 @@ impl TlsLibrary for OpensslLibrary {
     }
 }
 
-/// An open configuration's verdict on the peer's chain: any chain, or none when the test
-/// asks for a failing callback (reported as the application's refusal, as BoringSSL's shim
-/// does).
+/// An open configuration's verification: any chain, or none when the test asks for a
+/// failing callback; through BoringSSL's custom callback, which replaces its chain check and
+/// refuses with certificate_unknown, when asked for that.
+fn open_verify(b: &mut SslContextBuilder, mode: SslVerifyMode, extras: &OpenExtras) {
+    let fails = extras.verify_fails;
+    #[cfg(feature = "boringssl")]
+    if extras.custom_verify {
+        use openssl::ssl::{SslAlert, SslVerifyError};
+        b.set_custom_verify_callback(mode, move |_| match fails {
+            true => Err(SslVerifyError::Invalid(SslAlert::CERTIFICATE_UNKNOWN)),
+            false => Ok(()),
+        });
+        return;
+    }
+    b.set_verify_callback(mode, move |_, ctx| open_verdict(fails, ctx));
+}
+
+/// The per-certificate verdict: the application's refusal (as BoringSSL's shim reports it),
+/// or acceptance.
 fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
     if fails {
+        // The `boring` crate spells a verification result as a `Result`.
+        #[cfg(feature = "boringssl")]
+        ctx.set_error(Err(X509VerifyError::APPLICATION_VERIFICATION));
+        #[cfg(not(feature = "boringssl"))]
         ctx.set_error(X509VerifyResult::APPLICATION_VERIFICATION);
     }
     !fails
@@ -390,34 +417,48 @@ fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
 /// defines its effect only when nothing configures the context after it.
 mod extras {
     use super::*;
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    use tlsmatrix_model::bogo_flags::Unimplemented;
+
+    /// A list the library refuses names a scheme it does not implement (AWS-LC has no ML-DSA
+    /// in TLS, nor BoringSSL's legacy RSA code point): the test cannot be configured on this
+    /// library, which BoGo counts as unimplemented, not failed.
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    type SetPrefs =
+        unsafe extern "C" fn(*mut ffi::SSL_CTX, *const u16, usize) -> std::os::raw::c_int;
+
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    fn set_prefs(
+        b: &mut SslContextBuilder,
+        prefs: &[u16],
+        set: SetPrefs,
+        what: &str,
+    ) -> Result<()> {
+        // SAFETY: a valid context; the list is read during the call only.
+        if prefs.is_empty() || unsafe { set(b.as_ptr(), prefs.as_ptr(), prefs.len()) } == 1 {
+            return Ok(());
+        }
+        Err(Unimplemented(format!(
+            "the library refuses the {what} preferences {prefs:04x?}: {}",
+            openssl::error::ErrorStack::get()
+        ))
+        .into())
+    }
 
     #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
     pub fn apply(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
-        let ctx = b.as_ptr();
-        // SAFETY: a valid context; the lists are read during the call only.
-        if !extras.signing_prefs.is_empty()
-            && unsafe {
-                ffi::SSL_CTX_set_signing_algorithm_prefs(
-                    ctx,
-                    extras.signing_prefs.as_ptr(),
-                    extras.signing_prefs.len(),
-                )
-            } != 1
-        {
-            return Err(describe_stack("setting the signing preferences"));
-        }
-        // SAFETY: as above.
-        if !extras.verify_prefs.is_empty()
-            && unsafe {
-                ffi::SSL_CTX_set_verify_algorithm_prefs(
-                    ctx,
-                    extras.verify_prefs.as_ptr(),
-                    extras.verify_prefs.len(),
-                )
-            } != 1
-        {
-            return Err(describe_stack("setting the verification preferences"));
-        }
+        set_prefs(
+            b,
+            &extras.signing_prefs,
+            ffi::SSL_CTX_set_signing_algorithm_prefs,
+            "signing",
+        )?;
+        set_prefs(
+            b,
+            &extras.verify_prefs,
+            ffi::SSL_CTX_set_verify_algorithm_prefs,
+            "verification",
+        )?;
         #[cfg(feature = "boringssl")]
         if let Some(policy) = extras.compliance {
             use ffi::ssl_compliance_policy_t as P;
@@ -431,7 +472,7 @@ mod extras {
                 C::Cnsa2_202603 => P::ssl_compliance_policy_cnsa2_202603,
             };
             // SAFETY: a valid context and one of the enum's values.
-            if unsafe { ffi::SSL_CTX_set_compliance_policy(ctx, named) } != 1 {
+            if unsafe { ffi::SSL_CTX_set_compliance_policy(b.as_ptr(), named) } != 1 {
                 return Err(describe_stack("setting the compliance policy"));
             }
         }

@@ -28,6 +28,8 @@ pub struct ShimFlags {
     pub require_client_cert: bool,
     /// The certificate verification callback fails: the handshake must not complete.
     pub verify_fail: bool,
+    /// Verify through BoringSSL's custom callback (its own alert on refusal).
+    pub custom_verify: bool,
     /// Connections after the first, each resuming the one before.
     pub resume_count: u32,
     pub expect_session_miss: bool,
@@ -284,6 +286,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             // Non-blocking I/O and a handshake driven by the first read or write: the wire
             // below always works that way, so these ask nothing more of it.
             "-async" | "-implicit-handshake" => {}
+            "-use-custom-verify-callback" => f.custom_verify = true,
             _ => {
                 return Err(Unimplemented(match not_honoured(flag) {
                     Some(why) => format!("{arg}: {why}"),
@@ -342,6 +345,7 @@ pub const HONOURED: &[&str] = &[
     "-key-update",
     "-async",
     "-implicit-handshake",
+    "-use-custom-verify-callback",
     "-is-handshaker-supported",
 ];
 
@@ -439,7 +443,7 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
     (
         &["-use-early-callback", "-fail-early-callback", "-fail-early-callback-ech-rewind",
           "-install-ddos-callback", "-fail-ddos-callback", "-fail-cert-callback",
-          "-fail-cert-callback-alert", "-use-old-client-cert-callback", "-use-custom-verify-callback",
+          "-fail-cert-callback-alert", "-use-old-client-cert-callback",
           "-expect-verify-result", "-reverify-on-resume", "-retain-only-sha256-client-cert",
           "-expect-sha256-client-cert", "-expect-msg-callback", "-private-key-delay-ms",
           "-jdk11-workaround"],
