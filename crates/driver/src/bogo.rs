@@ -112,7 +112,18 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
                 cipher_list: flags.cipher.clone(),
                 compliance: flags.compliance,
                 verify_fails: flags.verify_fail,
+                verify_soft: flags.verify_fail && !flags.verify_peer && !flags.server,
                 custom_verify: flags.custom_verify,
+                reverify_on_resume: flags.reverify_on_resume,
+                jdk11_workaround: flags.jdk11_workaround,
+                no_ticket: flags.no_ticket,
+                reads_verify_result: flags.expect_verify_result,
+                channel_id_enabled: flags.enable_channel_id || flags.expect_channel_id.is_some(),
+                channel_id_key_pem: match &flags.send_channel_id {
+                    Some(_) => Some(read_pem(&flags.send_channel_id)?),
+                    None => None,
+                },
+                reads_channel_id: flags.expect_channel_id.is_some(),
                 reads_peer_signature: [&flags.initial, &flags.resume]
                     .iter()
                     .any(|c| c.expect_peer_signature.is_some()),
@@ -218,6 +229,20 @@ fn check(
         let got = ep.peer_signature_scheme();
         if got != Some(want) {
             bail!("want peer signature scheme {want:#06x}, got {got:04x?}");
+        }
+    }
+    if flags.expect_verify_result {
+        // X509_V_OK, or X509_V_ERR_APPLICATION_VERIFICATION: the application refused.
+        let want = if flags.verify_fail { 50 } else { 0 };
+        let got = ep.verify_result();
+        if got != Some(want) {
+            bail!("want verification result {want}, got {got:?}");
+        }
+    }
+    if let Some(want) = &flags.expect_channel_id {
+        let got = ep.channel_id();
+        if got.as_ref() != Some(want) {
+            bail!("want Channel ID {want:02x?}, got {got:02x?}");
         }
     }
     if let Some(want) = conn.expect_hello_retry {

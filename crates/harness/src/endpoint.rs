@@ -92,9 +92,27 @@ pub struct OpenExtras {
     /// The certificate verification callback fails, so a handshake that verifies the peer
     /// must not complete.
     pub verify_fails: bool,
+    /// A client's failed verification does not stop the handshake, and is still reported
+    /// ([`TlsEndpoint::verify_result`]): a client that verifies without insisting, as
+    /// BoringSSL's shim is without `-verify-peer`. Asked only with `verify_fails`.
+    pub verify_soft: bool,
     /// Verification through BoringSSL's custom callback (`SSL_CTX_set_custom_verify`), which
     /// replaces the chain check and refuses with its own alert.
     pub custom_verify: bool,
+    /// Verify the peer again when a session resumes.
+    pub reverify_on_resume: bool,
+    /// BoringSSL's workaround for JDK 11's TLS 1.3 ClientHello (`SSL_set_jdk11_workaround`).
+    pub jdk11_workaround: bool,
+    /// No session tickets: sessions resume by session ID only.
+    pub no_ticket: bool,
+    /// Accept a client's Channel ID (BoringSSL's extension, which AWS-LC kept).
+    pub channel_id_enabled: bool,
+    /// The private key (PEM) a client sends its Channel ID with.
+    pub channel_id_key_pem: Option<String>,
+    /// The caller reads [`TlsEndpoint::channel_id`].
+    pub reads_channel_id: bool,
+    /// The caller reads [`TlsEndpoint::verify_result`].
+    pub reads_verify_result: bool,
     /// The caller reads [`TlsEndpoint::peer_signature_scheme`].
     pub reads_peer_signature: bool,
     /// The caller reads [`TlsEndpoint::hello_retry`].
@@ -104,32 +122,38 @@ pub struct OpenExtras {
 impl OpenExtras {
     /// What is asked, in words, for an adapter that honours none of it.
     pub fn asked(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if !self.signing_prefs.is_empty() {
-            out.push("signing preferences");
-        }
-        if !self.verify_prefs.is_empty() {
-            out.push("verification preferences");
-        }
-        if self.cipher_list.is_some() {
-            out.push("a cipher list");
-        }
-        if self.compliance.is_some() {
-            out.push("a BoringSSL compliance policy");
-        }
-        if self.verify_fails {
-            out.push("a failing verification callback");
-        }
-        if self.custom_verify {
-            out.push("BoringSSL's custom verification callback");
-        }
-        if self.reads_peer_signature {
-            out.push("a report of the peer's signature scheme");
-        }
-        if self.reads_hello_retry {
-            out.push("a report of HelloRetryRequest");
-        }
-        out
+        [
+            (!self.signing_prefs.is_empty(), "signing preferences"),
+            (!self.verify_prefs.is_empty(), "verification preferences"),
+            (self.cipher_list.is_some(), "a cipher list"),
+            (self.compliance.is_some(), "a BoringSSL compliance policy"),
+            (self.verify_fails, "a failing verification callback"),
+            (
+                self.custom_verify,
+                "BoringSSL's custom verification callback",
+            ),
+            (self.reverify_on_resume, "verification again on resumption"),
+            (self.jdk11_workaround, "BoringSSL's JDK 11 workaround"),
+            (self.no_ticket, "a switch that turns tickets off"),
+            (
+                self.channel_id_enabled
+                    || self.channel_id_key_pem.is_some()
+                    || self.reads_channel_id,
+                "Channel ID",
+            ),
+            (
+                self.reads_verify_result,
+                "a report of the verification result",
+            ),
+            (
+                self.reads_peer_signature,
+                "a report of the peer's signature scheme",
+            ),
+            (self.reads_hello_retry, "a report of HelloRetryRequest"),
+        ]
+        .into_iter()
+        .filter_map(|(asked, what)| asked.then_some(what))
+        .collect()
     }
 }
 
@@ -323,6 +347,15 @@ pub trait TlsEndpoint {
     }
     /// Whether the handshake had a HelloRetryRequest, where the library tells.
     fn hello_retry(&self) -> Option<bool> {
+        None
+    }
+    /// The verification result as an X.509 code (`X509_V_OK`, 0, when the chain was taken),
+    /// where the library tells (see [`OpenExtras::reads_verify_result`]).
+    fn verify_result(&self) -> Option<i64> {
+        None
+    }
+    /// Server side: the client's Channel ID (empty when none came), where the library has it.
+    fn channel_id(&self) -> Option<Vec<u8>> {
         None
     }
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender

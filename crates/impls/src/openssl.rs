@@ -209,6 +209,15 @@ impl TlsLibrary for OpensslLibrary {
         if extras.custom_verify && !cfg!(feature = "boringssl") {
             refused.push("BoringSSL's custom verification callback");
         }
+        let channel_id = extras.channel_id_enabled
+            || extras.channel_id_key_pem.is_some()
+            || extras.reads_channel_id;
+        if channel_id && !boring_family {
+            refused.push("Channel ID (BoringSSL's extension)");
+        }
+        if (extras.reverify_on_resume || extras.jdk11_workaround) && !boring_family {
+            refused.push("verification again on resumption or the JDK 11 workaround (BoringSSL's)");
+        }
         match refused.as_slice() {
             [] => Ok(()),
             _ => Err(format!("{} has no {}", self.name, refused.join(", no "))),
@@ -295,6 +304,13 @@ impl TlsLibrary for OpensslLibrary {
             set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
         }
         let session = resumption(&mut b, side, cfg.resumption)?;
+        if cfg.open.as_ref().is_some_and(|o| o.extras.no_ticket) {
+            // OpenSSL's TLS 1.3 server still issues (stateful) tickets under NO_TICKET; a
+            // count of zero stops them.
+            b.set_options(SslOptions::NO_TICKET);
+            #[cfg(not(feature = "boringssl"))]
+            calls::set_num_tickets(&mut b, 0)?;
+        }
         if cfg.open.is_some() && side == Side::Server {
             // Session ids as well as tickets, as BoringSSL's server resumes by default.
             b.set_session_cache_mode(SslSessionCacheMode::SERVER);
@@ -317,7 +333,13 @@ impl TlsLibrary for OpensslLibrary {
                 // An open configuration takes any chain (see `OpenPolicy`); the signature
                 // over the handshake is still checked.
                 match &cfg.open {
-                    Some(open) => open_verify(&mut b, SslVerifyMode::PEER, &open.extras),
+                    Some(open) => {
+                        let mode = match open.extras.verify_soft {
+                            true => SslVerifyMode::NONE,
+                            false => SslVerifyMode::PEER,
+                        };
+                        open_verify(&mut b, mode, &open.extras)
+                    }
                     None => b.set_verify(SslVerifyMode::PEER),
                 }
                 // BoringSSL takes the expected host per connection (see `endpoint`).
@@ -378,6 +400,7 @@ impl TlsLibrary for OpensslLibrary {
             verify_host: cfg.open.is_none().then(|| cfg.server_name.clone()),
             session,
             write_tickets: cfg.resumption == Resumption::Ticket,
+            jdk11_workaround: cfg.open.as_ref().is_some_and(|o| o.extras.jdk11_workaround),
         }))
     }
 }
@@ -400,8 +423,15 @@ fn open_verify(b: &mut SslContextBuilder, mode: SslVerifyMode, extras: &OpenExtr
 }
 
 /// The per-certificate verdict: the application's refusal (as BoringSSL's shim reports it),
-/// or acceptance.
+/// or acceptance, which leaves the verification result X509_V_OK as BoringSSL's shim does by
+/// replacing the chain check.
 fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
+    if !fails {
+        #[cfg(feature = "boringssl")]
+        ctx.set_error(Ok(()));
+        #[cfg(not(feature = "boringssl"))]
+        ctx.set_error(X509VerifyResult::OK);
+    }
     if fails {
         // The `boring` crate spells a verification result as a `Result`.
         #[cfg(feature = "boringssl")]
@@ -459,6 +489,21 @@ mod extras {
             ffi::SSL_CTX_set_verify_algorithm_prefs,
             "verification",
         )?;
+        if extras.reverify_on_resume {
+            // SAFETY: a valid context.
+            unsafe { ffi::SSL_CTX_set_reverify_on_resume(b.as_ptr(), 1) };
+        }
+        if extras.channel_id_enabled {
+            // SAFETY: a valid context.
+            unsafe { ffi::SSL_CTX_set_tls_channel_id_enabled(b.as_ptr(), 1) };
+        }
+        if let Some(pem) = &extras.channel_id_key_pem {
+            let key = PKey::private_key_from_pem(pem.as_bytes())?;
+            // SAFETY: a valid context and key; the context takes its own reference.
+            if unsafe { ffi::SSL_CTX_set1_tls_channel_id(b.as_ptr(), key.as_ptr()) } != 1 {
+                return Err(describe_stack("setting the Channel ID key"));
+            }
+        }
         #[cfg(feature = "boringssl")]
         if let Some(policy) = extras.compliance {
             use ffi::ssl_compliance_policy_t as P;
@@ -644,6 +689,9 @@ struct OpensslFactory {
     verify_host: Option<String>,
     session: Option<SessionSlot>,
     write_tickets: bool,
+    /// Set per connection, where BoringSSL (and AWS-LC) take it.
+    #[cfg_attr(not(any(feature = "boringssl", feature = "aws-lc")), allow(dead_code))]
+    jdk11_workaround: bool,
 }
 
 impl EndpointFactory for OpensslFactory {
@@ -672,6 +720,11 @@ impl EndpointFactory for OpensslFactory {
             }
             // SAFETY: as above.
             Side::Server => unsafe { ffi::SSL_set_accept_state(ssl.as_ptr()) },
+        }
+        #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+        if self.jdk11_workaround {
+            // SAFETY: a fresh SSL.
+            unsafe { ffi::SSL_set_jdk11_workaround(ssl.as_ptr(), 1) };
         }
         Ok(Box::new(OpensslEndpoint {
             stream: SslStream::new(ssl, io)?,
@@ -824,6 +877,19 @@ impl TlsEndpoint for OpensslEndpoint {
 
     fn hello_retry(&self) -> Option<bool> {
         probe::hello_retry(self.ssl_ptr())
+    }
+
+    fn channel_id(&self) -> Option<Vec<u8>> {
+        probe::channel_id(self.ssl_ptr())
+    }
+
+    // The result is a C long: the same type as i64 on this target, not on every target.
+    #[allow(clippy::useless_conversion)]
+    fn verify_result(&self) -> Option<i64> {
+        // SAFETY: valid SSL pointer.
+        Some(i64::from(unsafe {
+            ffi::SSL_get_verify_result(self.ssl_ptr())
+        }))
     }
 
     fn close(&mut self) -> Result<()> {

@@ -30,6 +30,14 @@ pub fn peer_signature_scheme(ssl: *mut ffi::SSL) -> Option<u16> {
     Some(unsafe { ffi::SSL_get_peer_signature_algorithm(ssl) }).filter(|&s| s != 0)
 }
 
+/// The client's Channel ID as the server received it (empty when none came).
+pub fn channel_id(ssl: *mut ffi::SSL) -> Option<Vec<u8>> {
+    let mut id = [0u8; 64];
+    // SAFETY: valid SSL pointer; writes at most 64 bytes and returns how many it has.
+    let n = unsafe { ffi::SSL_get_tls_channel_id(ssl, id.as_mut_ptr(), id.len()) };
+    Some(id[..n.min(id.len())].to_vec())
+}
+
 /// Whether the handshake had a HelloRetryRequest.
 pub fn hello_retry(ssl: *mut ffi::SSL) -> Option<bool> {
     // SAFETY: valid SSL pointer.

@@ -80,6 +80,11 @@ pub fn peer_signature_scheme(_: *mut ffi::SSL) -> Option<u16> {
     None
 }
 
+/// OpenSSL has no Channel ID.
+pub fn channel_id(_: *mut ffi::SSL) -> Option<Vec<u8>> {
+    None
+}
+
 /// Not reported by OpenSSL.
 pub fn hello_retry(_: *mut ffi::SSL) -> Option<bool> {
     None

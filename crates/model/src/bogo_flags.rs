@@ -30,6 +30,21 @@ pub struct ShimFlags {
     pub verify_fail: bool,
     /// Verify through BoringSSL's custom callback (its own alert on refusal).
     pub custom_verify: bool,
+    /// After each handshake, the verification result must be X509_V_OK, or the application's
+    /// refusal under -verify-fail.
+    pub expect_verify_result: bool,
+    /// Verify the peer again when resuming (BoringSSL's `SSL_CTX_set_reverify_on_resume`).
+    pub reverify_on_resume: bool,
+    /// BoringSSL's workaround for JDK 11's TLS 1.3 ClientHello.
+    pub jdk11_workaround: bool,
+    /// No session tickets (`SSL_OP_NO_TICKET`).
+    pub no_ticket: bool,
+    /// Accept a client's Channel ID (BoringSSL's extension); implied by `expect_channel_id`.
+    pub enable_channel_id: bool,
+    /// The key file a client sends its Channel ID with.
+    pub send_channel_id: Option<String>,
+    /// The Channel ID (64 bytes: the key's x and y) a server must have received.
+    pub expect_channel_id: Option<Vec<u8>>,
     /// Connections after the first, each resuming the one before.
     pub resume_count: u32,
     pub expect_session_miss: bool,
@@ -269,6 +284,20 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-trust-cert" => f.trust_cert = Some(value()?),
             "-verify-peer" => f.verify_peer = true,
             "-verify-fail" => f.verify_fail = true,
+            "-expect-verify-result" => f.expect_verify_result = true,
+            "-reverify-on-resume" => f.reverify_on_resume = true,
+            "-jdk11-workaround" => f.jdk11_workaround = true,
+            "-no-ticket" => f.no_ticket = true,
+            "-enable-channel-id" => f.enable_channel_id = true,
+            "-send-channel-id" => f.send_channel_id = Some(value()?),
+            "-expect-channel-id" => {
+                use base64::Engine;
+                let text = value()?;
+                let id = base64::engine::general_purpose::STANDARD
+                    .decode(&text)
+                    .map_err(|e| Unimplemented(format!("-expect-channel-id {text}: {e}")))?;
+                f.expect_channel_id = Some(id);
+            }
             "-require-any-client-certificate" => f.require_client_cert = true,
             "-resume-count" => f.resume_count = number(value()?)? as u32,
             "-expect-session-miss" => f.expect_session_miss = true,
@@ -312,6 +341,13 @@ pub const HONOURED: &[&str] = &[
     "-trust-cert",
     "-verify-peer",
     "-verify-fail",
+    "-expect-verify-result",
+    "-reverify-on-resume",
+    "-jdk11-workaround",
+    "-no-ticket",
+    "-enable-channel-id",
+    "-send-channel-id",
+    "-expect-channel-id",
     "-require-any-client-certificate",
     "-resume-count",
     "-expect-session-miss",
@@ -366,10 +402,6 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
     (
         &["-no-tls11", "-no-tls1", "-fallback-scsv"],
         "TLS 1.0 and 1.1: tlsmatrix configures every library for TLS 1.2 and 1.3 only",
-    ),
-    (
-        &["-expect-channel-id", "-enable-channel-id", "-send-channel-id"],
-        "Channel ID is BoringSSL's own extension; no other library has it",
     ),
     (
         &["-advertise-npn", "-advertise-empty-npn", "-expect-next-proto", "-expect-no-next-proto",
@@ -444,9 +476,8 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         &["-use-early-callback", "-fail-early-callback", "-fail-early-callback-ech-rewind",
           "-install-ddos-callback", "-fail-ddos-callback", "-fail-cert-callback",
           "-fail-cert-callback-alert", "-use-old-client-cert-callback",
-          "-expect-verify-result", "-reverify-on-resume", "-retain-only-sha256-client-cert",
-          "-expect-sha256-client-cert", "-expect-msg-callback", "-private-key-delay-ms",
-          "-jdk11-workaround"],
+          "-retain-only-sha256-client-cert",
+          "-expect-sha256-client-cert", "-expect-msg-callback", "-private-key-delay-ms"],
         "a library callback or BoringSSL-only switch the adapter API does not expose",
     ),
     (
@@ -455,7 +486,7 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         "exporters: the adapter API does not export keying material",
     ),
     (
-        &["-no-ticket", "-expect-ticket-renewal", "-expect-no-session", "-use-ticket-callback",
+        &["-expect-ticket-renewal", "-expect-no-session", "-use-ticket-callback",
           "-use-ticket-aead-callback", "-renew-ticket", "-skip-ticket", "-ticket-key",
           "-resumption-delay", "-expect-session-id", "-expect-no-session-id",
           "-expect-ticket-age-skew", "-session-id-context", "-resumption-across-names-enabled",
