@@ -248,6 +248,12 @@ fn a_flag_the_shim_does_not_honour_makes_the_test_unimplemented() {
     let rows = json_lines(&d.join("c.jsonl"));
     assert_eq!(rows.len(), 1, "{}", text(&o));
     assert_eq!(rows[0]["outcome"], "unimplemented");
+    // The front shim's reason reaches the record: the flag and why no shim honours it.
+    let reason = rows[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("-enable-ech-grease: Encrypted Client Hello"),
+        "{reason}"
+    );
     let o = conformance(
         &release_dir(),
         &d,
@@ -563,6 +569,15 @@ fn flags_some_adapters_take_run_there_and_are_unimplemented_elsewhere() {
                 "{imp} {test} ({what}): {}",
                 r["reason"]
             );
+            if *want == "unimplemented" {
+                // The library's own reason, which the shim leaves for the record.
+                let reason = r["reason"].as_str().unwrap();
+                assert!(
+                    reason.contains(&format!("{imp} has no"))
+                        || reason.contains(&format!("the {imp} adapter does not take")),
+                    "{imp} {test} ({what}): {reason}"
+                );
+            }
         }
     }
 }

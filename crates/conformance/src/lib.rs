@@ -163,11 +163,14 @@ pub fn classify(
         let scope = expect.out_of_scope(&test);
         let (outcome, reason) = match actual.as_str() {
             "PASS" => (Outcome::Passed, String::new()),
+            // The shim's own reason where it left one (`error` holds it for these).
             "SKIP" => (
                 Outcome::Unimplemented,
-                scope
-                    .map_or("the shim does not honour one of the test's flags", |s| s.1)
-                    .to_string(),
+                match (scope, error.is_empty()) {
+                    (Some((_, why)), _) => why.to_string(),
+                    (None, false) => error,
+                    (None, true) => "the shim does not honour one of the test's flags".into(),
+                },
             ),
             _ => match (
                 scope,
@@ -315,7 +318,11 @@ pub fn run_impl(
     let json = out_dir.join(format!("{}.json", target.name));
     let _ = fs::remove_file(&json);
     let skip: Vec<&str> = expect.not_run_patterns().collect();
+    let reasons = opts.work.join("reasons").join(&target.name);
+    let _ = fs::remove_dir_all(&reasons);
+    fs::create_dir_all(&reasons).with_context(|| format!("cannot create {}", reasons.display()))?;
     let mut cmd = runner_command(runner, &shim, &json, opts, &opts.tests, &skip);
+    cmd.env(tlsmatrix_model::bogo_flags::REASONS_DIR_ENV, &reasons);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -416,10 +423,14 @@ pub fn run_impl(
     })?;
     let output: RunnerOutput = serde_json::from_str(&text)
         .with_context(|| format!("{} is not the runner's JSON output", json.display()))?;
-    let verdicts = output
-        .tests
-        .into_iter()
-        .map(|(t, r)| (t, r.actual, r.error));
+    let verdicts = output.tests.into_iter().map(|(t, r)| {
+        // An unimplemented test's message is the shim's reason, if it left one.
+        let error = match r.actual.as_str() {
+            "SKIP" => fs::read_to_string(reasons.join(&t)).unwrap_or_default(),
+            _ => r.error,
+        };
+        (t, r.actual, error)
+    });
     let (mut results, stale) = classify(verdicts, &expect);
     results.extend(not_run);
     results.sort_by(|a, b| a.test.cmp(&b.test));

@@ -52,7 +52,7 @@ const LIBRARY_PATCH: &str = "patches/boring-pq.patch";
 
 /// Which version of this crate's runner build a cached binary came from; raised when the
 /// build changes, so an older binary is not reused.
-const BUILD_REVISION: u32 = 3;
+const BUILD_REVISION: u32 = 4;
 
 /// A boring-sys source tree in the cargo registry.
 #[derive(Debug, Clone)]
@@ -175,6 +175,28 @@ fn apply_runner_hunks(patch: &Path, work: &Path, cache: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes the runner start each shim with the test's name in its environment
+/// ([`tlsmatrix_model::bogo_flags::TEST_NAME_ENV`]), so a shim can say why it did not run a
+/// test where the runner keeps only its exit status.
+fn name_tests_to_shims(runner_go: &Path) -> Result<()> {
+    const START: &str = "\n\tshim, err := newShimProcess(dispatcher, shimPath, flags, env)\n";
+    let text = fs::read_to_string(runner_go)?;
+    let Some(at) = text.find(START) else {
+        bail!(
+            "{} no longer starts its shims as tlsmatrix expects ({:?}); the test name cannot be passed",
+            runner_go.display(),
+            START.trim()
+        );
+    };
+    let named = format!(
+        "\n\tif env == nil {{\n\t\tenv = os.Environ()\n\t}}\n\tenv = append(env, \"{}=\"+test.name)",
+        tlsmatrix_model::bogo_flags::TEST_NAME_ENV
+    );
+    let text = format!("{}{named}{}", &text[..at], &text[at..]);
+    fs::write(runner_go, text)?;
+    Ok(())
+}
+
 /// The runner binary for `sources`, built into `cache` the first time.
 pub fn build(sources: &Sources, cache: &Path) -> Result<PathBuf> {
     let binary = cache.join(format!("runner-{}-r{BUILD_REVISION}", sources.version));
@@ -194,6 +216,7 @@ pub fn build(sources: &Sources, cache: &Path) -> Result<PathBuf> {
             cache,
         )?;
         let runner = work.join("ssl/test/runner");
+        name_tests_to_shims(&runner.join("runner.go"))?;
         for (file, args) in KEYS {
             run(
                 Command::new("openssl")

@@ -24,7 +24,7 @@ use tlsmatrix_model::side::Side;
 
 use tlsmatrix_model::bogo_flags::{alpn_names, group_of, version_of};
 pub use tlsmatrix_model::bogo_flags::{
-    parse, ConnectionFlags, Invocation, ShimFlags, Unimplemented, EXIT_UNIMPLEMENTED,
+    answer_unimplemented, parse, ConnectionFlags, Invocation, ShimFlags, Unimplemented,
 };
 
 /// How long one connection may take; the runner's own idle timeout (15 s) is shorter, so the

@@ -78,25 +78,19 @@ struct BogoShimArgs {
 
 /// Runs one BoGo test; the exit status is what the runner reads.
 fn bogo_shim(a: &BogoShimArgs) -> ExitCode {
-    use crate::bogo::{self, Invocation, Unimplemented, EXIT_UNIMPLEMENTED};
+    use crate::bogo::{self, answer_unimplemented, Invocation, Unimplemented};
     let flags = match bogo::parse(&a.runner_flags) {
         Ok(Invocation::HandshakerQuery) => {
             println!("No");
             return ExitCode::SUCCESS;
         }
         Ok(Invocation::Test(flags)) => flags,
-        Err(e) => {
-            eprintln!("tlsmatrix-bogo-shim: {e}");
-            return ExitCode::from(EXIT_UNIMPLEMENTED);
-        }
+        Err(e) => return ExitCode::from(answer_unimplemented(&e.to_string())),
     };
     let result = find(&a.imp).and_then(|lib| bogo::run(lib.as_ref(), &flags));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is::<Unimplemented>() => {
-            eprintln!("tlsmatrix-bogo-shim: {e}");
-            ExitCode::from(EXIT_UNIMPLEMENTED)
-        }
+        Err(e) if e.is::<Unimplemented>() => ExitCode::from(answer_unimplemented(&e.to_string())),
         Err(e) => {
             // The runner matches the expected error against this text (with -loose-errors,
             // any failure matches).

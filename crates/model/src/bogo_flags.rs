@@ -11,6 +11,28 @@ use crate::scenario::{Group, Version};
 /// The runner's exit status for a shim that does not implement what a test asks.
 pub const EXIT_UNIMPLEMENTED: u8 = 89;
 
+/// The folder `tlsmatrix conformance` gives a shim (in its environment) for the reasons its
+/// tests are unimplemented: the runner keeps only the exit status, so a shim leaves its
+/// reason in a file named after the test, which the runner (as tlsmatrix builds it) names in
+/// `BOGO_TEST_NAME`.
+pub const REASONS_DIR_ENV: &str = "TLSMATRIX_BOGO_REASONS";
+pub const TEST_NAME_ENV: &str = "BOGO_TEST_NAME";
+
+/// Answers the runner that the test is unimplemented, for `reason`: on stderr, in the reasons
+/// folder when there is one, and as the exit status returned.
+pub fn answer_unimplemented(reason: &str) -> u8 {
+    eprintln!("tlsmatrix-bogo-shim: {reason}");
+    let dir = std::env::var_os(REASONS_DIR_ENV);
+    let test = std::env::var(TEST_NAME_ENV).ok();
+    if let (Some(dir), Some(test)) = (dir, test) {
+        // A test name is one path component; anything else is no name the runner gives.
+        if !test.is_empty() && !test.contains('/') && !test.starts_with('.') {
+            let _ = std::fs::write(std::path::Path::new(&dir).join(test), reason);
+        }
+    }
+    EXIT_UNIMPLEMENTED
+}
+
 /// What the runner asked, from the flags this shim honours. Flags that configure the
 /// library apply to every connection of the test; those in [`ConnectionFlags`] may differ
 /// between the first connection and the resumptions (`-on-initial-`, `-on-resume-`).
@@ -653,12 +675,12 @@ mod tests {
             if *flag == "-is-handshaker-supported" {
                 continue;
             }
-            // Every value-taking flag here takes a number or a string; "771" is both.
-            let a = args(&["-port", "1", flag, "771"]);
+            // Every value-taking flag here takes a number, a string or base64; "7710" is all.
+            let a = args(&["-port", "1", flag, "7710"]);
             match parse(&a) {
                 Ok(_) => {}
-                // A flag without a value reads "771" as the next flag.
-                Err(e) => assert!(e.0.starts_with("771"), "{flag}: {e}"),
+                // A flag without a value reads "7710" as the next flag.
+                Err(e) => assert!(e.0.starts_with("7710"), "{flag}: {e}"),
             }
         }
     }

@@ -14,7 +14,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use tlsmatrix_model::bogo_flags::{parse, Invocation, EXIT_UNIMPLEMENTED};
+use tlsmatrix_model::bogo_flags::{answer_unimplemented, parse, Invocation};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
@@ -28,10 +28,7 @@ fn main() -> ExitCode {
                 println!("No");
                 return ExitCode::SUCCESS;
             }
-            Err(e) => {
-                eprintln!("tlsmatrix-bogo-shim: {e}");
-                return ExitCode::from(EXIT_UNIMPLEMENTED);
-            }
+            Err(e) => return ExitCode::from(answer_unimplemented(&e.to_string())),
             Ok(Invocation::Test(_)) => {}
         }
     }
