@@ -204,8 +204,9 @@ enum Command {
     ///
     /// The runner is built once from the boring-sys crate's sources (the BoringSSL the
     /// boringssl impl links) and cached under target/bogo. Each test is `passed`, `failed`
-    /// (with the runner's message), `unimplemented` (the shim does not honour one of its flags,
-    /// or it lies outside what tlsmatrix configures: DTLS, QUIC, TLS 1.0/1.1) or `deviation`
+    /// (with the runner's message), `unimplemented` (with the shim's reason: a flag no shim
+    /// honours yet or a setting the library lacks; or the test lies outside what tlsmatrix
+    /// configures: DTLS, QUIC, TLS 1.0/1.1) or `deviation`
     /// (a known difference of the library, listed with its reason in
     /// crates/conformance/config/). DTLS and QUIC tests (2,641 of 8,105), which no shim speaks,
     /// are not started: the runner lists them once and each impl records them as

@@ -455,6 +455,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_unimplemented_test_keeps_the_shims_reason_unless_out_of_scope() {
+        let expect = Expectations::for_impl("rustls-ring").unwrap();
+        let (r, _) = classify(
+            [
+                (
+                    "A".to_string(),
+                    "SKIP".to_string(),
+                    "unimplemented: -x".to_string(),
+                ),
+                ("B".to_string(), "SKIP".to_string(), String::new()),
+                (
+                    "DTLS-C".to_string(),
+                    "SKIP".to_string(),
+                    "unimplemented: -y".to_string(),
+                ),
+            ],
+            &expect,
+        );
+        assert_eq!(r[0].reason, "unimplemented: -x");
+        assert_eq!(
+            r[1].reason,
+            "the shim does not honour one of the test's flags"
+        );
+        assert!(r[2].reason.starts_with("DTLS"), "{}", r[2].reason);
+    }
+
+    #[test]
     fn pipe_lines_give_verdicts() {
         assert_eq!(
             verdict_of_line("PASSED (Basic-Client-Sync)"),
