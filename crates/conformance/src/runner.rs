@@ -129,7 +129,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<()> {
+/// Runs `cmd` to its end; its output, or an error with all it printed.
+fn run(cmd: &mut Command, what: &str) -> Result<std::process::Output> {
     let out = tlsmatrix_registry::child::ends_with_parent(cmd)
         .output()
         .with_context(|| format!("cannot start {what}"))?;
@@ -141,7 +142,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Applies the runner's hunks of `patch` to the tree copied into `work`. The copy sits inside
@@ -150,7 +151,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
 /// hunk must apply.
 fn apply_runner_hunks(patch: &Path, work: &Path, cache: &Path) -> Result<()> {
     let ceiling = fs::canonicalize(cache)?;
-    let out = tlsmatrix_registry::child::ends_with_parent(
+    let what = format!("git apply {}", patch.display());
+    let out = run(
         Command::new("git")
             .current_dir(work)
             .env("GIT_CEILING_DIRECTORIES", &ceiling)
@@ -161,16 +163,11 @@ fn apply_runner_hunks(patch: &Path, work: &Path, cache: &Path) -> Result<()> {
                 "--include=ssl/test/runner/*",
             ])
             .arg(patch),
-    )
-    .output()
-    .context("cannot start git apply")?;
+        &what,
+    )?;
     let log = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() || !log.contains("Applied patch ssl/test/runner/") {
-        bail!(
-            "git apply {} changed none of the runner ({}):\n{log}",
-            patch.display(),
-            out.status
-        );
+    if !log.contains("Applied patch ssl/test/runner/") {
+        bail!("{what} changed none of the runner:\n{log}");
     }
     Ok(())
 }

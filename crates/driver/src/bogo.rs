@@ -119,10 +119,11 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
                 no_ticket: flags.no_ticket,
                 reads_verify_result: flags.expect_verify_result,
                 channel_id_enabled: flags.enable_channel_id || flags.expect_channel_id.is_some(),
-                channel_id_key_pem: match &flags.send_channel_id {
-                    Some(_) => Some(read_pem(&flags.send_channel_id)?),
-                    None => None,
-                },
+                channel_id_key_pem: flags
+                    .send_channel_id
+                    .is_some()
+                    .then(|| read_pem(&flags.send_channel_id))
+                    .transpose()?,
                 reads_channel_id: flags.expect_channel_id.is_some(),
                 reads_peer_signature: [&flags.initial, &flags.resume]
                     .iter()

@@ -120,6 +120,11 @@ pub struct OpenExtras {
 }
 
 impl OpenExtras {
+    /// Whether Channel ID is asked for in any form: accepted, sent, or read back.
+    pub fn asks_channel_id(&self) -> bool {
+        self.channel_id_enabled || self.channel_id_key_pem.is_some() || self.reads_channel_id
+    }
+
     /// What is asked, in words, for an adapter that honours none of it.
     pub fn asked(&self) -> Vec<&'static str> {
         [
@@ -135,12 +140,7 @@ impl OpenExtras {
             (self.reverify_on_resume, "verification again on resumption"),
             (self.jdk11_workaround, "BoringSSL's JDK 11 workaround"),
             (self.no_ticket, "a switch that turns tickets off"),
-            (
-                self.channel_id_enabled
-                    || self.channel_id_key_pem.is_some()
-                    || self.reads_channel_id,
-                "Channel ID",
-            ),
+            (self.asks_channel_id(), "Channel ID"),
             (
                 self.reads_verify_result,
                 "a report of the verification result",

@@ -198,9 +198,7 @@ impl TlsLibrary for OpensslLibrary {
                 refused.push("reports of the peer's signature scheme or of HelloRetryRequest");
             }
         }
-        if extras.cipher_list.as_ref().is_some_and(|l| l.contains('['))
-            && !cfg!(any(feature = "boringssl", feature = "aws-lc"))
-        {
+        if extras.cipher_list.as_ref().is_some_and(|l| l.contains('[')) && !boring_family {
             refused.push("equal-preference groups in a cipher list (BoringSSL's syntax)");
         }
         if extras.compliance.is_some() && !cfg!(feature = "boringssl") {
@@ -209,10 +207,7 @@ impl TlsLibrary for OpensslLibrary {
         if extras.custom_verify && !cfg!(feature = "boringssl") {
             refused.push("BoringSSL's custom verification callback");
         }
-        let channel_id = extras.channel_id_enabled
-            || extras.channel_id_key_pem.is_some()
-            || extras.reads_channel_id;
-        if channel_id && !boring_family {
+        if extras.asks_channel_id() && !boring_family {
             refused.push("Channel ID (BoringSSL's extension)");
         }
         if (extras.reverify_on_resume || extras.jdk11_workaround) && !boring_family {
@@ -426,19 +421,17 @@ fn open_verify(b: &mut SslContextBuilder, mode: SslVerifyMode, extras: &OpenExtr
 /// or acceptance, which leaves the verification result X509_V_OK as BoringSSL's shim does by
 /// replacing the chain check.
 fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
-    if !fails {
-        #[cfg(feature = "boringssl")]
-        ctx.set_error(Ok(()));
-        #[cfg(not(feature = "boringssl"))]
-        ctx.set_error(X509VerifyResult::OK);
-    }
-    if fails {
-        // The `boring` crate spells a verification result as a `Result`.
-        #[cfg(feature = "boringssl")]
-        ctx.set_error(Err(X509VerifyError::APPLICATION_VERIFICATION));
-        #[cfg(not(feature = "boringssl"))]
-        ctx.set_error(X509VerifyResult::APPLICATION_VERIFICATION);
-    }
+    // The `boring` crate spells a verification result as a `Result`.
+    #[cfg(feature = "boringssl")]
+    ctx.set_error(match fails {
+        true => Err(X509VerifyError::APPLICATION_VERIFICATION),
+        false => Ok(()),
+    });
+    #[cfg(not(feature = "boringssl"))]
+    ctx.set_error(match fails {
+        true => X509VerifyResult::APPLICATION_VERIFICATION,
+        false => X509VerifyResult::OK,
+    });
     !fails
 }
 
@@ -450,13 +443,14 @@ mod extras {
     #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
     use tlsmatrix_model::bogo_flags::Unimplemented;
 
-    /// A list the library refuses names a scheme it does not implement (AWS-LC has no ML-DSA
-    /// in TLS, nor BoringSSL's legacy RSA code point): the test cannot be configured on this
-    /// library, which BoGo counts as unimplemented, not failed.
+    /// `SSL_CTX_set_signing_algorithm_prefs` or `SSL_CTX_set_verify_algorithm_prefs`.
     #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
     type SetPrefs =
         unsafe extern "C" fn(*mut ffi::SSL_CTX, *const u16, usize) -> std::os::raw::c_int;
 
+    /// A list the library refuses names a scheme it does not implement (AWS-LC has no ML-DSA
+    /// in TLS, nor BoringSSL's legacy RSA code point): the test cannot be configured on this
+    /// library, which BoGo counts as unimplemented, not failed.
     #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
     fn set_prefs(
         b: &mut SslContextBuilder,

@@ -118,7 +118,8 @@ pub struct ConnectionFlags {
     /// Whether the server sent a HelloRetryRequest.
     pub expect_hello_retry: Option<bool>,
     pub shim_writes_first: bool,
-    /// The shim sends close_notify first and then expects the runner's.
+    /// The shim ends the connection first: quietly, or with close_notify and then the
+    /// runner's under `check_close_notify`.
     pub shim_shuts_down: bool,
     pub check_close_notify: bool,
     pub key_update: bool,
@@ -209,6 +210,10 @@ fn split_prefix(flag: &str) -> Result<(Applies, &str), Unimplemented> {
     Ok((applies, name))
 }
 
+/// Sets one connection's expectation or behaviour, for a flag that may differ between
+/// connections.
+type SetConnection = Box<dyn Fn(&mut ConnectionFlags)>;
+
 /// Reads the runner's flags. Anything this shim does not honour is `Unimplemented`.
 pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
     let mut f = ShimFlags::default();
@@ -224,66 +229,44 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             v.parse()
                 .map_err(|_| Unimplemented(format!("{flag} {v}: not a number")))
         };
+        let one_connection: Option<SetConnection> = match flag {
+            "-expect-version" => {
+                let v = number(value()?)? as u16;
+                Some(Box::new(move |c| c.expect_version = Some(v)))
+            }
+            "-expect-curve-id" => {
+                let v = number(value()?)? as u16;
+                Some(Box::new(move |c| c.expect_curve_id = Some(v)))
+            }
+            "-expect-peer-signature-algorithm" => {
+                let v = number(value()?)? as u16;
+                Some(Box::new(move |c| c.expect_peer_signature = Some(v)))
+            }
+            "-expect-alpn" => {
+                let v = value()?;
+                Some(Box::new(move |c| c.expect_alpn = Some(v.clone())))
+            }
+            "-expect-server-name" => {
+                let v = value()?;
+                Some(Box::new(move |c| c.expect_server_name = Some(v.clone())))
+            }
+            "-expect-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(true))),
+            "-expect-no-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(false))),
+            "-shim-writes-first" => Some(Box::new(|c| c.shim_writes_first = true)),
+            "-shim-shuts-down" => Some(Box::new(|c| c.shim_shuts_down = true)),
+            "-check-close-notify" => Some(Box::new(|c| c.check_close_notify = true)),
+            "-key-update" => Some(Box::new(|c| c.key_update = true)),
+            _ => None,
+        };
         // A flag of one connection: applied to the connections its prefix names.
-        let mut conn = |set: &dyn Fn(&mut ConnectionFlags)| {
+        if let Some(set) = one_connection {
             if applies != Applies::Resume {
                 set(&mut f.initial);
             }
             if applies != Applies::Initial {
                 set(&mut f.resume);
             }
-        };
-        match flag {
-            "-expect-version" => {
-                let v = number(value()?)? as u16;
-                conn(&|c| c.expect_version = Some(v));
-                continue;
-            }
-            "-expect-curve-id" => {
-                let v = number(value()?)? as u16;
-                conn(&|c| c.expect_curve_id = Some(v));
-                continue;
-            }
-            "-expect-peer-signature-algorithm" => {
-                let v = number(value()?)? as u16;
-                conn(&|c| c.expect_peer_signature = Some(v));
-                continue;
-            }
-            "-expect-alpn" => {
-                let v = value()?;
-                conn(&|c| c.expect_alpn = Some(v.clone()));
-                continue;
-            }
-            "-expect-server-name" => {
-                let v = value()?;
-                conn(&|c| c.expect_server_name = Some(v.clone()));
-                continue;
-            }
-            "-expect-hrr" => {
-                conn(&|c| c.expect_hello_retry = Some(true));
-                continue;
-            }
-            "-expect-no-hrr" => {
-                conn(&|c| c.expect_hello_retry = Some(false));
-                continue;
-            }
-            "-shim-writes-first" => {
-                conn(&|c| c.shim_writes_first = true);
-                continue;
-            }
-            "-shim-shuts-down" => {
-                conn(&|c| c.shim_shuts_down = true);
-                continue;
-            }
-            "-check-close-notify" => {
-                conn(&|c| c.check_close_notify = true);
-                continue;
-            }
-            "-key-update" => {
-                conn(&|c| c.key_update = true);
-                continue;
-            }
-            _ => {}
+            continue;
         }
         // Every other flag configures the library, once for all of the test's connections.
         if applies != Applies::All {
