@@ -3,7 +3,11 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 GO ?= go
-RUNS ?= 60
+# The timed suite's samples per figure and passes (see `tlsmatrix run --help`): 40 in 8 passes
+# of 5 rounds. 60 in 12 took half again as long with 14 stacks; half of a pass's time is the
+# warm-up every cell of a new process needs, so passes cost as much as samples.
+RUNS ?= 40
+PASSES ?= 8
 # Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes):
 # two where there are two cores. A factor's sides share one process either way; two lanes
 # halve the timed stages, and `make repeatability` checks the factors hold with them.
@@ -17,9 +21,11 @@ INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-20
 # cell, OpenSSL's RSA server), so one sample a cell is the figure; a second doubled the stage.
 INSTR_RUNS ?= 1
 # The published tables the report sets beside ours (`tlsmatrix run --plan NAME`): rustls's
-# report of 2026-03-07 and seeds/002, each configuration repeated here. 30 rounds: about 45 s
-# and 26 s, and the factors land within 2% of a 60-round run's.
-PLAN_RUNS ?= 30
+# report of 2026-03-07 and seeds/002, each configuration repeated here: 20 samples in 4 passes.
+# Set against published factors with a 15% tolerance, they need less than the main suite's
+# intervals; with the default 12 passes, a pass's warm-ups cost more than its samples.
+PLAN_RUNS ?= 20
+PLAN_PASSES ?= 4
 # Heap per connection (allocator counts), with 100 to 1,000 connections alive. Counts repeat:
 # two samples a cell agreed within 0.002% (median over 580 figures; at most 1.8%, NSS with
 # 100 connections), so one sample is the figure and a second only doubled the stage.
@@ -28,7 +34,7 @@ MEMORY_RUNS ?= 1
 # Handshakes per second with one thread and with one per core: THROUGHPUT_RUNS windows of
 # THROUGHPUT_MS each per cell.
 THROUGHPUT_SCENARIOS ?= throughput-tls13-ecdsa-p256-1core,throughput-tls13-ecdsa-p256-allcores
-THROUGHPUT_RUNS ?= 8
+THROUGHPUT_RUNS ?= 4
 THROUGHPUT_MS ?= 250
 # Wire figures (bytes, flights, round trips) for the configurations that differ on a network,
 # then real connections through the delay proxy at PROXY_RTTS milliseconds against the model.
@@ -45,13 +51,14 @@ BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
 # report checks whether the AEADs alone flip with it. (Counters stay at 16 KiB: in 1 KiB they
 # took 21 s more over every allocator variant, and the profile's kernel share shows faults.)
 CEILING_SCENARIOS ?= $(BULK_SCENARIOS),bulk-tls13-aes-128-gcm-1k
-CAUSE_RUNS ?= 5
+CAUSE_RUNS ?= 3
 # Where each side's time goes (perf, each impl with itself): the cipher, copies, malloc, the
 # kernel or the rest; the two AES-128-GCM write sizes, about 25 s.
 PROFILE_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-1k
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
-VARIANT_RUNS ?= 20
+VARIANT_RUNS ?= 12
+VARIANT_PASSES ?= 4
 BIN := target/release
 # The Go module is pure Go by default; the project's own binaries and tests build the transport's
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
@@ -163,19 +170,24 @@ driver-mbedtls: mbedtls-lib
 # then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 # Each stage's time goes to results/timings.tsv (scripts/stage), which the report shows.
+# The counted stages (instruction counts, heap bytes, interop, conformance) depend on nothing
+# but the binaries, the installed packages, the CPU and their command lines: while none of
+# these changed since one last passed, its results are kept, not taken again
+# (scripts/stage --reuse; REUSE=0 make report takes them all).
 report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build
-	@rm -f $(OUT) results/published.jsonl results/conformance.jsonl results/instructions.jsonl results/memory.jsonl results/throughput.jsonl results/interop.jsonl \
+	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
+	@rm -f $(OUT) results/published.jsonl results/throughput.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
-	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) published $(BIN)/tlsmatrix run --plan rustls-report --runs $(PLAN_RUNS) --lanes $(LANES) \
+	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) published $(BIN)/tlsmatrix run --plan rustls-report --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) published-seed $(BIN)/tlsmatrix run --plan seed-002 --runs $(PLAN_RUNS) --lanes $(LANES) \
+	$(STAGE) published-seed $(BIN)/tlsmatrix run --plan seed-002 --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) instructions $(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
+	$(STAGE) --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
 	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) memory $(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
+	$(STAGE) --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
 	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) throughput $(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -183,17 +195,19 @@ report: timings-begin build
 	  --out results/wire.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) ceilings $(BIN)/tlsmatrix run --measure ceiling --scenario '$(CEILING_SCENARIOS)' --runs $(CAUSE_RUNS) --sample-ms 50 --lanes $(LANES) \
 	  --out results/ceiling.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) counters $(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 3 --lanes $(LANES) --impl 'rustls-aws-lc,*' --pairs self \
+	$(STAGE) counters $(BIN)/tlsmatrix run --measure counters --scenario '$(BULK_SCENARIOS)' --runs 2 --lanes $(LANES) --impl 'rustls-aws-lc,*' --pairs self \
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 3 \
+	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 1 \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --lanes $(LANES) --pairs self \
+	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) interop $(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md \
+	$(STAGE) --reuse interop results/interop.jsonl,results/interop.md \
+	  sh -c '$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md' \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) conformance $(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt \
+	$(STAGE) --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
+	  sh -c '$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt' \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) go-benchmarks $(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
@@ -291,7 +305,7 @@ repeatability: build
 	mkdir -p results/repeatability
 	rm -f results/repeatability/run-*.jsonl
 	@for i in $$(seq $(REPEAT)); do echo "repeatability: run $$i of $(REPEAT)" >&2; \
-	  $(BIN)/tlsmatrix run --runs $(RUNS) --lanes $(LANES) --out results/repeatability/run-$$i.jsonl \
+	  $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) --lanes $(LANES) --out results/repeatability/run-$$i.jsonl \
 	    --db results/repeatability/tlsmatrix.db > results/repeatability/run-$$i.txt || exit $$?; \
 	done
 	$(BIN)/tlsmatrix repeatability results/repeatability/run-*.jsonl | tee results/repeatability/summary.txt

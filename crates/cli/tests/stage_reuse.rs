@@ -1,0 +1,123 @@
+//! `scripts/stage --reuse`: a counted stage of `make report` runs again exactly when what its
+//! result depends on changed (the fingerprint of binaries, packages and CPU, its command line,
+//! its outputs, its database) or when its last run failed a cell; otherwise the timings file
+//! says it was reused and since when.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tlsmatrix_model::fixture::RecordFixture;
+use tlsmatrix_model::record::Metric;
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(name)
+}
+
+/// One `scripts/stage --reuse` of a stage that appends "ran" to `log`, writes a results file
+/// of one run (`out.jsonl`) and stores it in the database `db.sqlite`, run in `dir`; `extra`
+/// is appended to the stage's shell command (a different command line).
+fn stage(dir: &Path, extra: &str, reuse: Option<&str>) -> (i32, String) {
+    let mut cmd = Command::new(script("stage"));
+    cmd.current_dir(dir)
+        .env("TLSMATRIX_TIMINGS", dir.join("timings.tsv"))
+        .args(["--reuse", "counted", "out.jsonl,db:db.sqlite", "sh", "-c"])
+        .arg(format!(
+            "echo ran >> log; cp run.jsonl out.jsonl && {} import out.jsonl --db db.sqlite 2>/dev/null; {extra}",
+            common::bin().display()
+        ));
+    if let Some(r) = reuse {
+        cmd.env("REUSE", r);
+    }
+    let o = cmd.output().expect("scripts/stage runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+fn runs(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("log"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_counted_stage_is_reused_only_while_nothing_it_depends_on_changed() {
+    let dir = common::scratch("stage-reuse");
+    let record = RecordFixture::new(Metric::ClientInstructions, 1e6)
+        .run("counted-run")
+        .build();
+    std::fs::write(dir.join("run.jsonl"), record.to_line()).unwrap();
+    let begin = Command::new(script("stage"))
+        .arg("--begin")
+        .env("TLSMATRIX_TIMINGS", dir.join("timings.tsv"))
+        .status()
+        .unwrap();
+    assert!(begin.success());
+
+    assert_eq!(stage(&dir, "", None).0, 0);
+    assert_eq!(runs(&dir), 1);
+    let (code, said) = stage(&dir, "", None);
+    assert_eq!((code, runs(&dir)), (0, 1), "not reused: {said}");
+    assert!(said.contains("counted: reused, not run"), "{said}");
+
+    // An output changed since: run again.
+    std::fs::write(dir.join("out.jsonl"), "").unwrap();
+    stage(&dir, "", None);
+    assert_eq!(runs(&dir), 2);
+    // Another command line: run again.
+    stage(&dir, "true", None);
+    assert_eq!(runs(&dir), 3);
+    stage(&dir, "true", None);
+    assert_eq!(runs(&dir), 3);
+    // A new database has lost the stage's run: run again.
+    std::fs::remove_file(dir.join("db.sqlite")).unwrap();
+    stage(&dir, "true", None);
+    assert_eq!(runs(&dir), 4);
+    // REUSE=0 runs it anyway.
+    stage(&dir, "true", Some("0"));
+    assert_eq!(runs(&dir), 5);
+    // A run that failed a cell is never reused, and its status is kept.
+    assert_eq!(stage(&dir, "exit 1", None).0, 1);
+    assert_eq!(stage(&dir, "exit 1", None).0, 1);
+    assert_eq!(runs(&dir), 7);
+
+    let timings = std::fs::read_to_string(dir.join("timings.tsv")).unwrap();
+    let outcomes: Vec<&str> = timings
+        .lines()
+        .filter(|l| l.starts_with("counted\t"))
+        .map(|l| l.split('\t').nth(2).unwrap())
+        .collect();
+    assert_eq!(outcomes.len(), 9, "{timings}");
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| o.starts_with("reused: unchanged since its run at "))
+            .count(),
+        2,
+        "{timings}"
+    );
+    assert_eq!(outcomes.last(), Some(&"exit 1"));
+}
+
+#[test]
+fn the_fingerprint_lists_the_binaries_the_packages_and_the_cpu() {
+    let o = Command::new(script("fingerprint")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "target/release/tlsmatrix-driver\n",
+        "target/release/tlsmatrix-go-peer\n",
+        "package valgrind ",
+        "package libssl3",
+        "\ncpu ",
+        "\nflags ",
+    ] {
+        assert!(text.contains(needle), "no {needle:?} in:\n{text}");
+    }
+}
