@@ -533,6 +533,28 @@ const EXTRAS: &[(&str, &str, [&str; 4])] = &[
         "verification result",
         ["passed", "passed", "passed", "unimplemented"],
     ),
+    // -export-keying-material with a label and a context, in the first connection and the
+    // resumed one; then with no context, which TLS 1.2 tells from an empty one.
+    (
+        "ExportKeyingMaterial-TLS-TLS13",
+        "keying material export",
+        ["passed", "passed", "passed", "passed"],
+    ),
+    (
+        "ExportKeyingMaterial-TLS-TLS12",
+        "keying material export",
+        ["passed", "passed", "passed", "passed"],
+    ),
+    (
+        "ExportKeyingMaterial-NoContext-TLS-TLS12",
+        "keying material export",
+        ["passed", "passed", "passed", "passed"],
+    ),
+    (
+        "ExportKeyingMaterial-EmptyContext-TLS-TLS12",
+        "keying material export",
+        ["passed", "passed", "passed", "passed"],
+    ),
     // Flags every adapter takes: -shim-shuts-down, and -on-initial-/-on-resume- expectations.
     (
         "Unclean-Shutdown-Ignored",
@@ -597,6 +619,23 @@ fn a_library_that_lacks_an_extra_says_which() {
             "rustls-ring",
             &["-fips-202205"][..],
             "the rustls-ring adapter does not take a BoringSSL compliance policy",
+        ),
+        // rustls takes the exporter, and still not the rest.
+        (
+            "rustls-ring",
+            &["-export-keying-material", "16", "-fips-202205"][..],
+            "the rustls-ring adapter does not take a BoringSSL compliance policy",
+        ),
+        (
+            "gnutls",
+            &["-export-keying-material", "16"][..],
+            "the gnutls adapter does not take keying material exports",
+        ),
+        // OpenSSL 1.1.0 and later build without 3DES suites unless asked to.
+        (
+            "openssl-3.0",
+            &["-cipher", "3DES"][..],
+            "openssl-3.0 has no cipher suite matching \"3DES\" in this build",
         ),
     ] {
         let o = Command::new(&driver)

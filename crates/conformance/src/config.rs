@@ -19,6 +19,7 @@ const FILES: &[(&str, &str)] = &[
     ("ring", include_str!("../config/ring.json")),
     ("openssl", include_str!("../config/openssl.json")),
     ("boringssl", include_str!("../config/boringssl.json")),
+    ("aws-lc", include_str!("../config/aws-lc.json")),
     ("s2n", include_str!("../config/s2n.json")),
     ("go", include_str!("../config/go.json")),
     ("gnutls", include_str!("../config/gnutls.json")),

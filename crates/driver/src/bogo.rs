@@ -131,6 +131,7 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
                 reads_hello_retry: [&flags.initial, &flags.resume]
                     .iter()
                     .any(|c| c.expect_hello_retry.is_some()),
+                exports_keying_material: flags.export_keying_material > 0,
             },
         }),
     })
@@ -162,6 +163,7 @@ pub fn run(lib: &dyn TlsLibrary, flags: &ShimFlags) -> Result<()> {
             .handshake(ep.as_mut())
             .with_context(|| format!("connection {} handshake", n + 1))
             .and_then(|()| check(flags, flags.connection(n), ep.as_ref(), n > 0))
+            .and_then(|()| export(flags, &mut wire, ep.as_mut()))
             .and_then(|()| exchange(flags.connection(n), &mut wire, ep.as_mut()));
         if result.is_err() {
             // The alert the library queued while failing goes out before the stream ends.
@@ -253,6 +255,26 @@ fn check(
         }
     }
     Ok(())
+}
+
+/// Keying material the connection exports, sent to the runner, which derives the same and
+/// compares (`-export-keying-material`): after the checks and before any other data, as in
+/// BoringSSL's shim.
+fn export(flags: &ShimFlags, wire: &mut Wire, ep: &mut dyn TlsEndpoint) -> Result<()> {
+    if flags.export_keying_material == 0 {
+        return Ok(());
+    }
+    let context = flags
+        .use_export_context
+        .then_some(flags.export_context.as_bytes());
+    let material = ep
+        .export_keying_material(
+            flags.export_label.as_bytes(),
+            context,
+            flags.export_keying_material,
+        )
+        .context("the adapter took the exporter flags but exports nothing")??;
+    wire.send(ep, &material)
 }
 
 /// The data phase: optionally write "hello" first, then echo every read back with each byte

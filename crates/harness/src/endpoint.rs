@@ -117,6 +117,8 @@ pub struct OpenExtras {
     pub reads_peer_signature: bool,
     /// The caller reads [`TlsEndpoint::hello_retry`].
     pub reads_hello_retry: bool,
+    /// The caller exports keying material ([`TlsEndpoint::export_keying_material`]).
+    pub exports_keying_material: bool,
 }
 
 impl OpenExtras {
@@ -150,6 +152,7 @@ impl OpenExtras {
                 "a report of the peer's signature scheme",
             ),
             (self.reads_hello_retry, "a report of HelloRetryRequest"),
+            (self.exports_keying_material, "keying material exports"),
         ]
         .into_iter()
         .filter_map(|(asked, what)| asked.then_some(what))
@@ -274,14 +277,7 @@ pub trait TlsLibrary: Send + Sync {
     /// `Err(reason)` unless the adapter honours everything `extras` asks; by default it
     /// honours none of it.
     fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
-        match extras.asked().as_slice() {
-            [] => Ok(()),
-            asked => Err(format!(
-                "the {} adapter does not take {}",
-                self.name(),
-                asked.join(", ")
-            )),
-        }
+        refuse_extras(self.name(), extras)
     }
     /// Whether it can play `side` of a cell: [`TlsLibrary::supports`] unless a library can
     /// play one side only (e.g. it cannot report what it verified as a client).
@@ -307,6 +303,18 @@ pub trait TlsLibrary: Send + Sync {
     /// `None` when its C code allocates nothing (ring) and all goes through Rust's allocator.
     fn c_allocation(&self) -> Option<CAllocation> {
         None
+    }
+}
+
+/// `Err(reason)` naming all that `extras` asks of the `library` adapter, which takes none of it;
+/// `Ok` when it asks nothing.
+pub fn refuse_extras(library: &str, extras: &OpenExtras) -> Result<(), String> {
+    match extras.asked().as_slice() {
+        [] => Ok(()),
+        asked => Err(format!(
+            "the {library} adapter does not take {}",
+            asked.join(", ")
+        )),
     }
 }
 
@@ -356,6 +364,17 @@ pub trait TlsEndpoint {
     }
     /// Server side: the client's Channel ID (empty when none came), where the library has it.
     fn channel_id(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// `len` bytes of keying material for `label` and, when given, `context` (RFC 5705;
+    /// RFC 8446 7.5, where no context is the empty one), where the library exports it (see
+    /// [`OpenExtras::exports_keying_material`]).
+    fn export_keying_material(
+        &self,
+        _label: &[u8],
+        _context: Option<&[u8]>,
+        _len: usize,
+    ) -> Option<anyhow::Result<Vec<u8>>> {
         None
     }
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender

@@ -198,9 +198,16 @@ impl TlsLibrary for OpensslLibrary {
                 refused.push("reports of the peer's signature scheme or of HelloRetryRequest");
             }
         }
-        if extras.cipher_list.as_ref().is_some_and(|l| l.contains('[')) && !boring_family {
-            refused.push("equal-preference groups in a cipher list (BoringSSL's syntax)");
+        let mut lacks_suites = None;
+        if let Some(list) = &extras.cipher_list {
+            if list.contains('[') && !boring_family {
+                refused.push("equal-preference groups in a cipher list (BoringSSL's syntax)");
+            } else if !takes_cipher_list(list) {
+                // e.g. "3DES": OpenSSL 1.1.0 and later build without those suites by default.
+                lacks_suites = Some(format!("cipher suite matching {list:?} in this build"));
+            }
         }
+        refused.extend(lacks_suites.as_deref());
         if extras.compliance.is_some() && !cfg!(feature = "boringssl") {
             refused.push("BoringSSL's compliance policies");
         }
@@ -237,11 +244,11 @@ impl TlsLibrary for OpensslLibrary {
                 b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
                 b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
                 if open.every_tls12_suite {
-                    #[cfg(feature = "boringssl")]
+                    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
                     b.set_cipher_list(
                         "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
                     )?;
-                    #[cfg(not(feature = "boringssl"))]
+                    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
                     b.set_cipher_list("ALL")?;
                 }
                 if let Some(list) = &open.extras.cipher_list {
@@ -751,6 +758,11 @@ fn describe(e: openssl::ssl::Error) -> anyhow::Error {
 }
 
 /// OpenSSL's error queue after a call that reports failure without an `ssl::Error`.
+/// Whether this build of the library has a suite that `list` (OpenSSL's syntax) names.
+fn takes_cipher_list(list: &str) -> bool {
+    SslContextBuilder::new(SslMethod::tls()).is_ok_and(|mut b| b.set_cipher_list(list).is_ok())
+}
+
 fn describe_stack(what: &str) -> anyhow::Error {
     anyhow!("OpenSSL: {what}: {}", openssl::error::ErrorStack::get())
 }
@@ -875,6 +887,34 @@ impl TlsEndpoint for OpensslEndpoint {
 
     fn channel_id(&self) -> Option<Vec<u8>> {
         probe::channel_id(self.ssl_ptr())
+    }
+
+    fn export_keying_material(
+        &self,
+        label: &[u8],
+        context: Option<&[u8]>,
+        len: usize,
+    ) -> Option<Result<Vec<u8>>> {
+        let mut out = vec![0u8; len];
+        let ctx = context.unwrap_or_default();
+        // SAFETY: valid SSL pointer; every buffer is valid for the length given with it.
+        let ok = unsafe {
+            ffi::SSL_export_keying_material(
+                self.ssl_ptr(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                label.as_ptr().cast(),
+                label.len(),
+                ctx.as_ptr().cast(),
+                ctx.len(),
+                std::ffi::c_int::from(context.is_some()),
+            )
+        };
+        Some(if ok == 1 {
+            Ok(out)
+        } else {
+            Err(describe_stack("exporting keying material"))
+        })
     }
 
     // The result is a C long: the same type as i64 on this target, not on every target.

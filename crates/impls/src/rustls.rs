@@ -21,7 +21,7 @@ use rustls::{
 use tlsmatrix_harness::aead::LibraryAead;
 use tlsmatrix_harness::endpoint::CAllocation;
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, EndpointFactory, PeerClosed, TlsEndpoint, TlsLibrary,
+    refuse_extras, EndpointConfig, EndpointFactory, OpenExtras, PeerClosed, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
@@ -168,6 +168,15 @@ impl TlsLibrary for RustlsLibrary {
             env!("TLSMATRIX_VERSION_RUSTLS"),
             self.provider_version
         )
+    }
+
+    fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
+        // rustls exports keying material (`export_keying_material`); of the rest it has none.
+        let rest = OpenExtras {
+            exports_keying_material: false,
+            ..extras.clone()
+        };
+        refuse_extras(self.name, &rest)
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
@@ -483,6 +492,19 @@ impl TlsEndpoint for RustlsEndpoint {
             .refresh_traffic_keys()
             .map_err(|e| anyhow!("rustls: {e}"))?;
         self.flush()
+    }
+
+    fn export_keying_material(
+        &self,
+        label: &[u8],
+        context: Option<&[u8]>,
+        len: usize,
+    ) -> Option<Result<Vec<u8>>> {
+        Some(
+            self.conn
+                .export_keying_material(vec![0u8; len], label, context)
+                .map_err(|e| anyhow!("rustls: exporting keying material: {e}")),
+        )
     }
 
     fn sni(&self) -> Option<String> {

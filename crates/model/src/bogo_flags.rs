@@ -91,6 +91,13 @@ pub struct ShimFlags {
     pub cipher: Option<String>,
     /// One of BoringSSL's named compliance policies.
     pub compliance: Option<CompliancePolicy>,
+    /// Bytes of keying material (RFC 5705, RFC 8446 7.5) each connection exports after its
+    /// handshake and sends the runner, which derives the same; 0 for none.
+    pub export_keying_material: usize,
+    pub export_label: String,
+    pub export_context: String,
+    /// The context is given (in TLS 1.2 an empty context differs from none).
+    pub use_export_context: bool,
     pub initial: ConnectionFlags,
     pub resume: ConnectionFlags,
 }
@@ -317,6 +324,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-signing-prefs" => f.signing_prefs.push(number(value()?)? as u16),
             "-verify-prefs" => f.verify_prefs.push(number(value()?)? as u16),
             "-cipher" => f.cipher = Some(value()?),
+            "-export-keying-material" => f.export_keying_material = number(value()?)? as usize,
+            "-export-label" => f.export_label = value()?,
+            "-export-context" => f.export_context = value()?,
+            "-use-export-context" => f.use_export_context = true,
             // Non-blocking I/O and a handshake driven by the first read or write: the wire
             // below always works that way, so these ask nothing more of it.
             "-async" | "-implicit-handshake" => {}
@@ -372,6 +383,10 @@ pub const HONOURED: &[&str] = &[
     "-verify-prefs",
     "-expect-peer-signature-algorithm",
     "-cipher",
+    "-export-keying-material",
+    "-export-label",
+    "-export-context",
+    "-use-export-context",
     "-fips-202205",
     "-fips-202609",
     "-wpa-202304",
@@ -486,9 +501,8 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         "a library callback or BoringSSL-only switch the adapter API does not expose",
     ),
     (
-        &["-export-keying-material", "-export-label", "-export-context", "-use-export-context",
-          "-tls-unique", "-export-traffic-secrets"],
-        "exporters: the adapter API does not export keying material",
+        &["-tls-unique", "-export-traffic-secrets"],
+        "the tls-unique channel binding and raw traffic secrets: the adapter API hands out neither",
     ),
     (
         &["-expect-ticket-renewal", "-expect-no-session", "-use-ticket-callback",
@@ -600,6 +614,13 @@ mod tests {
             "-async",
             "-implicit-handshake",
             "-key-update",
+            "-export-keying-material",
+            "1024",
+            "-export-label",
+            "label",
+            "-export-context",
+            "context",
+            "-use-export-context",
         ]))
         .unwrap();
         let Invocation::Test(f) = inv else {
@@ -616,6 +637,12 @@ mod tests {
         assert_eq!(f.host_name.as_deref(), Some("example.test"));
         assert_eq!(f.connection(0).expect_version, Some(TLS13));
         assert!(f.connection(1).key_update);
+        assert_eq!(f.export_keying_material, 1024);
+        assert_eq!(
+            (f.export_label.as_str(), f.export_context.as_str()),
+            ("label", "context")
+        );
+        assert!(f.use_export_context);
     }
 
     #[test]

@@ -203,8 +203,8 @@ pub const IMPLS: &[ImplRow] = &[
         driver: "tlsmatrix-driver-aws-lc",
         build: "`make build` (AWS-LC's libssl from the aws-lc-sys crate the openssl crate binds, linked into libssl-drivers/aws-lc)",
         version_prefix: "AWS-LC ",
-        // No expectation file: no known deviations (AWS-LC runs BoGo in its own CI).
-        conformance: Conformance::Shim(&[]),
+        // AWS-LC runs BoGo in its own CI; what differs from BoringSSL is listed.
+        conformance: Conformance::Shim(&["aws-lc"]),
         limits: &[],
         wraps_malloc: true,
     },
