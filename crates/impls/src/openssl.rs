@@ -757,12 +757,12 @@ fn describe(e: openssl::ssl::Error) -> anyhow::Error {
     }
 }
 
-/// OpenSSL's error queue after a call that reports failure without an `ssl::Error`.
 /// Whether this build of the library has a suite that `list` (OpenSSL's syntax) names.
 fn takes_cipher_list(list: &str) -> bool {
     SslContextBuilder::new(SslMethod::tls()).is_ok_and(|mut b| b.set_cipher_list(list).is_ok())
 }
 
+/// OpenSSL's error queue after a call that reports failure without an `ssl::Error`.
 fn describe_stack(what: &str) -> anyhow::Error {
     anyhow!("OpenSSL: {what}: {}", openssl::error::ErrorStack::get())
 }
