@@ -52,6 +52,10 @@ pub struct SeriesOptions {
     /// How long to follow, in minutes (a turn takes about half a second).
     #[arg(long, default_value_t = 5.0, value_parser = parse_minutes)]
     pub minutes: f64,
+    /// Follow exactly this many turns instead of for --minutes (a machine's speed does not
+    /// change how many there are, so a test can ask for enough to sort into thirds).
+    #[arg(long, value_name = "N", conflicts_with = "minutes", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub turns: Option<u32>,
     /// The CPU every turn runs on (default: the last this process may use).
     #[arg(long, value_name = "N")]
     pub core: Option<usize>,
@@ -137,10 +141,17 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
         _ => Metric::HandshakesPerS,
     };
     let total = Duration::from_secs_f64(o.minutes * 60.0);
-    let bar = tlsmatrix_runner::progress::bar(total.as_secs(), "s");
+    let bar = match o.turns {
+        Some(n) => tlsmatrix_runner::progress::bar(u64::from(n), "turns"),
+        None => tlsmatrix_runner::progress::bar(total.as_secs(), "s"),
+    };
     let start = Instant::now();
     let mut turns: Vec<Turn> = Vec::new();
-    while start.elapsed() < total {
+    let more = |done: usize| match o.turns {
+        Some(n) => done < n as usize,
+        None => start.elapsed() < total,
+    };
+    while more(turns.len()) {
         let before = tlsmatrix_runner::weather::read_on(&probe, core);
         let imp_rate = median_rate(imp, o.scenario, &req, metric)?;
         let after = tlsmatrix_runner::weather::read_on(&probe, core);
@@ -161,7 +172,10 @@ pub fn series(o: &SeriesOptions) -> Result<bool> {
             t.weather.cache_ns,
             t.weather.memory_ns
         )?;
-        bar.set_position(start.elapsed().as_secs().min(total.as_secs()));
+        bar.set_position(match o.turns {
+            Some(_) => turns.len() as u64 + 1,
+            None => start.elapsed().as_secs().min(total.as_secs()),
+        });
         bar.set_message(format!(
             "{} turns, last ratio {:.3}",
             turns.len() + 1,
@@ -231,7 +245,7 @@ fn summary(
         probe.sizes()
     );
     if turns.len() < 6 {
-        out.push_str("too few turns to sort into thirds; give it more --minutes\n");
+        out.push_str("too few turns to sort into thirds; give it more --minutes or --turns\n");
         return out;
     }
     let unit = figures::shown(metric).title;

@@ -67,11 +67,16 @@ fn weather_follows_an_impl_turn_by_turn() {
             &["--impl", "go-crypto-tls", "--core", "999"][..],
             "--core 999",
         ),
+        (&["--impl", "go-crypto-tls", "--turns", "0"][..], "--turns"),
+        (
+            &["--impl", "go-crypto-tls", "--turns", "6", "--minutes", "1"][..],
+            "cannot be used with",
+        ),
     ] {
         assert_clean_failure(&run(extra), wants, &csv);
     }
-    // 0.2 min: on a loaded machine 0.1 min once gave four turns, too few for thirds.
-    let r = run(&["--impl", "go-crypto-tls", "--minutes", "0.2"]);
+    // A count of turns, not minutes: on a loaded CI machine 0.2 min once gave four turns.
+    let r = run(&["--impl", "go-crypto-tls", "--turns", "6"]);
     assert!(r.status.success(), "{}", stderr(&r));
     let out = String::from_utf8_lossy(&r.stdout).to_string();
     for wants in [
