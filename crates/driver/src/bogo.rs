@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use crate::wire::{self, Received, Wire};
 use tlsmatrix_harness::certs::CertSet;
 use tlsmatrix_harness::endpoint::{
-    EndpointConfig, OpenExtras, OpenPolicy, TlsEndpoint, TlsLibrary,
+    Credential, EndpointConfig, OpenExtras, OpenPolicy, TlsEndpoint, TlsLibrary,
 };
 use tlsmatrix_model::scenario::SERVER_NAME;
 use tlsmatrix_model::scenario::{Aead, Chain, Resumption, SigAlg, Version};
@@ -66,11 +66,12 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
         )
         .into());
     }
-    let groups = flags
-        .curves
-        .iter()
-        .map(|c| group_of(*c))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Groups by name where the scenario model has them all, else by code point (an extra
+    // only some adapters take).
+    let (groups, group_codes) = match flags.curves.iter().map(|c| group_of(*c)).collect() {
+        Ok(named) => (named, Vec::new()),
+        Err(_) => (Vec::new(), flags.curves.clone()),
+    };
     let alpn = match (flags.server, &flags.advertise_alpn, &flags.select_alpn) {
         (false, Some(wire), _) => alpn_names(wire)?,
         (true, _, Some(p)) => vec![p.clone()],
@@ -80,9 +81,24 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
     // No chain is verified (see `OpenPolicy`), so -trust-cert is not read: the runner
     // passes an empty path for credentials without a root.
     let certs = CertSet::from_pems(String::new(), read_pem(&flags.cert_file)?, key_pem.clone());
-    if flags.server && key_pem.is_empty() {
-        bail!("a server test without -key-file");
+    if flags.server && key_pem.is_empty() && flags.credentials.is_empty() && flags.psk.is_none() {
+        bail!("a server test without -key-file, a credential or a pre-shared key");
     }
+    let credentials = flags
+        .credentials
+        .iter()
+        .map(|c| {
+            Ok(Credential {
+                raw_public_key: c.raw_public_key,
+                chain_pem: read_pem(&c.cert_file)?,
+                key_pem: read_pem(&c.key_file)?,
+                signing_prefs: c.signing_prefs.clone(),
+                must_match_issuer: c.must_match_issuer,
+                ocsp_response: c.ocsp_response.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let both = [&flags.initial, &flags.resume];
     Ok(EndpointConfig {
         version: max,
         // Ignored with `open` set; present because pinned configurations need them.
@@ -111,8 +127,11 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
                 verify_prefs: flags.verify_prefs.clone(),
                 cipher_list: flags.cipher.clone(),
                 compliance: flags.compliance,
-                verify_fails: flags.verify_fail,
-                verify_soft: flags.verify_fail && !flags.verify_peer && !flags.server,
+                verify_fails: flags.initial.verify_fail,
+                verify_fails_on_resume: flags.resume.verify_fail,
+                verify_soft: (flags.initial.verify_fail || flags.resume.verify_fail)
+                    && !flags.verify_peer
+                    && !flags.server,
                 custom_verify: flags.custom_verify,
                 reverify_on_resume: flags.reverify_on_resume,
                 jdk11_workaround: flags.jdk11_workaround,
@@ -125,13 +144,31 @@ pub fn config(flags: &ShimFlags) -> Result<EndpointConfig> {
                     .then(|| read_pem(&flags.send_channel_id))
                     .transpose()?,
                 reads_channel_id: flags.expect_channel_id.is_some(),
-                reads_peer_signature: [&flags.initial, &flags.resume]
-                    .iter()
-                    .any(|c| c.expect_peer_signature.is_some()),
-                reads_hello_retry: [&flags.initial, &flags.resume]
-                    .iter()
-                    .any(|c| c.expect_hello_retry.is_some()),
+                reads_peer_signature: both.iter().any(|c| c.expect_peer_signature.is_some()),
+                reads_hello_retry: both.iter().any(|c| c.expect_hello_retry.is_some()),
                 exports_keying_material: flags.export_keying_material > 0,
+                group_codes,
+                credentials,
+                reads_selected_credential: both
+                    .iter()
+                    .any(|c| c.expect_selected_credential.is_some()),
+                accepted_peer_cert_types: flags.accepted_peer_cert_types.clone(),
+                available_client_cert_types: flags.available_client_cert_types.clone(),
+                peer_rpk_sha256: flags.expect_peer_rpk_sha256.clone(),
+                reads_peer_cert_type: both
+                    .iter()
+                    .any(|c| c.expect_peer_certificate_type.is_some()),
+                requests_ocsp: flags.enable_ocsp_stapling,
+                ocsp_response: flags.ocsp_response.clone(),
+                ocsp_callback: flags.ocsp_callback,
+                reads_ocsp_response: both.iter().any(|c| c.expect_ocsp_response.is_some()),
+                old_client_cert_callback: flags.old_client_cert_callback,
+                npn_advertised: flags.advertise_npn.clone(),
+                npn_selected: flags.select_next_proto.clone(),
+                reads_next_proto: both.iter().any(|c| c.expect_next_proto.is_some()),
+                psk: flags.psk.clone(),
+                psk_identity: flags.psk_identity.clone().unwrap_or_default(),
+                reads_extended_master_secret: both.iter().any(|c| c.expect_extended_master_secret),
             },
         }),
     })
@@ -236,7 +273,7 @@ fn check(
     }
     if flags.expect_verify_result {
         // X509_V_OK, or X509_V_ERR_APPLICATION_VERIFICATION: the application refused.
-        let want = if flags.verify_fail { 50 } else { 0 };
+        let want = if conn.verify_fail { 50 } else { 0 };
         let got = ep.verify_result();
         if got != Some(want) {
             bail!("want verification result {want}, got {got:?}");
@@ -246,6 +283,33 @@ fn check(
         let got = ep.channel_id();
         if got.as_ref() != Some(want) {
             bail!("want Channel ID {want:02x?}, got {got:02x?}");
+        }
+    }
+    if let Some(want) = conn.expect_selected_credential {
+        let got = ep.selected_credential();
+        if got != Some(want) {
+            bail!("want credential {want} chosen, got {got:?}");
+        }
+    }
+    if conn.expect_extended_master_secret && ep.extended_master_secret() != Some(true) {
+        bail!("the connection has no extended master secret");
+    }
+    if let Some(want) = &conn.expect_next_proto {
+        let got = ep.next_proto();
+        if got.as_ref() != Some(want) {
+            bail!("want NPN protocol {want:?}, got {got:?}");
+        }
+    }
+    if let Some(want) = &conn.expect_ocsp_response {
+        let got = ep.ocsp_response();
+        if got.as_ref() != Some(want) {
+            bail!("want OCSP response {want:02x?}, got {got:02x?}");
+        }
+    }
+    if let Some(want) = conn.expect_peer_certificate_type {
+        let got = ep.peer_cert_type();
+        if got != Some(want) {
+            bail!("want peer certificate type {want}, got {got:?}");
         }
     }
     if let Some(want) = conn.expect_hello_retry {

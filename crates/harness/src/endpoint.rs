@@ -15,7 +15,7 @@ use tlsmatrix_model::scenario::{
 };
 use tlsmatrix_model::side::Side;
 
-pub use tlsmatrix_model::bogo_flags::CompliancePolicy;
+pub use tlsmatrix_model::bogo_flags::{CompliancePolicy, OcspCallback};
 
 /// What one side is configured to do. Built from a scenario, so both sides pin the same
 /// version, suite, group and signature scheme; tests may change a side to provoke a mismatch.
@@ -89,9 +89,12 @@ pub struct OpenExtras {
     pub cipher_list: Option<String>,
     /// One of BoringSSL's named compliance policies.
     pub compliance: Option<CompliancePolicy>,
-    /// The certificate verification callback fails, so a handshake that verifies the peer
-    /// must not complete.
+    /// The certificate verification callback fails on the first connection, so a handshake
+    /// that verifies the peer must not complete.
     pub verify_fails: bool,
+    /// The callback fails on the connections after the first (which resume), which matters
+    /// where the library verifies a resumed session again.
+    pub verify_fails_on_resume: bool,
     /// A client's failed verification does not stop the handshake, and is still reported
     /// ([`TlsEndpoint::verify_result`]): a client that verifies without insisting, as
     /// BoringSSL's shim is without `-verify-peer`. Asked only with `verify_fails`.
@@ -119,6 +122,67 @@ pub struct OpenExtras {
     pub reads_hello_retry: bool,
     /// The caller exports keying material ([`TlsEndpoint::export_keying_material`]).
     pub exports_keying_material: bool,
+    /// All the groups, by code point, most preferred first, in place of
+    /// [`EndpointConfig::groups`] (left empty): asked when one of them has no name in the
+    /// scenario model (P-521, ML-KEM-1024), which only measures what every stack has.
+    pub group_codes: Vec<u16>,
+    /// Credentials beyond `EndpointConfig::certs` (which may then be empty), in order; the
+    /// library picks one per handshake (BoringSSL's `SSL_CTX_add1_credential`).
+    pub credentials: Vec<Credential>,
+    /// The caller reads [`TlsEndpoint::selected_credential`].
+    pub reads_selected_credential: bool,
+    /// Certificate types (RFC 7250 codes) accepted from the peer, most preferred first;
+    /// empty for X.509 only.
+    pub accepted_peer_cert_types: Vec<u8>,
+    /// Certificate types a client offers for itself; empty for its credentials' types.
+    pub available_client_cert_types: Vec<u8>,
+    /// The SHA-256 of the SubjectPublicKeyInfo a peer's raw public key must have: the
+    /// verification that accepts raw public keys.
+    pub peer_rpk_sha256: Option<Vec<u8>>,
+    /// The caller reads [`TlsEndpoint::peer_cert_type`].
+    pub reads_peer_cert_type: bool,
+    /// Client: ask for a stapled OCSP response (status_request).
+    pub requests_ocsp: bool,
+    /// Server: the OCSP response to staple when a client asks.
+    pub ocsp_response: Option<Vec<u8>>,
+    /// The application's OCSP callback and what it answers.
+    pub ocsp_callback: Option<OcspCallback>,
+    /// The caller reads [`TlsEndpoint::ocsp_response`].
+    pub reads_ocsp_response: bool,
+    /// A client's certificate is handed over by OpenSSL's oldest callback
+    /// (`SSL_CTX_set_client_cert_cb`: the leaf and its key, no chain) when a server asks.
+    pub old_client_cert_callback: bool,
+    /// Server: the protocols Next Protocol Negotiation advertises (wire form, each prefixed
+    /// by its length; empty advertises an empty list).
+    pub npn_advertised: Option<Vec<u8>>,
+    /// Client: the protocol it picks when a server advertises NPN (may be empty).
+    pub npn_selected: Option<Vec<u8>>,
+    /// The caller reads [`TlsEndpoint::next_proto`].
+    pub reads_next_proto: bool,
+    /// A TLS 1.2 pre-shared key (the PSK suites), which a server may take in place of a
+    /// certificate.
+    pub psk: Option<Vec<u8>>,
+    /// The PSK's identity: what a client sends and a server requires and sends as its hint
+    /// (empty: none, and a client then requires no hint).
+    pub psk_identity: String,
+    /// The caller reads [`TlsEndpoint::extended_master_secret`].
+    pub reads_extended_master_secret: bool,
+}
+
+/// A credential to authenticate with, beside the configuration's own certificate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credential {
+    /// A raw public key (RFC 7250) made from `key_pem`; `chain_pem` is then unused.
+    pub raw_public_key: bool,
+    /// Leaf first.
+    pub chain_pem: String,
+    pub key_pem: String,
+    /// Signature schemes this credential signs with, most preferred first; empty for all.
+    pub signing_prefs: Vec<u16>,
+    /// Chosen only when the peer names the issuer of its chain.
+    pub must_match_issuer: bool,
+    /// The OCSP response stapled with this credential.
+    pub ocsp_response: Option<Vec<u8>>,
 }
 
 impl OpenExtras {
@@ -134,7 +198,10 @@ impl OpenExtras {
             (!self.verify_prefs.is_empty(), "verification preferences"),
             (self.cipher_list.is_some(), "a cipher list"),
             (self.compliance.is_some(), "a BoringSSL compliance policy"),
-            (self.verify_fails, "a failing verification callback"),
+            (
+                self.verify_fails || self.verify_fails_on_resume,
+                "a failing verification callback",
+            ),
             (
                 self.custom_verify,
                 "BoringSSL's custom verification callback",
@@ -153,6 +220,47 @@ impl OpenExtras {
             ),
             (self.reads_hello_retry, "a report of HelloRetryRequest"),
             (self.exports_keying_material, "keying material exports"),
+            (
+                !self.group_codes.is_empty(),
+                "groups the scenario model does not name",
+            ),
+            (
+                !self.credentials.is_empty(),
+                "several credentials to choose from",
+            ),
+            (
+                self.reads_selected_credential,
+                "a report of the credential chosen",
+            ),
+            (
+                !self.accepted_peer_cert_types.is_empty()
+                    || !self.available_client_cert_types.is_empty()
+                    || self.peer_rpk_sha256.is_some()
+                    || self.reads_peer_cert_type,
+                "raw public keys (RFC 7250)",
+            ),
+            (
+                self.requests_ocsp
+                    || self.ocsp_response.is_some()
+                    || self.ocsp_callback.is_some()
+                    || self.reads_ocsp_response,
+                "OCSP stapling",
+            ),
+            (
+                self.old_client_cert_callback,
+                "OpenSSL's client certificate callback",
+            ),
+            (
+                self.npn_advertised.is_some()
+                    || self.npn_selected.is_some()
+                    || self.reads_next_proto,
+                "Next Protocol Negotiation",
+            ),
+            (self.psk.is_some(), "TLS 1.2 pre-shared keys"),
+            (
+                self.reads_extended_master_secret,
+                "a report of the extended master secret",
+            ),
         ]
         .into_iter()
         .filter_map(|(asked, what)| asked.then_some(what))
@@ -375,6 +483,30 @@ pub trait TlsEndpoint {
         _context: Option<&[u8]>,
         _len: usize,
     ) -> Option<anyhow::Result<Vec<u8>>> {
+        None
+    }
+    /// Which of [`OpenExtras::credentials`] the handshake used (its index), or -1 for the
+    /// configuration's own certificate or none, where the library tells.
+    fn selected_credential(&self) -> Option<i32> {
+        None
+    }
+    /// Whether the connection uses the extended master secret (RFC 7627), where the library
+    /// tells.
+    fn extended_master_secret(&self) -> Option<bool> {
+        None
+    }
+    /// The protocol Next Protocol Negotiation agreed on (empty: none), where the library
+    /// tells.
+    fn next_proto(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// The OCSP response the server stapled (empty when none came), where the library tells.
+    fn ocsp_response(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// The certificate type (RFC 7250 code) the peer authenticated with, where the library
+    /// tells.
+    fn peer_cert_type(&self) -> Option<u8> {
         None
     }
     /// Sends close_notify. Over a socket the peer learns the stream ended where the sender

@@ -7,6 +7,7 @@
 //! differ (reading what was negotiated, TLS 1.3 suites, ticket counts) the code says so with
 //! `cfg(feature = "boringssl")`; the reading is in `probe_openssl.rs`/`probe_boringssl.rs`.
 
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
@@ -35,10 +36,14 @@ use tlsmatrix_harness::endpoint::{
 };
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_model::bogo_flags::Unimplemented;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
+#[cfg(feature = "boringssl")]
+#[path = "credentials_boringssl.rs"]
+mod credentials;
 #[cfg_attr(
     not(any(feature = "boringssl", feature = "aws-lc")),
     path = "probe_openssl.rs"
@@ -217,6 +222,18 @@ impl TlsLibrary for OpensslLibrary {
         if extras.asks_channel_id() && !boring_family {
             refused.push("Channel ID (BoringSSL's extension)");
         }
+        if !cfg!(feature = "boringssl") {
+            if !extras.credentials.is_empty() || extras.reads_selected_credential {
+                refused.push("credentials to choose from (BoringSSL's SSL_CREDENTIAL)");
+            }
+            if !extras.accepted_peer_cert_types.is_empty()
+                || !extras.available_client_cert_types.is_empty()
+                || extras.peer_rpk_sha256.is_some()
+                || extras.reads_peer_cert_type
+            {
+                refused.push("raw public keys (RFC 7250)");
+            }
+        }
         if (extras.reverify_on_resume || extras.jdk11_workaround) && !boring_family {
             refused.push("verification again on resumption or the JDK 11 workaround (BoringSSL's)");
         }
@@ -293,17 +310,32 @@ impl TlsLibrary for OpensslLibrary {
         }
         // A client sends its key share for the first group only. An open configuration
         // without groups keeps the library's.
-        let groups: Vec<&str> = cfg
+        let mut groups: Vec<&str> = cfg
             .groups_for(side)
             .iter()
             .map(|g| group_name(*g))
             .collect();
+        if let Some(open) = &cfg.open {
+            for &code in &open.extras.group_codes {
+                groups.push(codes::openssl_group_name(code).ok_or_else(|| {
+                    Unimplemented(format!("{} has no name for group {code:#06x}", self.name))
+                })?);
+            }
+        }
         if !groups.is_empty() {
             #[cfg(feature = "boringssl")]
             let set = b.set_curves_list(&groups.join(":"));
             #[cfg(not(feature = "boringssl"))]
             let set = b.set_groups_list(&groups.join(":"));
-            set.with_context(|| format!("the library rejects the group list {groups:?}"))?;
+            // A group this build lacks (P-521 in a build without it, ML-KEM before OpenSSL
+            // 3.5) makes the test unimplemented on this library, not failed.
+            if let Err(e) = set {
+                let why = format!("the library rejects the group list {groups:?}: {e}");
+                return Err(match cfg.open {
+                    Some(_) => Unimplemented(why).into(),
+                    None => anyhow!(why),
+                });
+            }
         }
         let session = resumption(&mut b, side, cfg.resumption)?;
         if cfg.open.as_ref().is_some_and(|o| o.extras.no_ticket) {
@@ -327,6 +359,11 @@ impl TlsLibrary for OpensslLibrary {
         #[cfg(not(feature = "boringssl"))]
         b.set_mode(openssl::ssl::SslMode::NO_AUTO_CHAIN);
 
+        let verify_plan = Arc::new(VerifyPlan::new(
+            cfg.open
+                .as_ref()
+                .map_or(&OpenExtras::default(), |o| &o.extras),
+        ));
         match side {
             Side::Client => {
                 for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
@@ -340,7 +377,7 @@ impl TlsLibrary for OpensslLibrary {
                             true => SslVerifyMode::NONE,
                             false => SslVerifyMode::PEER,
                         };
-                        open_verify(&mut b, mode, &open.extras)
+                        open_verify(&mut b, mode, &verify_plan, &open.extras)
                     }
                     None => b.set_verify(SslVerifyMode::PEER),
                 }
@@ -352,7 +389,13 @@ impl TlsLibrary for OpensslLibrary {
                 if !cfg.alpn.is_empty() {
                     b.set_alpn_protos(&cfg.alpn_wire()?)?;
                 }
-                if cfg.client_cert {
+                let from_callback = cfg
+                    .open
+                    .as_ref()
+                    .is_some_and(|o| o.extras.old_client_cert_callback);
+                if from_callback {
+                    old_client_cert::install(&mut b, cfg)?;
+                } else if cfg.client_cert {
                     use_pem_pair(
                         &mut b,
                         &cfg.certs.client_chain_pem,
@@ -361,14 +404,22 @@ impl TlsLibrary for OpensslLibrary {
                 }
             }
             Side::Server => {
-                use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+                // A server may have only the credentials or the pre-shared key of an open
+                // configuration.
+                let credentials_only = cfg.certs.key_pem.is_empty()
+                    && cfg.open.as_ref().is_some_and(|o| {
+                        !o.extras.credentials.is_empty() || o.extras.psk.is_some()
+                    });
+                if !credentials_only {
+                    use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+                }
                 let mut mode = SslVerifyMode::PEER;
                 if cfg.require_client_cert {
                     mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
                 }
                 match &cfg.open {
                     Some(open) if open.request_client_cert => {
-                        open_verify(&mut b, mode, &open.extras)
+                        open_verify(&mut b, mode, &verify_plan, &open.extras)
                     }
                     Some(_) => {}
                     None if cfg.require_client_cert => {
@@ -389,6 +440,9 @@ impl TlsLibrary for OpensslLibrary {
             }
         }
         if let Some(open) = &cfg.open {
+            ocsp::install_callback(&mut b, side, &open.extras)?;
+            npn::install(&mut b, &open.extras)?;
+            psk::install(&mut b, &open.extras)?;
             extras::apply(&mut b, &open.extras)?;
         }
         Ok(Box::new(OpensslFactory {
@@ -403,25 +457,78 @@ impl TlsLibrary for OpensslLibrary {
             session,
             write_tickets: cfg.resumption == Resumption::Ticket,
             jdk11_workaround: cfg.open.as_ref().is_some_and(|o| o.extras.jdk11_workaround),
+            verify_plan,
+            requests_ocsp: cfg.open.as_ref().is_some_and(|o| o.extras.requests_ocsp),
+            ocsp_response: match &cfg.open {
+                Some(open) if side == Side::Server && !ocsp::set_in_callback(&open.extras) => {
+                    open.extras.ocsp_response.clone()
+                }
+                _ => None,
+            },
         }))
+    }
+}
+
+/// Whether the verification callback fails, connection by connection: BoGo's runner may ask
+/// for a callback that fails on resumption only (`-on-resume-verify-fail`), which matters
+/// where the library verifies a resumed session again. The factory sets the verdict as it
+/// makes each connection; the shim makes them one at a time.
+struct VerifyPlan {
+    first: bool,
+    later: bool,
+    fails: AtomicBool,
+    made: AtomicU32,
+}
+
+impl VerifyPlan {
+    fn new(extras: &OpenExtras) -> Self {
+        VerifyPlan {
+            first: extras.verify_fails,
+            later: extras.verify_fails_on_resume,
+            fails: AtomicBool::new(extras.verify_fails),
+            made: AtomicU32::new(0),
+        }
+    }
+
+    /// A connection is being made: the verdict its callback gives.
+    fn next_connection(&self) {
+        let n = self.made.fetch_add(1, Ordering::Relaxed);
+        let fails = if n == 0 { self.first } else { self.later };
+        self.fails.store(fails, Ordering::Relaxed);
+    }
+
+    fn fails(&self) -> bool {
+        self.fails.load(Ordering::Relaxed)
     }
 }
 
 /// An open configuration's verification: any chain, or none when the test asks for a
 /// failing callback; through BoringSSL's custom callback, which replaces its chain check and
 /// refuses with certificate_unknown, when asked for that.
-fn open_verify(b: &mut SslContextBuilder, mode: SslVerifyMode, extras: &OpenExtras) {
-    let fails = extras.verify_fails;
+fn open_verify(
+    b: &mut SslContextBuilder,
+    mode: SslVerifyMode,
+    plan: &Arc<VerifyPlan>,
+    extras: &OpenExtras,
+) {
+    let plan = Arc::clone(plan);
+    #[cfg(feature = "boringssl")]
+    if let Some(want) = &extras.peer_rpk_sha256 {
+        credentials::verify_raw_public_key(b, mode, want.clone());
+        return;
+    }
     #[cfg(feature = "boringssl")]
     if extras.custom_verify {
         use openssl::ssl::{SslAlert, SslVerifyError};
-        b.set_custom_verify_callback(mode, move |_| match fails {
+        b.set_custom_verify_callback(mode, move |_| match plan.fails() {
             true => Err(SslVerifyError::Invalid(SslAlert::CERTIFICATE_UNKNOWN)),
             false => Ok(()),
         });
         return;
     }
-    b.set_verify_callback(mode, move |_, ctx| open_verdict(fails, ctx));
+    #[cfg(not(feature = "boringssl"))]
+    let _ = extras;
+    b.set_verify_callback(mode, move |_, ctx| open_verdict(plan.fails(), ctx));
 }
 
 /// The per-certificate verdict: the application's refusal (as BoringSSL's shim reports it),
@@ -442,13 +549,327 @@ fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
     !fails
 }
 
+/// A client certificate given through the oldest callback the family has
+/// (`SSL_CTX_set_client_cert_cb`), which hands over a leaf and its key (no chain) when the
+/// server asks, or nothing.
+mod old_client_cert {
+    use super::*;
+    use std::os::raw::c_int;
+    use std::sync::OnceLock;
+
+    type Identity = Option<(X509, PKey<openssl::pkey::Private>)>;
+
+    /// Where the context keeps the identity its callback hands over.
+    fn index() -> Result<openssl::ex_data::Index<SslContext, Identity>> {
+        static INDEX: OnceLock<openssl::ex_data::Index<SslContext, Identity>> = OnceLock::new();
+        if let Some(i) = INDEX.get() {
+            return Ok(*i);
+        }
+        let i = SslContext::new_ex_index::<Identity>()?;
+        Ok(*INDEX.get_or_init(|| i))
+    }
+
+    pub fn install(b: &mut SslContextBuilder, cfg: &EndpointConfig) -> Result<()> {
+        let identity = match cfg.client_cert {
+            true => {
+                let leaf = X509::stack_from_pem(cfg.certs.client_chain_pem.as_bytes())?
+                    .into_iter()
+                    .next()
+                    .context("the client's certificate chain is empty")?;
+                let key = PKey::private_key_from_pem(cfg.certs.client_key_pem.as_bytes())?;
+                Some((leaf, key))
+            }
+            false => None,
+        };
+        b.set_ex_data(index()?, identity);
+        // SAFETY: a valid context; the callback is a plain function that reads the context's
+        // data and hands the library references of its own.
+        unsafe { SSL_CTX_set_client_cert_cb(b.as_ptr(), Some(hand_over)) };
+        Ok(())
+    }
+
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+    type ClientCertCallback =
+        unsafe extern "C" fn(*mut ffi::SSL, *mut *mut ffi::X509, *mut *mut ffi::EVP_PKEY) -> c_int;
+
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    use ffi::SSL_CTX_set_client_cert_cb;
+    // openssl-sys does not bind it; every OpenSSL release since 0.9.7 has it.
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+    extern "C" {
+        fn SSL_CTX_set_client_cert_cb(ctx: *mut ffi::SSL_CTX, cb: Option<ClientCertCallback>);
+    }
+
+    /// 1 with a certificate and key, 0 for none (as BoringSSL's shim answers).
+    unsafe extern "C" fn hand_over(
+        ssl: *mut ffi::SSL,
+        out_x509: *mut *mut ffi::X509,
+        out_pkey: *mut *mut ffi::EVP_PKEY,
+    ) -> c_int {
+        let ssl = openssl::ssl::SslRef::from_ptr(ssl);
+        let Ok(index) = index() else { return -1 };
+        match ssl.ssl_context().ex_data(index) {
+            Some(Some((leaf, key))) => {
+                // The library takes ownership: give it references of its own.
+                let (leaf, key) = (leaf.clone(), key.clone());
+                *out_x509 = leaf.as_ptr();
+                *out_pkey = key.as_ptr();
+                std::mem::forget((leaf, key));
+                1
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Next Protocol Negotiation (the pre-standard ALPN, TLS 1.2 only), which the whole family
+/// still has: a server advertises a list and a client picks one protocol, as BoringSSL's
+/// shim does it (its callbacks answer with the configured bytes, whatever was offered).
+mod npn {
+    use super::*;
+    use std::os::raw::{c_int, c_uchar, c_uint, c_void};
+    use std::sync::OnceLock;
+
+    /// What the context's callbacks answer: the server's list (wire form; empty advertises
+    /// an empty list) and the client's choice.
+    #[derive(Default)]
+    struct Npn {
+        advertised: Option<Vec<u8>>,
+        selected: Option<Vec<u8>>,
+    }
+
+    fn index() -> Result<openssl::ex_data::Index<SslContext, Npn>> {
+        static INDEX: OnceLock<openssl::ex_data::Index<SslContext, Npn>> = OnceLock::new();
+        if let Some(i) = INDEX.get() {
+            return Ok(*i);
+        }
+        let i = SslContext::new_ex_index::<Npn>()?;
+        Ok(*INDEX.get_or_init(|| i))
+    }
+
+    pub fn install(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
+        if extras.npn_advertised.is_none() && extras.npn_selected.is_none() {
+            return Ok(());
+        }
+        let select = extras.npn_selected.is_some();
+        b.set_ex_data(
+            index()?,
+            Npn {
+                advertised: extras.npn_advertised.clone(),
+                selected: extras.npn_selected.clone(),
+            },
+        );
+        // SAFETY: a valid context; the callbacks read the context's data, which lives as long
+        // as the context.
+        unsafe {
+            #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+            {
+                ffi::SSL_CTX_set_next_protos_advertised_cb(b.as_ptr(), advertise, ptr::null_mut());
+                if select {
+                    ffi::SSL_CTX_set_next_proto_select_cb(b.as_ptr(), choose, ptr::null_mut());
+                }
+            }
+            #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+            {
+                ffi::SSL_CTX_set_next_protos_advertised_cb(
+                    b.as_ptr(),
+                    Some(advertise),
+                    ptr::null_mut(),
+                );
+                if select {
+                    ffi::SSL_CTX_set_next_proto_select_cb(
+                        b.as_ptr(),
+                        Some(choose),
+                        ptr::null_mut(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    use std::ptr;
+
+    /// The context's NPN answers, from inside a callback.
+    ///
+    /// SAFETY: `ssl` is the valid connection a callback was called with.
+    unsafe fn of<'a>(ssl: *mut ffi::SSL) -> Option<&'a Npn> {
+        let ssl = openssl::ssl::SslRef::from_ptr(ssl);
+        let ctx: &'a openssl::ssl::SslContextRef = &*(ssl.ssl_context() as *const _);
+        ctx.ex_data(index().ok()?)
+    }
+
+    extern "C" fn advertise(
+        ssl: *mut ffi::SSL,
+        out: *mut *const c_uchar,
+        out_len: *mut c_uint,
+        _: *mut c_void,
+    ) -> c_int {
+        const NOACK: c_int = 3;
+        // SAFETY: called by the library with its connection and out-pointers.
+        unsafe {
+            match of(ssl).and_then(|n| n.advertised.as_ref()) {
+                Some(list) => {
+                    *out = list.as_ptr();
+                    *out_len = list.len() as c_uint;
+                    0
+                }
+                None => NOACK,
+            }
+        }
+    }
+
+    extern "C" fn choose(
+        ssl: *mut ffi::SSL,
+        out: *mut *mut c_uchar,
+        out_len: *mut c_uchar,
+        _: *const c_uchar,
+        _: c_uint,
+        _: *mut c_void,
+    ) -> c_int {
+        // SAFETY: as above; the library only reads what `out` points at.
+        unsafe {
+            match of(ssl).and_then(|n| n.selected.as_ref()) {
+                Some(p) if p.len() <= 255 => {
+                    *out = p.as_ptr() as *mut c_uchar;
+                    *out_len = p.len() as c_uchar;
+                    0
+                }
+                _ => 2, // SSL_TLSEXT_ERR_ALERT_FATAL
+            }
+        }
+    }
+
+    /// The protocol NPN agreed on (empty: none).
+    pub fn negotiated(ssl: *mut ffi::SSL) -> Vec<u8> {
+        let mut data = ptr::null();
+        let mut len: c_uint = 0;
+        // SAFETY: a valid connection; the protocol is owned by it and copied here.
+        unsafe {
+            ffi::SSL_get0_next_proto_negotiated(ssl, &mut data, &mut len);
+            match data.is_null() {
+                true => Vec::new(),
+                false => std::slice::from_raw_parts(data, len as usize).to_vec(),
+            }
+        }
+    }
+}
+
+/// TLS 1.2 pre-shared keys through the family's PSK callbacks, as BoringSSL's shim sets
+/// them: a client requires the server's hint to be its identity (or no hint when it has
+/// none), and a server requires the client's identity to be its own.
+mod psk {
+    use super::*;
+    use std::ffi::CString;
+
+    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+    use ffi::SSL_CTX_use_psk_identity_hint;
+    // openssl-sys does not bind it; OpenSSL has it since 1.0.0.
+    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+    extern "C" {
+        fn SSL_CTX_use_psk_identity_hint(
+            ctx: *mut ffi::SSL_CTX,
+            hint: *const std::os::raw::c_char,
+        ) -> std::os::raw::c_int;
+    }
+
+    pub fn install(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
+        let Some(key) = extras.psk.clone() else {
+            return Ok(());
+        };
+        let identity = extras.psk_identity.clone();
+        let (client_key, client_identity) = (key.clone(), identity.clone());
+        b.set_psk_client_callback(move |_, hint, out_identity, out_key| {
+            let hint_ok = match client_identity.is_empty() {
+                true => hint.is_none(),
+                false => hint == Some(client_identity.as_bytes()),
+            };
+            // Room for the identity's terminating NUL.
+            if !hint_ok
+                || client_identity.len() >= out_identity.len()
+                || client_key.len() > out_key.len()
+            {
+                return Ok(0);
+            }
+            out_identity[..client_identity.len()].copy_from_slice(client_identity.as_bytes());
+            out_identity[client_identity.len()] = 0;
+            out_key[..client_key.len()].copy_from_slice(&client_key);
+            Ok(client_key.len())
+        });
+        let server_identity = identity.clone();
+        b.set_psk_server_callback(move |_, got, out_key| {
+            if got.unwrap_or_default() != server_identity.as_bytes() || key.len() > out_key.len() {
+                return Ok(0);
+            }
+            out_key[..key.len()].copy_from_slice(&key);
+            Ok(key.len())
+        });
+        if !identity.is_empty() {
+            let hint = CString::new(identity)?;
+            // SAFETY: a valid context; the library copies the hint.
+            if unsafe { SSL_CTX_use_psk_identity_hint(b.as_ptr(), hint.as_ptr()) } != 1 {
+                return Err(describe_stack("setting the PSK identity hint"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// OCSP stapling as BoringSSL's shim asks for it, through the status callback every libssl
+/// of the family has (`SSL_CTX_set_tlsext_status_cb`).
+mod ocsp {
+    use super::*;
+    use openssl::error::ErrorStack;
+
+    /// Whether a server's response is set from its callback: when the test asks so, and
+    /// always on OpenSSL, whose server staples only what its status callback sets.
+    pub fn set_in_callback(extras: &OpenExtras) -> bool {
+        let asked = extras
+            .ocsp_callback
+            .is_some_and(|c| c.used && c.sets_response);
+        asked
+            || (!cfg!(any(feature = "boringssl", feature = "aws-lc"))
+                && extras.ocsp_response.is_some())
+    }
+
+    /// The application's status callback, where the test installs one or OpenSSL's server
+    /// needs one to staple at all. A client's accepts the response unless it fails; a
+    /// server's staples unless it declines, and a failing one ends the handshake.
+    pub fn install_callback(
+        b: &mut SslContextBuilder,
+        side: Side,
+        extras: &OpenExtras,
+    ) -> Result<()> {
+        let callback = extras.ocsp_callback.filter(|c| c.used);
+        let response = extras
+            .ocsp_response
+            .clone()
+            .filter(|_| set_in_callback(extras));
+        match (side, callback) {
+            (Side::Client, None) => Ok(()),
+            (Side::Client, Some(c)) => Ok(b.set_status_callback(move |_| Ok(!c.fails))?),
+            (Side::Server, None) if response.is_none() => Ok(()),
+            (Side::Server, c) => Ok(b.set_status_callback(move |ssl| {
+                if let Some(r) = &response {
+                    if !probe::set_ocsp_response(ssl.as_ptr(), r) {
+                        return Err(ErrorStack::get());
+                    }
+                }
+                match c {
+                    Some(c) if c.fails => Err(ErrorStack::get()),
+                    Some(c) => Ok(!c.declines),
+                    None => Ok(true),
+                }
+            })?),
+        }
+    }
+}
+
 /// The extras beyond the cipher list and the verification callback, on the libraries that
 /// take them (`open_extras` refuses them elsewhere). The compliance policy goes last: BoringSSL
 /// defines its effect only when nothing configures the context after it.
 mod extras {
     use super::*;
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    use tlsmatrix_model::bogo_flags::Unimplemented;
 
     /// `SSL_CTX_set_signing_algorithm_prefs` or `SSL_CTX_set_verify_algorithm_prefs`.
     #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
@@ -505,6 +926,8 @@ mod extras {
                 return Err(describe_stack("setting the Channel ID key"));
             }
         }
+        #[cfg(feature = "boringssl")]
+        super::credentials::apply(b, extras)?;
         #[cfg(feature = "boringssl")]
         if let Some(policy) = extras.compliance {
             use ffi::ssl_compliance_policy_t as P;
@@ -693,10 +1116,18 @@ struct OpensslFactory {
     /// Set per connection, where BoringSSL (and AWS-LC) take it.
     #[cfg_attr(not(any(feature = "boringssl", feature = "aws-lc")), allow(dead_code))]
     jdk11_workaround: bool,
+    verify_plan: Arc<VerifyPlan>,
+    /// Client: ask for a stapled OCSP response.
+    requests_ocsp: bool,
+    /// Server, BoringSSL and AWS-LC: the response each connection staples (OpenSSL's server
+    /// staples only from its status callback; see `ocsp`).
+    #[cfg_attr(not(any(feature = "boringssl", feature = "aws-lc")), allow(dead_code))]
+    ocsp_response: Option<Vec<u8>>,
 }
 
 impl EndpointFactory for OpensslFactory {
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        self.verify_plan.next_connection();
         let mut ssl = Ssl::new(&self.ctx)?;
         match self.side {
             Side::Client => {
@@ -726,6 +1157,15 @@ impl EndpointFactory for OpensslFactory {
         if self.jdk11_workaround {
             // SAFETY: a fresh SSL.
             unsafe { ffi::SSL_set_jdk11_workaround(ssl.as_ptr(), 1) };
+        }
+        if self.requests_ocsp {
+            ssl.set_status_type(openssl::ssl::StatusType::OCSP)?;
+        }
+        #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+        if let Some(response) = &self.ocsp_response {
+            if !probe::set_ocsp_response(ssl.as_ptr(), response) {
+                return Err(describe_stack("setting the OCSP response"));
+            }
         }
         Ok(Box::new(OpensslEndpoint {
             stream: SslStream::new(ssl, io)?,
@@ -887,6 +1327,28 @@ impl TlsEndpoint for OpensslEndpoint {
 
     fn channel_id(&self) -> Option<Vec<u8>> {
         probe::channel_id(self.ssl_ptr())
+    }
+
+    fn ocsp_response(&self) -> Option<Vec<u8>> {
+        Some(probe::ocsp_response(self.ssl_ptr()))
+    }
+
+    fn next_proto(&self) -> Option<Vec<u8>> {
+        Some(npn::negotiated(self.ssl_ptr()))
+    }
+
+    fn extended_master_secret(&self) -> Option<bool> {
+        Some(probe::extended_master_secret(self.ssl_ptr()))
+    }
+
+    #[cfg(feature = "boringssl")]
+    fn selected_credential(&self) -> Option<i32> {
+        Some(credentials::selected(self.stream.ssl()))
+    }
+
+    #[cfg(feature = "boringssl")]
+    fn peer_cert_type(&self) -> Option<u8> {
+        Some(credentials::peer_cert_type(self.stream.ssl()))
     }
 
     fn export_keying_material(

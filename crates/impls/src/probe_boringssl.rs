@@ -49,3 +49,29 @@ pub fn key_update(ssl: *mut ffi::SSL) -> bool {
     // SAFETY: valid SSL pointer; the call only schedules the message.
     unsafe { ffi::SSL_key_update(ssl, ffi::SSL_KEY_UPDATE_REQUESTED as i32) == 1 }
 }
+
+/// The OCSP response the server stapled (empty when none came).
+pub fn ocsp_response(ssl: *mut ffi::SSL) -> Vec<u8> {
+    let mut data = std::ptr::null();
+    let mut len = 0;
+    // SAFETY: valid SSL pointer; the response, if any, is owned by the SSL and copied here.
+    unsafe {
+        ffi::SSL_get0_ocsp_response(ssl, &mut data, &mut len);
+        match data.is_null() {
+            true => Vec::new(),
+            false => std::slice::from_raw_parts(data, len).to_vec(),
+        }
+    }
+}
+
+/// Sets the OCSP response a server staples; false if the library refused it.
+pub fn set_ocsp_response(ssl: *mut ffi::SSL, response: &[u8]) -> bool {
+    // SAFETY: valid SSL pointer; the library copies the response.
+    unsafe { ffi::SSL_set_ocsp_response(ssl, response.as_ptr(), response.len()) == 1 }
+}
+
+/// Whether the connection uses the extended master secret (RFC 7627).
+pub fn extended_master_secret(ssl: *mut ffi::SSL) -> bool {
+    // SAFETY: valid SSL pointer.
+    unsafe { ffi::SSL_get_extms_support(ssl) == 1 }
+}

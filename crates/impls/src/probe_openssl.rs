@@ -28,6 +28,7 @@ const NID_X9_62_PRIME256V1: c_int = 415;
 const NID_SHA256: c_int = 672;
 const NID_SHA384: c_int = 673;
 const NID_SECP384R1: c_int = 715;
+const NID_SECP521R1: c_int = 716;
 const NID_RSASSA_PSS: c_int = 912;
 const NID_X25519: c_int = 1034;
 const NID_ED25519: c_int = 1087;
@@ -109,6 +110,8 @@ fn group_code_of_nid(nid: c_int) -> Option<u16> {
         NID_X25519 => Group::X25519,
         NID_X9_62_PRIME256V1 => Group::P256,
         NID_SECP384R1 => Group::P384,
+        // Beyond the scenario model's groups, for BoGo's runner.
+        NID_SECP521R1 => return Some(0x0019),
         _ => return None,
     };
     Some(codes::group_code(g))
@@ -163,4 +166,49 @@ pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
         return None;
     }
     scheme_of_nids(sig_type, hash.unwrap_or(0))
+}
+
+/// The OCSP response the server stapled (empty when none came).
+pub fn ocsp_response(ssl: *mut ffi::SSL) -> Vec<u8> {
+    let mut data = std::ptr::null_mut();
+    // SAFETY: valid SSL pointer; the response, if any, is owned by the SSL and copied here.
+    unsafe {
+        let len = ffi::SSL_get_tlsext_status_ocsp_resp(ssl, &mut data);
+        match data.is_null() || len <= 0 {
+            true => Vec::new(),
+            false => std::slice::from_raw_parts(data, len as usize).to_vec(),
+        }
+    }
+}
+
+/// Sets the OCSP response a server staples (OpenSSL takes it only from its status
+/// callback); false if the library refused it.
+pub fn set_ocsp_response(ssl: *mut ffi::SSL, response: &[u8]) -> bool {
+    // SAFETY: valid SSL pointer; OpenSSL takes ownership of a copy made with its allocator.
+    unsafe {
+        let copy = ffi::CRYPTO_malloc(
+            response.len().max(1),
+            concat!(file!(), "\0").as_ptr().cast(),
+            line!() as c_int,
+        ) as *mut u8;
+        if copy.is_null() {
+            return false;
+        }
+        std::ptr::copy_nonoverlapping(response.as_ptr(), copy, response.len());
+        ffi::SSL_set_tlsext_status_ocsp_resp(ssl, copy, response.len() as c_long) == 1
+    }
+}
+
+/// Whether the connection uses the extended master secret (RFC 7627): `SSL_get_extms_support`,
+/// a macro over this `SSL_ctrl` command, for TLS 1.2. TLS 1.3's key schedule always covers the
+/// handshake transcript (RFC 8446 7.1), which BoringSSL reports as yes and OpenSSL as no (the
+/// extension is not sent); reported as BoringSSL does, so the two say the same thing.
+pub fn extended_master_secret(ssl: *mut ffi::SSL) -> bool {
+    const SSL_CTRL_GET_EXTMS_SUPPORT: c_int = 122;
+    const TLS1_3_VERSION: c_int = 0x0304;
+    // SAFETY: valid SSL pointer; both calls read the connection's state.
+    unsafe {
+        ffi::SSL_version(ssl) == TLS1_3_VERSION
+            || ffi::SSL_ctrl(ssl, SSL_CTRL_GET_EXTMS_SUPPORT, 0, std::ptr::null_mut()) == 1
+    }
 }

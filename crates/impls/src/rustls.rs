@@ -171,9 +171,11 @@ impl TlsLibrary for RustlsLibrary {
     }
 
     fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
-        // rustls exports keying material (`export_keying_material`); of the rest it has none.
+        // rustls exports keying material (`export_keying_material`) and takes groups by code
+        // point (`open_provider`); of the rest it has none.
         let rest = OpenExtras {
             exports_keying_material: false,
+            group_codes: Vec::new(),
             ..extras.clone()
         };
         refuse_extras(self.name, &rest)

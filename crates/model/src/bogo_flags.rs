@@ -48,8 +48,6 @@ pub struct ShimFlags {
     pub trust_cert: Option<String>,
     pub verify_peer: bool,
     pub require_client_cert: bool,
-    /// The certificate verification callback fails: the handshake must not complete.
-    pub verify_fail: bool,
     /// Verify through BoringSSL's custom callback (its own alert on refusal).
     pub custom_verify: bool,
     /// After each handshake, the verification result must be X509_V_OK, or the application's
@@ -98,6 +96,32 @@ pub struct ShimFlags {
     pub export_context: String,
     /// The context is given (in TLS 1.2 an empty context differs from none).
     pub use_export_context: bool,
+    /// Credentials beyond the default one (`-cert-file`/`-key-file` before any of these),
+    /// in the order given; the library picks one per handshake.
+    pub credentials: Vec<Credential>,
+    /// Certificate types (RFC 7250: 0 X.509, 2 raw public key) accepted from the peer, most
+    /// preferred first; empty for X.509 only.
+    pub accepted_peer_cert_types: Vec<u8>,
+    /// Certificate types a client offers for itself; empty for those its credentials have.
+    pub available_client_cert_types: Vec<u8>,
+    /// The SHA-256 of the raw public key (its SubjectPublicKeyInfo) the peer must present.
+    pub expect_peer_rpk_sha256: Option<Vec<u8>>,
+    /// Client: ask for a stapled OCSP response.
+    pub enable_ocsp_stapling: bool,
+    /// Server: the OCSP response the default credential staples.
+    pub ocsp_response: Option<Vec<u8>>,
+    /// The application's OCSP callback (OpenSSL's status callback), when installed.
+    pub ocsp_callback: Option<OcspCallback>,
+    /// A client's certificate comes from OpenSSL's `SSL_CTX_set_client_cert_cb`.
+    pub old_client_cert_callback: bool,
+    /// Server: the protocols NPN advertises, in wire form (`-advertise-empty-npn`: empty).
+    pub advertise_npn: Option<Vec<u8>>,
+    /// Client: the protocol picked when NPN is advertised (`-select-empty-next-proto`: empty).
+    pub select_next_proto: Option<Vec<u8>>,
+    /// A TLS 1.2 pre-shared key (`-psk`, its bytes as given) and its identity, which a
+    /// server also sends as its hint.
+    pub psk: Option<Vec<u8>>,
+    pub psk_identity: Option<String>,
     pub initial: ConnectionFlags,
     pub resume: ConnectionFlags,
 }
@@ -111,6 +135,33 @@ impl ShimFlags {
             &self.resume
         }
     }
+}
+
+/// One credential the runner adds (`-new-x509-credential`, `-new-rpk-credential`): the flags
+/// after it up to the next one configure it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credential {
+    /// A raw public key (RFC 7250), made from the key alone; else an X.509 chain.
+    pub raw_public_key: bool,
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    pub signing_prefs: Vec<u16>,
+    /// Chosen only when the peer names its issuer as a trust anchor or CA.
+    pub must_match_issuer: bool,
+    /// The OCSP response stapled with this credential.
+    pub ocsp_response: Option<Vec<u8>>,
+}
+
+/// The application's OCSP callback, as BoringSSL's shim installs it (`-use-ocsp-callback`):
+/// a client's accepts the stapled response unless it fails; a server's staples the response
+/// (setting it only then with `sets_response`) unless it declines or fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OcspCallback {
+    /// Installed (`-use-ocsp-callback`); the other switches mean nothing without it.
+    pub used: bool,
+    pub sets_response: bool,
+    pub declines: bool,
+    pub fails: bool,
 }
 
 /// What one connection checks and does after its handshake.
@@ -130,6 +181,20 @@ pub struct ConnectionFlags {
     pub shim_shuts_down: bool,
     pub check_close_notify: bool,
     pub key_update: bool,
+    /// The certificate verification callback fails: a handshake that verifies the peer
+    /// must not complete.
+    pub verify_fail: bool,
+    /// Which credential the handshake used: its index among [`ShimFlags::credentials`], or
+    /// -1 for the default one (or none).
+    pub expect_selected_credential: Option<i32>,
+    /// The certificate type the peer authenticated with (RFC 7250 code).
+    pub expect_peer_certificate_type: Option<u8>,
+    /// The OCSP response the server stapled (empty: none).
+    pub expect_ocsp_response: Option<Vec<u8>>,
+    /// The protocol NPN agreed on (`-expect-no-next-proto`: empty, none).
+    pub expect_next_proto: Option<Vec<u8>>,
+    /// The connection uses the extended master secret (RFC 7627; always so in TLS 1.3).
+    pub expect_extended_master_secret: bool,
 }
 
 /// BoringSSL's named compliance policies (`SSL_set_compliance_policy`), which bound the
@@ -263,6 +328,30 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-shim-shuts-down" => Some(Box::new(|c| c.shim_shuts_down = true)),
             "-check-close-notify" => Some(Box::new(|c| c.check_close_notify = true)),
             "-key-update" => Some(Box::new(|c| c.key_update = true)),
+            "-verify-fail" => Some(Box::new(|c| c.verify_fail = true)),
+            "-expect-selected-credential" => {
+                let v = value()?;
+                let n: i32 = v
+                    .parse()
+                    .map_err(|_| Unimplemented(format!("{flag} {v}: not a credential index")))?;
+                Some(Box::new(move |c| c.expect_selected_credential = Some(n)))
+            }
+            "-expect-ocsp-response" => {
+                let v = base64_value(flag, value()?)?;
+                Some(Box::new(move |c| c.expect_ocsp_response = Some(v.clone())))
+            }
+            "-expect-next-proto" => {
+                let v = value()?.into_bytes();
+                Some(Box::new(move |c| c.expect_next_proto = Some(v.clone())))
+            }
+            "-expect-no-next-proto" => Some(Box::new(|c| c.expect_next_proto = Some(Vec::new()))),
+            "-expect-extended-master-secret" => {
+                Some(Box::new(|c| c.expect_extended_master_secret = true))
+            }
+            "-expect-peer-certificate-type" => {
+                let v = number(value()?)? as u8;
+                Some(Box::new(move |c| c.expect_peer_certificate_type = Some(v)))
+            }
             _ => None,
         };
         // A flag of one connection: applied to the connections its prefix names.
@@ -291,25 +380,78 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-shim-id" => f.shim_id = number(value()?)?,
             "-ipv6" => f.ipv6 = true,
             "-server" => f.server = true,
-            "-key-file" => f.key_file = Some(value()?),
-            "-cert-file" => f.cert_file = Some(value()?),
+            // Before any -new-*-credential these configure the default credential; after
+            // one, the last credential added (as BoringSSL's shim reads them).
+            "-key-file" => match f.credentials.last_mut() {
+                Some(c) => c.key_file = Some(value()?),
+                None => f.key_file = Some(value()?),
+            },
+            "-cert-file" => match f.credentials.last_mut() {
+                Some(c) => c.cert_file = Some(value()?),
+                None => f.cert_file = Some(value()?),
+            },
+            "-signing-prefs" => {
+                let v = number(value()?)? as u16;
+                match f.credentials.last_mut() {
+                    Some(c) => c.signing_prefs.push(v),
+                    None => f.signing_prefs.push(v),
+                }
+            }
+            "-new-x509-credential" | "-new-rpk-credential" => f.credentials.push(Credential {
+                raw_public_key: flag == "-new-rpk-credential",
+                ..Credential::default()
+            }),
+            "-must-match-issuer" => match f.credentials.last_mut() {
+                Some(c) => c.must_match_issuer = true,
+                None => return Err(Unimplemented(format!("{flag} before any credential"))),
+            },
+            "-accepted-peer-cert-types" => f.accepted_peer_cert_types.push(number(value()?)? as u8),
+            "-available-client-cert-types" => {
+                f.available_client_cert_types.push(number(value()?)? as u8)
+            }
+            "-expect-peer-rpk-sha256" => {
+                f.expect_peer_rpk_sha256 = Some(base64_value(flag, value()?)?)
+            }
+            "-ocsp-response" => {
+                let response = base64_value(flag, value()?)?;
+                match f.credentials.last_mut() {
+                    Some(c) => c.ocsp_response = Some(response),
+                    None => f.ocsp_response = Some(response),
+                }
+            }
+            "-enable-ocsp-stapling" => f.enable_ocsp_stapling = true,
+            "-use-old-client-cert-callback" => f.old_client_cert_callback = true,
+            "-advertise-npn" => f.advertise_npn = Some(value()?.into_bytes()),
+            "-advertise-empty-npn" => f.advertise_npn = Some(Vec::new()),
+            "-select-next-proto" => f.select_next_proto = Some(value()?.into_bytes()),
+            "-select-empty-next-proto" => f.select_next_proto = Some(Vec::new()),
+            "-psk" => f.psk = Some(value()?.into_bytes()),
+            "-psk-identity" => f.psk_identity = Some(value()?),
+            "-use-ocsp-callback" => {
+                f.ocsp_callback.get_or_insert_with(Default::default).used = true
+            }
+            "-set-ocsp-in-callback" => {
+                f.ocsp_callback
+                    .get_or_insert_with(Default::default)
+                    .sets_response = true
+            }
+            "-decline-ocsp-callback" => {
+                f.ocsp_callback
+                    .get_or_insert_with(Default::default)
+                    .declines = true
+            }
+            "-fail-ocsp-callback" => {
+                f.ocsp_callback.get_or_insert_with(Default::default).fails = true
+            }
             "-trust-cert" => f.trust_cert = Some(value()?),
             "-verify-peer" => f.verify_peer = true,
-            "-verify-fail" => f.verify_fail = true,
             "-expect-verify-result" => f.expect_verify_result = true,
             "-reverify-on-resume" => f.reverify_on_resume = true,
             "-jdk11-workaround" => f.jdk11_workaround = true,
             "-no-ticket" => f.no_ticket = true,
             "-enable-channel-id" => f.enable_channel_id = true,
             "-send-channel-id" => f.send_channel_id = Some(value()?),
-            "-expect-channel-id" => {
-                use base64::Engine;
-                let text = value()?;
-                let id = base64::engine::general_purpose::STANDARD
-                    .decode(&text)
-                    .map_err(|e| Unimplemented(format!("-expect-channel-id {text}: {e}")))?;
-                f.expect_channel_id = Some(id);
-            }
+            "-expect-channel-id" => f.expect_channel_id = Some(base64_value(flag, value()?)?),
             "-require-any-client-certificate" => f.require_client_cert = true,
             "-resume-count" => f.resume_count = number(value()?)? as u32,
             "-expect-session-miss" => f.expect_session_miss = true,
@@ -321,7 +463,6 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             "-no-tls13" => f.no_tls13 = true,
             "-no-tls12" => f.no_tls12 = true,
             "-host-name" => f.host_name = Some(value()?),
-            "-signing-prefs" => f.signing_prefs.push(number(value()?)? as u16),
             "-verify-prefs" => f.verify_prefs.push(number(value()?)? as u16),
             "-cipher" => f.cipher = Some(value()?),
             "-export-keying-material" => f.export_keying_material = number(value()?)? as usize,
@@ -344,6 +485,14 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
         return Err(Unimplemented("no -port: not started by the runner".into()));
     }
     Ok(Invocation::Test(Box::new(f)))
+}
+
+/// A flag's base64 value, decoded.
+fn base64_value(flag: &str, text: String) -> Result<Vec<u8>, Unimplemented> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(&text)
+        .map_err(|e| Unimplemented(format!("{flag} {text}: {e}")))
 }
 
 /// Flags honoured by [`parse`], without their prefixes.
@@ -387,6 +536,31 @@ pub const HONOURED: &[&str] = &[
     "-export-label",
     "-export-context",
     "-use-export-context",
+    "-new-x509-credential",
+    "-new-rpk-credential",
+    "-must-match-issuer",
+    "-expect-selected-credential",
+    "-accepted-peer-cert-types",
+    "-available-client-cert-types",
+    "-expect-peer-certificate-type",
+    "-expect-peer-rpk-sha256",
+    "-enable-ocsp-stapling",
+    "-expect-ocsp-response",
+    "-ocsp-response",
+    "-use-ocsp-callback",
+    "-set-ocsp-in-callback",
+    "-decline-ocsp-callback",
+    "-fail-ocsp-callback",
+    "-use-old-client-cert-callback",
+    "-advertise-npn",
+    "-advertise-empty-npn",
+    "-expect-next-proto",
+    "-expect-no-next-proto",
+    "-select-next-proto",
+    "-select-empty-next-proto",
+    "-psk",
+    "-psk-identity",
+    "-expect-extended-master-secret",
     "-fips-202205",
     "-fips-202609",
     "-wpa-202304",
@@ -424,10 +598,8 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         "TLS 1.0 and 1.1: tlsmatrix configures every library for TLS 1.2 and 1.3 only",
     ),
     (
-        &["-advertise-npn", "-advertise-empty-npn", "-expect-next-proto", "-expect-no-next-proto",
-          "-select-next-proto", "-select-empty-next-proto", "-false-start",
-          "-allow-false-start-without-alpn"],
-        "NPN and False Start: pre-standard features the adapter API does not express",
+        &["-false-start", "-allow-false-start-without-alpn"],
+        "False Start: the shim finishes every handshake before it writes",
     ),
     (
         &["-enable-ech-grease", "-reject-unusable-ech-config", "-ech-server-config", "-ech-server-key",
@@ -462,27 +634,23 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         "an ALPN callback behaviour beyond choosing one protocol, which the adapter API does not express",
     ),
     (
-        &["-psk", "-psk-identity", "-new-psk-credential", "-psk-importer-key",
+        &["-new-psk-credential", "-psk-importer-key",
           "-psk-importer-identity", "-psk-importer-context", "-psk-importer-sha256",
           "-psk-importer-sha384", "-new-spake2plusv1-credential", "-pake-context",
           "-pake-client-id", "-pake-server-id", "-pake-password", "-wrong-pake-role"],
-        "external PSKs and PAKEs: the adapter API configures certificates only",
+        "TLS 1.3 external PSKs (importers) and PAKEs: the adapter API has no PSK credentials",
     ),
     (
-        &["-new-x509-credential", "-new-delegated-credential", "-new-rpk-credential",
-          "-delegated-credential", "-expect-selected-credential", "-must-match-issuer",
-          "-cert-properties", "-accepted-peer-cert-types", "-available-client-cert-types",
-          "-expect-peer-certificate-type", "-expect-peer-rpk-sha256",
+        &["-new-delegated-credential", "-delegated-credential", "-cert-properties",
           "-expect-peer-match-trust-anchor", "-expect-no-peer-match-trust-anchor",
           "-expect-peer-available-trust-anchors", "-requested-trust-anchors",
           "-available-trust-anchors"],
-        "several credentials to choose from, raw public keys and trust anchor IDs: the adapter API takes one certificate chain",
+        "delegated credentials, certificate properties and trust anchor IDs: the adapter API does not express them",
     ),
     (
-        &["-enable-ocsp-stapling", "-enable-signed-cert-timestamps", "-expect-signed-cert-timestamps",
-          "-expect-ocsp-response", "-ocsp-response", "-signed-cert-timestamps", "-use-ocsp-callback",
-          "-set-ocsp-in-callback", "-decline-ocsp-callback", "-fail-ocsp-callback"],
-        "OCSP stapling and SCTs: the adapter API has no stapled data",
+        &["-enable-signed-cert-timestamps", "-expect-signed-cert-timestamps",
+          "-signed-cert-timestamps"],
+        "SCTs: the adapter API has no signed certificate timestamps",
     ),
     (
         &["-install-cert-compression-algs", "-install-one-cert-compression-alg"],
@@ -495,7 +663,7 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
     (
         &["-use-early-callback", "-fail-early-callback", "-fail-early-callback-ech-rewind",
           "-install-ddos-callback", "-fail-ddos-callback", "-fail-cert-callback",
-          "-fail-cert-callback-alert", "-use-old-client-cert-callback",
+          "-fail-cert-callback-alert",
           "-retain-only-sha256-client-cert",
           "-expect-sha256-client-cert", "-expect-msg-callback", "-private-key-delay-ms"],
         "a library callback or BoringSSL-only switch the adapter API does not expose",
@@ -525,7 +693,7 @@ pub const NOT_HONOURED: &[(&[&str], &str)] = &[
         "renegotiation: the adapters keep each library's default (refused or unsupported)",
     ),
     (
-        &["-expect-extended-master-secret", "-expect-peer-cert-file", "-expect-no-peer-cert",
+        &["-expect-peer-cert-file", "-expect-no-peer-cert",
           "-expect-no-server-name", "-use-client-ca-list", "-expect-client-ca-list",
           "-max-cert-list", "-no-server-name-ack", "-request-server-padding",
           "-expect-server-sent-requested-padding", "-server-supports-padding"],
@@ -646,6 +814,75 @@ mod tests {
     }
 
     #[test]
+    fn credential_flags_configure_the_last_credential_added() {
+        let Invocation::Test(f) = parse(&args(&[
+            "-port",
+            "1",
+            "-on-initial-expect-selected-credential",
+            "1",
+            "-on-resume-expect-selected-credential",
+            "-1",
+            "-cert-file",
+            "default.pem",
+            "-signing-prefs",
+            "1027",
+            "-new-x509-credential",
+            "-cert-file",
+            "a.pem",
+            "-key-file",
+            "a.key",
+            "-must-match-issuer",
+            "-new-rpk-credential",
+            "-key-file",
+            "b.key",
+            "-signing-prefs",
+            "2052",
+            "-ocsp-response",
+            "AQID",
+            "-accepted-peer-cert-types",
+            "2",
+            "-accepted-peer-cert-types",
+            "0",
+            "-expect-peer-certificate-type",
+            "2",
+        ]))
+        .unwrap() else {
+            panic!("a test")
+        };
+        assert_eq!(f.cert_file.as_deref(), Some("default.pem"));
+        assert_eq!(f.signing_prefs, [1027]);
+        assert_eq!(f.key_file, None);
+        assert_eq!(
+            f.credentials,
+            [
+                Credential {
+                    raw_public_key: false,
+                    cert_file: Some("a.pem".into()),
+                    key_file: Some("a.key".into()),
+                    signing_prefs: vec![],
+                    must_match_issuer: true,
+                    ocsp_response: None,
+                },
+                Credential {
+                    raw_public_key: true,
+                    cert_file: None,
+                    key_file: Some("b.key".into()),
+                    signing_prefs: vec![2052],
+                    must_match_issuer: false,
+                    ocsp_response: Some(vec![1, 2, 3]),
+                },
+            ]
+        );
+        assert_eq!(f.accepted_peer_cert_types, [2, 0]);
+        assert_eq!(f.connection(0).expect_selected_credential, Some(1));
+        assert_eq!(f.connection(1).expect_selected_credential, Some(-1));
+        assert_eq!(f.connection(1).expect_peer_certificate_type, Some(2));
+        // BoringSSL's shim refuses a credential's flag before any credential.
+        let e = parse(&args(&["-port", "1", "-must-match-issuer"])).unwrap_err();
+        assert!(e.0.contains("before any credential"), "{e}");
+    }
+
+    #[test]
     fn prefixes_split_a_connection_flag_between_the_first_connection_and_resumptions() {
         let Invocation::Test(f) = parse(&args(&[
             "-port",
@@ -665,6 +902,12 @@ mod tests {
         assert!(!f.connection(0).shim_writes_first && f.connection(2).shim_writes_first);
         assert_eq!(f.connection(1).expect_alpn.as_deref(), Some("h2"));
         assert_eq!(f.compliance, Some(CompliancePolicy::Fips202205));
+        // A verification callback that fails on resumption only.
+        let Invocation::Test(f) = parse(&args(&["-port", "1", "-on-resume-verify-fail"])).unwrap()
+        else {
+            panic!("a test")
+        };
+        assert!(!f.connection(0).verify_fail && f.connection(1).verify_fail);
         // A configuration flag cannot differ between connections, and no shim here makes
         // split handshakes or 0-RTT retries.
         for refused in [
@@ -686,7 +929,8 @@ mod tests {
                 continue;
             }
             // Every value-taking flag here takes a number, a string or base64; "7710" is all.
-            let a = args(&["-port", "1", flag, "7710"]);
+            // A credential first, for the flags that configure one.
+            let a = args(&["-port", "1", "-new-x509-credential", flag, "7710"]);
             match parse(&a) {
                 Ok(_) => {}
                 // A flag without a value reads "7710" as the next flag.

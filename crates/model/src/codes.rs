@@ -104,11 +104,36 @@ pub fn openssl_suite_code(name: &str) -> Option<u16> {
         .map(|(c, _)| *c)
 }
 
+/// Groups by code point and the name OpenSSL, BoringSSL and AWS-LC take in a group list,
+/// beyond the scenario model's (for BoGo's runner, which names others).
+const OPENSSL_GROUPS: &[(u16, &str)] = &[
+    (0x0017, "P-256"),
+    (0x0018, "P-384"),
+    (0x0019, "P-521"),
+    (0x001d, "X25519"),
+    (0x001e, "X448"),
+    (0x0200, "MLKEM512"),
+    (0x0201, "MLKEM768"),
+    (0x0202, "MLKEM1024"),
+    (0x11eb, "SecP256r1MLKEM768"),
+    (0x11ec, "X25519MLKEM768"),
+    (0x11ed, "SecP384r1MLKEM1024"),
+];
+
+/// The name OpenSSL's family takes for a group's code point, if it is one of theirs.
+pub fn openssl_group_name(code: u16) -> Option<&'static str> {
+    OPENSSL_GROUPS
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, n)| *n)
+}
+
 pub fn group_name(code: u16) -> String {
     Group::ALL
         .iter()
         .find(|g| group_code(**g) == code)
         .map(|g| g.to_string())
+        .or_else(|| openssl_group_name(code).map(str::to_string))
         .unwrap_or_else(|| format!("group 0x{code:04x}"))
 }
 

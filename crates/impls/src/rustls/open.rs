@@ -29,15 +29,24 @@ impl RustlsLibrary {
     /// The provider whole, its key exchange cut to the runner's groups if it named any.
     pub(super) fn open_provider(&self, cfg: &EndpointConfig) -> Result<CryptoProvider, String> {
         let mut provider = (self.provider)();
-        if !cfg.groups.is_empty() {
+        let mut wanted: Vec<u16> = cfg.groups.iter().map(|g| codes::group_code(*g)).collect();
+        if let Some(open) = &cfg.open {
+            wanted.extend(&open.extras.group_codes);
+        }
+        if !wanted.is_empty() {
             let mut kx = Vec::new();
-            for g in &cfg.groups {
-                let code = codes::group_code(*g);
+            for code in wanted {
                 let found = provider
                     .kx_groups
                     .iter()
                     .find(|k| u16::from(k.name()) == code)
-                    .ok_or_else(|| format!("{} has no key exchange group {g}", self.name))?;
+                    .ok_or_else(|| {
+                        format!(
+                            "{} has no key exchange group {}",
+                            self.name,
+                            codes::group_name(code)
+                        )
+                    })?;
                 kx.push(*found);
             }
             provider.kx_groups = kx;
