@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::*;
 
 fn start(args: &[&str]) -> std::process::Child {
-    Command::new(bin())
+    default_signals(&mut Command::new(bin()))
         .args(args)
         .env("TLSMATRIX_DRIVER_DIR", release_dir())
         .stdin(Stdio::null())
@@ -107,7 +107,7 @@ fn an_interop_run_killed_mid_way_leaves_no_peer() {
 #[test]
 fn a_conformance_run_killed_mid_way_leaves_no_runner_or_shim() {
     let d = scratch("signal-conformance");
-    let mut cli = Command::new(bin())
+    let mut cli = default_signals(&mut Command::new(bin()))
         .args(["conformance", "--impl", "rustls-aws-lc"])
         .args(["--out", d.join("c.jsonl").to_str().unwrap()])
         .args(["--db", d.join("c.db").to_str().unwrap()])

@@ -138,12 +138,36 @@ pub fn wait_for_children(child: &mut std::process::Child, limit: std::time::Dura
     }
 }
 
+/// Gives the command the default action for SIGINT and SIGQUIT, which a shell without job
+/// control sets to "ignore" for its background commands and every process below inherits:
+/// a test of what tlsmatrix does on a signal must not depend on how the tests were started.
+pub fn default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe, the one call made between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGQUIT] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Sends `signal` to `child` (tlsmatrix) and checks that it and every process it had
 /// started (`below`) end within a few seconds.
 pub fn signal_ends_the_tree(child: &mut std::process::Child, below: &[u32], signal: i32) {
     // SAFETY: kill(2) on a process this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-    let _ = child.wait();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().ok().flatten().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tlsmatrix did not end within 10 s of signal {signal}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while below.iter().any(|p| !ended(*p)) && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(50));
