@@ -265,58 +265,55 @@ fn check(
             bail!("want server name {want:?}, got {:?}", ep.sni());
         }
     }
-    if let Some(want) = conn.expect_peer_signature {
-        let got = ep.peer_signature_scheme();
-        if got != Some(want) {
-            bail!("want peer signature scheme {want:#06x}, got {got:04x?}");
-        }
-    }
+    expect("peer signature scheme", conn.expect_peer_signature, || {
+        ep.peer_signature_scheme()
+    })?;
     if flags.expect_verify_result {
         // X509_V_OK, or X509_V_ERR_APPLICATION_VERIFICATION: the application refused.
         let want = if conn.verify_fail { 50 } else { 0 };
-        let got = ep.verify_result();
-        if got != Some(want) {
-            bail!("want verification result {want}, got {got:?}");
-        }
+        expect("verification result", Some(want), || ep.verify_result())?;
     }
-    if let Some(want) = &flags.expect_channel_id {
-        let got = ep.channel_id();
-        if got.as_ref() != Some(want) {
-            bail!("want Channel ID {want:02x?}, got {got:02x?}");
-        }
+    expect("Channel ID", flags.expect_channel_id.clone(), || {
+        ep.channel_id()
+    })?;
+    expect("credential chosen", conn.expect_selected_credential, || {
+        ep.selected_credential()
+    })?;
+    if conn.expect_extended_master_secret {
+        expect("extended master secret", Some(true), || {
+            ep.extended_master_secret()
+        })?;
     }
-    if let Some(want) = conn.expect_selected_credential {
-        let got = ep.selected_credential();
-        if got != Some(want) {
-            bail!("want credential {want} chosen, got {got:?}");
-        }
-    }
-    if conn.expect_extended_master_secret && ep.extended_master_secret() != Some(true) {
-        bail!("the connection has no extended master secret");
-    }
-    if let Some(want) = &conn.expect_next_proto {
-        let got = ep.next_proto();
-        if got.as_ref() != Some(want) {
-            bail!("want NPN protocol {want:?}, got {got:?}");
-        }
-    }
-    if let Some(want) = &conn.expect_ocsp_response {
-        let got = ep.ocsp_response();
-        if got.as_ref() != Some(want) {
-            bail!("want OCSP response {want:02x?}, got {got:02x?}");
-        }
-    }
-    if let Some(want) = conn.expect_peer_certificate_type {
-        let got = ep.peer_cert_type();
-        if got != Some(want) {
-            bail!("want peer certificate type {want}, got {got:?}");
-        }
-    }
-    if let Some(want) = conn.expect_hello_retry {
-        let got = ep.hello_retry();
-        if got != Some(want) {
-            bail!("want HelloRetryRequest {want}, got {got:?}");
-        }
+    expect("NPN protocol", conn.expect_next_proto.clone(), || {
+        ep.next_proto()
+    })?;
+    expect("OCSP response", conn.expect_ocsp_response.clone(), || {
+        ep.ocsp_response()
+    })?;
+    expect(
+        "peer certificate type",
+        conn.expect_peer_certificate_type,
+        || ep.peer_cert_type(),
+    )?;
+    expect("HelloRetryRequest", conn.expect_hello_retry, || {
+        ep.hello_retry()
+    })?;
+    Ok(())
+}
+
+/// Fails unless the endpoint reports `want` (when one is asked); an endpoint that cannot tell
+/// reports `None`, which fails too.
+fn expect<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    want: Option<T>,
+    got: impl FnOnce() -> Option<T>,
+) -> Result<()> {
+    let Some(want) = want else {
+        return Ok(());
+    };
+    let got = got();
+    if got.as_ref() != Some(&want) {
+        bail!("want {what} {want:?}, got {got:?}");
     }
     Ok(())
 }

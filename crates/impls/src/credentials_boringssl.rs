@@ -49,34 +49,36 @@ pub fn apply(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
         // SAFETY: a valid context; the callback is a plain function.
         unsafe { ffi::SSL_CTX_set_info_callback(b.as_ptr(), Some(record_selected)) };
     }
-    // SAFETY: a valid context; each list is read during the call only.
-    unsafe {
-        if !extras.accepted_peer_cert_types.is_empty()
-            && ffi::SSL_CTX_set1_accepted_peer_cert_types(
-                b.as_ptr(),
-                extras.accepted_peer_cert_types.as_ptr(),
-                extras.accepted_peer_cert_types.len(),
-            ) != 1
-        {
-            bail!(
-                "BoringSSL refused the accepted certificate types {:?}",
-                extras.accepted_peer_cert_types
-            );
-        }
-        if !extras.available_client_cert_types.is_empty()
-            && ffi::SSL_CTX_set1_available_client_cert_types(
-                b.as_ptr(),
-                extras.available_client_cert_types.as_ptr(),
-                extras.available_client_cert_types.len(),
-            ) != 1
-        {
-            bail!(
-                "BoringSSL refused the client certificate types {:?}",
-                extras.available_client_cert_types
-            );
-        }
-    }
+    set_cert_types(
+        b,
+        &extras.accepted_peer_cert_types,
+        ffi::SSL_CTX_set1_accepted_peer_cert_types,
+        "accepted",
+    )?;
+    set_cert_types(
+        b,
+        &extras.available_client_cert_types,
+        ffi::SSL_CTX_set1_available_client_cert_types,
+        "client",
+    )?;
     Ok(())
+}
+
+/// `SSL_CTX_set1_accepted_peer_cert_types` or `SSL_CTX_set1_available_client_cert_types`.
+type SetCertTypes = unsafe extern "C" fn(*mut ffi::SSL_CTX, *const u8, usize) -> c_int;
+
+/// Sets a list of certificate types (RFC 7250 codes); an empty one keeps BoringSSL's default.
+fn set_cert_types(
+    b: &mut SslContextBuilder,
+    types: &[u8],
+    set: SetCertTypes,
+    what: &str,
+) -> Result<()> {
+    // SAFETY: a valid context; the list is read during the call only.
+    if types.is_empty() || unsafe { set(b.as_ptr(), types.as_ptr(), types.len()) } == 1 {
+        return Ok(());
+    }
+    bail!("BoringSSL refused the {what} certificate types {types:?}")
 }
 
 /// Verification that takes a raw public key when its SubjectPublicKeyInfo hashes to `want`

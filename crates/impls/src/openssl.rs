@@ -549,6 +549,20 @@ fn open_verdict(fails: bool, ctx: &mut X509StoreContextRef) -> bool {
     !fails
 }
 
+/// Where a context keeps a `T` for its callbacks (`SSL_CTX` ex_data).
+type ContextIndex<T> = openssl::ex_data::Index<SslContext, T>;
+
+/// The index for `T`, made once per process and kept in `cell`.
+fn context_index<T: Send + Sync + 'static>(
+    cell: &std::sync::OnceLock<ContextIndex<T>>,
+) -> Result<ContextIndex<T>> {
+    if let Some(i) = cell.get() {
+        return Ok(*i);
+    }
+    let i = SslContext::new_ex_index::<T>()?;
+    Ok(*cell.get_or_init(|| i))
+}
+
 /// A client certificate given through the oldest callback the family has
 /// (`SSL_CTX_set_client_cert_cb`), which hands over a leaf and its key (no chain) when the
 /// server asks, or nothing.
@@ -560,13 +574,9 @@ mod old_client_cert {
     type Identity = Option<(X509, PKey<openssl::pkey::Private>)>;
 
     /// Where the context keeps the identity its callback hands over.
-    fn index() -> Result<openssl::ex_data::Index<SslContext, Identity>> {
-        static INDEX: OnceLock<openssl::ex_data::Index<SslContext, Identity>> = OnceLock::new();
-        if let Some(i) = INDEX.get() {
-            return Ok(*i);
-        }
-        let i = SslContext::new_ex_index::<Identity>()?;
-        Ok(*INDEX.get_or_init(|| i))
+    fn index() -> Result<ContextIndex<Identity>> {
+        static INDEX: OnceLock<ContextIndex<Identity>> = OnceLock::new();
+        context_index(&INDEX)
     }
 
     pub fn install(b: &mut SslContextBuilder, cfg: &EndpointConfig) -> Result<()> {
@@ -638,13 +648,9 @@ mod npn {
         selected: Option<Vec<u8>>,
     }
 
-    fn index() -> Result<openssl::ex_data::Index<SslContext, Npn>> {
-        static INDEX: OnceLock<openssl::ex_data::Index<SslContext, Npn>> = OnceLock::new();
-        if let Some(i) = INDEX.get() {
-            return Ok(*i);
-        }
-        let i = SslContext::new_ex_index::<Npn>()?;
-        Ok(*INDEX.get_or_init(|| i))
+    fn index() -> Result<ContextIndex<Npn>> {
+        static INDEX: OnceLock<ContextIndex<Npn>> = OnceLock::new();
+        context_index(&INDEX)
     }
 
     pub fn install(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
