@@ -40,6 +40,25 @@ func TestParseHonoursTheRunnersFlags(t *testing.T) {
 	}
 }
 
+// An unimplemented test's reason lands in the reasons folder under the test's name, and a
+// name that is not one path component writes nothing.
+func TestTheReasonIsLeftUnderTheTestsName(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(reasonsDirEnv, dir)
+	_, err := Parse([]string{"-port", "1", "-enable-channel-id"})
+	t.Setenv(testNameEnv, "ChannelID-Server")
+	RecordReason(err)
+	got, readErr := os.ReadFile(filepath.Join(dir, "ChannelID-Server"))
+	if readErr != nil || string(got) != "unimplemented: -enable-channel-id: the crypto/tls shim does not honour it" {
+		t.Fatalf("reason %q, %v", got, readErr)
+	}
+	t.Setenv(testNameEnv, "../escape")
+	RecordReason(err)
+	if _, statErr := os.Stat(filepath.Join(dir, "..", "escape")); statErr == nil {
+		t.Fatal("a name with a slash wrote outside the folder")
+	}
+}
+
 func TestAnythingNotHonouredIsUnimplemented(t *testing.T) {
 	for _, args := range [][]string{
 		{"-port", "1", "-enable-channel-id"},

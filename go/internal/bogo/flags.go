@@ -10,7 +10,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // ExitUnimplemented is the runner's exit status for a shim that does not implement what a
@@ -24,6 +27,25 @@ func (u *Unimplemented) Error() string { return "unimplemented: " + u.What }
 
 func unimplemented(format string, a ...any) error {
 	return &Unimplemented{fmt.Sprintf(format, a...)}
+}
+
+// The environment `tlsmatrix conformance` gives a shim (crates/model/src/bogo_flags.rs): the
+// folder for the reasons of its unimplemented tests, and the test's name, for which the
+// runner itself keeps only the exit status.
+const (
+	reasonsDirEnv = "TLSMATRIX_BOGO_REASONS"
+	testNameEnv   = "BOGO_TEST_NAME"
+)
+
+// RecordReason leaves why the test is unimplemented in the reasons folder, under the test's
+// name, as the Rust shims do; without the folder or a name it does nothing.
+func RecordReason(err error) {
+	dir, test := os.Getenv(reasonsDirEnv), os.Getenv(testNameEnv)
+	// A test name is one path component; anything else is no name the runner gives.
+	if dir == "" || test == "" || strings.Contains(test, "/") || strings.HasPrefix(test, ".") {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, test), []byte(err.Error()), 0o644)
 }
 
 // IsUnimplemented reports whether err means the test asks what this shim cannot honour.
@@ -171,7 +193,7 @@ func Parse(args []string) (*Flags, error) {
 			// crypto/tls over a blocking socket handshakes on the first read or write, or
 			// when asked; these ask nothing more of it.
 		default:
-			return nil, unimplemented("%s", flag)
+			return nil, unimplemented("%s: the crypto/tls shim does not honour it", flag)
 		}
 		if err != nil {
 			return nil, err

@@ -445,6 +445,7 @@ func bogoShim(args []string) int {
 		return 0
 	case bogo.IsUnimplemented(err):
 		fmt.Fprintln(os.Stderr, "tlsmatrix-bogo-shim:", err)
+		bogo.RecordReason(err)
 		return bogo.ExitUnimplemented
 	default:
 		// With -loose-errors the runner takes any failure for the expected one.
