@@ -67,14 +67,23 @@ func TestWaitingForAStepLeavesTheMonitorThreadQuiet(t *testing.T) {
 		return float64(total) / rounds
 	}
 
-	steps, closeSteps := stepsEvery(t, 30*time.Millisecond, rounds)
-	raw := switches(func() error { _, err := stepReader{fd: int(steps.Fd())}.line(); return err })
-	closeSteps()
+	// The control shows the effect only while the runtime's monitor thread gets to run; with
+	// other packages' tests loading both cores it once did not (3.8 switches a sample), so a
+	// control that shows nothing is measured again, up to three times in all.
+	var raw, control float64
+	for attempt := 0; attempt < 3; attempt++ {
+		steps, closeSteps := stepsEvery(t, 30*time.Millisecond, rounds)
+		raw = switches(func() error { _, err := stepReader{fd: int(steps.Fd())}.line(); return err })
+		closeSteps()
 
-	steps, closeSteps = stepsEvery(t, 30*time.Millisecond, rounds)
-	viaRuntime := bufio.NewReader(steps)
-	control := switches(func() error { _, err := viaRuntime.ReadString('\n'); return err })
-	closeSteps()
+		steps, closeSteps = stepsEvery(t, 30*time.Millisecond, rounds)
+		viaRuntime := bufio.NewReader(steps)
+		control = switches(func() error { _, err := viaRuntime.ReadString('\n'); return err })
+		closeSteps()
+		if control >= 2*raw+10 {
+			break
+		}
+	}
 
 	t.Logf("voluntary context switches per 5 ms sample: %.1f with stepReader, %.1f through the runtime", raw, control)
 	if raw > 5 {
