@@ -191,6 +191,20 @@ impl OpenExtras {
         self.channel_id_enabled || self.channel_id_key_pem.is_some() || self.reads_channel_id
     }
 
+    /// Whether credentials to choose from are asked for, or a report of the one chosen.
+    pub fn asks_credentials(&self) -> bool {
+        !self.credentials.is_empty() || self.reads_selected_credential
+    }
+
+    /// Whether raw public keys (RFC 7250) are asked for in any form: certificate types
+    /// offered or accepted, a key to verify, or a report of the peer's type.
+    pub fn asks_raw_public_keys(&self) -> bool {
+        !self.accepted_peer_cert_types.is_empty()
+            || !self.available_client_cert_types.is_empty()
+            || self.peer_rpk_sha256.is_some()
+            || self.reads_peer_cert_type
+    }
+
     /// What is asked, in words, for an adapter that honours none of it.
     pub fn asked(&self) -> Vec<&'static str> {
         [
@@ -225,20 +239,10 @@ impl OpenExtras {
                 "groups the scenario model does not name",
             ),
             (
-                !self.credentials.is_empty(),
+                self.asks_credentials(),
                 "several credentials to choose from",
             ),
-            (
-                self.reads_selected_credential,
-                "a report of the credential chosen",
-            ),
-            (
-                !self.accepted_peer_cert_types.is_empty()
-                    || !self.available_client_cert_types.is_empty()
-                    || self.peer_rpk_sha256.is_some()
-                    || self.reads_peer_cert_type,
-                "raw public keys (RFC 7250)",
-            ),
+            (self.asks_raw_public_keys(), "raw public keys (RFC 7250)"),
             (
                 self.requests_ocsp
                     || self.ocsp_response.is_some()

@@ -7,7 +7,7 @@
 //! differ (reading what was negotiated, TLS 1.3 suites, ticket counts) the code says so with
 //! `cfg(feature = "boringssl")`; the reading is in `probe_openssl.rs`/`probe_boringssl.rs`.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
@@ -95,15 +95,6 @@ impl OpensslLibrary {
 
 fn suite_name(code: u16) -> &'static str {
     codes::openssl_suite_name(code).expect("every suite tlsmatrix names has an OpenSSL name")
-}
-
-fn group_name(g: Group) -> &'static str {
-    match g {
-        Group::X25519 => "X25519",
-        Group::P256 => "P-256",
-        Group::P384 => "P-384",
-        Group::X25519Mlkem768 => "X25519MLKEM768",
-    }
 }
 
 fn sigalg_name(s: SigAlg) -> &'static str {
@@ -223,14 +214,10 @@ impl TlsLibrary for OpensslLibrary {
             refused.push("Channel ID (BoringSSL's extension)");
         }
         if !cfg!(feature = "boringssl") {
-            if !extras.credentials.is_empty() || extras.reads_selected_credential {
+            if extras.asks_credentials() {
                 refused.push("credentials to choose from (BoringSSL's SSL_CREDENTIAL)");
             }
-            if !extras.accepted_peer_cert_types.is_empty()
-                || !extras.available_client_cert_types.is_empty()
-                || extras.peer_rpk_sha256.is_some()
-                || extras.reads_peer_cert_type
-            {
+            if extras.asks_raw_public_keys() {
                 refused.push("raw public keys (RFC 7250)");
             }
         }
@@ -310,18 +297,19 @@ impl TlsLibrary for OpensslLibrary {
         }
         // A client sends its key share for the first group only. An open configuration
         // without groups keeps the library's.
-        let mut groups: Vec<&str> = cfg
-            .groups_for(side)
+        let named = cfg.groups_for(side).into_iter().map(codes::group_code);
+        let by_code = cfg
+            .open
             .iter()
-            .map(|g| group_name(*g))
-            .collect();
-        if let Some(open) = &cfg.open {
-            for &code in &open.extras.group_codes {
-                groups.push(codes::openssl_group_name(code).ok_or_else(|| {
+            .flat_map(|o| o.extras.group_codes.iter().copied());
+        let groups = named
+            .chain(by_code)
+            .map(|code| {
+                codes::openssl_group_name(code).ok_or_else(|| {
                     Unimplemented(format!("{} has no name for group {code:#06x}", self.name))
-                })?);
-            }
-        }
+                })
+            })
+            .collect::<Result<Vec<&str>, _>>()?;
         if !groups.is_empty() {
             #[cfg(feature = "boringssl")]
             let set = b.set_curves_list(&groups.join(":"));
@@ -476,7 +464,6 @@ impl TlsLibrary for OpensslLibrary {
 struct VerifyPlan {
     first: bool,
     later: bool,
-    fails: AtomicBool,
     made: AtomicU32,
 }
 
@@ -485,20 +472,21 @@ impl VerifyPlan {
         VerifyPlan {
             first: extras.verify_fails,
             later: extras.verify_fails_on_resume,
-            fails: AtomicBool::new(extras.verify_fails),
             made: AtomicU32::new(0),
         }
     }
 
-    /// A connection is being made: the verdict its callback gives.
+    /// A connection is being made.
     fn next_connection(&self) {
-        let n = self.made.fetch_add(1, Ordering::Relaxed);
-        let fails = if n == 0 { self.first } else { self.later };
-        self.fails.store(fails, Ordering::Relaxed);
+        self.made.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The verdict for the connection made last.
     fn fails(&self) -> bool {
-        self.fails.load(Ordering::Relaxed)
+        match self.made.load(Ordering::Relaxed) {
+            0 | 1 => self.first,
+            _ => self.later,
+        }
     }
 }
 

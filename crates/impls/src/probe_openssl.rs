@@ -4,6 +4,7 @@
 
 use std::os::raw::{c_int, c_long, c_void};
 
+use foreign_types::ForeignTypeRef;
 use openssl_sys as ffi;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::Group;
@@ -170,33 +171,17 @@ pub fn signature_scheme(ssl: *mut ffi::SSL, side: Side) -> Option<u16> {
 
 /// The OCSP response the server stapled (empty when none came).
 pub fn ocsp_response(ssl: *mut ffi::SSL) -> Vec<u8> {
-    let mut data = std::ptr::null_mut();
-    // SAFETY: valid SSL pointer; the response, if any, is owned by the SSL and copied here.
-    unsafe {
-        let len = ffi::SSL_get_tlsext_status_ocsp_resp(ssl, &mut data);
-        match data.is_null() || len <= 0 {
-            true => Vec::new(),
-            false => std::slice::from_raw_parts(data, len as usize).to_vec(),
-        }
-    }
+    // SAFETY: a valid SSL pointer, borrowed for this call.
+    let ssl = unsafe { openssl::ssl::SslRef::from_ptr(ssl) };
+    ssl.ocsp_status().map(<[u8]>::to_vec).unwrap_or_default()
 }
 
 /// Sets the OCSP response a server staples (OpenSSL takes it only from its status
 /// callback); false if the library refused it.
 pub fn set_ocsp_response(ssl: *mut ffi::SSL, response: &[u8]) -> bool {
-    // SAFETY: valid SSL pointer; OpenSSL takes ownership of a copy made with its allocator.
-    unsafe {
-        let copy = ffi::CRYPTO_malloc(
-            response.len().max(1),
-            concat!(file!(), "\0").as_ptr().cast(),
-            line!() as c_int,
-        ) as *mut u8;
-        if copy.is_null() {
-            return false;
-        }
-        std::ptr::copy_nonoverlapping(response.as_ptr(), copy, response.len());
-        ffi::SSL_set_tlsext_status_ocsp_resp(ssl, copy, response.len() as c_long) == 1
-    }
+    // SAFETY: a valid SSL pointer, borrowed for this call.
+    let ssl = unsafe { openssl::ssl::SslRef::from_ptr_mut(ssl) };
+    ssl.set_ocsp_status(response).is_ok()
 }
 
 /// Whether the connection uses the extended master secret (RFC 7627): `SSL_get_extms_support`,
