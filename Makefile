@@ -174,8 +174,9 @@ driver-mbedtls: mbedtls-lib
 # two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
 # one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
-# (results/interop.jsonl and .md); the Go transport's paired benchmarks (`make bench-go`);
-# then $(REPORT)/ (index.html, report.md, results.csv)
+# (results/interop.jsonl and .md); testssl.sh against every stack's defaults peer and the
+# libraries' own servers (results/outside-scan.json, `tlsmatrix scan`); the Go transport's
+# paired benchmarks (`make bench-go`); then $(REPORT)/ (index.html, report.md, results.csv)
 # and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
 # Each stage's time goes to results/timings.tsv (scripts/stage), which the report shows.
 # The counted stages (instruction counts, heap bytes, interop, conformance) depend on nothing
@@ -216,6 +217,9 @@ report: timings-begin build
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
 	  sh -c '$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt' \
+	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) --reuse outside-scan results/outside-scan.json \
+	  $(BIN)/tlsmatrix scan --out results/outside-scan.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) go-benchmarks $(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \

@@ -255,6 +255,38 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
+    /// A third-party scanner, testssl.sh, against every stack's defaults peer, and against
+    /// the library's own command-line server where this machine has one of the same release
+    /// (`openssl s_server`, `gnutls-serv`), each with the same certificate.
+    ///
+    /// Writes every finding (versions, cipher categories, suites, groups, server preferences,
+    /// resumption, extensions, known vulnerabilities) to --out, replaced whole, and the scanner's own
+    /// JSON beside it (an outside-scan folder); prints a table per stack. Exit 1 when a
+    /// server could not be scanned or a finding differs from the library's server and no
+    /// listed explanation says why. About 30 s a server, two at a time on two cores.
+    Scan {
+        /// Stacks to scan, comma-separated (default: every stack with a defaults peer).
+        #[arg(long = "impl", value_name = "A,B,...")]
+        impls: Vec<String>,
+        /// The certificate every server gets.
+        #[arg(long, default_value = "ecdsa-p256", value_name = "CERT", value_parser = <tlsmatrix_model::scenario::SigAlg as tlsmatrix_model::scenario::Axis>::named)]
+        cert: tlsmatrix_model::scenario::SigAlg,
+        /// Leave out the known-vulnerability checks (testssl.sh -U): about 21 s a server
+        /// instead of 30.
+        #[arg(long)]
+        short: bool,
+        /// Servers scanned at once (default: the number of cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16))]
+        jobs: Option<u64>,
+        /// The most one server's scan may take, in seconds; the scanner is killed then and
+        /// the server's cell fails.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=3600))]
+        limit: u64,
+        /// The findings file (schema tlsmatrix.outside-scan/1), which `tlsmatrix report` reads
+        /// beside the interop results.
+        #[arg(long, default_value = "results/outside-scan.json", value_name = "FILE")]
+        out: PathBuf,
+    },
     /// One side of an interop case over TCP, for trying a peer by hand.
     ///
     /// A server prints `listening ADDR` and echoes; a client sends a payload, checks the echo
@@ -541,6 +573,28 @@ fn main() -> ExitCode {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         }),
         Command::Peer { role, imp, rest } => interop::peer(&role, &imp, &rest),
+        Command::Scan {
+            impls,
+            cert,
+            short,
+            jobs,
+            limit,
+            out,
+        } => interop::outside_scan::run(&interop::outside_scan::Options {
+            impls,
+            cert,
+            checks: if short {
+                interop::outside_scan::Checks::Short
+            } else {
+                interop::outside_scan::Checks::Full
+            },
+            jobs: jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            ),
+            limit: Duration::from_secs(limit),
+            out,
+        }),
         Command::Conformance {
             impls,
             tests,

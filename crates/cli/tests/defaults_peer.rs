@@ -12,10 +12,6 @@ use common::*;
 use tlsmatrix_model::cert_files;
 use tlsmatrix_model::impls;
 
-fn stop(server: Running) {
-    drop(server);
-}
-
 /// What `openssl s_client -brief` reports about a handshake with `offer`.
 fn negotiated(addr: &str, offer: &[&str]) -> String {
     let out = Command::new("openssl")
@@ -150,181 +146,121 @@ fn openssl_defaults_peer_answers_as_openssl_s_server() {
         assert!(!ours.is_empty(), "{offer:?}: no handshake");
         assert_eq!(ours, theirs, "{offer:?}");
     }
-    stop(peer);
-    stop(tool);
+    drop(peer);
+    drop(tool);
 }
 
-/// testssl.sh's findings (`id` to `finding`) for a server, from a short subset of its checks:
-/// protocols, server preferences, forward secrecy, every cipher per protocol, and the
-/// server's defaults (certificate, tickets, extensions).
-fn testssl(addr: &str, json: &Path) -> std::collections::BTreeMap<String, String> {
-    let _ = std::fs::remove_file(json);
-    let out = Command::new("testssl")
-        .args(["--quiet", "--color", "0", "--warnings", "batch"])
-        .args(["-p", "-P", "-f", "-E", "-S", "--jsonfile"])
-        .arg(json)
-        .arg(addr)
-        .stdin(Stdio::null())
-        .output()
-        .expect("testssl.sh is installed by scripts/setup");
-    let text = std::fs::read_to_string(json).unwrap_or_else(|e| {
-        panic!(
-            "testssl.sh wrote no findings ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    rows.iter()
-        .map(|r| {
-            (
-                r["id"].as_str().unwrap().to_string(),
-                r["finding"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        // The scan's duration, and checks testssl.sh could not finish on either side (it
-        // says "check failed because of connect problem"), say nothing about the server.
-        .filter(|(id, f)| id != "scanTime" && !f.contains("connect problem"))
-        .collect()
-}
-
-/// The resumption checks testssl.sh decides by a race: its `s_client` quits as soon as its
-/// stdin ends, and a TLS 1.3 server sends its ticket after the handshake, so the ticket
-/// reaches the client only sometimes (19 of 30 connections to `openssl s_server` here kept
-/// no session). These two are checked by [`resumes`] instead, which waits for the ticket.
-const RACED: [&str; 2] = ["sessionresumption_ticket", "sessionresumption_ID"];
-
-/// Whether a server resumes a TLS 1.3 session, by ticket or (with `-no_ticket`, testssl.sh's
-/// "ID" check) by the server's own cache: one `openssl s_client` keeps the session, its
-/// stdin held open long enough for the ticket to arrive, and a second offers it back.
-fn resumes(addr: &str, by_id: bool, dir: &Path) -> bool {
-    let session = dir.join(format!("session-{}-{by_id}.pem", addr.replace(':', "-")));
-    let _ = std::fs::remove_file(&session);
-    let client = |keep: &str, file: &Path| {
-        let mut c = Command::new("openssl");
-        c.args(["s_client", "-connect", addr, "-tls1_3", keep])
-            .arg(file);
-        if by_id {
-            c.arg("-no_ticket");
-        }
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        c.spawn().expect("openssl is installed")
-    };
-    let mut first = client("-sess_out", &session);
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::fs::metadata(&session).map_or(true, |m| m.len() == 0)
-        && std::time::Instant::now() < until
-    {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    drop(first.stdin.take());
-    let _ = first.wait();
-    if std::fs::metadata(&session).map_or(true, |m| m.len() == 0) {
-        return false;
-    }
-    let mut second = client("-sess_in", &session);
-    drop(second.stdin.take());
-    let out = second.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .any(|l| l.starts_with("Reused"))
-}
-
-/// The findings that differ between our peer and the library's own CLI server.
-fn differences(
-    ours: &std::collections::BTreeMap<String, String>,
-    theirs: &std::collections::BTreeMap<String, String>,
-) -> Vec<String> {
-    ours.keys()
-        .chain(theirs.keys())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .filter(|id| ours.get(*id) != theirs.get(*id))
-        .filter(|id| !RACED.contains(&id.as_str()))
-        .map(|id| format!("{id}: ours {:?}, theirs {:?}", ours.get(id), theirs.get(id)))
-        .collect()
-}
-
-/// Scans our peer and the tool's server, and once more when they differ (a timing-sensitive
-/// check can fail once on a loaded machine); the differences of the last pair of scans, and
-/// of the two servers' resumption.
-fn compare_twice(ours: &str, theirs: &str, d: &Path, name: &str) -> Vec<String> {
-    let mut diff = Vec::new();
-    for attempt in 0..2 {
-        let a = testssl(ours, &d.join(format!("{name}-peer-{attempt}.json")));
-        let b = testssl(theirs, &d.join(format!("{name}-tool-{attempt}.json")));
-        assert!(a.len() > 50 && b.len() > 50, "{name}: {a:?} {b:?}");
-        diff = differences(&a, &b);
-        for by_id in [false, true] {
-            let (x, y) = (resumes(ours, by_id, d), resumes(theirs, by_id, d));
-            if x != y {
-                diff.push(format!("resumption (by id: {by_id}): ours {x}, theirs {y}"));
-            }
-        }
-        if diff.is_empty() {
-            break;
-        }
-        eprintln!("{name}, scan {}: {diff:?}", attempt + 1);
-    }
-    diff
-}
-
-/// testssl.sh (Debian's) finds the same in openssl-3.0's and GnuTLS's defaults peers as in
-/// `openssl s_server` and `gnutls-serv` with the same certificate and the libraries'
-/// defaults. gnutls-serv is told what tlsmatrix configures differently from its tool: no
-/// version below TLS 1.2, no client certificate asked for, and echo rather than HTTP.
+/// testssl.sh (Debian's), through `tlsmatrix scan --short`, finds the same in openssl-3.0's
+/// and GnuTLS's defaults peers as in `openssl s_server` and `gnutls-serv` with the same
+/// certificate and the libraries' defaults (gnutls-serv told what tlsmatrix configures
+/// differently from its tool: no version below TLS 1.2, no client certificate asked for,
+/// echo rather than HTTP), and both servers of each pair resume by ticket and by session id.
 #[test]
 fn testssl_finds_in_our_defaults_peers_what_it_finds_in_the_libraries_own_servers() {
     let _turn = one_at_a_time();
     let d = scratch("testssl");
-    let certs = d.join("certs");
-    let dir = certs.join("ecdsa-p256");
-    let (peer, addr) = defaults_peer("openssl-3.0", &certs);
-    let (tool, tool_addr) = serve(
-        Command::new("openssl")
-            .args(["s_server", "-accept", "127.0.0.1:0", "-cert"])
-            .arg(dir.join(cert_files::CHAIN))
-            .arg("-key")
-            .arg(dir.join(cert_files::KEY)),
-        "ACCEPT ",
+    let out = d.join("outside-scan.json");
+    let o = tlsmatrix(
+        &["scan", "--impl", "openssl-3.0,gnutls", "--short", "--out"]
+            .iter()
+            .copied()
+            .chain([out.to_str().unwrap()])
+            .collect::<Vec<_>>(),
     );
-    let diff = compare_twice(&addr, &tool_addr, &d, "openssl");
-    // s_server resumes; otherwise equal resumption answers would prove nothing.
-    assert!(resumes(&tool_addr, false, &d) && resumes(&tool_addr, true, &d));
-    stop(peer);
-    stop(tool);
-    assert_eq!(diff, Vec::<String>::new(), "openssl-3.0");
-
-    let (peer, addr) = defaults_peer("gnutls", &certs);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let tool = Command::new("gnutls-serv")
-        .args(["-p", &port.to_string(), "--echo", "--disable-client-cert"])
-        .arg("--priority=NORMAL:-VERS-TLS1.0:-VERS-TLS1.1")
-        .arg(format!(
-            "--x509certfile={}",
-            dir.join(cert_files::CHAIN).display()
-        ))
-        .arg(format!(
-            "--x509keyfile={}",
-            dir.join(cert_files::KEY).display()
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map(Running)
-        .unwrap();
-    let tool_addr = format!("127.0.0.1:{port}");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(&tool_addr).is_err() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(o.status.success(), "{}\n{file:#}", stderr(&o));
+    assert_eq!(file["schema"], "tlsmatrix.outside-scan/1");
+    assert!(file["tool"].as_str().unwrap().starts_with("testssl.sh 3."));
+    let peers = file["peers"].as_array().unwrap();
+    let names: Vec<&str> = peers.iter().map(|p| p["imp"].as_str().unwrap()).collect();
+    assert_eq!(names, ["openssl-3.0", "gnutls"]);
+    for (p, tool) in peers.iter().zip(["openssl s_server", "gnutls-serv"]) {
+        let name = &p["imp"];
+        let r = &p["reference"];
+        assert_eq!(r["name"], tool, "{name}");
+        for scan in [&p["scan"], &r["scan"]] {
+            assert!(scan.get("failure").is_none(), "{name}: {scan:#}");
+            assert!(
+                scan["findings"].as_object().unwrap().len() > 50,
+                "{name}: {scan:#}"
+            );
+            assert_eq!(scan["findings"]["TLS1_3"]["finding"], "offered with final");
+            // The libraries' servers resume; otherwise equal answers would prove nothing.
+            assert_eq!(scan["resumes_by_ticket"], true, "{name}");
+            assert_eq!(scan["resumes_by_id"], true, "{name}");
+        }
+        assert_eq!(r["differences"], serde_json::json!([]), "{name}");
     }
-    let diff = compare_twice(&addr, &tool_addr, &d, "gnutls");
-    stop(peer);
-    stop(tool);
-    assert_eq!(diff, Vec::<String>::new(), "gnutls");
+    assert!(d.join("outside-scan/openssl-3.0-first.json").is_file());
+}
+
+/// A stack the scan cannot reach fails its cell with why, within the limit, the file is
+/// still written whole and the command exits 1; a name that is no stack, or a certificate
+/// that is none, is refused before anything starts.
+#[test]
+fn a_scan_that_cannot_run_says_why() {
+    let d = scratch("scan-refusals");
+    let out = d.join("outside-scan.json");
+    let out_arg = out.to_str().unwrap();
+    // A server that exits at once.
+    let dead = d.join("dead");
+    fake_driver(
+        &dead,
+        "rustls-ring",
+        "rustls 0.0.0 (a fake)",
+        "echo 'error: cannot bind' >&2; exit 1",
+    );
+    let o = tlsmatrix_with(&dead, &["scan", "--out", out_arg]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let failure = file["peers"][0]["scan"]["failure"].as_str().unwrap();
+    assert!(
+        failure.contains("did not start listening") && failure.contains("cannot bind"),
+        "{failure}"
+    );
+    assert!(stderr(&o).contains("FAILED rustls-ring"), "{}", stderr(&o));
+    // A server that listens and never answers: the scanner is stopped at the limit.
+    let hung = d.join("hung");
+    fake_driver(
+        &hung,
+        "rustls-ring",
+        "rustls 0.0.0 (a hung fake)",
+        "exec python3 -c \"import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); print('listening 127.0.0.1:%d' % s.getsockname()[1], flush=True); time.sleep(120)\"",
+    );
+    let started = std::time::Instant::now();
+    let o = tlsmatrix_with(&hung, &["scan", "--limit", "10", "--out", out_arg]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let failure = file["peers"][0]["scan"]["failure"].as_str().unwrap();
+    assert!(failure.contains("still scanning after 10 s"), "{failure}");
+
+    let o = tlsmatrix(&[
+        "scan",
+        "--impl",
+        "no-such-stack",
+        "--out",
+        &format!("{out_arg}.2"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no defaults peer 'no-such-stack'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("outside-scan.json.2").exists());
+    let o = tlsmatrix(&["scan", "--cert", "dsa-1024"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("'dsa-1024' is not a signature"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -129,3 +129,29 @@ fn a_conformance_run_killed_mid_way_leaves_no_runner_or_shim() {
     signal_ends_the_tree(&mut cli, &below, libc::SIGTERM);
     whole_lines(&d.join("c.jsonl"));
 }
+
+#[test]
+fn a_scan_killed_mid_way_leaves_no_peer_or_scanner_and_no_file() {
+    let d = scratch("signal-scan");
+    let out = d.join("outside-scan.json");
+    let mut cli = start(&[
+        "scan",
+        "--impl",
+        "rustls-aws-lc",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let below = wait_for_children(&mut cli, Duration::from_secs(30));
+    assert!(!below.is_empty(), "no peer started");
+    // Until the scanner has started its own clients below the peer and itself.
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let mut below = descendants(cli.id());
+    while below.len() < 4 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+        below = descendants(cli.id());
+    }
+    assert!(below.len() >= 4, "the scanner did not start: {below:?}");
+    signal_ends_the_tree(&mut cli, &below, libc::SIGTERM);
+    // The findings file is written whole at the end, or not at all.
+    assert!(!out.exists());
+}

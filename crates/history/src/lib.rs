@@ -5,11 +5,13 @@
 
 pub mod conformance;
 pub mod interop_file;
+pub mod outside_scan;
 pub mod proxy_check;
 pub mod results_file;
 mod run_data;
 mod store;
 pub mod timings;
+mod whole_file;
 
 use std::path::Path;
 

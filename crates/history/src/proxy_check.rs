@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "tlsmatrix.proxy-check/1";
@@ -42,33 +42,12 @@ impl CheckRow {
 }
 
 pub fn write(path: &Path, check: &ProxyCheck) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create folder {}", dir.display()))?;
-    }
-    let tmp = path.with_extension("json.part");
-    std::fs::write(&tmp, serde_json::to_string_pretty(check)? + "\n")
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+    crate::whole_file::replace(path, check)
 }
 
 /// The check in `path`; `Ok(None)` when there is none.
 pub fn read(path: &Path) -> Result<Option<ProxyCheck>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let check: ProxyCheck = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a proxy check", path.display()))?;
-    if check.schema != SCHEMA {
-        bail!(
-            "{} has schema {}, not {SCHEMA}",
-            path.display(),
-            check.schema
-        );
-    }
-    Ok(Some(check))
+    crate::whole_file::read(path, "a proxy check", SCHEMA)
 }
 
 #[cfg(test)]

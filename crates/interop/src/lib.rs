@@ -4,7 +4,9 @@
 mod cell;
 pub mod deviations;
 mod listening;
+pub mod outside_scan;
 pub mod peers;
+mod process;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -54,6 +54,21 @@ pub trait Axis: Copy + 'static {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// The value spelled `s`, or an error that lists the valid ones.
+    fn named(s: &str) -> Result<Self, String> {
+        Self::all()
+            .iter()
+            .copied()
+            .find(|v| v.text() == s)
+            .ok_or_else(|| {
+                format!(
+                    "'{s}' is not a {}; one of {}",
+                    Self::label(),
+                    Self::valid_values()
+                )
+            })
+    }
 }
 
 axis!(Kind, "kind" {

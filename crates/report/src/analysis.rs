@@ -650,6 +650,8 @@ pub struct Companions {
     pub published: Vec<RunData>,
     /// The newest conformance run: its id and every test's row.
     pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
+    /// The newest outside scan (`tlsmatrix scan`): testssl.sh against the defaults peers.
+    pub outside_scan: Option<tlsmatrix_history::outside_scan::OutsideScan>,
     /// How long each step of the `make report` that made this report took.
     pub timings: Option<tlsmatrix_history::timings::Timings>,
 }
@@ -1005,6 +1007,9 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         .and_then(|(id, rows)| crate::conformance::section(id, rows))
     {
         sections.push(section);
+    }
+    if let Some(scan) = extra.outside_scan.as_ref().filter(|s| !s.peers.is_empty()) {
+        sections.push(crate::outside_scan::section(scan));
     }
     sections.push(Section {
         id: "results".into(),

@@ -22,6 +22,7 @@ pub mod libp2p;
 mod md;
 pub mod netmodel;
 pub mod network;
+pub mod outside_scan;
 pub mod published;
 pub mod releases;
 pub mod repeatability;
@@ -30,7 +31,7 @@ mod svg;
 pub mod text_table;
 mod write;
 
-pub use write::{write, PROXY_CHECK_FILE};
+pub use write::{write, OUTSIDE_SCAN_FILE, PROXY_CHECK_FILE};
 
 /// A document table as Markdown, as `report.md` writes it.
 pub fn markdown_table(t: &doc::Table) -> String {

@@ -5,13 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tlsmatrix_history::{interop_file, proxy_check, resolve, timings, RunData, RunKind, Store};
+use tlsmatrix_history::{
+    interop_file, outside_scan, proxy_check, resolve, timings, RunData, RunKind, Store,
+};
 
 use crate::area::{area, Area};
 use crate::{analysis, csv, html, md};
 
 /// The delay-proxy check's file, beside the interop results file.
 pub const PROXY_CHECK_FILE: &str = "proxy-check.json";
+/// The outside scan's file (`tlsmatrix scan`), beside the interop results file.
+pub const OUTSIDE_SCAN_FILE: &str = "outside-scan.json";
 /// The main job's stage times (`make report`), beside the interop results file.
 pub const TIMINGS_FILE: &str = "timings.tsv";
 
@@ -53,6 +57,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             interop: None,
             wire: companion(RunKind::Wire)?,
             proxy_check: None,
+            outside_scan: None,
             timings: None,
             counters: companion(RunKind::Counters)?,
             ceiling: companion(RunKind::Ceiling)?,
@@ -78,6 +83,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     let mut extra = extra;
     extra.interop = interop_file::read_latest(interop)?;
     extra.proxy_check = proxy_check::read(&interop.with_file_name(PROXY_CHECK_FILE))?;
+    extra.outside_scan = outside_scan::read(&interop.with_file_name(OUTSIDE_SCAN_FILE))?;
     extra.timings = timings::read(&interop.with_file_name(TIMINGS_FILE))?;
     let doc = analysis::build(&run, &history, &extra);
     let impls = run.impls();

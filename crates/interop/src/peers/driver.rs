@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use tlsmatrix_model::interop::Case;
+use tlsmatrix_model::scenario::SigAlg;
 use tlsmatrix_model::side::Side;
 use tlsmatrix_registry::registry::{Driver, Registry};
 
@@ -51,5 +52,22 @@ impl Program for InDriver {
             .arg("--certs")
             .arg(certs);
         ClientPlan::checked_by_itself(cmd)
+    }
+
+    fn defaults_server(&self, who: &Who, sig: SigAlg, certs: &Path) -> Result<ServerPlan, String> {
+        let mut cmd = self.0.command();
+        cmd.args([
+            "peer",
+            "server",
+            "--impl",
+            who.name,
+            "--defaults",
+            sig.as_str(),
+        ])
+        .args(["--listen", "127.0.0.1:0", "--connections", "0"])
+        .args(["--timeout", &who.timeout_s.to_string()])
+        .arg("--certs")
+        .arg(certs);
+        Ok(ServerPlan::until_killed(cmd))
     }
 }

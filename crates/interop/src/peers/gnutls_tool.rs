@@ -6,7 +6,7 @@ use std::process::Command;
 use tlsmatrix_model::cert_files;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::interop::{Case, Echo, Expect, Offer};
-use tlsmatrix_model::scenario::{Aead, Group, Resumption, Version};
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 use super::{
@@ -30,6 +30,25 @@ pub(super) fn discover() -> Option<Peer> {
 }
 
 impl Program for GnutlsTool {
+    fn library_server(&self) -> Option<&'static str> {
+        Some("gnutls-serv")
+    }
+
+    /// `gnutls-serv` on GnuTLS's NORMAL priorities, told only what tlsmatrix's peer does
+    /// differently from the tool's own defaults: no version below TLS 1.2, no client
+    /// certificate asked for, and echo rather than HTTP.
+    fn defaults_server(&self, _who: &Who, sig: SigAlg, certs: &Path) -> Result<ServerPlan, String> {
+        let mut cmd = serv(&cert_dir(certs, sig));
+        cmd.arg("--disable-client-cert")
+            .arg("--priority=NORMAL:-VERS-TLS1.0:-VERS-TLS1.1");
+        Ok(ServerPlan {
+            cmd,
+            ready: Ready::ListeningPort,
+            echo: Echo::Same,
+            persistent: true,
+        })
+    }
+
     fn has_post_quantum(&self, version: &str) -> bool {
         codes::version_at_least(version, &[3, 8, 9])
     }
@@ -50,19 +69,8 @@ impl Program for GnutlsTool {
     fn server(&self, _who: &Who, case: &Case, certs: &Path) -> std::io::Result<ServerPlan> {
         let o = &case.server;
         let dir = cert_dir(certs, o.sig);
-        let mut cmd = Command::new("gnutls-serv");
-        // Port 0: the OS picks, the harness reads which from /proc. gnutls-serv has no option
-        // to bind one address, so it listens on every interface for the cell's few seconds.
-        cmd.args(["--echo", "-p", "0"])
-            .arg(format!(
-                "--x509certfile={}",
-                dir.join(cert_files::CHAIN).display()
-            ))
-            .arg(format!(
-                "--x509keyfile={}",
-                dir.join(cert_files::KEY).display()
-            ))
-            .arg(format!("--priority={}", priority(o)))
+        let mut cmd = serv(&dir);
+        cmd.arg(format!("--priority={}", priority(o)))
             .args(alpn_flags(o, Side::Server));
         if o.resumption == Resumption::SessionId {
             cmd.arg("--noticket");
@@ -124,6 +132,23 @@ impl Program for GnutlsTool {
             must_print,
         }
     }
+}
+
+/// `gnutls-serv` echoing on a port the OS picks (the harness reads which from /proc: it has
+/// no option to bind one address, so it listens on every interface while it runs), with the
+/// certificate and key in `dir`.
+fn serv(dir: &Path) -> Command {
+    let mut cmd = Command::new("gnutls-serv");
+    cmd.args(["--echo", "-p", "0"])
+        .arg(format!(
+            "--x509certfile={}",
+            dir.join(cert_files::CHAIN).display()
+        ))
+        .arg(format!(
+            "--x509keyfile={}",
+            dir.join(cert_files::KEY).display()
+        ));
+    cmd
 }
 
 /// A GnuTLS priority string allowing exactly this offer.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tlsmatrix_model::interop::{Case, Expect, Offer};
-use tlsmatrix_model::scenario::{Aead, Resumption, Version};
+use tlsmatrix_model::scenario::{Aead, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 use super::{reported_version, ClientPlan, Peer, Program, Server, ServerPlan, Who};
@@ -63,6 +63,30 @@ impl Program for GoCryptoTls {
         }
         ClientPlan::checked_by_itself(cmd)
     }
+
+    fn defaults_server(&self, who: &Who, sig: SigAlg, certs: &Path) -> Result<ServerPlan, String> {
+        let mut cmd = Command::new(&self.0);
+        cmd.args(["server", "-listen", "127.0.0.1:0", "-connections", "0"])
+            .args(defaults_flags(
+                sig.as_str(),
+                certs,
+                &who.timeout_s.to_string(),
+            ));
+        Ok(ServerPlan::until_killed(cmd))
+    }
+}
+
+/// The Go peer's flags for crypto/tls's own defaults with a certificate of kind `sig`.
+fn defaults_flags(sig: &str, certs: &Path, timeout_s: &str) -> Vec<std::ffi::OsString> {
+    vec![
+        "-defaults".into(),
+        "-sig".into(),
+        sig.into(),
+        "-certs".into(),
+        certs.into(),
+        "-timeout".into(),
+        timeout_s.into(),
+    ]
 }
 
 /// `tlsmatrix peer --impl go-crypto-tls ROLE ...`: the Go peer started as the driver's `peer`
@@ -92,15 +116,7 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
         if role != "server" {
             return Err("--defaults is for a server".into());
         }
-        cmd.args([
-            "-defaults",
-            "-sig",
-            &sig,
-            "-certs",
-            &certs,
-            "-timeout",
-            &timeout,
-        ]);
+        cmd.args(defaults_flags(&sig, Path::new(&certs), &timeout));
         for (from, to) in [("--connections", "-connections"), ("--respond", "-respond")] {
             if let Some(v) = take(&mut opts, from) {
                 cmd.args([to, &v]);

@@ -43,6 +43,24 @@ pub trait Program: std::fmt::Debug + Send + Sync {
 
     /// How to start it as the case's client of the server at `to`.
     fn client(&self, who: &Who, case: &Case, certs: &Path, to: &Server) -> ClientPlan;
+
+    /// How to start it as a server of its library's defaults (every version, suite, group and
+    /// scheme the library enables by default) with a certificate of kind `sig`, serving every
+    /// client until killed; `Err(reason)` when it has no such server.
+    fn defaults_server(
+        &self,
+        _who: &Who,
+        _sig: SigAlg,
+        _certs: &Path,
+    ) -> Result<ServerPlan, String> {
+        Err("it has no server of its library's defaults".into())
+    }
+
+    /// The server command when it is a library's own command-line tool (e.g. `openssl
+    /// s_server`): the reference a scan of that library's defaults peer is compared with.
+    fn library_server(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The peer a plan is made for, and the cell's limit.
@@ -105,6 +123,14 @@ impl ServerPlan {
             ready: Ready::Line("listening "),
             echo: Echo::Same,
             persistent: false,
+        }
+    }
+
+    /// A defaults server of ours: prints `listening ADDR`, serves every client until killed.
+    fn until_killed(cmd: Command) -> ServerPlan {
+        ServerPlan {
+            persistent: true,
+            ..ServerPlan::echoing(cmd)
         }
     }
 }
@@ -173,6 +199,21 @@ impl Peer {
 
     pub fn client(&self, case: &Case, certs: &Path, to: &Server, timeout_s: u64) -> ClientPlan {
         self.program.client(&self.who(timeout_s), case, certs, to)
+    }
+
+    /// A server of its library's defaults with a certificate of kind `sig`, until killed.
+    pub fn defaults_server(
+        &self,
+        sig: SigAlg,
+        certs: &Path,
+        timeout_s: u64,
+    ) -> Result<ServerPlan, String> {
+        self.program
+            .defaults_server(&self.who(timeout_s), sig, certs)
+    }
+
+    pub fn library_server(&self) -> Option<&'static str> {
+        self.program.library_server()
     }
 
     fn who(&self, timeout_s: u64) -> Who<'_> {

@@ -6,7 +6,7 @@ use std::process::Command;
 use tlsmatrix_model::cert_files;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::interop::{Case, Echo, Expect, Offer};
-use tlsmatrix_model::scenario::{Aead, Group, Resumption, Version};
+use tlsmatrix_model::scenario::{Aead, Group, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 use super::{
@@ -28,6 +28,28 @@ pub(super) fn discover() -> Option<Peer> {
 }
 
 impl Program for OpensslTool {
+    fn library_server(&self) -> Option<&'static str> {
+        Some("openssl s_server")
+    }
+
+    /// `s_server` with nothing but the certificate: the library's and the system's defaults
+    /// (openssl.cnf), HTTP-less, serving until killed. Its stdin must stay open: at the end
+    /// of its input it stops serving.
+    fn defaults_server(&self, _who: &Who, sig: SigAlg, certs: &Path) -> Result<ServerPlan, String> {
+        let dir = cert_dir(certs, sig);
+        let mut cmd = Command::new("openssl");
+        cmd.args(["s_server", "-accept", "127.0.0.1:0", "-cert"])
+            .arg(dir.join(cert_files::CHAIN))
+            .arg("-key")
+            .arg(dir.join(cert_files::KEY));
+        Ok(ServerPlan {
+            cmd,
+            ready: Ready::Line("ACCEPT "),
+            echo: Echo::Same,
+            persistent: true,
+        })
+    }
+
     fn has_post_quantum(&self, version: &str) -> bool {
         codes::version_at_least(version, &[3, 5])
     }
