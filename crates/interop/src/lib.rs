@@ -66,12 +66,7 @@ struct Line<'a> {
 
 fn select_cases(args: &[String], quick: bool) -> Result<Vec<&'static Case>> {
     let mut out: Vec<&'static Case> = Vec::new();
-    let patterns: Vec<&str> = args
-        .iter()
-        .flat_map(|a| a.split(','))
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .collect();
+    let patterns = listed(args);
     for c in CASES {
         let wanted = if patterns.is_empty() {
             !quick || c.quick
@@ -91,25 +86,46 @@ fn select_cases(args: &[String], quick: bool) -> Result<Vec<&'static Case>> {
     Ok(out)
 }
 
-fn select_peers(all: Vec<Peer>, args: &[String]) -> Result<Vec<Peer>> {
-    let names: Vec<&str> = args
-        .iter()
+/// The names in options given as repeated, comma-separated lists.
+fn listed(args: &[String]) -> Vec<&str> {
+    args.iter()
         .flat_map(|a| a.split(','))
         .map(str::trim)
         .filter(|a| !a.is_empty())
-        .collect();
+        .collect()
+}
+
+/// The peers `args` name, in their order, or all of them when none is named; a name that is
+/// none of them is an error starting with `unknown` ("unknown peer") and listing the rest.
+fn select_peers<'a>(all: &[&'a Peer], args: &[String], unknown: &str) -> Result<Vec<&'a Peer>> {
+    let names = listed(args);
     if names.is_empty() {
-        return Ok(all);
+        return Ok(all.to_vec());
     }
     names
         .iter()
         .map(|n| {
-            all.iter().find(|p| p.name == *n).cloned().with_context(|| {
+            all.iter().copied().find(|p| p.name == *n).with_context(|| {
                 let known: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
-                format!("unknown peer '{n}'; available: {}", known.join(", "))
+                format!("{unknown} '{n}'; available: {}", known.join(", "))
             })
         })
         .collect()
+}
+
+/// A progress bar over `len` of `unit`, drawn only on a terminal (a log gets a line per
+/// item from the caller instead).
+fn progress_bar(len: usize, unit: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64).with_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{elapsed_precise}}] {{bar:30.cyan/blue}} {{pos}}/{{len}} {unit}, ETA {{eta}}  {{msg}}"
+        ))
+        .expect("the template is valid"),
+    );
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar
 }
 
 struct Done {
@@ -134,7 +150,15 @@ fn prepare_certs(cases: &[&Case], dir: &Path) -> Result<()> {
 pub fn run(opts: Options) -> Result<bool> {
     let cases = select_cases(&opts.cases, opts.quick)?;
     let reg = Registry::discover()?;
-    let peers = select_peers(peers::discover(&reg), &opts.peers)?;
+    let found = peers::discover(&reg);
+    let peers: Vec<Peer> = select_peers(
+        &found.iter().collect::<Vec<_>>(),
+        &opts.peers,
+        "unknown peer",
+    )?
+    .into_iter()
+    .cloned()
+    .collect();
     let mut results = tlsmatrix_history::results_file::ResultsFile::open(&opts.out)?;
     let certs_dir = tlsmatrix_registry::beside(&opts.out, "certs");
     prepare_certs(&cases, &certs_dir)?;
@@ -177,16 +201,7 @@ pub fn run(opts: Options) -> Result<bool> {
         opts.timeout.as_secs(),
         opts.out.display()
     );
-    let bar = ProgressBar::new(plan.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} cells, ETA {eta}  {msg}",
-        )
-        .expect("the template is valid"),
-    );
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let bar = progress_bar(plan.len(), "cells");
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<Done>();

@@ -99,6 +99,19 @@ impl Running {
         }
         self.output.lock().unwrap().clone()
     }
+
+    /// Its exit status once it has exited, or `None` when it is still running at `deadline`.
+    pub fn wait_until(&mut self, deadline: Instant) -> Option<std::process::ExitStatus> {
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 /// The server's address once it is ready; `Err(None)` at the deadline, `Err(Some(()))` if
@@ -132,21 +145,6 @@ pub fn wait_ready(
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-        }
-    }
-}
-
-impl Running {
-    /// Its exit status once it has exited, or `None` when it is still running at `deadline`.
-    pub fn wait_until(&mut self, deadline: Instant) -> Option<std::process::ExitStatus> {
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

@@ -9,14 +9,12 @@ mod resumption;
 pub mod testssl;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use tlsmatrix_harness::certs;
 use tlsmatrix_history::outside_scan::{
     Difference, OutsideScan, Reference, Scan, ScannedPeer, SCHEMA,
@@ -151,26 +149,7 @@ fn targets<'a>(all: &'a [Peer], names: &[String], cert: SigAlg) -> Result<Vec<Ta
         .filter(|p| p.library_server().is_none())
         .filter(|p| p.defaults_server(cert, tmp, 1).is_ok())
         .collect();
-    let chosen: Vec<&Peer> = if names.is_empty() {
-        stacks
-    } else {
-        names
-            .iter()
-            .flat_map(|a| a.split(','))
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-            .map(|n| {
-                stacks
-                    .iter()
-                    .copied()
-                    .find(|p| p.name == n)
-                    .with_context(|| {
-                        let known: Vec<&str> = stacks.iter().map(|p| p.name.as_str()).collect();
-                        format!("no defaults peer '{n}'; available: {}", known.join(", "))
-                    })
-            })
-            .collect::<Result<_>>()?
-    };
+    let chosen = crate::select_peers(&stacks, names, "no defaults peer")?;
     if chosen.is_empty() {
         bail!("no stack on this machine has a defaults peer");
     }
@@ -194,15 +173,7 @@ struct Scanner<'a> {
 impl Scanner<'_> {
     /// Every server scanned, `jobs` at a time, under a progress bar; keyed by peer name.
     fn scan_all(&self, servers: &[&Peer], round: &str) -> BTreeMap<String, Scan> {
-        let bar = ProgressBar::new(servers.len() as u64).with_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} servers, ETA {eta}  {msg}",
-            )
-            .expect("the template is valid"),
-        );
-        if !std::io::stderr().is_terminal() {
-            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-        }
+        let bar = crate::progress_bar(servers.len(), "servers");
         let next = AtomicUsize::new(0);
         let done = Mutex::new(BTreeMap::new());
         std::thread::scope(|s| {
