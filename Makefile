@@ -386,17 +386,18 @@ bench-go: build
 # cmd/profilesplit into the TLS library (itself split into decoding, verifying, signing, key
 # exchange, lookups and allocation), the libp2p check, the kernel, the Go runtime and the
 # glue, each in µs per handshake so the transports compare category by category; making the
-# new peers' transports is counted apart.
+# new peers' transports is counted apart. It ends with each backend's bound: its library's own
+# time plus the leanest time outside a library of any backend, over upstream's.
 PROFILE_TIME ?= 3s
 PROFILE_BENCHMARKS ?= HandshakeNewPeers Handshake
 profile-go: build
 	mkdir -p results
 	@set -o pipefail; command -v perf >/dev/null || { echo "profile-go: perf is not installed (scripts/setup installs linux-perf)" >&2; exit 2; }; \
-	: > results/go-profile.txt; \
+	: > results/go-profile.txt; rm -f target/go-profile-records.jsonl; \
 	for v in upstream system $(GO_LIBSSL); do \
 	  bin=target/go-bench-$$v.test; \
-	  case $$v in upstream) bin=target/go-bench-system.test;; system) go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
-	  [ $$v = upstream ] || (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
+	  case $$v in upstream) bin=target/go-bench-system.test; go="$(GO) test $(GO_TAGS)";; system) go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
+	  (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
 	  case $$v in upstream) name=go-libp2p-upstream;; system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  for b in $(PROFILE_BENCHMARKS); do \
 	    echo "== $$name: $$b, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \
@@ -404,10 +405,11 @@ profile-go: build
 	      $$bin -test.run '^$$' -test.bench "^Benchmark$$b$$/^group=X25519$$/^client=$$name$$/^server=$$name$$" \
 	      -test.benchtime $(PROFILE_TIME) -test.cpu 1 | grep '^Benchmark' | tee -a results/go-profile.txt > target/go-profile-line.txt || exit $$?; \
 	    ns=$$(awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "ns/op") print $$i}' target/go-profile-line.txt); \
-	    perf script -i target/go-profile-$$v-$$b.data 2>/dev/null | (cd go && $(GO) run ./cmd/profilesplit --top 5 --ns-per-op $$ns) \
-	      | tee -a results/go-profile.txt || exit $$?; \
+	    perf script -i target/go-profile-$$v-$$b.data 2>/dev/null | (cd go && $(GO) run ./cmd/profilesplit --top 5 --ns-per-op $$ns \
+	      --record ../target/go-profile-records.jsonl --name $$name --workload $$b) | tee -a results/go-profile.txt || exit $$?; \
 	  done; \
-	done
+	done; \
+	(cd go && $(GO) run ./cmd/profilesplit --bounds ../target/go-profile-records.jsonl) | tee -a results/go-profile.txt
 
 clean:
 	$(CARGO) clean

@@ -9,7 +9,12 @@
 // untimed making of transports is counted apart and left out of the shares.
 // `make profile-go` runs it on each libssl variant.
 //
-//	perf script -i perf.data | profilesplit
+//	perf script -i perf.data | profilesplit [--top N] [--ns-per-op NS] [--record FILE --name ARM --workload W]
+//	profilesplit --bounds FILE
+//
+// With --record, each profile's time per operation in and out of the TLS
+// library is appended to FILE; --bounds then sets every backend's time
+// beside the bound its library allows (see bounds.go).
 package main
 
 import (
@@ -310,13 +315,30 @@ func (p profile) top(c category, n int) []string {
 func main() {
 	top := flag.Int("top", 0, "also list each category's N most sampled functions")
 	nsPerOp := flag.Float64("ns-per-op", 0, "the benchmark's ns/op: adds each share's time per operation, so profiles of\ntransports that differ in speed compare category by category")
+	recordTo := flag.String("record", "", "append this profile's time per operation, in and out of the TLS library, to this\nJSON-lines file (needs --ns-per-op, --name and --workload)")
+	name := flag.String("name", "", "the arm profiled, e.g. go-libp2p-openssl-3.6 (with --record)")
+	workload := flag.String("workload", "", "the benchmark profiled, e.g. HandshakeNewPeers (with --record)")
+	boundsOf := flag.String("bounds", "", "read a --record file and print each backend's time beside the bound its TLS\nlibrary allows (no perf input)")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: perf script -i perf.data | profilesplit [--top N] [--ns-per-op NS]")
+		out := flag.CommandLine.Output()
+		fmt.Fprintln(out, "usage: perf script -i perf.data | profilesplit [--top N] [--ns-per-op NS] [--record FILE --name ARM --workload W]")
+		fmt.Fprintln(out, "       profilesplit --bounds FILE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		flag.Usage()
+		os.Exit(2)
+	}
+	if *boundsOf != "" {
+		if err := printBounds(*boundsOf, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "profilesplit:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *recordTo != "" && (*nsPerOp <= 0 || *name == "" || *workload == "") {
+		fmt.Fprintln(os.Stderr, "profilesplit: --record needs --ns-per-op, --name and --workload")
 		os.Exit(2)
 	}
 	p, err := split(os.Stdin)
@@ -365,4 +387,10 @@ func main() {
 		}
 	}
 	tw.Flush()
+	if *recordTo != "" {
+		if err := appendRecord(*recordTo, p.record(*name, *workload, *nsPerOp)); err != nil {
+			fmt.Fprintln(os.Stderr, "profilesplit:", err)
+			os.Exit(1)
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -148,5 +151,55 @@ func TestGoAndCSymbolsAreToldApart(t *testing.T) {
 		if isGo(sym) != goSym {
 			t.Errorf("isGo(%q) = %v", sym, !goSym)
 		}
+	}
+}
+
+func TestBoundsTakeTheLeanestRestOfAnyBackend(t *testing.T) {
+	rs := []record{
+		{Name: upstreamArm, Workload: "W", NsPerOp: 500e3, LibraryNs: 200e3},
+		{Name: "go-libp2p-aws-lc", Workload: "W", NsPerOp: 450e3, LibraryNs: 150e3},
+		{Name: "go-libp2p-openssl-3.6", Workload: "W", NsPerOp: 900e3, LibraryNs: 500e3},
+	}
+	bs, leanest, err := bounds(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leanest["W"].Name != "go-libp2p-aws-lc" {
+		t.Fatalf("leanest rest: %s, want go-libp2p-aws-lc", leanest["W"].Name)
+	}
+	for _, b := range bs["W"] {
+		// 3.6: its 500 µs of library plus aws-lc's 300 µs outside it, over upstream's 500.
+		want := map[string][2]float64{"go-libp2p-aws-lc": {0.9, 0.9}, "go-libp2p-openssl-3.6": {1.8, 1.6}}[b.Name]
+		if math.Abs(b.factor-want[0]) > 1e-9 || math.Abs(b.bound-want[1]) > 1e-9 {
+			t.Errorf("%s: factor %.3f bound %.3f, want %.3f %.3f", b.Name, b.factor, b.bound, want[0], want[1])
+		}
+	}
+	if _, _, err := bounds(rs[1:]); err == nil || !strings.Contains(err.Error(), "no go-libp2p-upstream profile") {
+		t.Errorf("without upstream: %v", err)
+	}
+}
+
+func TestRecordsRoundTripAndBadLinesAreRefused(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	p, err := split(strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.record("go-libp2p-openssl", "HandshakeNewPeers", 1e6)
+	if err := appendRecord(file, r); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := readRecords(file)
+	if err != nil || len(rs) != 1 || rs[0] != r {
+		t.Fatalf("read back %+v, %v; want %+v", rs, err, r)
+	}
+	if r.LibraryNs <= 0 || r.LibraryNs >= r.NsPerOp {
+		t.Errorf("library time %v of %v ns: the script has library and other samples", r.LibraryNs, r.NsPerOp)
+	}
+	if err := os.WriteFile(file, []byte(`{"name":"x","workload":"W","ns_per_op":-1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRecords(file); err == nil {
+		t.Error("a record with a negative time was read")
 	}
 }
