@@ -387,7 +387,8 @@ bench-go: build
 # exchange, lookups and allocation), the libp2p check, the kernel, the Go runtime and the
 # glue, each in µs per handshake so the transports compare category by category; making the
 # new peers' transports is counted apart. It ends with each backend's bound: its library's own
-# time plus the leanest time outside a library of any backend, over upstream's.
+# time plus the leanest time outside a library of any backend, over upstream's. Upstream,
+# profiled first, builds the system test binary it runs from, which system then reuses.
 PROFILE_TIME ?= 3s
 PROFILE_BENCHMARKS ?= HandshakeNewPeers Handshake
 profile-go: build
@@ -396,8 +397,8 @@ profile-go: build
 	: > results/go-profile.txt; rm -f target/go-profile-records.jsonl; \
 	for v in upstream system $(GO_LIBSSL); do \
 	  bin=target/go-bench-$$v.test; \
-	  case $$v in upstream) bin=target/go-bench-system.test; go="$(GO) test $(GO_TAGS)";; system) go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
-	  (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
+	  case $$v in upstream|system) bin=target/go-bench-system.test; go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
+	  [ $$v = system ] || (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
 	  case $$v in upstream) name=go-libp2p-upstream;; system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  for b in $(PROFILE_BENCHMARKS); do \
 	    echo "== $$name: $$b, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \

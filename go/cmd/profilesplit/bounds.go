@@ -27,7 +27,6 @@ type record struct {
 	// MonitorSamples are Go's monitor thread's, kept out of the shares: on
 	// one CPU they still take time from the handshake.
 	MonitorSamples int `json:"monitor_samples"`
-	Samples        int `json:"samples"`
 }
 
 func (p profile) record(name, workload string, nsPerOp float64) record {
@@ -37,7 +36,6 @@ func (p profile) record(name, workload string, nsPerOp float64) record {
 		NsPerOp:        nsPerOp,
 		LibraryNs:      float64(p.counts[library]) / float64(p.total) * nsPerOp,
 		MonitorSamples: p.counts[monitor],
-		Samples:        p.total,
 	}
 }
 
