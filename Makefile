@@ -95,8 +95,9 @@ DRIVER_TARGETS ?= $(HOME)/.cache/tlsmatrix/cargo-targets
 export TLSMATRIX_DRIVER_TARGETS := $(DRIVER_TARGETS)
 
 # OpenSSL releases beside the system's, each built from the openssl-src crate's sources
-# (a few minutes, once) and linked statically into a driver of its own.
-OPENSSL_RELEASES ?= 1.1.1 3.6 4.0
+# (a few minutes, once) and linked statically into a driver of its own. 3.5 is the LTS that
+# brought ML-KEM and ML-DSA to TLS; its libraries are built for the Go transport anyway.
+OPENSSL_RELEASES ?= 1.1.1 3.5 3.6 4.0
 # openssl-sys reads its variables in a target-prefixed form too, and aws-lc-sys (under
 # rustls-aws-lc, in the same graph) watches only the plain OPENSSL_DIR: with the prefixed form,
 # a release's folder seeded from another's (scripts/seed-target) rebuilds only openssl-sys and
@@ -267,10 +268,8 @@ go-test: setup
 # The libssl the Go OpenSSL backend is also built against, each statically, beside the system
 # one (scripts/go-libssl sets up cgo for one): the vendored OpenSSL releases, BoringSSL and
 # AWS-LC (the libraries their drivers build, so they cost no build of their own).
-# 3.5 is the LTS distributions ship; it has no driver of its own (its in-memory figures would
-# add little beside 3.6), only its libraries, built in about 1.5 minutes.
 # 1.1.1 is not among them: the backend uses OpenSSL 3's API.
-GO_LIBSSL ?= 3.5 $(filter-out 1.1.1,$(OPENSSL_RELEASES)) boringssl aws-lc
+GO_LIBSSL ?= $(filter-out 1.1.1,$(OPENSSL_RELEASES)) boringssl aws-lc
 # The system OpenSSL's release line, read when a recipe runs (after scripts/setup has
 # installed libssl-dev on a fresh machine).
 SYSTEM_OPENSSL = $(shell pkg-config --modversion libssl 2>/dev/null | cut -d. -f1,2)

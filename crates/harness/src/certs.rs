@@ -144,6 +144,17 @@ fn key_pair(sig: SigAlg) -> Result<(KeyPair, &'static SignatureAlgorithm)> {
         SigAlg::Ed25519 => {
             KeyPair::generate_for(&rcgen::PKCS_ED25519).map(|k| (k, &rcgen::PKCS_ED25519))
         }
+        // aws-lc writes an ML-DSA private key in its seed form (RFC 9881), the one form
+        // every library here reads (BoringSSL parses no other).
+        SigAlg::MlDsa44 => {
+            KeyPair::generate_for(&rcgen::PKCS_ML_DSA_44).map(|k| (k, &rcgen::PKCS_ML_DSA_44))
+        }
+        SigAlg::MlDsa65 => {
+            KeyPair::generate_for(&rcgen::PKCS_ML_DSA_65).map(|k| (k, &rcgen::PKCS_ML_DSA_65))
+        }
+        SigAlg::MlDsa87 => {
+            KeyPair::generate_for(&rcgen::PKCS_ML_DSA_87).map(|k| (k, &rcgen::PKCS_ML_DSA_87))
+        }
     };
     generated.with_context(|| format!("cannot generate a {sig} key"))
 }

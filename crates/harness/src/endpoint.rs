@@ -336,7 +336,8 @@ impl EndpointConfig {
     /// refuses).
     pub fn offers_post_quantum(&self) -> bool {
         self.groups_for(Side::Client)
-            .contains(&Group::X25519Mlkem768)
+            .iter()
+            .any(|g| g.is_post_quantum())
     }
 
     /// The ALPN protocols in their wire form, each prefixed by its length; a protocol name
@@ -361,8 +362,18 @@ impl EndpointConfig {
 impl EndpointConfig {
     /// Combinations no TLS version allows, whatever the library: `Err(reason)`.
     pub fn protocol_limits(&self) -> Result<(), String> {
-        if self.version == Version::Tls12 && self.groups.contains(&Group::X25519Mlkem768) {
-            return Err("X25519MLKEM768 is defined for TLS 1.3 only".into());
+        if self.version == Version::Tls12 {
+            if let Some(g) = self.groups.iter().find(|g| g.is_post_quantum()) {
+                return Err(format!(
+                    "{g} is defined for TLS 1.3 only (the ML-KEM key-agreement drafts use TLS 1.3's key_share)"
+                ));
+            }
+            if self.sig.is_mldsa() {
+                return Err(format!(
+                    "{} is defined for TLS 1.3 only (draft-ietf-tls-mldsa assigns it no TLS 1.2 use)",
+                    self.sig
+                ));
+            }
         }
         if self.version == Version::Tls13 && self.resumption == Resumption::SessionId {
             return Err("TLS 1.3 has no session-id resumption; it resumes with tickets".into());

@@ -286,6 +286,10 @@ fn sign_items(sig: SigAlg) -> &'static str {
         SigAlg::EcdsaP384 => "+SIGN-ECDSA-SECP384R1-SHA384:+SIGN-ECDSA-SHA384",
         SigAlg::Rsa2048 | SigAlg::Rsa3072 => "+SIGN-RSA-PSS-RSAE-SHA256",
         SigAlg::Ed25519 => "+SIGN-EdDSA-Ed25519",
+        // GnuTLS 3.8.10's names; `supports` refuses ML-DSA on the releases without them.
+        SigAlg::MlDsa44 => "+SIGN-MLDSA44",
+        SigAlg::MlDsa65 => "+SIGN-MLDSA65",
+        SigAlg::MlDsa87 => "+SIGN-MLDSA87",
     }
 }
 
@@ -391,9 +395,15 @@ impl TlsLibrary for GnutlsLibrary {
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        if cfg.groups.contains(&Group::X25519Mlkem768) {
+        if cfg.offers_post_quantum() {
             return Err(format!(
                 "GnuTLS {} has no ML-KEM (GnuTLS added X25519MLKEM768 in 3.8.9)",
+                library_version()
+            ));
+        }
+        if cfg.sig.is_mldsa() {
+            return Err(format!(
+                "GnuTLS {} has no ML-DSA certificates or signature schemes (GnuTLS added ML-DSA in 3.8.10)",
                 library_version()
             ));
         }

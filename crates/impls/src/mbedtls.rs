@@ -221,6 +221,12 @@ impl TlsLibrary for MbedtlsLibrary {
         if cfg.offers_post_quantum() {
             return Err(format!("{} has no ML-KEM", library_version()));
         }
+        if cfg.sig.is_mldsa() {
+            return Err(format!(
+                "{} has no ML-DSA certificates or signature schemes",
+                library_version()
+            ));
+        }
         if cfg.version == Version::Tls12 && cfg.sig.is_rsa() && cfg.open.is_none() {
             // library/ssl_misc.h, mbedtls_ssl_tls12_sig_alg_is_supported: a TLS 1.2 scheme
             // must be a (hash, signature) pair, and PSS's 0x08 "intrinsic" hash is not one.

@@ -348,6 +348,12 @@ impl TlsLibrary for NssLibrary {
                 library_version()
             ));
         }
+        if cfg.sig.is_mldsa() {
+            return Err(format!(
+                "NSS {} has no ML-DSA: no certificate type or signature scheme for it",
+                library_version()
+            ));
+        }
         if cfg.sig == SigAlg::Ed25519 && cfg.open.is_none() {
             return Err(format!(
                 "NSS {} has no Ed25519 in TLS: no ed25519 signature scheme or certificate type",

@@ -38,7 +38,7 @@ use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_model::bogo_flags::Unimplemented;
 use tlsmatrix_model::codes;
-use tlsmatrix_model::scenario::{Group, Resumption, SigAlg, Version};
+use tlsmatrix_model::scenario::{Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
 #[cfg(feature = "boringssl")]
@@ -103,12 +103,38 @@ fn sigalg_name(s: SigAlg) -> &'static str {
         SigAlg::EcdsaP384 => "ecdsa_secp384r1_sha384",
         SigAlg::Rsa2048 | SigAlg::Rsa3072 => "rsa_pss_rsae_sha256",
         SigAlg::Ed25519 => "ed25519",
+        // The names OpenSSL 3.5+, BoringSSL and AWS-LC all take.
+        SigAlg::MlDsa44 => "mldsa44",
+        SigAlg::MlDsa65 => "mldsa65",
+        SigAlg::MlDsa87 => "mldsa87",
     }
 }
 
-/// "OpenSSL 3.5.0 ..." and later have X25519MLKEM768.
-fn has_mlkem(version: &str) -> bool {
-    codes::version_at_least(version, &[3, 5])
+/// Why this build cannot run a cell's post-quantum parts, in the library's own words: each
+/// ML-KEM group and ML-DSA scheme is set on a scratch context as `factory` would set it,
+/// and the library's refusal is the reason. (The release that brought them differs across
+/// the family, and BoringSSL and AWS-LC each took a different subset of the groups.)
+fn post_quantum_refusal(version: &str, cfg: &EndpointConfig) -> Option<String> {
+    let mut b = SslContextBuilder::new(SslMethod::tls()).ok()?;
+    for g in cfg.groups.iter().filter(|g| g.is_post_quantum()) {
+        let name = codes::openssl_group_name(codes::group_code(*g))?;
+        #[cfg(feature = "boringssl")]
+        let set = b.set_curves_list(name);
+        #[cfg(not(feature = "boringssl"))]
+        let set = b.set_groups_list(name);
+        if let Err(e) = set {
+            return Some(format!("{version} refuses the group {name} ({e})"));
+        }
+    }
+    if cfg.sig.is_mldsa() {
+        if let Err(e) = calls::set_sigalgs_list(&mut b, sigalg_name(cfg.sig)) {
+            return Some(format!(
+                "{version} has no {} signature scheme ({e:#})",
+                sigalg_name(cfg.sig)
+            ));
+        }
+    }
+    None
 }
 
 /// The cipher suite's TLS code point.
@@ -169,16 +195,10 @@ impl TlsLibrary for OpensslLibrary {
         {
             return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites: it takes AES-128-GCM first on AES hardware, or AES-256-GCM under its CNSA policy, never ChaCha20-Poly1305 while AES-GCM is offered".into());
         }
-        if cfg.groups.contains(&Group::X25519Mlkem768)
-            && !cfg!(any(feature = "boringssl", feature = "aws-lc"))
-            && !has_mlkem(&self.version())
-        {
-            return Err(format!(
-                "{} has no ML-KEM (OpenSSL added it in 3.5)",
-                self.version()
-            ));
+        match post_quantum_refusal(&self.version(), cfg) {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {

@@ -33,6 +33,10 @@ const NID_SECP521R1: c_int = 716;
 const NID_RSASSA_PSS: c_int = 912;
 const NID_X25519: c_int = 1034;
 const NID_ED25519: c_int = 1087;
+// OpenSSL 3.5+ names an ML-DSA signature by its key type alone (no hash).
+const NID_ML_DSA_44: c_int = 1457;
+const NID_ML_DSA_65: c_int = 1458;
+const NID_ML_DSA_87: c_int = 1459;
 
 /// The key-exchange group, as a TLS code point. OpenSSL 1.1.1 has no command for it (it
 /// came with 3.0); there the peer's key share tells it.
@@ -128,6 +132,9 @@ fn scheme_of_nids(sig_type: c_int, hash: c_int) -> Option<u16> {
         (NID_RSASSA_PSS, NID_SHA384) => 0x0805,
         (NID_RSA_ENCRYPTION, NID_SHA256) => 0x0401,
         (NID_ED25519, _) => 0x0807,
+        (NID_ML_DSA_44, _) => 0x0904,
+        (NID_ML_DSA_65, _) => 0x0905,
+        (NID_ML_DSA_87, _) => 0x0906,
         _ => return None,
     })
 }

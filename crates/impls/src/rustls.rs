@@ -37,6 +37,9 @@ type Ticketer = fn() -> Result<Arc<dyn ProducesTickets>, rustls::Error>;
 pub struct RustlsLibrary {
     name: &'static str,
     provider: fn() -> CryptoProvider,
+    /// Every key-exchange group the provider has, beyond the few its default offers (the
+    /// pure and P-256 ML-KEM groups are in aws-lc-rs's list only).
+    all_kx_groups: &'static [&'static dyn rustls::crypto::SupportedKxGroup],
     /// The provider's AEAD through its own API (the bulk ceiling).
     record_aead: fn(Aead) -> Result<LibraryAead, String>,
     /// Its C library's allocation call, if its C code allocates.
@@ -52,6 +55,7 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-aws-lc",
             provider: rustls::crypto::aws_lc_rs::default_provider,
+            all_kx_groups: rustls::crypto::aws_lc_rs::ALL_KX_GROUPS,
             record_aead: crate::ceiling::aws_lc::record_aead,
             c_allocation: Some(crate::ceiling::aws_lc_allocation),
             ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
@@ -68,6 +72,7 @@ impl RustlsLibrary {
         RustlsLibrary {
             name: "rustls-ring",
             provider: rustls::crypto::ring::default_provider,
+            all_kx_groups: rustls::crypto::ring::ALL_KX_GROUPS,
             record_aead: crate::ceiling::ring_aead::record_aead,
             c_allocation: None,
             ticketer: rustls::crypto::ring::Ticketer::new,
@@ -89,11 +94,24 @@ impl RustlsLibrary {
         if cipher_suites.is_empty() {
             return Err(format!("{} has no {}", self.name, codes::suite_name(suite)));
         }
+        let scheme = SignatureScheme::from(codes::signature_scheme_code(cfg.sig));
+        if !base
+            .signature_verification_algorithms
+            .mapping
+            .iter()
+            .any(|(s, _)| *s == scheme)
+        {
+            return Err(format!(
+                "{} has no {} signature scheme: its provider verifies none",
+                self.name,
+                codes::scheme_name(codes::signature_scheme_code(cfg.sig))
+            ));
+        }
         let mut kx_groups = Vec::new();
         for g in &cfg.groups_for(side) {
             let code = codes::group_code(*g);
-            let found = base
-                .kx_groups
+            let found = self
+                .all_kx_groups
                 .iter()
                 .find(|k| u16::from(k.name()) == code)
                 .ok_or_else(|| format!("{} has no key exchange group {g}", self.name))?;

@@ -46,11 +46,19 @@ struct Policy {
     ecdsa: &'static [Aead],
     rsa: &'static [Aead],
     groups: &'static [Group],
+    /// Whether its signature preferences hold the ML-DSA schemes.
+    mldsa: bool,
 }
 
 impl Policy {
     fn suites(&self, sig: SigAlg) -> &'static [Aead] {
-        if sig.is_rsa() {
+        if sig.is_mldsa() {
+            if self.mldsa {
+                self.ecdsa
+            } else {
+                &[]
+            }
+        } else if sig.is_rsa() {
             self.rsa
         } else {
             self.ecdsa
@@ -69,6 +77,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: TLS13_ALL,
         rsa: TLS13_ALL,
         groups: &[X25519, P256, P384],
+        mldsa: false,
     },
     Policy {
         name: "AWS-CRT-SDK-TLSv1.3-2023",
@@ -76,6 +85,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: TLS13_ALL,
         rsa: TLS13_ALL,
         groups: &[P256, X25519, P384],
+        mldsa: false,
     },
     Policy {
         name: "ELBSecurityPolicy-TLS13-1-3-FIPS-2023-04",
@@ -83,6 +93,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[A128, A256],
         rsa: &[A128, A256],
         groups: &[P256, P384],
+        mldsa: false,
     },
     // Minimum TLS 1.0: no TLS 1.3-only policy prefers AES-256-GCM with X25519.
     Policy {
@@ -91,6 +102,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[A256, A128, C20],
         rsa: &[A256, A128, C20],
         groups: &[X25519, P256, P384],
+        mldsa: false,
     },
     Policy {
         name: "ELBSecurityPolicy-TLS13-1-3-RFC9151-FIPS-2023-07",
@@ -98,6 +110,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[A256],
         rsa: &[A256],
         groups: &[P384],
+        mldsa: false,
     },
     // TLS 1.2 only: no TLS 1.3 suites.
     Policy {
@@ -106,6 +119,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[A128, A256],
         rsa: &[A128, A256],
         groups: &[P256, X25519, P384],
+        mldsa: false,
     },
     Policy {
         name: "20210816",
@@ -113,6 +127,7 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[A256],
         rsa: &[A256],
         groups: &[P384],
+        mldsa: false,
     },
     Policy {
         name: "20190122",
@@ -120,6 +135,19 @@ const POLICIES: &[Policy] = &[
         ecdsa: &[],
         rsa: &[C20, A128, A256],
         groups: &[P256, P384],
+        mldsa: false,
+    },
+    // The one policy whose signature preferences hold ML-DSA without ML-KEM key shares (its
+    // post-quantum policies send a hybrid share beside a classical one): s2n-tls names it a
+    // test policy, and it offers every TLS 1.3 suite and curve, AES-128-GCM and X25519
+    // first. Last, so that no classical cell takes it.
+    Policy {
+        name: "test_all_tls13",
+        version: Version::Tls13,
+        ecdsa: TLS13_ALL,
+        rsa: &[],
+        groups: &[X25519, P256, P384],
+        mldsa: true,
     },
 ];
 
@@ -188,8 +216,8 @@ impl TlsLibrary for S2nLibrary {
         if cfg.sig == SigAlg::Ed25519 {
             return Err("s2n-tls has no Ed25519 signatures".into());
         }
-        if cfg.groups.contains(&Group::X25519Mlkem768) {
-            return Err("s2n-tls's post-quantum policies all send a classical key share beside the hybrid one, so none offers X25519MLKEM768 alone".into());
+        if let Some(g) = cfg.groups.iter().find(|g| g.is_post_quantum()) {
+            return Err(format!("s2n-tls's post-quantum policies all send a classical key share beside the hybrid one, so none offers {g} alone"));
         }
         if cfg.version == Version::Tls12 && cfg.sig == SigAlg::EcdsaP384 {
             return Err("s2n-tls signs TLS 1.2 with ECDSA-SHA256 whatever the curve, and its policies all offer SHA-256, so against itself it would not sign ecdsa_secp384r1_sha384".into());
@@ -517,6 +545,11 @@ fn group_code(name: &str) -> Option<u16> {
                 Group::P256 => "secp256r1",
                 Group::P384 => "secp384r1",
                 Group::X25519Mlkem768 => "X25519MLKEM768",
+                Group::Secp256r1Mlkem768 => "SecP256r1MLKEM768",
+                Group::Secp384r1Mlkem1024 => "SecP384r1MLKEM1024",
+                Group::Mlkem512 => "MLKEM512",
+                Group::Mlkem768 => "MLKEM768",
+                Group::Mlkem1024 => "MLKEM1024",
             };
             s2n_name.eq_ignore_ascii_case(name)
         })
@@ -529,6 +562,15 @@ impl S2nEndpoint {
     fn server_scheme(&self) -> Option<u16> {
         use s2n_tls::enums::{HashAlgorithm as H, SignatureAlgorithm as S};
         let alg = self.conn.selected_signature_algorithm().ok()?;
+        if alg == S::MLDSA {
+            // ML-DSA has no separate hash: its level is in the scheme's name, which s2n-tls
+            // reports for it on both sides.
+            return self
+                .conn
+                .signature_scheme()
+                .and_then(codes::scheme_code)
+                .or(Some(0xffff));
+        }
         let hash = self.conn.selected_hash_algorithm().ok()?;
         match (alg, hash) {
             (S::ECDSA, H::SHA256) => Some(0x0403),

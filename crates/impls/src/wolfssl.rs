@@ -190,19 +190,22 @@ fn check(rc: c_int, what: &str) -> Result<()> {
 /// wolfSSL's code for a key-exchange group (its `WOLFSSL_ECC_*`, the TLS code points).
 fn group_id(g: Group) -> Option<c_int> {
     match g {
-        Group::X25519Mlkem768 => None,
+        g if g.is_post_quantum() => None,
         g => Some(c_int::from(codes::group_code(g))),
     }
 }
 
 /// The signature algorithm list wolfSSL takes (OpenSSL's `SIG+HASH` form).
-fn sigalg_item(sig: SigAlg) -> &'static str {
-    match sig {
+fn sigalg_item(sig: SigAlg) -> Result<&'static str> {
+    Ok(match sig {
         SigAlg::EcdsaP256 => "ECDSA+SHA256",
         SigAlg::EcdsaP384 => "ECDSA+SHA384",
         SigAlg::Rsa2048 | SigAlg::Rsa3072 => "RSA-PSS+SHA256",
         SigAlg::Ed25519 => "ED25519",
-    }
+        SigAlg::MlDsa44 | SigAlg::MlDsa65 | SigAlg::MlDsa87 => {
+            bail!("wolfSSL as Debian builds it has no {sig} signature scheme")
+        }
+    })
 }
 
 pub struct WolfsslLibrary;
@@ -234,6 +237,12 @@ impl TlsLibrary for WolfsslLibrary {
         if cfg.offers_post_quantum() {
             return Err(format!(
                 "wolfSSL {} as Debian builds it has no ML-KEM (no --enable-kyber)",
+                library_version()
+            ));
+        }
+        if cfg.sig.is_mldsa() {
+            return Err(format!(
+                "wolfSSL {} as Debian builds it has no ML-DSA (no --enable-dilithium)",
                 library_version()
             ));
         }
@@ -282,7 +291,7 @@ impl TlsLibrary for WolfsslLibrary {
         // wolfSSL knows suites by their IANA names too.
         let name = codes::suite_name(suite);
         let cname = CString::new(name.as_str())?;
-        let sigalgs = CString::new(sigalg_item(cfg.sig))?;
+        let sigalgs = CString::new(sigalg_item(cfg.sig)?)?;
         let mut groups: Vec<c_int> = cfg
             .groups_for(side)
             .iter()

@@ -103,10 +103,12 @@ fn every_pair_completes_every_handshake_scenario_with_the_named_parameters() {
     let mut failures = Vec::new();
     let mut post_quantum = 0;
     let mut resumed = 0;
+    // Each impl with itself: the ML-DSA keys and ML-KEM groups it completed.
+    let mut pq_self: Vec<(&'static str, String)> = Vec::new();
     for (c, s) in pairs() {
         for scenario in &scenarios {
             let cfg = config(scenario);
-            let pq = scenario.params().group == Group::X25519Mlkem768;
+            let pq = scenario.params().group.is_post_quantum() || scenario.params().sig.is_mldsa();
             if !runnable(c.as_ref(), s.as_ref(), &cfg, &scenario.params()) {
                 continue;
             }
@@ -129,6 +131,13 @@ fn every_pair_completes_every_handshake_scenario_with_the_named_parameters() {
             match result {
                 Ok(()) => {
                     post_quantum += usize::from(pq);
+                    if pq && c.name() == s.name() {
+                        for part in [params.sig.to_string(), params.group.to_string()] {
+                            if !pq_self.contains(&(c.name(), part.clone())) {
+                                pq_self.push((c.name(), part));
+                            }
+                        }
+                    }
                     resumed += usize::from(params.resumption.is_resumed());
                 }
                 Err(e) => failures.push(format!("{scenario} {} -> {}: {e}", c.name(), s.name())),
@@ -137,6 +146,32 @@ fn every_pair_completes_every_handshake_scenario_with_the_named_parameters() {
     }
     // rustls-aws-lc with itself, TLS 1.3, for each signature.
     assert!(post_quantum >= 5, "{post_quantum} post-quantum handshakes");
+    // Each library that has ML-DSA and ML-KEM in this build completes every one it has.
+    let want: &[(&str, &[&str])] = &[
+        (
+            "rustls-aws-lc",
+            &[
+                "mldsa44",
+                "mldsa65",
+                "mldsa87",
+                "x25519mlkem768",
+                "secp256r1mlkem768",
+                "mlkem768",
+                "mlkem1024",
+            ],
+        ),
+        ("s2n-tls", &["mldsa44", "mldsa65", "mldsa87"]),
+    ];
+    for (name, parts) in want {
+        if libraries().iter().any(|l| l.name() == *name) {
+            for part in *parts {
+                assert!(
+                    pq_self.contains(&(*name, part.to_string())),
+                    "{name} with itself completed no {part} handshake: {pq_self:?}"
+                );
+            }
+        }
+    }
     assert!(resumed > 0);
     assert!(
         failures.is_empty(),

@@ -16,6 +16,11 @@ pub fn group_code(g: Group) -> u16 {
         Group::P256 => 0x0017,
         Group::P384 => 0x0018,
         Group::X25519Mlkem768 => 0x11ec,
+        Group::Secp256r1Mlkem768 => 0x11eb,
+        Group::Secp384r1Mlkem1024 => 0x11ed,
+        Group::Mlkem512 => 0x0200,
+        Group::Mlkem768 => 0x0201,
+        Group::Mlkem1024 => 0x0202,
     }
 }
 
@@ -27,6 +32,9 @@ pub fn signature_scheme_code(s: SigAlg) -> u16 {
         SigAlg::EcdsaP384 => 0x0503,
         SigAlg::Rsa2048 | SigAlg::Rsa3072 => 0x0804,
         SigAlg::Ed25519 => 0x0807,
+        SigAlg::MlDsa44 => 0x0904,
+        SigAlg::MlDsa65 => 0x0905,
+        SigAlg::MlDsa87 => 0x0906,
     }
 }
 
@@ -147,6 +155,9 @@ const SCHEMES: &[(u16, &str)] = &[
     (0x0805, "rsa_pss_rsae_sha384"),
     (0x0809, "rsa_pss_pss_sha256"),
     (0x0807, "ed25519"),
+    (0x0904, "mldsa44"),
+    (0x0905, "mldsa65"),
+    (0x0906, "mldsa87"),
 ];
 
 pub fn scheme_name(code: u16) -> String {

@@ -12,8 +12,12 @@ use crate::scenario::{Aead, ConnParams, Group, Resumption, SigAlg, Version};
 /// a declared limit instead of naming impls to excuse them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
-    /// No X25519MLKEM768.
+    /// No post-quantum cryptography in TLS: no ML-KEM group and no ML-DSA signature.
     NoPostQuantum,
+    /// No ML-DSA certificates or signature schemes (its ML-KEM groups are declared apart).
+    NoMlDsa,
+    /// These post-quantum groups are not offered, though others are.
+    LacksGroups(&'static [Group]),
     /// Versions, suites and groups come only as named policies, fixed together: some cells
     /// have no policy, and a server accepts more groups than the cell names.
     NamedPolicies,
@@ -71,7 +75,9 @@ impl Limit {
     /// Whether a cell of these parameters may be refused under this limit.
     pub fn covers(self, p: &ConnParams) -> bool {
         match self {
-            Limit::NoPostQuantum => p.group == Group::X25519Mlkem768,
+            Limit::NoPostQuantum => p.group.is_post_quantum() || p.sig.is_mldsa(),
+            Limit::NoMlDsa => p.sig.is_mldsa(),
+            Limit::LacksGroups(groups) => groups.contains(&p.group),
             Limit::NamedPolicies => true,
             Limit::FixedTls13Suites => p.version == Version::Tls13 && p.aead != Aead::Aes128Gcm,
             Limit::NoEd25519 => p.sig == SigAlg::Ed25519,
@@ -144,7 +150,7 @@ pub const IMPLS: &[ImplRow] = &[
         build: "`make build` (the main driver)",
         version_prefix: "rustls ",
         conformance: Conformance::Shim(&["rustls"]),
-        limits: &[],
+        limits: &[Limit::LacksGroups(&[Group::Secp384r1Mlkem1024, Group::Mlkem512])],
         wraps_malloc: true,
     },
     ImplRow {
@@ -205,7 +211,7 @@ pub const IMPLS: &[ImplRow] = &[
         version_prefix: "AWS-LC ",
         // AWS-LC runs BoGo in its own CI; what differs from BoringSSL is listed.
         conformance: Conformance::Shim(&["aws-lc"]),
-        limits: &[],
+        limits: &[Limit::NoMlDsa],
         wraps_malloc: true,
     },
     ImplRow {
@@ -215,7 +221,15 @@ pub const IMPLS: &[ImplRow] = &[
         build: "`make build` (the boring crate, linked into libssl-drivers/boringssl)",
         version_prefix: "BoringSSL",
         conformance: Conformance::Shim(&["boringssl"]),
-        limits: &[Limit::FixedTls13Suites],
+        limits: &[
+            Limit::FixedTls13Suites,
+            Limit::LacksGroups(&[
+                Group::Secp256r1Mlkem768,
+                Group::Secp384r1Mlkem1024,
+                Group::Mlkem512,
+                Group::Mlkem768,
+            ]),
+        ],
         wraps_malloc: true,
     },
     ImplRow {
@@ -229,6 +243,8 @@ pub const IMPLS: &[ImplRow] = &[
             Limit::FixedTls13Suites,
             Limit::NoSessionIdResumption,
             Limit::FixedGroupOrder,
+            Limit::NoMlDsa,
+            Limit::LacksGroups(&[Group::Mlkem512, Group::Mlkem768, Group::Mlkem1024]),
         ],
         wraps_malloc: false,
     },
@@ -250,6 +266,16 @@ pub const IMPLS: &[ImplRow] = &[
         version_prefix: "OpenSSL 1.1.1",
         conformance: Conformance::Shim(&["openssl"]),
         limits: &[Limit::NoPostQuantum],
+        wraps_malloc: true,
+    },
+    ImplRow {
+        name: "openssl-3.5",
+        family: "openssl",
+        driver: "tlsmatrix-driver-openssl-3.5",
+        build: "`make build` (OpenSSL 3.5 LTS from the openssl-src crate, linked into libssl-drivers/openssl)",
+        version_prefix: "OpenSSL 3.5.",
+        conformance: Conformance::Shim(&["openssl"]),
+        limits: &[],
         wraps_malloc: true,
     },
     ImplRow {

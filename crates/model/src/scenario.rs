@@ -86,6 +86,9 @@ axis!(
         Rsa2048 = "rsa-2048",
         Rsa3072 = "rsa-3072",
         Ed25519 = "ed25519",
+        MlDsa44 = "mldsa44",
+        MlDsa65 = "mldsa65",
+        MlDsa87 = "mldsa87",
     }
 );
 axis!(
@@ -95,8 +98,33 @@ axis!(
         P256 = "p256",
         P384 = "p384",
         X25519Mlkem768 = "x25519mlkem768",
+        Secp256r1Mlkem768 = "secp256r1mlkem768",
+        Secp384r1Mlkem1024 = "secp384r1mlkem1024",
+        Mlkem512 = "mlkem512",
+        Mlkem768 = "mlkem768",
+        Mlkem1024 = "mlkem1024",
     }
 );
+
+impl Group {
+    /// Whether the group's key exchange includes ML-KEM (hybrid or pure): defined for TLS 1.3
+    /// only, and what a library without ML-KEM refuses.
+    pub fn is_post_quantum(self) -> bool {
+        !matches!(self, Group::X25519 | Group::P256 | Group::P384)
+    }
+
+    /// The classical group a post-quantum one is weighed against on the same stack: a
+    /// hybrid's own elliptic curve, and X25519 (what pure ML-KEM replaces in practice) for
+    /// the pure ones. A classical group is its own twin.
+    pub fn classical_twin(self) -> Group {
+        match self {
+            Group::Secp256r1Mlkem768 => Group::P256,
+            Group::Secp384r1Mlkem1024 => Group::P384,
+            g if g.is_post_quantum() => Group::X25519,
+            g => g,
+        }
+    }
+}
 axis!(
     /// How the client starts its connection: a full handshake, or resuming an earlier session
     /// by the id the server cached (TLS 1.2 only) or by a ticket the server issued.
@@ -255,6 +283,21 @@ impl SigAlg {
 
     pub fn is_rsa(self) -> bool {
         matches!(self, SigAlg::Rsa2048 | SigAlg::Rsa3072)
+    }
+
+    /// ML-DSA (FIPS 204): signature schemes defined for TLS 1.3 only.
+    pub fn is_mldsa(self) -> bool {
+        matches!(self, SigAlg::MlDsa44 | SigAlg::MlDsa65 | SigAlg::MlDsa87)
+    }
+
+    /// The classical key an ML-DSA one is weighed against on the same stack: ECDSA P-256,
+    /// what a fleet moving to ML-DSA signs with today. A classical key is its own twin.
+    pub fn classical_twin(self) -> SigAlg {
+        if self.is_mldsa() {
+            SigAlg::EcdsaP256
+        } else {
+            self
+        }
     }
 }
 
@@ -771,8 +814,8 @@ mod tests {
     fn unknown_values_list_the_valid_ones() {
         let cases = [
             ("handshake-tls14-ecdsa-p256-x25519-full", "expected a version (tls12, tls13) but found 'tls14'"),
-            ("handshake-tls13-dsa-x25519-full", "expected a signature (ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, ed25519) but found 'dsa'"),
-            ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384, x25519mlkem768) but found 'x448'"),
+            ("handshake-tls13-dsa-x25519-full", "expected a signature (ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, ed25519, mldsa44, mldsa65, mldsa87) but found 'dsa'"),
+            ("handshake-tls13-ecdsa-p256-x448-full", "expected a group (x25519, p256, p384, x25519mlkem768, secp256r1mlkem768, secp384r1mlkem1024, mlkem512, mlkem768, mlkem1024) but found 'x448'"),
             ("handshake-tls13-ecdsa-p256-x25519", "expected a resumption (full, session-id, ticket) but found nothing"),
             ("handshake-tls13-ecdsa-p256-x25519-full-extra", "unexpected trailing part 'extra'"),
             ("bulk-tls13-aes-128-gcm-32k", "expected a write size (1k, 16k, 1m) but found '32k'"),

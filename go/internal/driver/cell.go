@@ -36,12 +36,21 @@ type cell struct {
 	counted *memconn.Side
 }
 
-// refusal says why crypto/tls cannot run a scenario as named, or nil. The protocol's own
-// limits come first, in the words every driver uses.
+// protocolRefusal says why no TLS version allows the scenario, in the words every driver
+// uses (EndpointConfig::protocol_limits), or nil.
+func protocolRefusal(sc scenario.Scenario) error {
+	switch {
+	case sc.Version == "tls12" && sc.PostQuantumGroup():
+		return fmt.Errorf("%s is defined for TLS 1.3 only (the ML-KEM key-agreement drafts use TLS 1.3's key_share)", sc.Group)
+	case sc.Version == "tls12" && sc.MLDSA():
+		return fmt.Errorf("%s is defined for TLS 1.3 only (draft-ietf-tls-mldsa assigns it no TLS 1.2 use)", sc.Sig)
+	}
+	return nil
+}
+
+// refusal says why crypto/tls cannot run a scenario as named, or nil.
 func refusal(sc scenario.Scenario, offer tlsconf.Offer) error {
 	switch {
-	case sc.Version == "tls12" && sc.Group == "x25519mlkem768":
-		return errors.New("X25519MLKEM768 is defined for TLS 1.3 only")
 	case sc.Version == "tls13" && sc.Resumption == "session-id":
 		return errors.New("TLS 1.3 has no session-id resumption; it resumes with tickets")
 	case sc.Version == "tls12" && sc.HRR:
@@ -55,7 +64,14 @@ func refusal(sc scenario.Scenario, offer tlsconf.Offer) error {
 // newCell builds the configurations, or says why the scenario cannot run (a refusal) or
 // cannot be set up (an error).
 func newCell(sc scenario.Scenario, certs string) (c *cell, refused, err error) {
+	if r := protocolRefusal(sc); r != nil {
+		return nil, r, nil
+	}
 	offer, err := tlsconf.ParseOffer(sc.Version, sc.AEAD, sc.Group, "", sc.Sig)
+	var unsupported tlsconf.Unsupported
+	if errors.As(err, &unsupported) {
+		return nil, unsupported, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -22,8 +22,8 @@ type axis struct {
 var (
 	kinds       = axis{"kind", []string{"handshake", "bulk", "memory", "throughput"}}
 	versions    = axis{"version", []string{"tls12", "tls13"}}
-	sigs        = axis{"signature", []string{"ecdsa-p256", "ecdsa-p384", "rsa-2048", "rsa-3072", "ed25519"}}
-	groups      = axis{"group", []string{"x25519", "p256", "p384", "x25519mlkem768"}}
+	sigs        = axis{"signature", []string{"ecdsa-p256", "ecdsa-p384", "rsa-2048", "rsa-3072", "ed25519", "mldsa44", "mldsa65", "mldsa87"}}
+	groups      = axis{"group", []string{"x25519", "p256", "p384", "x25519mlkem768", "secp256r1mlkem768", "secp384r1mlkem1024", "mlkem512", "mlkem768", "mlkem1024"}}
 	resumptions = axis{"resumption", []string{"full", "session-id", "ticket"}}
 	aeads       = axis{"cipher", []string{"aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"}}
 	sizes       = axis{"write size", []string{"1k", "16k", "1m"}}
@@ -63,6 +63,15 @@ type Scenario struct {
 
 // Resumed says whether the measured handshakes resume an earlier session.
 func (s Scenario) Resumed() bool { return s.Resumption != "full" }
+
+// PostQuantumGroup says whether the group's key exchange includes ML-KEM (scenario.rs:
+// Group::is_post_quantum).
+func (s Scenario) PostQuantumGroup() bool {
+	return s.Group != "x25519" && s.Group != "p256" && s.Group != "p384"
+}
+
+// MLDSA says whether the certificate key is ML-DSA (scenario.rs: SigAlg::is_mldsa).
+func (s Scenario) MLDSA() bool { return strings.HasPrefix(s.Sig, "mldsa") }
 
 // Threads is how many handshaking pairs a throughput scenario runs at once on this machine.
 func (s Scenario) Threads() int {

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 )
 
 // Offer is what one side offers; every field is pinned in Config.
@@ -32,16 +34,34 @@ type Offer struct {
 }
 
 var groupIDs = map[string]tls.CurveID{
-	"x25519":         tls.X25519,
-	"p256":           tls.CurveP256,
-	"p384":           tls.CurveP384,
-	"x25519mlkem768": tls.X25519MLKEM768,
+	"x25519":             tls.X25519,
+	"p256":               tls.CurveP256,
+	"p384":               tls.CurveP384,
+	"x25519mlkem768":     tls.X25519MLKEM768,
+	"secp256r1mlkem768":  tls.SecP256r1MLKEM768,
+	"secp384r1mlkem1024": tls.SecP384r1MLKEM1024,
 }
+
+// Names tlsmatrix gives that crypto/tls has no group for, with why.
+var groupsMissing = map[string]string{
+	"mlkem512":  "crypto/tls has no pure ML-KEM groups (it offers ML-KEM only in the three hybrids)",
+	"mlkem768":  "crypto/tls has no pure ML-KEM groups (it offers ML-KEM only in the three hybrids)",
+	"mlkem1024": "crypto/tls has no pure ML-KEM groups (it offers ML-KEM only in the three hybrids)",
+}
+
+// Unsupported is a combination crypto/tls cannot make; a driver reports it as unsupported,
+// not as a failure.
+type Unsupported struct{ Reason string }
+
+func (u Unsupported) Error() string { return u.Reason }
 
 // ParseGroup reads a tlsmatrix group name.
 func ParseGroup(name string) (tls.CurveID, error) {
 	if g, ok := groupIDs[name]; ok {
 		return g, nil
+	}
+	if why, ok := groupsMissing[name]; ok {
+		return 0, Unsupported{why}
 	}
 	return 0, fmt.Errorf("unknown group %q", name)
 }
@@ -76,6 +96,9 @@ func ParseOffer(version, cipher, group, prefer, sig string) (Offer, error) {
 	}
 	var ok bool
 	if o.Scheme, ok = schemes[sig]; !ok {
+		if strings.HasPrefix(sig, "mldsa") {
+			return o, Unsupported{"crypto/tls has no ML-DSA: no signature scheme or certificate key for it (" + runtime.Version() + ")"}
+		}
 		return o, fmt.Errorf("unknown certificate key %q", sig)
 	}
 	if o.Version == tls.VersionTLS12 {

@@ -158,6 +158,10 @@ fn priority(o: &Offer) -> String {
         Group::P256 => "GROUP-SECP256R1",
         Group::P384 => "GROUP-SECP384R1",
         Group::X25519Mlkem768 => "GROUP-X25519-MLKEM768",
+        Group::Secp256r1Mlkem768 => "GROUP-SECP256R1-MLKEM768",
+        Group::Secp384r1Mlkem1024 => "GROUP-SECP384R1-MLKEM1024",
+        // GnuTLS names no pure ML-KEM group; the peer refuses post-quantum offers anyway.
+        Group::Mlkem512 | Group::Mlkem768 | Group::Mlkem1024 => "GROUP-INVALID",
     };
     let cipher = match o.aead {
         Aead::Aes128Gcm => "AES-128-GCM",

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use tlsmatrix_model::interop::{Case, Echo, Family};
-use tlsmatrix_model::scenario::{Group, SigAlg};
+use tlsmatrix_model::scenario::SigAlg;
 use tlsmatrix_model::side::Side;
 use tlsmatrix_registry::registry::Registry;
 
@@ -185,10 +185,10 @@ impl Peer {
             Side::Client => &case.client,
             Side::Server => &case.server,
         };
-        if offer.groups().contains(&Group::X25519Mlkem768)
-            && !self.program.has_post_quantum(&self.version)
-        {
-            return Err(format!("{} has no X25519MLKEM768", self.version));
+        if let Some(g) = offer.groups().into_iter().find(|g| g.is_post_quantum()) {
+            if !self.program.has_post_quantum(&self.version) {
+                return Err(format!("{} has no {g}", self.version));
+            }
         }
         self.program.refuses(case, side)
     }

@@ -126,11 +126,8 @@ impl Program for OpensslTool {
 
 /// The tool's flags for exactly this offer.
 fn offer_flags(o: &Offer) -> Vec<String> {
-    let name = |g: Group| match g {
-        Group::X25519 => "X25519",
-        Group::P256 => "P-256",
-        Group::P384 => "P-384",
-        Group::X25519Mlkem768 => "X25519MLKEM768",
+    let name = |g: Group| {
+        codes::openssl_group_name(codes::group_code(g)).expect("OpenSSL names every group")
     };
     let mut groups: Vec<&str> = o.groups().into_iter().map(name).collect();
     let mut args = Vec::new();
