@@ -129,8 +129,12 @@ fn post_quantum_refusal(version: &str, cfg: &EndpointConfig) -> Option<String> {
     if cfg.sig.is_mldsa() {
         if let Err(e) = calls::set_sigalgs_list(&mut b, sigalg_name(cfg.sig)) {
             return Some(format!(
-                "{version} has no {} signature scheme ({e:#})",
-                sigalg_name(cfg.sig)
+                "{version} has no {name} signature scheme: SSL_CTX_set1_sigalgs_list(\"{name}\") fails{}",
+                match e.to_string().as_str() {
+                    "OpenSSL error" => String::new(),
+                    why => format!(" ({why})"),
+                },
+                name = sigalg_name(cfg.sig)
             ));
         }
     }
@@ -194,6 +198,13 @@ impl TlsLibrary for OpensslLibrary {
             )
         {
             return Err("BoringSSL lets no application choose its TLS 1.3 cipher suites: it takes AES-128-GCM first on AES hardware, or AES-256-GCM under its CNSA policy, never ChaCha20-Poly1305 while AES-GCM is offered".into());
+        }
+        if cfg!(feature = "aws-lc")
+            && cfg.open.is_none()
+            && cfg.client_first_group.is_some()
+            && cfg.offers_post_quantum()
+        {
+            return Err(format!("{}'s client sends a key share for its first post-quantum and its first classical group at once (ssl_setup_key_shares), with no call to send one alone, so the server never needs to ask for another", self.version()));
         }
         match post_quantum_refusal(&self.version(), cfg) {
             Some(why) => Err(why),
@@ -462,6 +473,10 @@ impl TlsLibrary for OpensslLibrary {
                 None => Some(cfg.server_name.clone()),
             },
             verify_host: cfg.open.is_none().then(|| cfg.server_name.clone()),
+            key_share: match (&cfg.open, side) {
+                (None, Side::Client) => cfg.groups_for(side).first().map(|g| codes::group_code(*g)),
+                _ => None,
+            },
             session,
             write_tickets: cfg.resumption == Resumption::Ticket,
             jdk11_workaround: cfg.open.as_ref().is_some_and(|o| o.extras.jdk11_workaround),
@@ -1125,6 +1140,11 @@ struct OpensslFactory {
     /// The name the server's certificate must carry (BoringSSL sets it per connection).
     #[cfg_attr(not(feature = "boringssl"), allow(dead_code))]
     verify_host: Option<String>,
+    /// Client, BoringSSL: the one group to send a key share for. Left to itself it sends a
+    /// second, post-quantum or classical, share beside the first, which would answer a
+    /// HelloRetryRequest cell's decoy before the server could ask.
+    #[cfg_attr(not(feature = "boringssl"), allow(dead_code))]
+    key_share: Option<u16>,
     session: Option<SessionSlot>,
     write_tickets: bool,
     /// Set per connection, where BoringSSL (and AWS-LC) take it.
@@ -1151,6 +1171,13 @@ impl EndpointFactory for OpensslFactory {
                 #[cfg(feature = "boringssl")]
                 if let Some(host) = &self.verify_host {
                     ssl.verify_param_mut().set_host(host)?;
+                }
+                #[cfg(feature = "boringssl")]
+                if let Some(group) = self.key_share {
+                    // SAFETY: a fresh SSL and one group id, which the call copies.
+                    if unsafe { ffi::SSL_set1_client_key_shares(ssl.as_ptr(), &group, 1) } != 1 {
+                        return Err(describe_stack("setting the client's one key share"));
+                    }
                 }
                 let kept = self
                     .session

@@ -18,6 +18,9 @@ pub enum Limit {
     NoMlDsa,
     /// These post-quantum groups are not offered, though others are.
     LacksGroups(&'static [Group]),
+    /// A client sends a post-quantum and a classical key share at once, so a retry cell
+    /// whose decoy is classical and whose group is post-quantum never retries.
+    PairedKeyShares,
     /// Versions, suites and groups come only as named policies, fixed together: some cells
     /// have no policy, and a server accepts more groups than the cell names.
     NamedPolicies,
@@ -78,6 +81,7 @@ impl Limit {
             Limit::NoPostQuantum => p.group.is_post_quantum() || p.sig.is_mldsa(),
             Limit::NoMlDsa => p.sig.is_mldsa(),
             Limit::LacksGroups(groups) => groups.contains(&p.group),
+            Limit::PairedKeyShares => p.extras.hrr && p.group.is_post_quantum(),
             Limit::NamedPolicies => true,
             Limit::FixedTls13Suites => p.version == Version::Tls13 && p.aead != Aead::Aes128Gcm,
             Limit::NoEd25519 => p.sig == SigAlg::Ed25519,
@@ -211,7 +215,7 @@ pub const IMPLS: &[ImplRow] = &[
         version_prefix: "AWS-LC ",
         // AWS-LC runs BoGo in its own CI; what differs from BoringSSL is listed.
         conformance: Conformance::Shim(&["aws-lc"]),
-        limits: &[Limit::NoMlDsa],
+        limits: &[Limit::NoMlDsa, Limit::PairedKeyShares],
         wraps_malloc: true,
     },
     ImplRow {
