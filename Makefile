@@ -15,6 +15,11 @@ LANES ?= $(shell [ "$$(nproc)" -gt 1 ] && echo 2 || echo 1)
 OUT ?= results/latest.jsonl
 DB ?= results/tlsmatrix.db
 REPORT ?= report
+# What post-quantum costs each stack: the default suite's post-quantum handshakes, each impl
+# with itself, paired round by round with the same impl on the classical twin (`tlsmatrix
+# run --pairs twins`): 20 samples in 4 passes.
+PQ_RUNS ?= 20
+PQ_PASSES ?= 4
 # Instruction counts (callgrind) for a few scenarios, reported beside the timings.
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k
 # Counts repeat within 0.1% (make test checks it on three samples of the slowest-varying
@@ -172,7 +177,8 @@ driver-mbedtls: mbedtls-lib
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-mbedtls $(BIN)/tlsmatrix-driver-mbedtls
 
 # The main job: the default suite over every built impl (RUNS samples per figure), then
-# two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
+# each of its post-quantum handshakes beside its classical twin on the same stack
+# (results/post-quantum.jsonl, `--pairs twins`), then two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
 # instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
 # one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
 # (results/interop.jsonl and .md); testssl.sh against every stack's defaults peer and the
@@ -187,10 +193,12 @@ driver-mbedtls: mbedtls-lib
 report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
-	@rm -f $(OUT) results/published.jsonl results/throughput.jsonl \
+	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
 	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl
 	@status=0; \
 	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) post-quantum $(BIN)/tlsmatrix run --pairs twins --runs $(PQ_RUNS) --passes $(PQ_PASSES) --lanes $(LANES) \
+	  --out results/post-quantum.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) published $(BIN)/tlsmatrix run --plan rustls-report --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) published-seed $(BIN)/tlsmatrix run --plan seed-002 --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \

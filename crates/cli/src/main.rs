@@ -412,8 +412,12 @@ struct RunArgs {
     /// and against the baseline (the first impl) on the other side, which is every pair the
     /// report's comparisons use (2n-1 pairs instead of n^2); or `self`: each impl with itself
     /// only, compared with the baseline with itself (how allocator variants compare, since
-    /// impls on different allocators cannot share a process).
-    #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline", "self"])]
+    /// impls on different allocators cannot share a process); or `twins`: each impl with
+    /// itself on each post-quantum handshake named, paired round by round with itself on
+    /// the handshake's classical twin (ML-DSA over ECDSA P-256, a hybrid group over its own
+    /// curve, pure ML-KEM over X25519): what post-quantum costs each stack. Without
+    /// --scenario, the default suite's post-quantum handshakes.
+    #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline", "self", "twins"])]
     pairs: String,
     /// Run only shard K of N: every Nth scenario from the Kth, whole (a scenario's paired
     /// cells never split). Give every shard the same --run-id and `tlsmatrix import` their
@@ -483,7 +487,8 @@ fn main() -> ExitCode {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             measure: a.measure,
             baseline_pairs_only: a.pairs == "baseline",
-            self_pairs_only: a.pairs == "self",
+            self_pairs_only: a.pairs == "self" || a.pairs == "twins",
+            twins: a.pairs == "twins",
             shard: a.shard,
             run_id: a.run_id,
             verbose: a.verbose,

@@ -124,7 +124,9 @@ struct GroupArgs {
     /// twice (an A/A comparison). The parts run one after another in this process, each set
     /// up, warmed and sampled in its rounds as a group of its own and dropped before the
     /// next, so that a pass over many scenarios starts one process, not one each. Cells are
-    /// numbered across the parts in order, and so are the steps of a stepped group.
+    /// numbered across the parts in order, and so are the steps of a stepped group. A cell
+    /// written CLIENT,SERVER@SCENARIO runs that scenario instead of the part's (of the same
+    /// kind): a post-quantum handshake sampled in turns with its classical twin.
     #[arg(long = "part", required = true, value_parser = parse_part)]
     parts: Vec<Part>,
     /// Folder of cached test certificates (generated there if missing).
@@ -150,7 +152,15 @@ struct GroupArgs {
 #[derive(Debug, Clone)]
 struct Part {
     scenario: Scenario,
-    cells: Vec<(String, String)>,
+    cells: Vec<PartCell>,
+}
+
+/// A pair of a part, and the scenario it runs when not the part's.
+#[derive(Debug, Clone)]
+struct PartCell {
+    client: String,
+    server: String,
+    scenario: Option<Scenario>,
 }
 
 fn parse_part(s: &str) -> Result<Part, String> {
@@ -159,7 +169,9 @@ fn parse_part(s: &str) -> Result<Part, String> {
         .next()
         .ok_or("an empty part; write \"SCENARIO CLIENT,SERVER ...\"")?;
     let scenario: Scenario = scenario.parse().map_err(|e| format!("{e:#}"))?;
-    let cells = words.map(parse_cell).collect::<Result<Vec<_>, _>>()?;
+    let cells = words
+        .map(|w| parse_part_cell(w, scenario))
+        .collect::<Result<Vec<_>, _>>()?;
     if cells.is_empty() {
         return Err(format!(
             "part '{s}' names no cell; write \"SCENARIO CLIENT,SERVER ...\""
@@ -180,6 +192,30 @@ fn await_step(stepped: bool) {
             std::process::exit(1);
         }
     }
+}
+
+/// CLIENT,SERVER or CLIENT,SERVER@SCENARIO, the latter of the part's kind.
+fn parse_part_cell(s: &str, part: Scenario) -> Result<PartCell, String> {
+    let (pair, own) = match s.split_once('@') {
+        Some((pair, id)) => {
+            let own: Scenario = id.parse().map_err(|e| format!("{e:#}"))?;
+            if own.kind() != part.kind() {
+                return Err(format!(
+                    "cell '{s}' runs a {} scenario in a {} part; a cell's own scenario must be of its part's kind",
+                    own.kind(),
+                    part.kind()
+                ));
+            }
+            (pair, Some(own))
+        }
+        None => (s, None),
+    };
+    let (client, server) = parse_cell(pair)?;
+    Ok(PartCell {
+        client,
+        server,
+        scenario: own,
+    })
 }
 
 fn parse_cell(s: &str) -> Result<(String, String), String> {
@@ -610,24 +646,29 @@ fn group_part(
     first_step: u32,
 ) -> Result<()> {
     let scenario = part.scenario;
-    let write_size = match scenario {
+    let write_size = |s: Scenario| match s {
         Scenario::Bulk(b) => Some(b.size.bytes()),
         _ => None,
     };
     await_step(args.stepped);
-    let certs = certs::load_or_generate(&args.certs, scenario.params().sig)?;
-    let cfg = EndpointConfig::for_scenario(&scenario, certs.into());
-    let params = scenario.params();
+    // Each cell's configuration: the part's scenario, or the cell's own.
+    let mut configs: Vec<(EndpointConfig, ConnParams)> = Vec::with_capacity(part.cells.len());
+    for c in &part.cells {
+        let s = c.scenario.unwrap_or(scenario);
+        let certs = certs::load_or_generate(&args.certs, s.params().sig)?;
+        configs.push((EndpointConfig::for_scenario(&s, certs.into()), s.params()));
+    }
     let mut factories: Vec<Option<Factories>> = Vec::with_capacity(part.cells.len());
-    for (i, (client, server)) in part.cells.iter().enumerate() {
+    for (i, pc) in part.cells.iter().enumerate() {
         let cell = first_cell + i;
+        let (cfg, params) = &configs[i];
         heap::leak(heap::cell_heap_shift(shift, i));
         let set_up = || {
             set_up_cell(
-                &cfg,
-                &params,
-                find(client)?.as_ref(),
-                find(server)?.as_ref(),
+                cfg,
+                params,
+                find(&pc.client)?.as_ref(),
+                find(&pc.server)?.as_ref(),
                 Some(cell),
             )
         };
@@ -659,11 +700,13 @@ fn group_part(
         };
         heap::leak(heap::cell_heap_shift(shift, i));
         let (c, s) = (c.as_ref(), s.as_ref());
-        let sampler: Result<Box<dyn Sampler>> = match write_size {
-            None => HandshakeSampler::warm(c, s, &params, warmup, target)
+        let params = &configs[i].1;
+        let own = part.cells[i].scenario.unwrap_or(scenario);
+        let sampler: Result<Box<dyn Sampler>> = match write_size(own) {
+            None => HandshakeSampler::warm(c, s, params, warmup, target)
                 .map(|x| Box::new(x) as Box<dyn Sampler>)
                 .map_err(Into::into),
-            Some(w) => BulkSampler::warm(c, s, &params, w, warmup, BulkSize::Time(target))
+            Some(w) => BulkSampler::warm(c, s, params, w, warmup, BulkSize::Time(target))
                 .map(|x| Box::new(x) as Box<dyn Sampler>)
                 .map_err(Into::into),
         };

@@ -101,6 +101,8 @@ pub enum RunKind {
     Profile,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
+    /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
+    Twins,
 }
 
 impl RunKind {
@@ -117,6 +119,7 @@ impl RunKind {
             RunKind::Ceiling => "AEAD-ceiling ",
             RunKind::Profile => "profile ",
             RunKind::Allocators => "allocator ",
+            RunKind::Twins => "post-quantum twin ",
         }
     }
 }
@@ -302,11 +305,16 @@ impl Store {
         // A plan run (`tlsmatrix run --plan NAME`, its newest found by `latest_plan_run`) is
         // known by its command line, which the run stores, and is never the main run.
         const PLAN: &str = "(r.command LIKE '% --plan %' OR r.command LIKE '% --plan=%')";
+        // A twin run (`--pairs twins`) pairs each impl with itself on two scenarios; no
+        // factor between impls comes from it, so it is never the main run either.
+        const TWINS: &str =
+            "(r.command LIKE '% --pairs twins%' OR r.command LIKE '% --pairs=twins%')";
         let condition = match kind {
             RunKind::Any => "1".to_string(),
             RunKind::Matrix => format!(
-                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT} AND NOT {PLAN}"
+                "r.measure = 'time' AND x.scenario NOT LIKE 'libp2p-%' AND x.scenario NOT LIKE 'memory-%' AND x.scenario NOT LIKE 'throughput-%' AND NOT {VARIANT} AND NOT {PLAN} AND NOT {TWINS}"
             ),
+            RunKind::Twins => format!("r.measure = 'time' AND {TWINS}"),
             RunKind::Allocators => format!(
                 "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
             ),
@@ -612,6 +620,7 @@ mod tests {
             paired: Some(Paired {
                 reference_client: "b".into(),
                 reference_server: "b".into(),
+                reference_scenario: None,
                 ratios: vec![0.5, 0.6],
                 blocks: vec![0, 1],
             }),

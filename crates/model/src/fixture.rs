@@ -96,6 +96,7 @@ impl RecordFixture {
             .map(|(reference, ratios)| crate::record::Paired {
                 reference_client: reference.clone(),
                 reference_server: reference,
+                reference_scenario: None,
                 blocks: (0..ratios.len() as u32).map(|i| i % 2).collect(),
                 ratios,
             });

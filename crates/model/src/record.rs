@@ -100,6 +100,10 @@ pub struct BlockWeather {
 pub struct Paired {
     pub reference_client: String,
     pub reference_server: String,
+    /// The reference's scenario, when not the record's own: a post-quantum handshake paired
+    /// with its classical twin on the same stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_scenario: Option<String>,
     /// This record's sample over the reference's in the same round, in recorded units (so a
     /// time ratio under 1 is faster), one per sample that had a partner.
     pub ratios: Vec<f64>,
@@ -306,6 +310,7 @@ mod tests {
             paired: Some(Paired {
                 reference_client: "a".into(),
                 reference_server: "a".into(),
+                reference_scenario: None,
                 ratios: vec![1.1, 0.9],
                 blocks: vec![0, 1],
             }),

@@ -645,6 +645,9 @@ pub struct Companions {
     /// The newest profile run: where each side's time goes.
     pub profile: Option<RunData>,
     pub allocators: Option<RunData>,
+    /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
+    /// with its classical twin on the same stack.
+    pub twins: Option<RunData>,
     /// The newest run of each named plan (`tlsmatrix run --plan`): published figures beside
     /// ours.
     pub published: Vec<RunData>,
@@ -950,6 +953,11 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         });
     }
 
+    if let Some(section) =
+        crate::post_quantum::section(&run.records, &run.cells, &impls, extra.twins.as_ref())
+    {
+        sections.push(section);
+    }
     if let Some(section) = crate::releases::section(&run.records, &impls) {
         sections.push(section);
     }

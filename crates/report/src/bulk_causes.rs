@@ -851,6 +851,7 @@ mod tests {
             r.paired = Some(Paired {
                 reference_client: "base".into(),
                 reference_server: "base".into(),
+                reference_scenario: None,
                 ratios: (0..12)
                     .map(|i| f * (1.0 + 0.002 * f64::from(i % 3)))
                     .collect(),

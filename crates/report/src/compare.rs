@@ -338,6 +338,7 @@ mod tests {
             r.records[0].paired = Some(tlsmatrix_model::record::Paired {
                 reference_client: "base".into(),
                 reference_server: "base".into(),
+                reference_scenario: None,
                 // Time ratios: a factor of 1.25 "times better" is a time ratio of 0.8.
                 ratios: around(1.0 / factor),
                 blocks: (0..20).map(|i| i / 5).collect(),

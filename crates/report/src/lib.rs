@@ -23,6 +23,7 @@ mod md;
 pub mod netmodel;
 pub mod network;
 pub mod outside_scan;
+pub mod post_quantum;
 pub mod published;
 pub mod releases;
 pub mod repeatability;

@@ -63,6 +63,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
             allocators: companion(RunKind::Allocators)?,
+            twins: companion(RunKind::Twins)?,
             published: tlsmatrix_model::plan::PLANS
                 .iter()
                 .filter_map(|p| store.latest_plan_run(p.name).transpose())
@@ -102,12 +103,15 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
 }
 
 fn analysis_is_matrix(r: &RunData) -> bool {
-    // An allocator run (impl+jemalloc) is compared within itself, not over history.
+    // An allocator run (impl+jemalloc) is compared within itself, not over history; so is a
+    // twin run (`--pairs twins`, its classical cells labelled as twins).
     let variants = r
         .records
         .iter()
         .any(|x| x.client.contains('+') || x.server.contains('+'));
+    let twins = r.records.iter().any(|x| x.client.contains(" (twin of "));
     !variants
+        && !twins
         && r.records.iter().any(|x| {
             !matches!(area(&x.scenario), Area::Memory | Area::Throughput)
                 && !x.scenario.starts_with("libp2p-")

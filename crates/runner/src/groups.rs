@@ -25,6 +25,9 @@ pub struct GroupCell<'r> {
     pub client: &'r ImplEntry,
     pub server: &'r ImplEntry,
     pub label: (String, String),
+    /// The scenario this cell runs when not its group's: a post-quantum handshake's
+    /// classical twin, sampled in turns with it (`twin_plan`).
+    pub scenario: Option<Scenario>,
 }
 
 /// The cells one driver process samples in turns; the first is the reference when the group
@@ -41,6 +44,9 @@ pub struct Group<'r> {
     /// The impl the group is about (the A/A group: the copy's label). A pass runs one
     /// subject's groups of every scenario in one process (`run_batch`).
     pub subject: String,
+    /// The label of the cell the others are paired with, when not the run's baseline pair
+    /// (a twin group's classical cell).
+    pub reference: Option<(String, String)>,
 }
 
 /// Whether a scenario is measured in groups: timed handshakes and bulk transfers are; memory
@@ -56,6 +62,7 @@ pub fn reference_cell(baseline: &ImplEntry) -> GroupCell<'_> {
         client: baseline,
         server: baseline,
         label: (baseline.name.clone(), baseline.name.clone()),
+        scenario: None,
     }
 }
 
@@ -69,6 +76,7 @@ pub fn own_pair(scenario: Scenario, e: &ImplEntry) -> Group<'_> {
         has_reference: true,
         companion: false,
         subject: e.name.clone(),
+        reference: None,
     }
 }
 
@@ -102,6 +110,7 @@ pub fn plan<'r>(
             client: c,
             server: s,
             label: (c.name.clone(), s.name.clone()),
+            scenario: None,
         };
         match keyed.iter_mut().find(|(k, d, _)| k == key && d == driver) {
             Some((_, _, cells)) => cells.push(cell),
@@ -125,6 +134,7 @@ pub fn plan<'r>(
                 has_reference,
                 companion: baseline_pair && !has_reference,
                 subject,
+                reference: None,
             }
         })
         .collect();
@@ -139,14 +149,60 @@ pub fn plan<'r>(
                     client: baseline,
                     server: baseline,
                     label: (aa.clone(), aa.clone()),
+                    scenario: None,
                 },
             ],
             has_reference: true,
             companion: false,
             subject: aa,
+            reference: None,
         });
     }
     (groups, apart)
+}
+
+/// The label of an impl's classical-twin cell in the twin group of `scenario`: unique per
+/// post-quantum scenario, since several share one twin.
+pub fn twin_label(imp: &str, scenario: Scenario) -> String {
+    format!("{imp} (twin of {scenario})")
+}
+
+/// Twin groups of a post-quantum handshake: each impl with itself on `scenario`, paired
+/// round by round with itself on the classical twin (`twin`), in one process; `None` when
+/// the scenario has no twin other than itself.
+pub fn twin_plan<'r>(
+    scenario: Scenario,
+    twin: Scenario,
+    impls: &[&'r ImplEntry],
+) -> Vec<Group<'r>> {
+    impls
+        .iter()
+        .map(|&e| {
+            let label = twin_label(&e.name, scenario);
+            Group {
+                scenario,
+                driver: e.driver().clone(),
+                cells: vec![
+                    GroupCell {
+                        client: e,
+                        server: e,
+                        label: (label.clone(), label.clone()),
+                        scenario: Some(twin),
+                    },
+                    GroupCell {
+                        client: e,
+                        server: e,
+                        label: (e.name.clone(), e.name.clone()),
+                        scenario: None,
+                    },
+                ],
+                has_reference: true,
+                companion: false,
+                subject: e.name.clone(),
+                reference: Some((label.clone(), label)),
+            }
+        })
+        .collect()
 }
 
 /// How a group process is run.
@@ -197,6 +253,9 @@ fn group_command(parts: &[&Group], req: &GroupRequest, stepped: bool) -> Command
         let mut part = g.scenario.to_string();
         for c in &g.cells {
             part.push_str(&format!(" {},{}", c.client.name, c.server.name));
+            if let Some(own) = c.scenario {
+                part.push_str(&format!("@{own}"));
+            }
         }
         cmd.arg("--part").arg(part);
     }
@@ -488,6 +547,7 @@ pub fn records(
     label: &(String, String),
     cell: &Gathered,
     reference: Option<(&(String, String), &Gathered)>,
+    reference_scenario: Option<&str>,
     env: &Env,
 ) -> Vec<Record> {
     let Some((cv, sv)) = &cell.versions else {
@@ -513,6 +573,7 @@ pub fn records(
                     r.paired = Some(Paired {
                         reference_client: ref_label.0.clone(),
                         reference_server: ref_label.1.clone(),
+                        reference_scenario: reference_scenario.map(str::to_string),
                         ratios,
                         blocks,
                     });
@@ -683,6 +744,7 @@ mod tests {
             &label,
             &cell,
             Some((&ref_label, &reference)),
+            None,
             &Env::default(),
         );
         assert_eq!(recs.len(), 1);
@@ -697,8 +759,64 @@ mod tests {
             &ref_label,
             &reference,
             Some((&ref_label, &reference)),
+            None,
             &Env::default(),
         );
         assert!(own[0].paired.is_none());
+        // A twin cell's ratios name the scenario of the cell they are taken against.
+        let twin = records(
+            "r",
+            "handshake-tls13-mldsa44-x25519-full",
+            &label,
+            &cell,
+            Some((&ref_label, &reference)),
+            Some("handshake-tls13-ecdsa-p256-x25519-full"),
+            &Env::default(),
+        );
+        assert_eq!(
+            twin[0]
+                .paired
+                .as_ref()
+                .unwrap()
+                .reference_scenario
+                .as_deref(),
+            Some("handshake-tls13-ecdsa-p256-x25519-full")
+        );
+    }
+
+    #[test]
+    fn a_twin_group_pairs_each_impl_with_itself_on_the_classical_twin() {
+        let a = entry("a", &["main"]);
+        let b = entry("b", &["other"]);
+        let pq: Scenario = "handshake-tls13-mldsa44-x25519-full".parse().unwrap();
+        let twin: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+        let groups = twin_plan(pq, twin, &[&a, &b]);
+        assert_eq!(groups.len(), 2);
+        for (g, name, driver) in [(&groups[0], "a", "main"), (&groups[1], "b", "other")] {
+            assert_eq!(g.driver.path, std::path::PathBuf::from(driver));
+            assert!(g.has_reference && !g.companion);
+            let reference = g.reference.clone().unwrap();
+            assert_eq!(g.cells[0].label, reference, "the twin is the reference");
+            assert_eq!(g.cells[0].scenario, Some(twin));
+            assert_eq!(g.cells[1].label, (name.to_string(), name.to_string()));
+            assert_eq!(g.cells[1].scenario, None, "the group's own scenario");
+            assert!(reference.0.contains("twin of handshake-tls13-mldsa44"));
+        }
+        // The process is told which cell runs the twin.
+        let req = GroupRequest {
+            certs: std::path::Path::new("c"),
+            rounds: 1,
+            warmup_ms: 1,
+            sample_ms: 1,
+            silence_limit: std::time::Duration::from_secs(1),
+            core: None,
+            heap_shift: 0,
+        };
+        let cmd = group_command(&[&groups[0]], &req, false);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(args.contains(&format!("{pq} a,a@{twin} a,a")), "{args:?}");
     }
 }

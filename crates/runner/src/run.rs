@@ -46,6 +46,9 @@ pub struct RunOptions {
     /// Only each impl with itself (`--pairs self`): the allocator comparison, where impls on
     /// different allocators cannot share a process and so cannot pair with each other.
     pub self_pairs_only: bool,
+    /// Each impl with itself on each post-quantum handshake, paired with its classical twin
+    /// (`--pairs twins`; implies `self_pairs_only`).
+    pub twins: bool,
     /// This run's share of the scenarios (`--shard K/N`).
     pub shard: Shard,
     /// A run id to use instead of a new one, so that shards store into one run.
@@ -327,6 +330,12 @@ impl Sink {
 pub fn run(opts: RunOptions) -> Result<bool> {
     let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
         opts.shard.select(&Scenario::wire_suite())
+    } else if opts.scenarios.is_empty() && opts.twins {
+        let suite: Vec<Scenario> = tlsmatrix_model::scenario::POST_QUANTUM_SUITE
+            .iter()
+            .map(|id| id.parse().expect("a listed scenario id parses"))
+            .collect();
+        opts.shard.select(&suite)
     } else {
         opts.shard.select(&select_scenarios(&opts.scenarios)?)
     };
@@ -364,6 +373,11 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     if opts.measure == Measure::Profile {
         drivers::check_perf()?;
     }
+    let twins: Vec<(Scenario, Scenario)> = if opts.twins {
+        twin_pairs(&scenarios, opts.measure)?
+    } else {
+        Vec::new()
+    };
     let results = ResultsFile::open(&opts.out)?;
     let mut store = Store::open(&opts.db)?;
     let certs_dir = opts
@@ -374,7 +388,11 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .join("certs");
     // Written here once, before any driver starts: the Go driver reads them and cannot
     // write them.
-    let mut sigs: Vec<_> = scenarios.iter().map(|s| s.params().sig).collect();
+    let mut sigs: Vec<_> = scenarios
+        .iter()
+        .chain(twins.iter().map(|(_, t)| t))
+        .map(|s| s.params().sig)
+        .collect();
     sigs.sort();
     sigs.dedup();
     for sig in sigs {
@@ -413,7 +431,10 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .iter()
         .filter(|s| grouped(s))
         .map(|s| {
-            let (groups, apart) = groups::plan(*s, &pairs, baseline);
+            let (groups, apart) = match twins.iter().find(|(pq, _)| pq == s) {
+                Some(&(pq, twin)) => (groups::twin_plan(pq, twin, &impls), Vec::new()),
+                None => groups::plan(*s, &pairs, baseline),
+            };
             ScenarioGroups {
                 scenario: *s,
                 groups,
@@ -452,10 +473,14 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     eprintln!(
-        "run {run_id}: {} scenarios x {} pairs (+ an A/A copy of {}), {} samples each{} -> {}",
+        "run {run_id}: {} scenarios x {} pairs{}, {} samples each{} -> {}",
         scenarios.len(),
         pairs.len(),
-        baseline.name,
+        if opts.twins {
+            ", each with itself on the classical twin too".to_string()
+        } else {
+            format!(" (+ an A/A copy of {})", baseline.name)
+        },
         opts.runs,
         if paired_plan.is_empty() {
             String::new()
@@ -621,6 +646,33 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         sink.store.path().display()
     );
     Ok(failed == 0)
+}
+
+/// `--pairs twins`: each named scenario with its classical twin, or why it cannot be one.
+fn twin_pairs(scenarios: &[Scenario], measure: Measure) -> Result<Vec<(Scenario, Scenario)>> {
+    if measure != Measure::Time {
+        bail!(
+            "--pairs twins pairs timed handshakes; it takes no --measure {}",
+            measure.as_str()
+        );
+    }
+    scenarios
+        .iter()
+        .map(|s| {
+            let twin = match s {
+                Scenario::Handshake(h) => {
+                    let mut t = *h;
+                    (t.sig, t.group) = (h.sig.classical_twin(), h.group.classical_twin());
+                    Scenario::Handshake(t)
+                }
+                _ => *s,
+            };
+            if twin == *s {
+                bail!("--pairs twins sets post-quantum handshakes beside their classical twins, and {s} is no post-quantum handshake; name ML-DSA or ML-KEM handshakes, e.g. 'handshake-tls13-mldsa44-*-full'");
+            }
+            Ok((*s, twin))
+        })
+        .collect()
 }
 
 fn apart_reason(client: &str, server: &str) -> String {
@@ -876,6 +928,8 @@ fn pass_blocks<'a>(
                 let n = g.cells.len();
                 g.cells.rotate_left(pass % n);
             }
+            let own = g.reference.clone();
+            let reference = own.as_ref().unwrap_or(reference);
             g.has_reference = g.cells.iter().any(|c| &c.label == reference);
             // A group whose other cells all ended has nothing left to pair with.
             if g.cells.iter().all(|c| &c.label == reference) {
@@ -963,20 +1017,44 @@ fn finish_scenario(
     weather: Option<&BTreeMap<u32, tlsmatrix_model::weather::Weather>>,
     sink: &mut Sink,
 ) -> Result<()> {
-    let scenario = plan.scenario;
-    let id = scenario.to_string();
     let mut seen: Vec<&(String, String)> = Vec::new();
-    let reference_data = gathered.get(reference).map(|g| (reference, g));
-    for cell in plan.groups.iter().flat_map(|g| &g.cells) {
+    for (group, cell) in plan
+        .groups
+        .iter()
+        .flat_map(|g| g.cells.iter().map(move |c| (g, c)))
+    {
         if seen.contains(&&cell.label) {
             continue;
         }
         seen.push(&cell.label);
+        let scenario = cell.scenario.unwrap_or(plan.scenario);
+        let id = scenario.to_string();
+        // A twin group's cells pair with its own reference cell, which runs another scenario.
+        let (reference, reference_scenario) = match &group.reference {
+            Some(own) => (
+                own,
+                group
+                    .cells
+                    .iter()
+                    .find(|c| &c.label == own)
+                    .and_then(|c| c.scenario)
+                    .map(|s| s.to_string()),
+            ),
+            None => (reference, None),
+        };
+        let reference_data = gathered.get(reference).map(|g| (reference, g));
         let (outcome, records) = match (ended.remove(&cell.label), gathered.get(&cell.label)) {
             (Some(o), _) => (o, Vec::new()),
             (None, Some(g)) => {
-                let mut records =
-                    groups::records(&sink.run_id, &id, &cell.label, g, reference_data, env);
+                let mut records = groups::records(
+                    &sink.run_id,
+                    &id,
+                    &cell.label,
+                    g,
+                    reference_data,
+                    reference_scenario.as_deref().filter(|r| *r != id),
+                    env,
+                );
                 if let Some(w) = weather {
                     crate::weather::attach(&mut records, w);
                 }
@@ -1020,7 +1098,7 @@ mod tests {
 
     #[test]
     fn patterns_exact_ids_and_lists() {
-        assert_eq!(ids(&[]).unwrap().len(), 19);
+        assert_eq!(ids(&[]).unwrap().len(), 24);
         let tls13 = ids(&["handshake-tls13-*"]).unwrap();
         assert!(tls13.iter().all(|s| s.starts_with("handshake-tls13-")));
         assert_eq!(

@@ -254,10 +254,21 @@ func (l *cellList) Set(s string) error {
 	return nil
 }
 
-// part is one scenario of a group process and the pairs it samples.
+// part is one scenario of a group process and the pairs it samples; own[i], when set, is
+// the scenario cell i runs instead (CLIENT,SERVER@SCENARIO, of the part's kind): a
+// post-quantum handshake sampled in turns with its classical twin.
 type part struct {
 	sc    scenario.Scenario
 	cells cellList
+	own   []*scenario.Scenario
+}
+
+// scenarioOf is the scenario cell i runs.
+func (p part) scenarioOf(i int) scenario.Scenario {
+	if p.own[i] != nil {
+		return *p.own[i]
+	}
+	return p.sc
 }
 
 // partList collects repeated --part "SCENARIO CLIENT,SERVER ..." flags, in order.
@@ -276,9 +287,22 @@ func (l *partList) Set(s string) error {
 	}
 	p := part{sc: sc}
 	for _, w := range words[1:] {
-		if err := p.cells.Set(w); err != nil {
+		pair, id, hasOwn := strings.Cut(w, "@")
+		if err := p.cells.Set(pair); err != nil {
 			return err
 		}
+		var own *scenario.Scenario
+		if hasOwn {
+			s, err := scenario.Parse(id)
+			if err != nil {
+				return err
+			}
+			if s.Kind != sc.Kind {
+				return fmt.Errorf("cell '%s' runs a %s scenario in a %s part; a cell's own scenario must be of its part's kind", w, s.Kind, sc.Kind)
+			}
+			own = &s
+		}
+		p.own = append(p.own, own)
 	}
 	*l = append(*l, p)
 	return nil
@@ -364,7 +388,8 @@ func (g *groupRun) part(p part, first, firstStep int) {
 			failed(first+i, err)
 			continue
 		}
-		c, refused, err := newCell(p.sc, g.certs)
+		sc := p.scenarioOf(i)
+		c, refused, err := newCell(sc, g.certs)
 		switch {
 		case err != nil:
 			failed(first+i, err)
@@ -375,10 +400,10 @@ func (g *groupRun) part(p part, first, firstStep int) {
 		}
 		hello(first+i, implVersion())
 		var s sampler
-		if p.sc.Kind == "handshake" {
+		if sc.Kind == "handshake" {
 			s, err = warmHandshakes(c, g.warmup, g.target)
 		} else {
-			s, err = warmBulk(c, p.sc.WriteSize, g.warmup, 0, g.target)
+			s, err = warmBulk(c, sc.WriteSize, g.warmup, 0, g.target)
 		}
 		if err != nil {
 			failed(first+i, err)

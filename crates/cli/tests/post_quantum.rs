@@ -1,0 +1,189 @@
+//! Post-quantum handshakes paired with their classical twins (`tlsmatrix run --pairs twins`):
+//! each stack's post-quantum cell carries per-round ratios to the same stack's classical
+//! cell, a stack without the algorithm says why not, the wire figures of an ML-DSA chain
+//! grow with its certificates, and the report's section shows both.
+
+mod common;
+
+use common::*;
+use tlsmatrix_model::record::{CellStatus, Metric};
+
+const MLDSA: &str = "handshake-tls13-mldsa44-x25519-full";
+const HYBRID: &str = "handshake-tls13-ecdsa-p256-x25519mlkem768-full";
+const CLASSICAL: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
+#[test]
+fn twins_pair_each_post_quantum_handshake_with_its_classical_twin_on_the_same_stack() {
+    let d = scratch("twins");
+    let out = d.join("pq.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--pairs",
+        "twins",
+        "--impl",
+        "rustls-aws-lc,openssl-3.0",
+        "--scenario",
+        &format!("{MLDSA},{HYBRID}"),
+        "--runs",
+        "4",
+        "--passes",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    for pq in [MLDSA, HYBRID] {
+        for m in [Metric::ClientCpuNs, Metric::ServerCpuNs] {
+            let rec = records
+                .iter()
+                .find(|r| r.scenario == pq && r.client == "rustls-aws-lc" && r.metric == m)
+                .unwrap_or_else(|| panic!("no {pq} {m:?} record"));
+            let p = rec.paired.as_ref().expect("paired with the twin");
+            assert_eq!(p.reference_scenario.as_deref(), Some(CLASSICAL));
+            assert!(p.reference_client.starts_with("rustls-aws-lc (twin of "));
+            assert_eq!(p.ratios.len(), 4, "a ratio per round");
+            let f = p.factor().unwrap();
+            assert!(
+                f.ratio.is_finite() && f.ratio > 0.1 && f.ratio < 20.0,
+                "{f:?}"
+            );
+            // The twin cell's own records are there too, under the twin's scenario.
+            assert!(records
+                .iter()
+                .any(|t| t.scenario == CLASSICAL && t.client == p.reference_client));
+        }
+    }
+    // OpenSSL 3.0 has neither: its post-quantum cells say so in the library's words.
+    let cells: Vec<serde_json::Value> = json_lines(&out)
+        .into_iter()
+        .filter(|l| l["outcome"].is_string())
+        .collect();
+    for pq in [MLDSA, HYBRID] {
+        let cell = cells
+            .iter()
+            .find(|c| c["scenario"] == pq && c["client"] == "openssl-3.0")
+            .unwrap_or_else(|| panic!("openssl-3.0 {pq}: {cells:?}"));
+        assert_eq!(cell["outcome"], CellStatus::Unsupported.as_str());
+        assert!(
+            cell["reason"].as_str().unwrap().contains("OpenSSL 3.0"),
+            "{cell}"
+        );
+    }
+    // The report of a run with these handshakes sets both tables in its section.
+    let main = d.join("main.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--impl",
+        "rustls-aws-lc,openssl-3.0",
+        "--scenario",
+        &format!("{MLDSA},{CLASSICAL}"),
+        "--runs",
+        "2",
+        "--passes",
+        "1",
+        "--warmup-ms",
+        "5",
+        "--out",
+        main.to_str().unwrap(),
+        "--db",
+        d.join("pq.db").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    // The twin run into the same database, after the main run.
+    let r = tlsmatrix(&[
+        "import",
+        out.to_str().unwrap(),
+        "--db",
+        d.join("pq.db").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let rep = d.join("report");
+    let r = tlsmatrix(&[
+        "report",
+        "--db",
+        d.join("pq.db").to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let section = md
+        .split("## Post-quantum")
+        .nth(1)
+        .expect("a Post-quantum section");
+    assert!(section.contains("| rustls-aws-lc | **yes** |"), "{section}");
+    assert!(
+        section.contains("`tlsmatrix run --pairs twins`"),
+        "{section}"
+    );
+    assert!(
+        section.contains("ML-DSA-44 over ECDSA P-256 (with X25519)"),
+        "{section}"
+    );
+}
+
+#[test]
+fn twins_refuse_a_handshake_without_a_post_quantum_part() {
+    let d = scratch("twins-bad");
+    let r = tlsmatrix(&[
+        "run",
+        "--pairs",
+        "twins",
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        CLASSICAL,
+        "--out",
+        d.join("r.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("is no post-quantum handshake"),
+        "{}",
+        stderr(&r)
+    );
+}
+
+/// An ML-DSA chain's bytes: the server's flight grows with each certificate by about an
+/// ML-DSA-87 public key and signature (2,592 + 4,627 bytes), and a chain of three overflows
+/// TCP's initial window, which the model charges a round trip.
+#[test]
+fn an_mldsa_chains_wire_bytes_follow_its_certificates() {
+    let d = scratch("pq-wire");
+    let out = d.join("w.jsonl");
+    let one = "handshake-tls13-mldsa87-x25519-full";
+    let three = "handshake-tls13-mldsa87-x25519-full-chain3";
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "wire",
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        &format!("{one},{three}"),
+        "--runs",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let server_bytes = |id: &str| {
+        records
+            .iter()
+            .find(|r| r.scenario == id && r.metric == Metric::ServerWireBytes)
+            .unwrap_or_else(|| panic!("{id}: no server bytes"))
+            .median
+    };
+    let (b1, b3) = (server_bytes(one), server_bytes(three));
+    // Leaf alone: key, leaf signature and CertificateVerify, three ML-DSA-87 objects.
+    assert!(b1 > 2592.0 + 2.0 * 4627.0, "{b1}");
+    let per_certificate = (b3 - b1) / 2.0;
+    assert!(
+        (per_certificate - (2592.0 + 4627.0)).abs() < 600.0,
+        "each intermediate adds {per_certificate} bytes"
+    );
+}

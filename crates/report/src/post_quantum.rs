@@ -1,0 +1,453 @@
+//! Post-quantum TLS in the run: which stacks completed which ML-DSA key and ML-KEM group
+//! (or why not, in the library's own words, from the run's unmeasured cells), and on each
+//! stack what each post-quantum choice costs over its classical twin, per side, from the
+//! run's own figures only. Published byte counts are set beside them, labelled as such.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::{CellRecord, CellStatus, Metric, Record};
+use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_model::stats::{self, Factor};
+
+use crate::doc::{Block, Cell, Class, Section, Table};
+use crate::figures::{factor_text, figure};
+
+/// What others published about the bytes, never restated as this run's.
+const PUBLISHED_BYTES: &[&str] = &[
+    "Cloudflare (published): swapping ML-DSA-44 into a certificate chain adds about 17 KB to a handshake.",
+    "Kampanakis and Childs-Klein, ePrint 2024/176 (published): about 14 KB (ML-DSA-44) and 19 KB (ML-DSA-65) of authentication data per handshake.",
+    "A server flight above TCP's initial window (10 segments, about 14.6 KB) waits a round trip for acknowledgements; the wire section of this report measures each flight's bytes where the run took them.",
+];
+
+/// A post-quantum choice a handshake can make: its key or its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Sig(SigAlg),
+    Group(Group),
+}
+
+impl Choice {
+    fn name(self) -> String {
+        match self {
+            Choice::Sig(s) => sig_name(s),
+            Choice::Group(g) => group_name(g),
+        }
+    }
+
+    fn of(s: &Scenario) -> Vec<Choice> {
+        let Scenario::Handshake(h) = s else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if h.sig.is_mldsa() {
+            out.push(Choice::Sig(h.sig));
+        }
+        if h.group.is_post_quantum() {
+            out.push(Choice::Group(h.group));
+        }
+        out
+    }
+}
+
+fn sig_name(s: SigAlg) -> String {
+    match s {
+        SigAlg::MlDsa44 => "ML-DSA-44".into(),
+        SigAlg::MlDsa65 => "ML-DSA-65".into(),
+        SigAlg::MlDsa87 => "ML-DSA-87".into(),
+        SigAlg::EcdsaP256 => "ECDSA P-256".into(),
+        SigAlg::EcdsaP384 => "ECDSA P-384".into(),
+        other => other.to_string(),
+    }
+}
+
+fn group_name(g: Group) -> String {
+    let code = tlsmatrix_model::codes::group_code(g);
+    tlsmatrix_model::codes::openssl_group_name(code)
+        .map(str::to_string)
+        .unwrap_or_else(|| g.to_string())
+}
+
+/// The impls the section speaks of: each run with itself, variants and A/A copies aside.
+fn stacks(impls: &[String]) -> Vec<&str> {
+    impls
+        .iter()
+        .map(String::as_str)
+        .filter(|i| !i.contains('+') && !i.contains(' '))
+        .collect()
+}
+
+fn own<'a>(records: &'a [Record], scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
+    records
+        .iter()
+        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
+}
+
+/// The section, when the run (or its twin run) measured or refused a post-quantum handshake.
+pub fn section(
+    records: &[Record],
+    cells: &[CellRecord],
+    impls: &[String],
+    twins: Option<&RunData>,
+) -> Option<Section> {
+    // The twin run's cells of each stack with itself join the run's own.
+    let mut records: Vec<Record> = records.to_vec();
+    let mut cells: Vec<CellRecord> = cells.to_vec();
+    let mut impls: Vec<String> = impls.to_vec();
+    if let Some(t) = twins {
+        let stack = |c: &str, s: &str| c == s && !c.contains(" (twin of ");
+        records.extend(
+            t.records
+                .iter()
+                .filter(|r| stack(&r.client, &r.server))
+                .filter(|r| !records.iter().any(|m| same_cell(m, r)))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        cells.extend(
+            t.cells
+                .iter()
+                .filter(|c| stack(&c.client, &c.server))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        for i in t.impls() {
+            if !impls.contains(&i) {
+                impls.push(i);
+            }
+        }
+    }
+    let (records, cells, impls) = (&records[..], &cells[..], &impls[..]);
+    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
+    for id in records
+        .iter()
+        .map(|r| r.scenario.as_str())
+        .chain(cells.iter().map(|c| c.scenario.as_str()))
+    {
+        if let Ok(s) = id.parse::<Scenario>() {
+            if !Choice::of(&s).is_empty() && !scenarios.iter().any(|(have, _)| have == id) {
+                scenarios.push((id.to_string(), s));
+            }
+        }
+    }
+    if scenarios.is_empty() {
+        return None;
+    }
+    let stacks = stacks(impls);
+    let mut blocks = vec![Block::Para(
+        "Each stack with itself, TLS 1.3 (the drafts define ML-DSA and the ML-KEM groups for TLS 1.3 only), every handshake checked to negotiate the scheme and group its scenario names. A cell says yes where the stack completed such handshakes in this run, and otherwise the library's own reason.".into(),
+    )];
+    blocks.push(Block::Table(support_table(
+        records, cells, &stacks, &scenarios,
+    )));
+    if let Some(t) = twins.and_then(|t| paired_cost_table(&t.records)) {
+        blocks.push(Block::Para(format!("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. Each stack ran both handshakes in one process, one short sample of each in turn (run {}, `tlsmatrix run --pairs twins`); the factor is the median of the per-round ratios of CPU time (above 1: dearer), with its interval over passes and rounds.", twins.map_or("", |t| t.run_id.as_str()))));
+        blocks.push(Block::Table(t));
+    } else if let Some(t) = cost_table(records, &stacks, &scenarios) {
+        blocks.push(Block::Para("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. The factor is the post-quantum handshake's CPU time over the twin's (above 1: dearer), from the two cells' samples in this run; they ran in separate rounds, so the factor is unpaired (u) and its interval is a bootstrap over both sets of samples.".into()));
+        blocks.push(Block::Table(t));
+    }
+    blocks.push(Block::Bullets(
+        PUBLISHED_BYTES.iter().map(|s| s.to_string()).collect(),
+    ));
+    Some(Section {
+        id: "post-quantum".into(),
+        title: "Post-quantum".into(),
+        blocks,
+    })
+}
+
+/// Stack x post-quantum choice: yes, or why not.
+fn support_table(
+    records: &[Record],
+    cells: &[CellRecord],
+    stacks: &[&str],
+    scenarios: &[(String, Scenario)],
+) -> Table {
+    let mut choices: Vec<Choice> = Vec::new();
+    for (_, s) in scenarios {
+        for c in Choice::of(s) {
+            if !choices.contains(&c) {
+                choices.push(c);
+            }
+        }
+    }
+    let mut header = vec!["stack".to_string()];
+    header.extend(choices.iter().map(|c| c.name()));
+    let rows = stacks
+        .iter()
+        .map(|&imp| {
+            let mut row = vec![Cell::plain(imp)];
+            for &choice in &choices {
+                let ids: Vec<&str> = scenarios
+                    .iter()
+                    .filter(|(_, s)| Choice::of(s).contains(&choice))
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                let measured = ids
+                    .iter()
+                    .any(|id| own(records, id, imp, Metric::ServerCpuNs).is_some());
+                let refused = cells.iter().find(|c| {
+                    c.client == imp && c.server == imp && ids.contains(&c.scenario.as_str())
+                });
+                row.push(match (measured, refused) {
+                    (true, _) => Cell::with("yes", Class::Good, None),
+                    (false, Some(c)) => {
+                        let (class, text) = Class::of_status(c.outcome);
+                        let text = if c.outcome == CellStatus::Unsupported {
+                            "no"
+                        } else {
+                            text
+                        };
+                        Cell::with(text, class, Some(c.reason.clone()))
+                    }
+                    (false, None) => Cell::plain("-"),
+                });
+            }
+            row
+        })
+        .collect();
+    Table {
+        caption: "Post-quantum support, each stack with itself (hover: the library's reason)"
+            .into(),
+        header,
+        rows,
+        label_cols: 1,
+    }
+}
+
+/// The scenario a post-quantum one is weighed against: the same handshake with the
+/// classical key and group.
+fn twin(s: &Scenario) -> Option<Scenario> {
+    let Scenario::Handshake(h) = s else {
+        return None;
+    };
+    let mut t = *h;
+    t.sig = h.sig.classical_twin();
+    t.group = h.group.classical_twin();
+    Some(Scenario::Handshake(t))
+}
+
+/// Per stack and post-quantum scenario with its twin in the run: each side's µs and the
+/// cost factor.
+fn cost_table(
+    records: &[Record],
+    stacks: &[&str],
+    scenarios: &[(String, Scenario)],
+) -> Option<Table> {
+    let mut rows = Vec::new();
+    for &imp in stacks {
+        for (id, s) in scenarios {
+            let Some(classical) = twin(s).map(|t| t.to_string()) else {
+                continue;
+            };
+            for (m, side) in [
+                (Metric::ClientCpuNs, "client"),
+                (Metric::ServerCpuNs, "server"),
+            ] {
+                let (Some(pq), Some(cl)) =
+                    (own(records, id, imp, m), own(records, &classical, imp, m))
+                else {
+                    continue;
+                };
+                let Some(f) = stats::factor(&pq.samples, &cl.samples) else {
+                    continue;
+                };
+                rows.push(vec![
+                    Cell::plain(imp),
+                    Cell::plain(choice_text(s)),
+                    Cell::plain(side),
+                    Cell::plain(figure(cl.median / 1000.0)),
+                    Cell::plain(figure(pq.median / 1000.0)),
+                    cost_cell(&f),
+                ]);
+            }
+        }
+    }
+    (!rows.is_empty()).then(|| cost_table_of(rows))
+}
+
+fn same_cell(a: &Record, b: &Record) -> bool {
+    a.scenario == b.scenario && a.client == b.client && a.server == b.server && a.metric == b.metric
+}
+
+/// The twin run's post-quantum records, each paired with its twin cell: per stack and
+/// scenario, each side's µs and the paired cost factor.
+fn paired_cost_table(records: &[Record]) -> Option<Table> {
+    let mut rows = Vec::new();
+    for r in records {
+        let Some(p) = &r.paired else { continue };
+        let Some(twin_id) = &p.reference_scenario else {
+            continue;
+        };
+        let side = match r.metric {
+            Metric::ClientCpuNs => "client",
+            Metric::ServerCpuNs => "server",
+            _ => continue,
+        };
+        let (Ok(s), Some(f)) = (r.scenario.parse::<Scenario>(), p.factor()) else {
+            continue;
+        };
+        let twin = records.iter().find(|t| {
+            &t.scenario == twin_id && t.client == p.reference_client && t.metric == r.metric
+        });
+        rows.push(vec![
+            Cell::plain(&r.client),
+            Cell::plain(choice_text(&s)),
+            Cell::plain(side),
+            Cell::plain(twin.map_or("-".into(), |t| figure(t.median / 1000.0))),
+            Cell::plain(figure(r.median / 1000.0)),
+            cost_cell(&f),
+        ]);
+    }
+    (!rows.is_empty()).then(|| cost_table_of(rows))
+}
+
+/// "ML-DSA-44 over ECDSA P-256 (with X25519)": the post-quantum parts, what they replace,
+/// and what both handshakes share.
+fn choice_text(s: &Scenario) -> String {
+    let what = Choice::of(s)
+        .iter()
+        .map(|c| c.name())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let Scenario::Handshake(h) = s else {
+        return what;
+    };
+    let (twin_sig, twin_group) = (h.sig.classical_twin(), h.group.classical_twin());
+    let mut changed = Vec::new();
+    let mut shared = Vec::new();
+    for (same, name) in [
+        (twin_sig == h.sig, sig_name(twin_sig)),
+        (twin_group == h.group, group_name(twin_group)),
+    ] {
+        if same {
+            shared.push(name);
+        } else {
+            changed.push(name);
+        }
+    }
+    match shared.as_slice() {
+        [] => format!("{what} over {}", changed.join(" + ")),
+        _ => format!(
+            "{what} over {} (with {})",
+            changed.join(" + "),
+            shared.join(", ")
+        ),
+    }
+}
+
+fn cost_table_of(rows: Vec<Vec<Cell>>) -> Table {
+    Table {
+        caption: "What post-quantum costs on each stack (CPU per handshake, each side)".into(),
+        header: [
+            "stack",
+            "choice",
+            "side",
+            "classical µs",
+            "post-quantum µs",
+            "cost (x the classical)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        label_cols: 3,
+    }
+}
+
+/// A cost factor: above 1 is dearer, so it is classed the other way round from a speed-up.
+fn cost_cell(f: &Factor) -> Cell {
+    let class = if !f.significant {
+        Class::Same
+    } else if f.ratio > 1.0 {
+        Class::Bad
+    } else {
+        Class::Good
+    };
+    Cell::with(factor_text(f), class, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::record::Env;
+
+    fn rec(scenario: &str, imp: &str, m: Metric, ns: &[f64]) -> Record {
+        Record::from_samples(
+            "run",
+            scenario,
+            (imp, "v"),
+            (imp, "v"),
+            m,
+            ns.to_vec(),
+            Env::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn support_says_yes_or_the_reason_and_costs_set_each_choice_beside_its_twin() {
+        let pq = "handshake-tls13-mldsa44-x25519-full";
+        let twin = "handshake-tls13-ecdsa-p256-x25519-full";
+        let mut records = Vec::new();
+        for m in [Metric::ClientCpuNs, Metric::ServerCpuNs] {
+            records.push(rec(pq, "a", m, &[300e3, 310e3, 305e3, 302e3]));
+            records.push(rec(twin, "a", m, &[100e3, 101e3, 99e3, 100e3]));
+            records.push(rec(twin, "b", m, &[200e3, 201e3, 199e3, 200e3]));
+        }
+        let cells = vec![CellRecord {
+            schema: String::new(),
+            run_id: "run".into(),
+            scenario: pq.into(),
+            client: "b".into(),
+            server: "b".into(),
+            outcome: CellStatus::Unsupported,
+            reason: "b has no mldsa44".into(),
+        }];
+        let impls = vec!["a".to_string(), "b".to_string(), "a (A/A)".to_string()];
+        let s = section(&records, &cells, &impls, None).unwrap();
+        let tables: Vec<&Table> = s
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let support = tables[0];
+        assert_eq!(support.header, ["stack", "ML-DSA-44"]);
+        assert_eq!(support.rows.len(), 2, "the A/A copy is not a stack");
+        assert_eq!(support.rows[0][1].text, "yes");
+        assert_eq!(support.rows[1][1].text, "no");
+        assert_eq!(
+            support.rows[1][1].title.as_deref(),
+            Some("b has no mldsa44")
+        );
+        let cost = tables[1];
+        assert_eq!(
+            cost.rows.len(),
+            2,
+            "a's two sides; b has no post-quantum figure"
+        );
+        assert_eq!(
+            cost.rows[0][1].text,
+            "ML-DSA-44 over ECDSA P-256 (with X25519)"
+        );
+        assert!(
+            cost.rows[0][5].text.starts_with("3.0"),
+            "{}",
+            cost.rows[0][5].text
+        );
+        assert_eq!(cost.rows[0][5].class, Class::Bad);
+        assert!(cost.rows[0][5].text.ends_with('u'), "unpaired");
+    }
+
+    #[test]
+    fn a_run_without_post_quantum_handshakes_has_no_section() {
+        let r = rec(
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            "a",
+            Metric::ServerCpuNs,
+            &[1.0, 2.0],
+        );
+        assert!(section(&[r], &[], &["a".to_string()], None).is_none());
+    }
+}
