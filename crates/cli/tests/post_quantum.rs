@@ -120,7 +120,7 @@ fn twins_pair_each_post_quantum_handshake_with_its_classical_twin_on_the_same_st
         "{section}"
     );
     assert!(
-        section.contains("ML-DSA-44 over ECDSA P-256 (with X25519)"),
+        section.contains("| stack | side | ML-DSA-44 vs ECDSA P-256 |"),
         "{section}"
     );
 }

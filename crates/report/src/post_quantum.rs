@@ -251,18 +251,18 @@ fn cost_table(
                 let Some(f) = stats::factor(&pq.samples, &cl.samples) else {
                     continue;
                 };
-                rows.push(vec![
-                    Cell::plain(imp),
-                    Cell::plain(choice_text(s)),
-                    Cell::plain(side),
-                    Cell::plain(figure(cl.median / 1000.0)),
-                    Cell::plain(figure(pq.median / 1000.0)),
-                    cost_cell(&f),
-                ]);
+                rows.push(Cost {
+                    stack: imp.to_string(),
+                    choice: choice_text(s),
+                    side,
+                    classical_us: cl.median / 1000.0,
+                    post_quantum_us: pq.median / 1000.0,
+                    factor: f,
+                });
             }
         }
     }
-    (!rows.is_empty()).then(|| cost_table_of(rows))
+    cost_matrix(&rows)
 }
 
 fn same_cell(a: &Record, b: &Record) -> bool {
@@ -289,20 +289,20 @@ fn paired_cost_table(records: &[Record]) -> Option<Table> {
         let twin = records.iter().find(|t| {
             &t.scenario == twin_id && t.client == p.reference_client && t.metric == r.metric
         });
-        rows.push(vec![
-            Cell::plain(&r.client),
-            Cell::plain(choice_text(&s)),
-            Cell::plain(side),
-            Cell::plain(twin.map_or("-".into(), |t| figure(t.median / 1000.0))),
-            Cell::plain(figure(r.median / 1000.0)),
-            cost_cell(&f),
-        ]);
+        rows.push(Cost {
+            stack: r.client.clone(),
+            choice: choice_text(&s),
+            side,
+            classical_us: twin.map_or(f64::NAN, |t| t.median / 1000.0),
+            post_quantum_us: r.median / 1000.0,
+            factor: f,
+        });
     }
-    (!rows.is_empty()).then(|| cost_table_of(rows))
+    cost_matrix(&rows)
 }
 
-/// "ML-DSA-44 over ECDSA P-256 (with X25519)": the post-quantum parts, what they replace,
-/// and what both handshakes share.
+/// "ML-DSA-44 vs ECDSA P-256": the post-quantum parts and the classical ones they replace
+/// (what both handshakes share is the rest of the scenario).
 fn choice_text(s: &Scenario) -> String {
     let what = Choice::of(s)
         .iter()
@@ -312,49 +312,73 @@ fn choice_text(s: &Scenario) -> String {
     let Scenario::Handshake(h) = s else {
         return what;
     };
-    let (twin_sig, twin_group) = (h.sig.classical_twin(), h.group.classical_twin());
-    let mut changed = Vec::new();
-    let mut shared = Vec::new();
-    for (same, name) in [
-        (twin_sig == h.sig, sig_name(twin_sig)),
-        (twin_group == h.group, group_name(twin_group)),
-    ] {
-        if same {
-            shared.push(name);
-        } else {
-            changed.push(name);
-        }
+    let mut replaced = Vec::new();
+    if h.sig.is_mldsa() {
+        replaced.push(sig_name(h.sig.classical_twin()));
     }
-    match shared.as_slice() {
-        [] => format!("{what} over {}", changed.join(" + ")),
-        _ => format!(
-            "{what} over {} (with {})",
-            changed.join(" + "),
-            shared.join(", ")
-        ),
+    if h.group.is_post_quantum() {
+        replaced.push(group_name(h.group.classical_twin()));
     }
+    format!("{what} vs {}", replaced.join(" + "))
 }
 
-fn cost_table_of(rows: Vec<Vec<Cell>>) -> Table {
-    Table {
-        caption: "What post-quantum costs on each stack (CPU per handshake, each side)".into(),
-        header: [
-            "stack",
-            "choice",
-            "side",
-            "classical µs",
-            "post-quantum µs",
-            "cost (x the classical)",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-        label_cols: 3,
+/// One stack's cost of one post-quantum choice on one side.
+struct Cost {
+    stack: String,
+    choice: String,
+    side: &'static str,
+    classical_us: f64,
+    post_quantum_us: f64,
+    factor: Factor,
+}
+
+/// Each stack's two sides down, each choice across: the factor with its interval, and each
+/// handshake's µs on hover.
+fn cost_matrix(costs: &[Cost]) -> Option<Table> {
+    let mut columns: Vec<&str> = Vec::new();
+    let mut stacks: Vec<&str> = Vec::new();
+    for c in costs {
+        if !columns.contains(&c.choice.as_str()) {
+            columns.push(&c.choice);
+        }
+        if !stacks.contains(&c.stack.as_str()) {
+            stacks.push(&c.stack);
+        }
     }
+    if costs.is_empty() {
+        return None;
+    }
+    let mut header = vec!["stack".to_string(), "side".to_string()];
+    header.extend(columns.iter().map(|c| c.to_string()));
+    let mut rows = Vec::new();
+    for &stack in &stacks {
+        for side in ["client", "server"] {
+            let mut row = vec![Cell::plain(stack), Cell::plain(side)];
+            for &choice in &columns {
+                row.push(
+                    match costs
+                        .iter()
+                        .find(|c| c.stack == stack && c.choice == choice && c.side == side)
+                    {
+                        Some(c) => cost_cell(c),
+                        None => Cell::plain("-"),
+                    },
+                );
+            }
+            rows.push(row);
+        }
+    }
+    Some(Table {
+        caption: "What post-quantum costs each stack: CPU per handshake over the classical twin's, each side (hover: both in µs)".into(),
+        header,
+        rows,
+        label_cols: 2,
+    })
 }
 
 /// A cost factor: above 1 is dearer, so it is classed the other way round from a speed-up.
-fn cost_cell(f: &Factor) -> Cell {
+fn cost_cell(c: &Cost) -> Cell {
+    let f = &c.factor;
     let class = if !f.significant {
         Class::Same
     } else if f.ratio > 1.0 {
@@ -362,7 +386,15 @@ fn cost_cell(f: &Factor) -> Cell {
     } else {
         Class::Good
     };
-    Cell::with(factor_text(f), class, None)
+    Cell::with(
+        factor_text(f),
+        class,
+        Some(format!(
+            "{} µs classical, {} µs post-quantum",
+            figure(c.classical_us),
+            figure(c.post_quantum_us)
+        )),
+    )
 }
 
 #[cfg(test)]
@@ -427,17 +459,16 @@ mod tests {
             2,
             "a's two sides; b has no post-quantum figure"
         );
+        assert_eq!(cost.header, ["stack", "side", "ML-DSA-44 vs ECDSA P-256"]);
+        assert_eq!(cost.rows[0][1].text, "client");
+        let client = &cost.rows[0][2];
+        assert!(client.text.starts_with("3.0"), "{}", client.text);
+        assert_eq!(client.class, Class::Bad);
+        assert!(client.text.ends_with('u'), "unpaired");
         assert_eq!(
-            cost.rows[0][1].text,
-            "ML-DSA-44 over ECDSA P-256 (with X25519)"
+            client.title.as_deref(),
+            Some("100 µs classical, 304 µs post-quantum")
         );
-        assert!(
-            cost.rows[0][5].text.starts_with("3.0"),
-            "{}",
-            cost.rows[0][5].text
-        );
-        assert_eq!(cost.rows[0][5].class, Class::Bad);
-        assert!(cost.rows[0][5].text.ends_with('u'), "unpaired");
     }
 
     #[test]
