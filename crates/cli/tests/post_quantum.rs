@@ -187,3 +187,64 @@ fn an_mldsa_chains_wire_bytes_follow_its_certificates() {
         "each intermediate adds {per_certificate} bytes"
     );
 }
+
+/// Over TCP, every post-quantum case passes between every two stacks that both take it:
+/// rustls on aws-lc-rs, s2n-tls, BoringSSL, OpenSSL 3.5 and Go's crypto/tls, each as client
+/// and as server; a stack without the group or key says so instead.
+#[test]
+fn post_quantum_interop_passes_between_every_two_stacks_that_have_it() {
+    let d = scratch("pq-interop");
+    let out = d.join("interop.jsonl");
+    let r = tlsmatrix(&[
+        "interop",
+        "--peer",
+        "rustls-aws-lc,s2n-tls,boringssl,openssl-3.5,go-crypto-tls,openssl-3.0",
+        "--case",
+        "group-*mlkem*,sig-mldsa*",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let cells = json_lines(&out);
+    let outcome = |case: &str, c: &str, s: &str| {
+        cells
+            .iter()
+            .find(|l| l["case"] == case && l["client"] == c && l["server"] == s)
+            .unwrap_or_else(|| panic!("no cell {case} {c} -> {s}"))["outcome"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(cells.iter().all(|l| l["outcome"] != "fail"), "{cells:?}");
+    for (c, s) in [
+        ("rustls-aws-lc", "openssl-3.5"),
+        ("openssl-3.5", "boringssl"),
+        ("boringssl", "s2n-tls"),
+        ("s2n-tls", "rustls-aws-lc"),
+    ] {
+        assert_eq!(outcome("sig-mldsa44", c, s), "pass", "{c} -> {s}");
+        assert_eq!(outcome("sig-mldsa65", c, s), "pass", "{c} -> {s}");
+    }
+    for (c, s) in [
+        ("go-crypto-tls", "openssl-3.5"),
+        ("rustls-aws-lc", "go-crypto-tls"),
+    ] {
+        assert_eq!(
+            outcome("group-secp256r1mlkem768", c, s),
+            "pass",
+            "{c} -> {s}"
+        );
+    }
+    assert_eq!(
+        outcome("group-mlkem768", "openssl-3.5", "rustls-aws-lc"),
+        "pass"
+    );
+    assert_eq!(
+        outcome("sig-mldsa44", "openssl-3.0", "openssl-3.5"),
+        "unsupported"
+    );
+    assert_eq!(
+        outcome("sig-mldsa44", "go-crypto-tls", "openssl-3.5"),
+        "unsupported"
+    );
+}

@@ -284,6 +284,26 @@ pub const CASES: &[Case] = &[
         "TLS 1.3 hybrid post-quantum key exchange X25519MLKEM768",
         Offer::tls13().group(Group::X25519Mlkem768),
     ),
+    Case::same(
+        "group-secp256r1mlkem768",
+        "TLS 1.3 hybrid post-quantum key exchange SecP256r1MLKEM768",
+        Offer::tls13().group(Group::Secp256r1Mlkem768),
+    ),
+    Case::same(
+        "group-mlkem768",
+        "TLS 1.3 pure post-quantum key exchange MLKEM768",
+        Offer::tls13().group(Group::Mlkem768),
+    ),
+    Case::same(
+        "sig-mldsa44",
+        "TLS 1.3 with an ML-DSA-44 certificate chain and signature",
+        Offer::tls13().sig(SigAlg::MlDsa44),
+    ),
+    Case::same(
+        "sig-mldsa65",
+        "TLS 1.3 with an ML-DSA-65 certificate chain and signature",
+        Offer::tls13().sig(SigAlg::MlDsa65),
+    ),
     Case::new(
         "hrr",
         "HelloRetryRequest: the client's one key share is X25519, the server takes only P-256",

@@ -392,6 +392,13 @@ func main() {
 		return
 	}
 	pinned, err := tlsconf.ParseOffer(*version, *cipher, *group, *prefer, *sig)
+	var unsupported tlsconf.Unsupported
+	if errors.As(err, &unsupported) {
+		// Its own line and exit code, as the drivers' peers: the harness reports the cell
+		// as unsupported.
+		fmt.Printf("unsupported: %v\n", unsupported)
+		os.Exit(3)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -30,7 +30,7 @@ pub trait Program: std::fmt::Debug + Send + Sync {
         Family::Tls
     }
 
-    /// Whether this version of it has X25519MLKEM768.
+    /// Whether this version of it has post-quantum TLS (the ML-KEM groups and ML-DSA).
     fn has_post_quantum(&self, _version: &str) -> bool {
         true
     }
@@ -189,6 +189,9 @@ impl Peer {
             if !self.program.has_post_quantum(&self.version) {
                 return Err(format!("{} has no {g}", self.version));
             }
+        }
+        if offer.sig.is_mldsa() && !self.program.has_post_quantum(&self.version) {
+            return Err(format!("{} has no {}", self.version, offer.sig));
         }
         self.program.refuses(case, side)
     }
