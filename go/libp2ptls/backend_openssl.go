@@ -44,13 +44,13 @@ func defaultGroups() []string {
 // BoringSSL and AWS-LC do this by themselves; OpenSSL 3.5+ sends the first group's share
 // only unless the list marks each share with '*'.
 func offerGroups(names []string) string {
-	if ossl.BoringAPI() || len(names) < 2 || names[0] != pqGroup {
+	if ossl.BoringAPI() || len(names) < 2 || !pqGroups[names[0]] {
 		return strings.Join(names, ":")
 	}
 	marked := slices.Clone(names)
 	marked[0] = "*" + marked[0]
 	for i, n := range marked[1:] {
-		if n != pqGroup {
+		if !pqGroups[n] {
 			marked[i+1] = "*" + n
 			break
 		}
@@ -58,19 +58,26 @@ func offerGroups(names []string) string {
 	return strings.Join(marked, ":")
 }
 
-// pqGroup is the one post-quantum group the backend knows.
-const pqGroup = "X25519MLKEM768"
+// pqGroups are the post-quantum (hybrid) groups the backend knows: the three
+// crypto/tls offers.
+var pqGroups = map[string]bool{
+	"X25519MLKEM768":     true,
+	"SecP256r1MLKEM768":  true,
+	"SecP384r1MLKEM1024": true,
+}
 
 // OpenSSLHasMLKEM reports whether the OpenSSL backend's libssl offers
 // X25519MLKEM768, asked of the library itself.
 var OpenSSLHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
 
 var opensslGroupNames = map[tls.CurveID]string{
-	tls.X25519:         "X25519",
-	tls.CurveP256:      "P-256",
-	tls.CurveP384:      "P-384",
-	tls.CurveP521:      "P-521",
-	tls.X25519MLKEM768: "X25519MLKEM768",
+	tls.X25519:             "X25519",
+	tls.CurveP256:          "P-256",
+	tls.CurveP384:          "P-384",
+	tls.CurveP521:          "P-521",
+	tls.X25519MLKEM768:     "X25519MLKEM768",
+	tls.SecP256r1MLKEM768:  "SecP256r1MLKEM768",
+	tls.SecP384r1MLKEM1024: "SecP384r1MLKEM1024",
 }
 
 func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opensslBackend, error) {
@@ -84,6 +91,9 @@ func newOpenSSLBackend(id *Identity, protos []string, s backendSettings) (*opens
 			name, ok := opensslGroupNames[g]
 			if !ok {
 				return nil, fmt.Errorf("openssl backend: unsupported group %v", g)
+			}
+			if !ossl.GroupsSupported(name) {
+				return nil, fmt.Errorf("openssl backend: %s has no group %s", ossl.Version(), name)
 			}
 			groups[i] = name
 		}
