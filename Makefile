@@ -34,7 +34,8 @@ PLAN_PASSES ?= 4
 # Heap per connection (allocator counts), with 100 to 1,000 connections alive. Counts repeat:
 # two samples a cell agreed within 0.002% (median over 580 figures; at most 1.8%, NSS with
 # 100 connections), so one sample is the figure and a second only doubled the stage.
-MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000
+# ML-DSA-44 beside ECDSA P-256: what a post-quantum certificate costs each connection kept.
+MEMORY_SCENARIOS ?= memory-tls13-ecdsa-p256-n100,memory-tls13-ecdsa-p256-n1000,memory-tls12-ecdsa-p256-n1000,memory-tls13-rsa-2048-n1000,memory-tls13-mldsa44-n1000
 MEMORY_RUNS ?= 1
 # Handshakes per second with one thread and with one per core: THROUGHPUT_RUNS windows of
 # THROUGHPUT_MS each per cell.
