@@ -214,18 +214,6 @@ fn support_table(
     }
 }
 
-/// The scenario a post-quantum one is weighed against: the same handshake with the
-/// classical key and group.
-fn twin(s: &Scenario) -> Option<Scenario> {
-    let Scenario::Handshake(h) = s else {
-        return None;
-    };
-    let mut t = *h;
-    t.sig = h.sig.classical_twin();
-    t.group = h.group.classical_twin();
-    Some(Scenario::Handshake(t))
-}
-
 /// Per stack and post-quantum scenario with its twin in the run: each side's µs and the
 /// cost factor.
 fn cost_table(
@@ -236,7 +224,7 @@ fn cost_table(
     let mut rows = Vec::new();
     for &imp in stacks {
         for (id, s) in scenarios {
-            let Some(classical) = twin(s).map(|t| t.to_string()) else {
+            let Some(classical) = s.classical_twin().map(|t| t.to_string()) else {
                 continue;
             };
             for (m, side) in [
