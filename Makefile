@@ -271,7 +271,7 @@ go-test: setup
 	  (cd go && TLSMATRIX_EXPECT_OPENSSL=$$v ../scripts/go-libssl $$v test -count=1 -v ./libp2ptls ./internal/ossl 2>&1 \
 	    | tee -a ../target/go-test.log | grep -E '^(--- FAIL|FAIL|ok|panic|go-libssl)') || exit 1; \
 	done
-	cd go && $(GO) test $(GO_TAGS) ./bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
+	cd go && $(GO) test $(GO_TAGS) ./internal/bench -run '^$$' -bench . -benchtime=5x -cpu=1 -benchmem > ../target/go-bench-smoke.txt
 	$(MAKE) --no-print-directory fuzz-go FUZZTIME=$(FUZZTIME_TEST)
 
 # The libssl the Go OpenSSL backend is also built against, each statically, beside the system
@@ -406,7 +406,7 @@ profile-go: build
 	for v in upstream system $(GO_LIBSSL); do \
 	  bin=target/go-bench-$$v.test; \
 	  case $$v in upstream|system) bin=target/go-bench-system.test; go="$(GO) test $(GO_TAGS)";; *) go="../scripts/go-libssl $$v test";; esac; \
-	  [ $$v = system ] || (cd go && $$go -c -o ../$$bin ./bench) || exit $$?; \
+	  [ $$v = system ] || (cd go && $$go -c -o ../$$bin ./internal/bench) || exit $$?; \
 	  case $$v in upstream) name=go-libp2p-upstream;; system) name=go-libp2p-openssl;; boringssl|aws-lc) name=go-libp2p-$$v;; *) name=go-libp2p-openssl-$$v;; esac; \
 	  for b in $(PROFILE_BENCHMARKS); do \
 	    echo "== $$name: $$b, X25519, GOMAXPROCS=1" | tee -a results/go-profile.txt; \

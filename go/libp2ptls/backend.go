@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/libp2p/go-libp2p/core/sec"
 )
 
 // Backend names a TLS implementation under the transport.
@@ -44,6 +46,16 @@ func ParseBackend(s string) (Backend, error) {
 		return b, nil
 	}
 	return "", fmt.Errorf("unknown backend %q (valid: std, openssl)", s)
+}
+
+// DetailedConn is a connection this transport secured: a libp2p
+// sec.SecureConn that also reports what its handshake negotiated. Every
+// connection SecureInbound and SecureOutbound return is one:
+//
+//	details := c.(libp2ptls.DetailedConn).Details()
+type DetailedConn interface {
+	sec.SecureConn
+	Details() Details
 }
 
 // Details is what a handshake negotiated, as IANA code points.

@@ -67,8 +67,10 @@ var pqGroups = map[string]bool{
 }
 
 // OpenSSLHasMLKEM reports whether the OpenSSL backend's libssl offers
-// X25519MLKEM768, asked of the library itself.
-var OpenSSLHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
+// X25519MLKEM768, asked of the library itself (once; the answer is kept).
+func OpenSSLHasMLKEM() bool { return libsslHasMLKEM() }
+
+var libsslHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
 
 var opensslGroupNames = map[tls.CurveID]string{
 	tls.X25519:             "X25519",

@@ -4,7 +4,6 @@ import (
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/core/sec"
 )
 
 // conn is a secured connection, whichever backend made it.
@@ -16,13 +15,12 @@ type conn struct {
 	state      network.ConnectionState
 }
 
-var _ sec.SecureConn = (*conn)(nil)
+var _ DetailedConn = (*conn)(nil)
 
 func (c *conn) LocalPeer() peer.ID                 { return c.localPeer }
 func (c *conn) RemotePeer() peer.ID                { return c.remotePeer }
 func (c *conn) RemotePublicKey() ic.PubKey         { return c.remoteKey }
 func (c *conn) ConnState() network.ConnectionState { return c.state }
 
-// Details reports what the handshake negotiated. Reach it with a type
-// assertion to interface{ Details() libp2ptls.Details }.
+// Details reports what the handshake negotiated.
 func (c *conn) Details() Details { return c.details() }

@@ -147,7 +147,7 @@ func readWithin(c net.Conn, p []byte) (int, error) {
 
 func detailsOf(t testing.TB, c sec.SecureConn) Details {
 	t.Helper()
-	d, ok := c.(interface{ Details() Details })
+	d, ok := c.(DetailedConn)
 	if !ok {
 		t.Fatalf("%T has no Details method", c)
 	}

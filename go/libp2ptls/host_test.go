@@ -195,7 +195,7 @@ type secured struct {
 func groupOf(t *testing.T, c sec.SecureConn) tls.CurveID {
 	t.Helper()
 	switch c := c.(type) {
-	case interface{ Details() libp2ptls.Details }:
+	case libp2ptls.DetailedConn:
 		return c.Details().Group
 	case interface{ ConnectionState() tls.ConnectionState }:
 		return c.ConnectionState().CurveID

@@ -23,7 +23,7 @@ import (
 )
 
 func TestSpecVectors(t *testing.T) {
-	f, err := os.Open("../testdata/spec-vectors.txt")
+	f, err := os.Open("testdata/spec-vectors.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ use tlsmatrix_model::stats::{paired_factor, Factor};
 
 use crate::figures::factor_text;
 
-/// The transports' impl names, as `go/bench` writes them.
+/// The transports' impl names, as `go/internal/bench` writes them.
 const UPSTREAM: &str = "go-libp2p-upstream";
 const SPEC: &str = "go-libp2p-upstream-selfsig";
 const STD: &str = "go-libp2p-std";

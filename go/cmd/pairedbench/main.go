@@ -30,7 +30,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tlsmatrix/tlsmatrix/go/bench"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/bench"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 )
 

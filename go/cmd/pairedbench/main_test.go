@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsmatrix/tlsmatrix/go/bench"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/bench"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"

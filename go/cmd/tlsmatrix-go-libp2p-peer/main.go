@@ -144,7 +144,7 @@ func runVersion(args []string) error {
 
 // details says what a secured connection negotiated, for the final "ok:" line.
 func details(conn sec.SecureConn) string {
-	d, ok := conn.(interface{ Details() libp2ptls.Details })
+	d, ok := conn.(libp2ptls.DetailedConn)
 	if !ok {
 		return "?"
 	}

@@ -161,7 +161,7 @@ func checkNegotiated(c sec.SecureConn, group tls.CurveID) error {
 	var version, suite uint16
 	var got tls.CurveID
 	switch c := c.(type) {
-	case interface{ Details() libp2ptls.Details }:
+	case libp2ptls.DetailedConn:
 		d := c.Details()
 		version, suite, got = d.Version, d.CipherSuite, d.Group
 	case interface{ ConnectionState() tls.ConnectionState }:
