@@ -848,6 +848,49 @@ const MEMORY_METHOD: &str = "Heap each side keeps per connection with N connecti
 
 const THROUGHPUT_METHOD: &str = "Full handshakes per second of wall time with one thread (1core) or one per core (allcores), each thread handshaking its own client+server pairs in windows kept by the clock; both sides run in the process, so a pair's rate is what one machine does playing both. \"server-only\" sums, over the threads, handshakes over the time the server calls took: what the servers would sustain if the clients cost nothing. Compare 1core with allcores for scaling.";
 
+/// How far a cell's repeated samples lie apart in an instruction-count run, said from the
+/// run's own samples: the widest cell, and the spread half the cells stay within.
+fn sample_agreement(run: &RunData) -> String {
+    let mut spreads: Vec<(f64, &Record)> = run
+        .records
+        .iter()
+        .filter(|r| r.samples.len() >= 2 && r.median > 0.0)
+        .map(|r| {
+            let (lo, hi) = r
+                .samples
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            ((hi - lo) / r.median, r)
+        })
+        .collect();
+    if spreads.is_empty() {
+        return "each cell was counted once, so this run cannot say how far repeated counts differ".into();
+    }
+    spreads.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = spreads[spreads.len() / 2].0;
+    let (widest, r) = spreads[spreads.len() - 1];
+    format!(
+        "a cell's repeated samples lie within {} of each other in half of the {} cells, and within {} in the widest ({} on {})",
+        percent(half),
+        spreads.len(),
+        percent(widest),
+        r.client,
+        r.scenario
+    )
+}
+
+/// A relative spread as a percentage with the digits it needs.
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if p < 0.1 {
+        format!("{p:.3}%")
+    } else if p < 1.0 {
+        format!("{p:.2}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
@@ -862,8 +905,9 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             first.blocks.insert(
                 0,
                 Block::Para(format!(
-                    "Instructions counted by callgrind in run {}, each side's calls only; repeated samples agree within 0.1% (go-crypto-tls's within 2%, most within 0.5%: its garbage collector's cycles start at points that vary a little), so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
-                    ir.run_id
+                    "Instructions counted by callgrind in run {}, each side's calls only; {}, so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
+                    ir.run_id,
+                    sample_agreement(ir)
                 )),
             );
         }

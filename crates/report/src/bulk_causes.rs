@@ -225,10 +225,11 @@ fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
     };
     let (apart, aliased) = (find(Metric::CopyMbPerS)?, find(Metric::AliasedCopyMbPerS)?);
     Some(format!(
-        "Copies matter because of one trap, measured in this run: glibc's memcpy of a 16 KiB record ran at {:.0} MB/s with its destination half a page from its source, and at {:.0} MB/s ({:.0} times slower) with the destination 5 bytes past the source modulo 4 KiB (4 KiB aliasing: the CPU takes each store for one the next loads may depend on). rustls copies each record's plaintext to 5 bytes into a fresh block (behind the record header), and jemalloc and mimalloc hand out 16 KiB blocks page-aligned, so an application whose plaintext buffer is page-aligned too, as those allocators make it, falls into the trap on every record: with a page-aligned payload, rustls's send rate on mimalloc fell to a third when this was found (docs/findings.md has the figures; a perf call graph put the time in the copy of OutboundChunks::copy_to_vec, not in the cipher, and memcpy alone reproduced it). The copy is slow, if less so, for any destination up to about 200 bytes past the source that is not a multiple of 32, and libraries keep records a few bytes into page-aligned blocks on both sides of the copy, so tlsmatrix places the application's buffers in the middle of a page whatever the allocator: no allocator decides whether a stack meets the trap.",
+        "Copies matter because of one trap, measured in this run: glibc's memcpy of a 16 KiB record ran at {:.0} MB/s with its destination half a page from its source, and at {:.0} MB/s ({:.0} times slower) with the destination 5 bytes past the source modulo 4 KiB (4 KiB aliasing: the CPU takes each store for one the next loads may depend on). rustls copies each record's plaintext to 5 bytes into a fresh block (behind the record header), and jemalloc and mimalloc hand out 16 KiB blocks page-aligned, so an application whose plaintext buffer is page-aligned too, as those allocators make it, falls into the trap on every record: where this was found, a perf call graph put rustls's lost send rate on mimalloc in the copy of OutboundChunks::copy_to_vec, not in the cipher, and memcpy alone reproduced it ({}). Other short distances that are not a multiple of 32 slow the copy too, and libraries keep records a few bytes into page-aligned blocks on both sides of the copy, so tlsmatrix places the application's buffers in the middle of a page whatever the allocator: no allocator decides whether a stack meets the trap.",
         apart.median,
         aliased.median,
-        apart.median / aliased.median.max(1.0)
+        apart.median / aliased.median.max(1.0),
+        ALIASING_FINDING.cite()
     ))
 }
 
@@ -558,7 +559,15 @@ fn size_flips(main: &RunData, ceiling: &RunData) -> (Vec<String>, bool) {
     (out, in_crypto)
 }
 
-const AWS_LC_KEY_POWERS: &str = "Why the order of AES-GCM stacks can depend on the record size, measured here for aws-lc and ring (make aead-sizes: each library's AES-128-GCM alone, sealing and opening records of 1 byte to 16 KiB, in turns in one process, three runs): up to 16 blocks (256 bytes) aws-lc is as fast as ring or up to 11% faster. Above 16 blocks its AVX-512 code (aesni-gcm-avx512, Intel's) starts a 48-block pipeline, for which it keeps only 16 powers of the hash key in its context and computes the next 32 on the stack on every call (precompute_hkeys_on_stack): its time for a seal and an open steps up by about 50 ns at 257 bytes and by 50 ns again at 513, where ring's does not (from 241 to 257 bytes: aws-lc 275 to 324 ns, ring 309 to 299). So ring is 4-20% ahead from 257 bytes to 1 KiB; a line fitted from 1 KiB to 16 KiB gives aws-lc about 340 ns per record plus 0.168 ns per byte and ring 250-260 ns plus 0.20 ns per byte; they meet at about 2 KiB, and aws-lc's pipeline is 12-14% ahead at 16 KiB. A TLS stack on aws-lc pays that fixed cost once per record, whatever it does around it.";
+/// Where an AES-GCM flip lies in the cipher: this run's ceiling shows it, and one cause found
+/// on one machine is pointed to, not restated as this run's figures.
+fn flip_in_cipher(cpu: &str) -> String {
+    format!(
+        "The ceiling above shows where a flip lies in the cipher itself (each AEAD alone on the same records, this run). One cause of such a flip was traced on one machine, not on this run's: aws-lc's AVX-512 AES-GCM recomputes hash-key powers on every call above 16 blocks ({}). Whether this CPU ({}) takes that path, `make aead-sizes` measures here: each library's AES-128-GCM alone by record size.",
+        FLIP_FINDING.cite(),
+        if cpu.is_empty() { "not recorded" } else { cpu }
+    )
+}
 
 /// One line per variant whose bulk rate falls well below its plain build's, with the cold
 /// blocks of both (from the counter run, which takes every variant).
@@ -594,7 +603,48 @@ fn variant_findings(run: &RunData, counters: Option<&RunData>) -> Vec<String> {
     out
 }
 
-const RUSTLS_DEFRAMER: &str = "Where rustls receives slower on jemalloc and mimalloc, the cold blocks are its record buffer moving: a perf call graph (perf record --call-graph dwarf) of rustls-aws-lc on jemalloc put the receiver's copies and jemalloc's large_ralloc under rustls's DeframerVecBuffer::prepare_read, which shrinks its buffer once a record is consumed and grows it again for the next. glibc's realloc resizes that block in place; jemalloc and mimalloc move it to another block (three per 16 KiB record), and every move copies and lands the next record in memory not in cache.";
+/// Where a variant is slower: this run's counters say how (cold blocks above); one cause found
+/// on one machine is pointed to.
+fn allocator_cause() -> String {
+    format!(
+        "Cold blocks per MiB above are this run's counters. Where rustls receives slower on jemalloc or mimalloc, a perf call graph on one machine put the cause in rustls's receive buffer shrinking and growing around every record, which glibc's realloc does in place and the other two by moving the block ({}); `perf record --call-graph dwarf` on the variant's driver finds it on this machine.",
+        DEFRAMER_FINDING.cite()
+    )
+}
+
+/// A finding of `docs/findings.md`: where to read it, on which machine and when it was made.
+struct Finding {
+    title: &'static str,
+    machine: &'static str,
+    date: &'static str,
+}
+
+impl Finding {
+    fn cite(&self) -> String {
+        format!(
+            "docs/findings.md, \"{}\", {}, {}",
+            self.title, self.machine, self.date
+        )
+    }
+}
+
+const ALIASING_FINDING: Finding = Finding {
+    title: "4 KiB aliasing in memcpy, met by rustls's record copy",
+    machine: "2-core AMD EPYC VM",
+    date: "2026-11-25",
+};
+
+const FLIP_FINDING: Finding = Finding {
+    title: "The flip is in the crypto",
+    machine: "2-core AMD EPYC VM with AVX-512",
+    date: "2026-11-25",
+};
+
+const DEFRAMER_FINDING: Finding = Finding {
+    title: "rustls's receive buffer moves on jemalloc and mimalloc",
+    machine: "2-core AMD EPYC VM",
+    date: "2026-11-25",
+};
 
 /// The section, or `None` when no run gives ceilings or allocator variants.
 pub fn section(inp: &Inputs) -> Option<Section> {
@@ -631,7 +681,7 @@ pub fn section(inp: &Inputs) -> Option<Section> {
             )));
             blocks.push(Block::Bullets(flips));
             if in_crypto {
-                blocks.push(Block::Para(AWS_LC_KEY_POWERS.into()));
+                blocks.push(Block::Para(flip_in_cipher(&main.env.cpu_model)));
             }
         }
     }
@@ -648,7 +698,7 @@ pub fn section(inp: &Inputs) -> Option<Section> {
             let found = variant_findings(run, inp.counters);
             if !found.is_empty() {
                 blocks.push(Block::Bullets(found));
-                blocks.push(Block::Para(RUSTLS_DEFRAMER.into()));
+                blocks.push(Block::Para(allocator_cause()));
             }
         }
     }
