@@ -21,6 +21,8 @@ pub enum Metric {
     AllocsPerOp,
     CBytesPerOp,
     CAllocsPerOp,
+    TotalBytesPerOp,
+    TotalAllocsPerOp,
     ClientInstructions,
     ServerInstructions,
     SendInstrPerMib,
@@ -196,13 +198,10 @@ pub struct MetricRow {
     pub wording: Wording,
     /// What the figure is, in one sentence (`tlsmatrix list --metrics`).
     pub about: &'static str,
-    /// What the figure does not count, when that can decide which impl looks better (Go's
-    /// heap figures leave out libssl's own allocations behind cgo): reports show such a
-    /// factor without calling it better or worse.
-    pub leaves_out: Option<&'static str>,
-    /// Counts something a side may not do at all (libssl's allocations, in a process that
-    /// runs no libssl): a side whose samples hold a zero has no factor against the other.
-    pub absent_in_some: bool,
+    /// The whole this figure is a part of (Go's heap and libssl's allocations are the two
+    /// parts of a Go benchmark's total): a part is shown beside its whole but has no factor
+    /// of its own, since a factor on a part can leave out most of what it names.
+    pub part_of: Option<Metric>,
 }
 
 const fn row(
@@ -227,8 +226,7 @@ const fn row(
         scale: Scale::Same,
         wording: FASTER,
         about,
-        leaves_out: None,
-        absent_in_some: false,
+        part_of: None,
     }
 }
 
@@ -256,13 +254,8 @@ impl MetricRow {
         self
     }
 
-    const fn leaves_out(mut self, what: &'static str) -> Self {
-        self.leaves_out = Some(what);
-        self
-    }
-
-    const fn absent_in_some(mut self) -> Self {
-        self.absent_in_some = true;
+    const fn part_of(mut self, whole: Metric) -> Self {
+        self.part_of = Some(whole);
         self
     }
 
@@ -271,9 +264,6 @@ impl MetricRow {
         self
     }
 }
-
-/// What the Go benchmarks' allocation figures leave out.
-const GO_HEAP_ONLY: &str = "the C allocations behind cgo (an OpenSSL backend's libssl allocates most of its handshake's memory there), so a backend on libssl looks lighter than it is";
 
 use Better::{Higher, Lower};
 use FigureSide::{Client, Pair, Server};
@@ -335,28 +325,34 @@ pub const METRICS: &[MetricRow] = &[
         "Go benchmark: wall time per operation")
         .shown("ns/op", "ns", Scale::Same),
     row(Metric::BytesPerOp, "bytes_per_op", "B", Lower, Pair, Source::GoBench,
-        "Go benchmark: Go-heap bytes allocated per operation (C allocations behind cgo are not counted)")
+        "Go benchmark: Go-heap bytes allocated per operation, a part of total_bytes_per_op (C allocations behind cgo are not in it)")
         .shown("B/op (Go heap)", "bytes", Scale::Same)
-        .says("allocates", "less", "more", "as much")
-        .leaves_out(GO_HEAP_ONLY)
+        .part_of(Metric::TotalBytesPerOp)
         .machine_independent(),
     row(Metric::AllocsPerOp, "allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
-        "Go benchmark: Go-heap allocations per operation (C allocations behind cgo are not counted)")
+        "Go benchmark: Go-heap allocations per operation, a part of total_allocs_per_op (C allocations behind cgo are not in it)")
         .shown("allocs/op (Go heap)", "allocs", Scale::Same)
-        .says("allocates", "less", "more", "as much")
-        .leaves_out(GO_HEAP_ONLY)
+        .part_of(Metric::TotalAllocsPerOp)
         .machine_independent(),
     row(Metric::CBytesPerOp, "c_bytes_per_op", "B", Lower, Pair, Source::GoBench,
-        "Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks (the C side Go's heap figures leave out; 0 where no libssl is used)")
+        "Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks, a part of total_bytes_per_op (0 where no libssl is used)")
         .shown("B/op (libssl)", "bytes", Scale::Same)
-        .says("allocates", "less", "more", "as much")
-        .absent_in_some()
+        .part_of(Metric::TotalBytesPerOp)
         .machine_independent(),
     row(Metric::CAllocsPerOp, "c_allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
-        "Go benchmark: allocations libssl makes per operation, counted through its allocator hooks (0 where no libssl is used)")
+        "Go benchmark: allocations libssl makes per operation, counted through its allocator hooks, a part of total_allocs_per_op (0 where no libssl is used)")
         .shown("allocs/op (libssl)", "allocs", Scale::Same)
+        .part_of(Metric::TotalAllocsPerOp)
+        .machine_independent(),
+    row(Metric::TotalBytesPerOp, "total_bytes_per_op", "B", Lower, Pair, Source::GoBench,
+        "Go benchmark: bytes allocated per operation, Go's heap and libssl's together (the whole of what a handshake allocates)")
+        .shown("B/op (Go heap + libssl)", "bytes", Scale::Same)
         .says("allocates", "less", "more", "as much")
-        .absent_in_some()
+        .machine_independent(),
+    row(Metric::TotalAllocsPerOp, "total_allocs_per_op", "allocs", Lower, Pair, Source::GoBench,
+        "Go benchmark: allocations per operation, Go's heap and libssl's together")
+        .shown("allocs/op (Go heap + libssl)", "allocs", Scale::Same)
+        .says("allocates", "less", "more", "as much")
         .machine_independent(),
     row(Metric::ClientInstructions, "client_instructions", "instructions", Lower, Client, Source::Instructions,
         "instructions the client executes per handshake")

@@ -137,18 +137,17 @@ impl Cell {
     /// "times better" than a baseline figure, classed by significance; `floor` is the run's
     /// noise floor ([`figures::NoiseFloor`]).
     pub fn factor(r: &Record, base: &Record, floor: f64) -> Cell {
-        let mut cell = Cell::of_factor(advantage(r, base, floor));
-        // A figure that leaves out part of what it names is shown, never judged.
-        if let Some(what) = r.metric.row().leaves_out {
-            if cell.class != Class::Plain {
-                cell.class = Class::Same;
-                cell.title = Some(format!(
-                    "{}; not judged better or worse: it leaves out {what}",
-                    cell.title.unwrap_or_default()
-                ));
-            }
+        if let Some(whole) = r.metric.row().part_of {
+            return Cell::with(
+                "part",
+                Class::Plain,
+                Some(format!(
+                    "a part of {}: the factor is on the whole, which this part can leave most of out",
+                    whole.row().title
+                )),
+            );
         }
-        cell
+        Cell::of_factor(advantage(r, base, floor))
     }
 
     pub fn of_factor(f: Option<tlsmatrix_model::stats::Factor>) -> Cell {
@@ -416,23 +415,29 @@ mod tests {
     use tlsmatrix_model::fixture::RecordFixture;
     use tlsmatrix_model::record::Metric;
 
-    /// Twelve times fewer Go-heap bytes is shown, not called better: libssl's own
-    /// allocations are not in the figure. Time, which leaves nothing out, is judged.
+    /// Twelve times fewer Go-heap bytes is no factor: Go's heap is a part of what a handshake
+    /// allocates (libssl's is the other), and only the whole is judged, as time is.
     #[test]
-    fn a_figure_that_leaves_memory_out_is_not_judged() {
+    fn a_part_of_a_figure_has_no_factor_and_its_whole_has_one() {
         let fig = |metric, centre| {
             RecordFixture::new(metric, centre)
                 .scenario("libp2p-handshake-tls13-ecdsa-p256-x25519")
                 .build()
         };
-        let cell = Cell::factor(
+        let part = Cell::factor(
             &fig(Metric::BytesPerOp, 10_000.0),
             &fig(Metric::BytesPerOp, 120_000.0),
             0.01,
         );
-        assert_eq!(cell.class, Class::Same);
-        assert!(cell.text.starts_with("12.00x"), "{}", cell.text);
-        assert!(cell.title.unwrap().contains("leaves out the C allocations"));
+        assert_eq!((part.class, part.text.as_str()), (Class::Plain, "part"));
+        assert!(part.title.unwrap().contains("B/op (Go heap + libssl)"));
+        let whole = Cell::factor(
+            &fig(Metric::TotalBytesPerOp, 490_000.0),
+            &fig(Metric::TotalBytesPerOp, 120_000.0),
+            0.01,
+        );
+        assert_eq!(whole.class, Class::Bad);
+        assert!(whole.text.starts_with("0.24x"), "{}", whole.text);
         let time = Cell::factor(
             &fig(Metric::NsPerOp, 500_000.0),
             &fig(Metric::NsPerOp, 1_000_000.0),

@@ -108,7 +108,8 @@ fn blocked_summary(samples: &[f64], blocks: &[u32]) -> Option<Summary> {
 /// otherwise it compares the two sets of samples. A paired factor is significant when its
 /// interval excludes 1 and it is further from 1 than `floor` (the run's [`NoiseFloor`]).
 pub fn advantage(r: &Record, base: &Record, floor: f64) -> Option<Factor> {
-    if !same_machine_kind(r, base) {
+    // A part of a whole (Go's heap of a handshake's allocations) is never judged alone.
+    if !same_machine_kind(r, base) || r.metric.row().part_of.is_some() {
         return None;
     }
     let paired = r
@@ -120,21 +121,11 @@ pub fn advantage(r: &Record, base: &Record, floor: f64) -> Option<Factor> {
         return Some(f.beyond(floor));
     }
     let (v, b) = (values(r), values(base));
-    // A count that one side may not have at all (libssl's allocations in a process that
-    // runs no libssl) has no ratio: 816,561 against 0 or a stray 10 bytes is no "0.00x".
-    if r.metric.row().absent_in_some && (may_be_none(&v) || may_be_none(&b)) {
-        return None;
-    }
     if shown(r.metric).higher_is_better {
         stats::factor(&v, &b)
     } else {
         stats::factor(&b, &v)
     }
-}
-
-/// Whether a figure's samples hold a zero: the thing counted may be absent from that side.
-fn may_be_none(v: &[f64]) -> bool {
-    v.contains(&0.0)
 }
 
 /// Whether two figures may be compared: timings only when taken on the same CPU model (a
@@ -445,21 +436,28 @@ mod tests {
         assert!(timing_cpu_models(&[time(x), count(y)]).is_empty());
     }
 
+    /// libssl's allocations are a part of a handshake's: no factor even where both sides
+    /// have them (and none against a side that runs no libssl, whose count is 0); the total
+    /// has one.
     #[test]
-    fn a_count_one_side_may_not_have_gets_no_factor() {
-        let libssl = |samples: Vec<f64>| {
-            let mut r = on("cpu", Metric::CBytesPerOp, 1.0);
+    fn a_part_gets_no_factor_and_its_total_does() {
+        let with = |m, samples: Vec<f64>| {
+            let mut r = on("cpu", m, 1.0);
             r.samples = samples;
             r
         };
-        let openssl = libssl(vec![816_000.0, 816_500.0, 817_000.0]);
-        // Upstream runs no libssl: zeros, with a stray count in one sample.
-        let upstream = libssl(vec![0.0, 0.0, 29.0]);
+        let openssl = with(Metric::CBytesPerOp, vec![816_000.0, 816_500.0, 817_000.0]);
+        let other = with(Metric::CBytesPerOp, vec![400_000.0, 401_000.0, 402_000.0]);
+        let upstream = with(Metric::CBytesPerOp, vec![0.0, 0.0, 29.0]);
+        assert!(advantage(&other, &openssl, 0.0).is_none());
         assert!(advantage(&openssl, &upstream, 0.0).is_none());
-        assert!(advantage(&upstream, &openssl, 0.0).is_none());
-        // Two sides that both allocate compare as any count does.
-        let other = libssl(vec![400_000.0, 401_000.0, 402_000.0]);
-        let f = advantage(&other, &openssl, 0.0).unwrap();
+        let total = |samples| with(Metric::TotalBytesPerOp, samples);
+        let f = advantage(
+            &total(vec![400_000.0, 401_000.0, 402_000.0]),
+            &total(vec![816_000.0, 816_500.0, 817_000.0]),
+            0.0,
+        )
+        .unwrap();
         assert!((f.ratio - 2.04).abs() < 0.01, "{f:?}");
     }
 

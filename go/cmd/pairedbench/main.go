@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -248,12 +249,14 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 }
 
 // figures are the metrics an outcome has: libssl's allocations beside Go's
-// where they were counted.
+// where they were counted, and their totals (Go's heap alone in a build
+// without libssl, where that is the whole).
 func (r outcome) figures() []metric {
+	out := slices.Clone(figures)
 	if r.cCounted {
-		return append(figures[:len(figures):len(figures)], cFigures...)
+		out = append(out, cFigures...)
 	}
-	return figures
+	return append(out, totals...)
 }
 
 // failedArm stands in for an arm that could not open, so it keeps its place.
@@ -317,7 +320,7 @@ func printTable(w io.Writer, r outcome) {
 	fmt.Fprintf(w, "%s\n", r.w.About)
 	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op Go\tallocs/op Go\tB/op libssl\tallocs/op libssl")
+	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op total\tx ref\tallocs/op total\t(B/op Go\tB/op libssl)")
 	for i, a := range arms {
 		client, server := a.labels()
 		if r.errs[i] != nil {
@@ -335,12 +338,19 @@ func printTable(w io.Writer, r outcome) {
 		if i > 0 {
 			factor = factorText(paired.Ratios(r.samples[i], r.samples[0]))
 		}
-		c := "-\t-"
+		libssl := "-"
 		if r.cCounted {
-			c = fmt.Sprintf("%.0f\t%.1f", paired.Median(pick(r.samples[i], cFigures[0].get)), paired.Median(pick(r.samples[i], cFigures[1].get)))
+			libssl = fmt.Sprintf("%.0f", paired.Median(pick(r.samples[i], cFigures[0].get)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%.1f\t%s\n", client, server, m, (hi-lo)/2/m*100, factor,
-			paired.Median(pick(r.samples[i], figures[1].get)), paired.Median(pick(r.samples[i], figures[2].get)), c)
+		total := paired.Median(pick(r.samples[i], totals[0].get))
+		ofRef := "-"
+		if r.errs[0] == nil {
+			if ref := paired.Median(pick(r.samples[0], totals[0].get)); ref > 0 {
+				ofRef = fmt.Sprintf("%.2fx", total/ref)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f%%\t%s\t%.0f\t%s\t%.1f\t(%.0f\t%s)\n", client, server, m, (hi-lo)/2/m*100, factor,
+			total, ofRef, paired.Median(pick(r.samples[i], totals[1].get)), paired.Median(pick(r.samples[i], figures[1].get)), libssl)
 	}
 	tw.Flush()
 	// The comparisons the transport issue sets targets on, from the same rounds.

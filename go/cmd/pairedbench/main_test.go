@@ -138,7 +138,7 @@ func TestAFailedArmIsACellWithItsReason(t *testing.T) {
 			}
 		}
 	}
-	if cells != 1 || len(lines) != 1+(n-1)*len(figures) {
+	if cells != 1 || len(lines) != 1+(n-1)*len(r.figures()) {
 		t.Errorf("%d cells, %d lines", cells, len(lines))
 	}
 }

@@ -24,17 +24,23 @@ const (
 	// NsPerOp: Go benchmark: wall time per operation.
 	NsPerOp = "ns_per_op"
 
-	// BytesPerOp: Go benchmark: Go-heap bytes allocated per operation (C allocations behind cgo are not counted).
+	// BytesPerOp: Go benchmark: Go-heap bytes allocated per operation, a part of total_bytes_per_op (C allocations behind cgo are not in it).
 	BytesPerOp = "bytes_per_op"
 
-	// AllocsPerOp: Go benchmark: Go-heap allocations per operation (C allocations behind cgo are not counted).
+	// AllocsPerOp: Go benchmark: Go-heap allocations per operation, a part of total_allocs_per_op (C allocations behind cgo are not in it).
 	AllocsPerOp = "allocs_per_op"
 
-	// CBytesPerOp: Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks (the C side Go's heap figures leave out; 0 where no libssl is used).
+	// CBytesPerOp: Go benchmark: bytes libssl allocates per operation, counted through its allocator hooks, a part of total_bytes_per_op (0 where no libssl is used).
 	CBytesPerOp = "c_bytes_per_op"
 
-	// CAllocsPerOp: Go benchmark: allocations libssl makes per operation, counted through its allocator hooks (0 where no libssl is used).
+	// CAllocsPerOp: Go benchmark: allocations libssl makes per operation, counted through its allocator hooks, a part of total_allocs_per_op (0 where no libssl is used).
 	CAllocsPerOp = "c_allocs_per_op"
+
+	// TotalBytesPerOp: Go benchmark: bytes allocated per operation, Go's heap and libssl's together (the whole of what a handshake allocates).
+	TotalBytesPerOp = "total_bytes_per_op"
+
+	// TotalAllocsPerOp: Go benchmark: allocations per operation, Go's heap and libssl's together.
+	TotalAllocsPerOp = "total_allocs_per_op"
 
 	// ClientInstructions: instructions the client executes per handshake.
 	ClientInstructions = "client_instructions"
@@ -180,13 +186,13 @@ func Unit(name string) string {
 	switch name {
 	case HandshakesPerS, ThroughputPerS, ServerCapacityPerS:
 		return "1/s"
-	case BytesPerOp, CBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
+	case BytesPerOp, CBytesPerOp, TotalBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
 		return "B"
 	case SendMBPerS, RecvMBPerS, SealMBPerS, OpenMBPerS, CopyMBPerS, AliasedCopyMBPerS:
 		return "MB/s"
 	case ClientReadyRTTs, ServerReadyRTTs:
 		return "RTT"
-	case AllocsPerOp, CAllocsPerOp:
+	case AllocsPerOp, CAllocsPerOp, TotalAllocsPerOp:
 		return "allocs"
 	case SendColdBlocksPerMiB, RecvColdBlocksPerMiB:
 		return "blocks/MiB"
