@@ -416,7 +416,7 @@ struct RunArgs {
     /// itself on each post-quantum handshake named, paired round by round with itself on
     /// the handshake's classical twin (ML-DSA over ECDSA P-256, a hybrid group over its own
     /// curve, pure ML-KEM over X25519): what post-quantum costs each stack. Without
-    /// --scenario, the default suite's post-quantum handshakes.
+    /// --scenario, every post-quantum choice: ML-DSA-44/65/87 and all six ML-KEM groups.
     #[arg(long, default_value = "baseline", value_name = "WHICH", value_parser = ["all", "baseline", "self", "twins"])]
     pairs: String,
     /// Run only shard K of N: every Nth scenario from the Kth, whole (a scenario's paired

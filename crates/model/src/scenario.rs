@@ -783,6 +783,22 @@ pub const POST_QUANTUM_SUITE: &[&str] = &[
     "handshake-tls13-ecdsa-p256-mlkem768-full",
 ];
 
+/// What `tlsmatrix run --pairs twins` measures by default: the default suite's post-quantum
+/// handshakes and every other post-quantum choice a stack may offer (ML-DSA-87, the P-384
+/// hybrid, pure ML-KEM-512 and -1024), each paired in turns with its classical twin on the
+/// same stack. Outside the timed suite, so every choice costs a twin pair's samples only.
+pub const TWIN_SUITE: &[&str] = &[
+    "handshake-tls13-mldsa44-x25519-full",
+    "handshake-tls13-mldsa65-x25519-full",
+    "handshake-tls13-mldsa87-x25519-full",
+    "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+    "handshake-tls13-ecdsa-p256-secp256r1mlkem768-full",
+    "handshake-tls13-ecdsa-p256-secp384r1mlkem1024-full",
+    "handshake-tls13-ecdsa-p256-mlkem512-full",
+    "handshake-tls13-ecdsa-p256-mlkem768-full",
+    "handshake-tls13-ecdsa-p256-mlkem1024-full",
+];
+
 /// The wire suite, each id with whether the delay-proxy check takes it by default.
 const WIRE_SUITE: [(&str, bool); 10] = [
     ("handshake-tls13-ecdsa-p256-x25519-full", true),
@@ -936,6 +952,16 @@ mod tests {
         }
         for extra in ["mtls", "chain4", "hrr"] {
             assert!(ids.contains(&format!("handshake-tls13-ecdsa-p256-x25519-full-{extra}")));
+        }
+        // The twin run takes the timed suite's post-quantum handshakes and every other
+        // post-quantum value of the axes: each ML-DSA level, each ML-KEM group.
+        let twins: Vec<Scenario> = TWIN_SUITE.iter().map(|id| id.parse().unwrap()).collect();
+        assert!(POST_QUANTUM_SUITE.iter().all(|pq| TWIN_SUITE.contains(pq)));
+        for &g in Group::ALL.iter().filter(|g| g.is_post_quantum()) {
+            assert!(twins.iter().any(|s| s.params().group == g), "{g}");
+        }
+        for &sig in SigAlg::ALL.iter().filter(|s| s.is_mldsa()) {
+            assert!(twins.iter().any(|s| s.params().sig == sig), "{sig}");
         }
         assert!(ids.contains(&"handshake-tls12-rsa-2048-p256-full".to_string()));
         assert!(ids.contains(&"handshake-tls12-ecdsa-p256-x25519-session-id".to_string()));

@@ -331,7 +331,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
         opts.shard.select(&Scenario::wire_suite())
     } else if opts.scenarios.is_empty() && opts.twins {
-        let suite: Vec<Scenario> = tlsmatrix_model::scenario::POST_QUANTUM_SUITE
+        let suite: Vec<Scenario> = tlsmatrix_model::scenario::TWIN_SUITE
             .iter()
             .map(|id| id.parse().expect("a listed scenario id parses"))
             .collect();
