@@ -224,6 +224,7 @@ fn post_quantum_interop_passes_between_every_two_stacks_that_have_it() {
     ] {
         assert_eq!(outcome("sig-mldsa44", c, s), "pass", "{c} -> {s}");
         assert_eq!(outcome("sig-mldsa65", c, s), "pass", "{c} -> {s}");
+        assert_eq!(outcome("sig-mldsa87", c, s), "pass", "{c} -> {s}");
     }
     for (c, s) in [
         ("go-crypto-tls", "openssl-3.5"),
@@ -238,6 +239,20 @@ fn post_quantum_interop_passes_between_every_two_stacks_that_have_it() {
     assert_eq!(
         outcome("group-mlkem768", "openssl-3.5", "rustls-aws-lc"),
         "pass"
+    );
+    // The P-384 hybrid between Go and OpenSSL, and pure ML-KEM-1024;
+    // ML-KEM-512 is OpenSSL's, not rustls's.
+    for (case, c, s) in [
+        ("group-secp384r1mlkem1024", "go-crypto-tls", "openssl-3.5"),
+        ("group-secp384r1mlkem1024", "openssl-3.5", "go-crypto-tls"),
+        ("group-mlkem1024", "openssl-3.5", "rustls-aws-lc"),
+        ("group-mlkem512", "openssl-3.5", "openssl-3.5"),
+    ] {
+        assert_eq!(outcome(case, c, s), "pass", "{case} {c} -> {s}");
+    }
+    assert_eq!(
+        outcome("group-mlkem512", "rustls-aws-lc", "openssl-3.5"),
+        "unsupported"
     );
     assert_eq!(
         outcome("sig-mldsa44", "openssl-3.0", "openssl-3.5"),

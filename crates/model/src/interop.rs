@@ -295,6 +295,21 @@ pub const CASES: &[Case] = &[
         Offer::tls13().group(Group::Mlkem768),
     ),
     Case::same(
+        "group-secp384r1mlkem1024",
+        "TLS 1.3 hybrid post-quantum key exchange SecP384r1MLKEM1024",
+        Offer::tls13().group(Group::Secp384r1Mlkem1024),
+    ),
+    Case::same(
+        "group-mlkem512",
+        "TLS 1.3 pure post-quantum key exchange MLKEM512",
+        Offer::tls13().group(Group::Mlkem512),
+    ),
+    Case::same(
+        "group-mlkem1024",
+        "TLS 1.3 pure post-quantum key exchange MLKEM1024",
+        Offer::tls13().group(Group::Mlkem1024),
+    ),
+    Case::same(
         "sig-mldsa44",
         "TLS 1.3 with an ML-DSA-44 certificate chain and signature",
         Offer::tls13().sig(SigAlg::MlDsa44),
@@ -303,6 +318,11 @@ pub const CASES: &[Case] = &[
         "sig-mldsa65",
         "TLS 1.3 with an ML-DSA-65 certificate chain and signature",
         Offer::tls13().sig(SigAlg::MlDsa65),
+    ),
+    Case::same(
+        "sig-mldsa87",
+        "TLS 1.3 with an ML-DSA-87 certificate chain and signature",
+        Offer::tls13().sig(SigAlg::MlDsa87),
     ),
     Case::new(
         "hrr",
