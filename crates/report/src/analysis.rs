@@ -864,7 +864,8 @@ fn sample_agreement(run: &RunData) -> String {
         })
         .collect();
     if spreads.is_empty() {
-        return "each cell was counted once, so this run cannot say how far repeated counts differ".into();
+        return "each cell was counted once, so this run cannot say how far repeated counts differ"
+            .into();
     }
     spreads.sort_by(|a, b| a.0.total_cmp(&b.0));
     let half = spreads[spreads.len() / 2].0;

@@ -22,7 +22,10 @@ const METHOD_CONSTANTS: &[(&str, &str)] = &[
     ("5 bytes", "the TLS record header"),
     ("30 ms", "the round trip the wire scenarios name"),
     ("1,460 bytes", "TCP's segment payload on Ethernet"),
-    ("14.6 KB", "TCP's initial window: 10 segments of 1,460 bytes (RFC 6928)"),
+    (
+        "14.6 KB",
+        "TCP's initial window: 10 segments of 1,460 bytes (RFC 6928)",
+    ),
 ];
 
 const UNITS: &[&str] = &[
@@ -42,8 +45,7 @@ fn figures(text: &str) -> Vec<String> {
             continue;
         }
         let mut j = i;
-        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == ',' || chars[j] == '.')
-        {
+        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == ',' || chars[j] == '.') {
             j += 1;
         }
         let number: String = chars[i..j].iter().collect::<String>();
@@ -61,7 +63,11 @@ fn figures(text: &str) -> Vec<String> {
                     .is_some_and(|c| c.is_alphanumeric() || c == '/')
         });
         if let Some(u) = unit {
-            let sep = if k > i + number.chars().count() { " " } else { "" };
+            let sep = if k > i + number.chars().count() {
+                " "
+            } else {
+                ""
+            };
             out.push(format!("{number}{sep}{u}"));
         }
         i = j.max(i + 1);
