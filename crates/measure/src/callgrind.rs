@@ -6,12 +6,14 @@
 //! callgrind.h); natively it does nothing and returns the default, which is how
 //! [`running_on_valgrind`] tells whether anyone is counting.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
 use tlsmatrix_harness::pair::Meter;
 use tlsmatrix_model::side::Side;
+
+use crate::split::{self, Split};
 
 const RUNNING_ON_VALGRIND: u64 = 0x1001;
 /// `VG_USERREQ_TOOL_BASE('C','T')` and the requests after it, in callgrind.h's order.
@@ -101,14 +103,29 @@ impl Counter {
     /// Dumps what was collected since the last dump or zero, reads the total back, and
     /// starts from zero again (callgrind zeroes on every dump).
     pub fn take(&mut self, label: &str) -> Result<u64> {
+        Ok(self.take_split(label)?.0)
+    }
+
+    /// [`Counter::take`], with the dump's functions classed by what they do
+    /// ([`crate::split`]); the parts sum to the total, or this fails.
+    pub fn take_split(&mut self, label: &str) -> Result<(u64, Split)> {
         let c_label = std::ffi::CString::new(label).context("a dump label has no NUL")?;
         client_request(0, DUMP_STATS_AT, c_label.as_ptr() as u64);
         self.dumps += 1;
         // Callgrind names the n-th dump of a run `<out-file>.<n>`.
         let part = PathBuf::from(format!("{}.{}", self.out_file.display(), self.dumps));
-        let total = read_total(&part)?;
+        let text = std::fs::read_to_string(&part)
+            .with_context(|| format!("callgrind wrote no dump at {}", part.display()))?;
         let _ = std::fs::remove_file(&part);
-        Ok(total)
+        let total =
+            parse_total(&text).with_context(|| format!("{} has no totals line", part.display()))?;
+        let split = split::parse(&text);
+        ensure!(
+            split.total() == total,
+            "the functions of callgrind's dump sum to {} instructions, its totals line says {total}: the dump's format is not the one read here",
+            split.total()
+        );
+        Ok((total, split))
     }
 }
 
@@ -131,12 +148,6 @@ impl Meter for SideMeter {
 
 /// The `totals:` (or, in older formats, `summary:`) line of a callgrind dump: its first
 /// event is instructions (Ir).
-fn read_total(path: &Path) -> Result<u64> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("callgrind wrote no dump at {}", path.display()))?;
-    parse_total(&text).with_context(|| format!("{} has no totals line", path.display()))
-}
-
 fn parse_total(text: &str) -> Option<u64> {
     let line = text
         .lines()

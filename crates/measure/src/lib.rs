@@ -12,4 +12,5 @@ pub mod memprobe;
 pub mod paired;
 pub mod profile;
 pub mod sample;
+pub mod split;
 pub mod workload;

@@ -9,6 +9,7 @@ use crate::counters::CounterMeter;
 use crate::flights;
 use crate::heap::{self, HeapMeter};
 use crate::sample::{Sample, Sampler};
+use crate::split::Part;
 use tlsmatrix_harness::aead::{self, RecordAead};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::memio::{MemIo, Probe};
@@ -506,18 +507,33 @@ pub fn handshake_instructions(
     }
     let n = per_sample.max(1);
     for _ in 0..runs {
-        let mut per_side = [0.0; 2];
-        for (slot, side) in per_side.iter_mut().zip([Side::Client, Side::Server]) {
+        let mut sample = Vec::new();
+        for side in [Side::Client, Side::Server] {
             counter.zero();
             for _ in 0..n {
                 pair::handshake_metered(&mut counter.side(side), client, server, params)?;
             }
-            *slot = counter.take(&format!("{side} x{n}"))? as f64 / f64::from(n);
+            let (total, split) = counter.take_split(&format!("{side} x{n}"))?;
+            let per = |v: u64| v as f64 / f64::from(n);
+            let (all, parts, locks) = match side {
+                Side::Client => (
+                    Metric::ClientInstructions,
+                    Metric::CLIENT_SPLIT,
+                    Metric::ClientLockCalls,
+                ),
+                Side::Server => (
+                    Metric::ServerInstructions,
+                    Metric::SERVER_SPLIT,
+                    Metric::ServerLockCalls,
+                ),
+            };
+            sample.push((all, per(total)));
+            for (m, part) in parts.into_iter().zip(Part::ALL) {
+                sample.push((m, per(split.instructions.get(&part).copied().unwrap_or(0))));
+            }
+            sample.push((locks, per(split.lock_calls)));
         }
-        on_sample(vec![
-            (Metric::ClientInstructions, per_side[0]),
-            (Metric::ServerInstructions, per_side[1]),
-        ]);
+        on_sample(sample);
     }
     Ok(())
 }

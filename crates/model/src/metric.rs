@@ -25,6 +25,20 @@ pub enum Metric {
     TotalAllocsPerOp,
     ClientInstructions,
     ServerInstructions,
+    ClientCryptoInstructions,
+    ClientParsingInstructions,
+    ClientAllocInstructions,
+    ClientLockInstructions,
+    ClientCopyInstructions,
+    ClientOtherInstructions,
+    ServerCryptoInstructions,
+    ServerParsingInstructions,
+    ServerAllocInstructions,
+    ServerLockInstructions,
+    ServerCopyInstructions,
+    ServerOtherInstructions,
+    ClientLockCalls,
+    ServerLockCalls,
     SendInstrPerMib,
     RecvInstrPerMib,
     ClientHeapBytes,
@@ -362,6 +376,62 @@ pub const METRICS: &[MetricRow] = &[
         "instructions the server executes per handshake")
         .shown("server instr/hs", "instructions", Scale::Same)
         .words(HANDSHAKE_INSTRUCTIONS),
+    row(Metric::ClientCryptoInstructions, "client_crypto_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile")
+        .shown("client crypto instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ClientParsingInstructions, "client_parsing_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile")
+        .shown("client parsing instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ClientAllocInstructions, "client_alloc_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in allocation and freeing, classed by function name from callgrind's profile")
+        .shown("client alloc instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ClientLockInstructions, "client_lock_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in locks and once-guards, classed by function name from callgrind's profile")
+        .shown("client lock instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ClientCopyInstructions, "client_copy_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
+        .shown("client copy instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ClientOtherInstructions, "client_other_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
+        .shown("client other instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
+    row(Metric::ServerCryptoInstructions, "server_crypto_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile")
+        .shown("server crypto instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerParsingInstructions, "server_parsing_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile")
+        .shown("server parsing instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerAllocInstructions, "server_alloc_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in allocation and freeing, classed by function name from callgrind's profile")
+        .shown("server alloc instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerLockInstructions, "server_lock_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in locks and once-guards, classed by function name from callgrind's profile")
+        .shown("server lock instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerCopyInstructions, "server_copy_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
+        .shown("server copy instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerOtherInstructions, "server_other_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
+        .shown("server other instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ClientLockCalls, "client_lock_calls", "calls", Lower, Client, Source::Instructions,
+        "lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the client makes per handshake, counted by callgrind")
+        .shown("client locks/hs", "calls", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerLockCalls, "server_lock_calls", "calls", Lower, Server, Source::Instructions,
+        "lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the server makes per handshake, counted by callgrind")
+        .shown("server locks/hs", "calls", Scale::Same)
+        .machine_independent(),
     row(Metric::SendInstrPerMib, "send_instructions_per_mib", "instructions/MiB", Lower, Client, Source::Instructions,
         "instructions the sender executes per MiB of application data")
         .shown("send instr/MiB", "instructions/MiB", Scale::Same)
@@ -526,6 +596,24 @@ impl Metric {
 
     /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
     /// order: cipher, copies, malloc, kernel, elsewhere.
+    /// A side's handshake instructions by part, in `tlsmatrix_measure::split::Part`'s order.
+    pub const CLIENT_SPLIT: [Metric; 6] = [
+        Metric::ClientCryptoInstructions,
+        Metric::ClientParsingInstructions,
+        Metric::ClientAllocInstructions,
+        Metric::ClientLockInstructions,
+        Metric::ClientCopyInstructions,
+        Metric::ClientOtherInstructions,
+    ];
+    pub const SERVER_SPLIT: [Metric; 6] = [
+        Metric::ServerCryptoInstructions,
+        Metric::ServerParsingInstructions,
+        Metric::ServerAllocInstructions,
+        Metric::ServerLockInstructions,
+        Metric::ServerCopyInstructions,
+        Metric::ServerOtherInstructions,
+    ];
+
     pub const SEND_PROFILE: [Metric; 5] = [
         Metric::SendCipherShare,
         Metric::SendCopyShare,
@@ -567,7 +655,16 @@ impl Metric {
     /// An OS counter per handshake or MiB, or a share of a side's profile, which is often
     /// zero; every other figure is positive.
     pub fn may_be_zero(self) -> bool {
-        matches!(self.row().source, Source::Counters | Source::Profile)
+        matches!(self.row().source, Source::Counters | Source::Profile) || self.is_split()
+    }
+
+    /// A part of a side's handshake instructions by what the code does, or the side's lock
+    /// calls (`--measure instructions`, from callgrind's profile of the side's calls).
+    pub fn is_split(self) -> bool {
+        matches!(
+            self.row().part_of,
+            Some(Metric::ClientInstructions | Metric::ServerInstructions)
+        ) || matches!(self, Metric::ClientLockCalls | Metric::ServerLockCalls)
     }
 
     /// Read from the bytes on the wire: the same every handshake (up to a signature's length).

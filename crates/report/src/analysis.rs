@@ -897,7 +897,18 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let baseline = impls.first().cloned().unwrap_or_default();
     let (mut glance, mut sections_by_area) = area_sections(run, "", None);
     if let Some(ir) = &extra.instructions {
-        let (mut rows, mut secs) = area_sections(ir, "instructions", Some(&baseline));
+        // The split of each side's count is its own section ("Where the time goes"); the
+        // instruction area's tables keep the totals.
+        let totals = RunData {
+            records: ir
+                .records
+                .iter()
+                .filter(|r| !r.metric.is_split())
+                .cloned()
+                .collect(),
+            ..ir.clone()
+        };
+        let (mut rows, mut secs) = area_sections(&totals, "instructions", Some(&baseline));
         for r in &mut rows {
             r.caveat = Some(VALGRIND_CPU);
         }
@@ -1000,6 +1011,13 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
 
     if let Some(section) =
         crate::post_quantum::section(&run.records, &run.cells, &impls, extra.twins.as_ref())
+    {
+        sections.push(section);
+    }
+    if let Some(section) = extra
+        .instructions
+        .as_ref()
+        .and_then(crate::time_goes::section)
     {
         sections.push(section);
     }

@@ -30,6 +30,7 @@ pub mod repeatability;
 pub mod summary;
 mod svg;
 pub mod text_table;
+pub mod time_goes;
 mod write;
 
 pub use write::{write, OUTSIDE_SCAN_FILE, PROXY_CHECK_FILE};

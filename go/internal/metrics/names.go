@@ -48,6 +48,48 @@ const (
 	// ServerInstructions: instructions the server executes per handshake.
 	ServerInstructions = "server_instructions"
 
+	// ClientCryptoInstructions: instructions the client executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ClientCryptoInstructions = "client_crypto_instructions"
+
+	// ClientParsingInstructions: instructions the client executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ClientParsingInstructions = "client_parsing_instructions"
+
+	// ClientAllocInstructions: instructions the client executes per handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ClientAllocInstructions = "client_alloc_instructions"
+
+	// ClientLockInstructions: instructions the client executes per handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ClientLockInstructions = "client_lock_instructions"
+
+	// ClientCopyInstructions: instructions the client executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ClientCopyInstructions = "client_copy_instructions"
+
+	// ClientOtherInstructions: instructions the client executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ClientOtherInstructions = "client_other_instructions"
+
+	// ServerCryptoInstructions: instructions the server executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ServerCryptoInstructions = "server_crypto_instructions"
+
+	// ServerParsingInstructions: instructions the server executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ServerParsingInstructions = "server_parsing_instructions"
+
+	// ServerAllocInstructions: instructions the server executes per handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ServerAllocInstructions = "server_alloc_instructions"
+
+	// ServerLockInstructions: instructions the server executes per handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ServerLockInstructions = "server_lock_instructions"
+
+	// ServerCopyInstructions: instructions the server executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ServerCopyInstructions = "server_copy_instructions"
+
+	// ServerOtherInstructions: instructions the server executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ServerOtherInstructions = "server_other_instructions"
+
+	// ClientLockCalls: lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the client makes per handshake, counted by callgrind.
+	ClientLockCalls = "client_lock_calls"
+
+	// ServerLockCalls: lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the server makes per handshake, counted by callgrind.
+	ServerLockCalls = "server_lock_calls"
+
 	// SendInstrPerMiB: instructions the sender executes per MiB of application data.
 	SendInstrPerMiB = "send_instructions_per_mib"
 
@@ -196,6 +238,8 @@ func Unit(name string) string {
 		return "allocs"
 	case SendColdBlocksPerMiB, RecvColdBlocksPerMiB:
 		return "blocks/MiB"
+	case ClientLockCalls, ServerLockCalls:
+		return "calls"
 	case ClientPageFaults, ServerPageFaults:
 		return "faults"
 	case SendPageFaultsPerMiB, RecvPageFaultsPerMiB:
@@ -204,7 +248,7 @@ func Unit(name string) string {
 		return "flights"
 	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare:
 		return "fraction"
-	case ClientInstructions, ServerInstructions:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerOtherInstructions:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"

@@ -1,0 +1,347 @@
+//! Where a side's handshake instructions go: each function of a callgrind dump classed by its
+//! name (the crypto, X.509 and encoding, allocation, locks, copies, and the rest: the TLS
+//! state machine, records and everything else), and how often the side took a lock.
+//!
+//! A function is charged with its own instructions (callgrind's self cost), so the parts sum
+//! to the side's total exactly; code a compiler inlined counts where it was inlined.
+
+use std::collections::HashMap;
+
+/// What a function does, as its name tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    Crypto,
+    Parsing,
+    Allocation,
+    Locks,
+    Copies,
+    Other,
+}
+
+impl Part {
+    pub const ALL: [Part; 6] = [
+        Part::Crypto,
+        Part::Parsing,
+        Part::Allocation,
+        Part::Locks,
+        Part::Copies,
+        Part::Other,
+    ];
+}
+
+/// Name fragments, lower case, in the order they are tried: a lock before an allocation
+/// (`CRYPTO_THREAD_write_lock` is a lock), both before crypto (`CRYPTO_malloc` allocates),
+/// X.509 before crypto (`crypto/x509` is parsing, not cryptography).
+const RULES: &[(Part, &[&str])] = &[
+    (
+        Part::Locks,
+        &[
+            "pthread_mutex",
+            "pthread_rwlock",
+            "pthread_spin",
+            "pthread_once",
+            "__pthread_once",
+            "lll_lock",
+            "lll_unlock",
+            "futex",
+            "crypto_thread_",
+            "run_once",
+            "rwlock",
+            "mutex",
+            "sync.(*once)",
+            "sync::once",
+            "once_cell",
+            "parking_lot",
+        ],
+    ),
+    (
+        Part::Allocation,
+        &[
+            "malloc",
+            "calloc",
+            "realloc",
+            "memalign",
+            "aligned_alloc",
+            "_int_free",
+            "cfree",
+            "tcache",
+            "unlink_chunk",
+            "__rust_alloc",
+            "__rust_dealloc",
+            "__rust_realloc",
+            "__rdl_",
+            "alloc::alloc",
+            "crypto_free",
+            "crypto_zalloc",
+            "openssl_free",
+            "runtime.mallocgc",
+            "runtime.newobject",
+            "runtime.makeslice",
+            "runtime.growslice",
+            "runtime.gc",
+            "runtime.scanobject",
+            "heap_accounting",
+        ],
+    ),
+    (
+        Part::Copies,
+        &[
+            "memcpy",
+            "memmove",
+            "memset",
+            "bzero",
+            "cleanse",
+            "runtime.memmove",
+            "runtime.memclr",
+        ],
+    ),
+    (
+        Part::Parsing,
+        &[
+            "x509",
+            "asn1",
+            "d2i_",
+            "i2d_",
+            "c2i_",
+            "i2c_",
+            "from_der",
+            "::der",
+            "pem_",
+            "webpki",
+            "cbs_",
+            "cbb_",
+            "base64",
+            "obj_",
+            "encoding/",
+        ],
+    ),
+    (
+        Part::Crypto,
+        &[
+            "sha",
+            "aes",
+            "gcm",
+            "ghash",
+            "gf128",
+            "gfmul",
+            "poly1305",
+            "chacha",
+            "x25519",
+            "curve25519",
+            "ed25519",
+            "p256",
+            "p384",
+            "p521",
+            "nistz",
+            "nistec",
+            "ecp_",
+            "ec_gf",
+            "ec_point",
+            "ec_scalar",
+            "ecdsa",
+            "ecdh",
+            "bn_",
+            "bignum",
+            "bigmod",
+            "mont",
+            "rsa_",
+            "rsa::",
+            "fiat_",
+            "mlkem",
+            "ml_kem",
+            "kyber",
+            "mldsa",
+            "ml_dsa",
+            "dilithium",
+            "keccak",
+            "hmac",
+            "hkdf",
+            "digest",
+            "drbg",
+            "getrandom",
+            "x448",
+            "fe_mul",
+            "fe_sq",
+            "fe_invert",
+            "ge_scalarmult",
+            "ge_double",
+            "scalar",
+            "crypto/internal",
+            "crypto/ecdh",
+            "crypto/ecdsa",
+            "crypto/ed25519",
+            "crypto/rsa",
+            "crypto/sha",
+            "crypto/hmac",
+            "crypto/hkdf",
+            "crypto/mlkem",
+            "crypto/aes",
+            "crypto/cipher",
+            "ring_core",
+            "aws_lc_rs",
+            "ring::",
+            "md_",
+        ],
+    ),
+];
+
+/// The part a function's work belongs to, by its name.
+pub fn classify(function: &str) -> Part {
+    let name = function.to_ascii_lowercase();
+    RULES
+        .iter()
+        .find(|(_, fragments)| fragments.iter().any(|f| name.contains(f)))
+        .map_or(Part::Other, |(part, _)| *part)
+}
+
+/// A lock acquisition, by the callee's name: what a side's calls to these count.
+fn takes_a_lock(function: &str) -> bool {
+    const ACQUIRE: &[&str] = &[
+        "pthread_mutex_lock",
+        "pthread_mutex_trylock",
+        "pthread_rwlock_rdlock",
+        "pthread_rwlock_wrlock",
+        "pthread_rwlock_tryrdlock",
+        "pthread_rwlock_trywrlock",
+        "pthread_spin_lock",
+        "sync.(*mutex).lock",
+        "sync.(*rwmutex).rlock",
+        "sync.(*rwmutex).lock",
+    ];
+    let name = function.to_ascii_lowercase();
+    ACQUIRE.iter().any(|a| name.ends_with(a))
+}
+
+/// One side's split: instructions per part, and lock acquisitions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Split {
+    pub instructions: HashMap<Part, u64>,
+    pub lock_calls: u64,
+}
+
+impl Split {
+    pub fn total(&self) -> u64 {
+        self.instructions.values().sum()
+    }
+}
+
+/// Reads a callgrind dump (its first event is instructions): each function's self cost and
+/// the calls made to lock functions. Names are compressed in dumps (`fn=(12) name` once,
+/// `fn=(12)` after), positions may be relative (`+3`, `-2`, `*`), and the cost line after a
+/// `calls=` line is that call's inclusive cost, which belongs to the callee, not the caller.
+pub fn parse(text: &str) -> Split {
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut name_of = |spec: &str| -> String {
+        let spec = spec.trim();
+        if let Some(rest) = spec.strip_prefix('(') {
+            if let Some((id, name)) = rest.split_once(')') {
+                let name = name.trim();
+                if name.is_empty() {
+                    return names.get(id).cloned().unwrap_or_default();
+                }
+                names.insert(id.to_string(), name.to_string());
+                return name.to_string();
+            }
+        }
+        spec.to_string()
+    };
+    let mut split = Split::default();
+    let mut current = Part::Other;
+    let mut callee = String::new();
+    let mut call_cost_next = false;
+    for line in text.lines() {
+        if let Some(spec) = line.strip_prefix("fn=") {
+            current = classify(&name_of(spec));
+            continue;
+        }
+        if let Some(spec) = line.strip_prefix("cfn=") {
+            callee = name_of(spec);
+            continue;
+        }
+        if let Some(calls) = line.strip_prefix("calls=") {
+            if takes_a_lock(&callee) {
+                let n: u64 = calls
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                split.lock_calls += n;
+            }
+            call_cost_next = true;
+            continue;
+        }
+        let starts_cost = line
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-' || c == '*');
+        if !starts_cost {
+            continue;
+        }
+        if call_cost_next {
+            call_cost_next = false;
+            continue;
+        }
+        let ir: u64 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        *split.instructions.entry(current).or_default() += ir;
+    }
+    split
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_classed_by_what_the_function_does() {
+        for (name, part) in [
+            ("sha256_block_data_order_avx2", Part::Crypto),
+            ("aws_lc_0_47_0_ecp_nistz256_point_mul", Part::Crypto),
+            (
+                "crypto/internal/fips140/nistec.(*P256Point).ScalarMult",
+                Part::Crypto,
+            ),
+            ("crypto/x509.parseCertificate", Part::Parsing),
+            ("X509_verify_cert", Part::Parsing),
+            ("webpki::cert::Cert::from_der", Part::Parsing),
+            ("CRYPTO_THREAD_write_lock", Part::Locks),
+            ("pthread_rwlock_rdlock", Part::Locks),
+            ("CRYPTO_malloc", Part::Allocation),
+            ("_int_free", Part::Allocation),
+            ("__memmove_avx_unaligned_erms", Part::Copies),
+            ("OPENSSL_cleanse", Part::Copies),
+            ("tls_process_server_hello", Part::Other),
+            // Fragments that hide in other words are not matched: "der_" in "order_",
+            // "ge_" in "message_", "rsa" in "universal".
+            ("tls_construct_message_header", Part::Other),
+            ("traverse_universal_reader_", Part::Other),
+            (
+                "rustls::conn::ConnectionCommon<Data>::process_new_packets",
+                Part::Other,
+            ),
+        ] {
+            assert_eq!(classify(name), part, "{name}");
+        }
+    }
+
+    #[test]
+    fn self_costs_sum_to_the_total_and_lock_calls_are_counted() {
+        // Two functions; `f` calls the lock twice (inclusive cost 40, the callee's) and
+        // costs 10 + 5 itself; the lock costs 40 itself; names compressed after first use.
+        let dump = "version: 1\nevents: Ir\n\
+            fn=(1) tls_construct_client_hello\n3 10\n+1 5\n\
+            cfn=(2) pthread_mutex_lock\ncalls=2 0\n+2 40\n\
+            fn=(2)\n0 40\n\
+            fn=(3) sha256_block_data_order\n* 100\n\
+            totals: 155\n";
+        let s = parse(dump);
+        assert_eq!(s.instructions[&Part::Other], 15);
+        assert_eq!(s.instructions[&Part::Locks], 40);
+        assert_eq!(s.instructions[&Part::Crypto], 100);
+        assert_eq!(s.total(), 155);
+        assert_eq!(s.lock_calls, 2);
+    }
+}

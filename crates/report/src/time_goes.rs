@@ -1,0 +1,267 @@
+//! "Where the time goes": each stack's handshake instructions, per side, split by what the
+//! code does (its cryptography, X.509 and encoding, allocation, locks, copies, the rest), and
+//! the locks it takes, from callgrind's profile of the instruction-count run. Everything here
+//! is that run's own counts.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::side::Side;
+
+use crate::doc::{Block, Cell, Class, Section, Table};
+
+const PART_NAMES: [&str; 6] = [
+    "crypto",
+    "X.509 & encoding",
+    "allocation",
+    "locks",
+    "copies",
+    "state machine & rest",
+];
+
+const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, and the rest, which is mostly the TLS state machine and record layer. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
+
+/// The self pair's record of one metric, or the impl on that side against another.
+fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
+    let on_side = |r: &&Record| match m.side() {
+        tlsmatrix_model::metric::FigureSide::Server => r.server == imp,
+        _ => r.client == imp,
+    };
+    let of = |r: &&Record| r.scenario == scenario && r.metric == m;
+    run.records
+        .iter()
+        .filter(of)
+        .find(|r| r.client == imp && r.server == imp)
+        .or_else(|| run.records.iter().filter(of).find(on_side))
+}
+
+fn split_metrics(side: Side) -> (Metric, [Metric; 6], Metric) {
+    match side {
+        Side::Client => (
+            Metric::ClientInstructions,
+            Metric::CLIENT_SPLIT,
+            Metric::ClientLockCalls,
+        ),
+        Side::Server => (
+            Metric::ServerInstructions,
+            Metric::SERVER_SPLIT,
+            Metric::ServerLockCalls,
+        ),
+    }
+}
+
+/// One impl's side: total instructions, the parts and the lock calls, medians.
+struct SideSplit {
+    total: f64,
+    parts: [f64; 6],
+    locks: f64,
+}
+
+fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
+    let (all, parts, locks) = split_metrics(side);
+    let total = figure(run, scenario, imp, all)?.median;
+    let mut out = [0.0; 6];
+    for (slot, m) in out.iter_mut().zip(parts) {
+        *slot = figure(run, scenario, imp, m)?.median;
+    }
+    Some(SideSplit {
+        total,
+        parts: out,
+        locks: figure(run, scenario, imp, locks).map_or(0.0, |r| r.median),
+    })
+}
+
+fn percent(part: f64, total: f64) -> Cell {
+    let share = if total > 0.0 { part / total } else { 0.0 };
+    Cell::with(
+        format!("{:.0}%", share * 100.0),
+        Class::Plain,
+        Some(format!("{part:.0} instructions per handshake")),
+    )
+}
+
+/// The handshake scenarios the run split, in its order.
+fn split_scenarios(run: &RunData) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &run.records {
+        if r.metric == Metric::ClientCryptoInstructions && !out.contains(&r.scenario) {
+            out.push(r.scenario.clone());
+        }
+    }
+    out
+}
+
+/// The sentence for a stack: how much of its server's work is cryptography, and its largest
+/// part above that.
+fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
+    let (idx, largest) = s.parts[1..]
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, v)| (i + 1, *v))
+        .unwrap_or((5, 0.0));
+    format!(
+        "{imp} ({side}): {:.0}% of its {:.0} instructions are cryptography; its largest part above that is {} ({:.0}%){}.",
+        100.0 * s.parts[0] / s.total,
+        s.total,
+        PART_NAMES[idx],
+        100.0 * largest / s.total,
+        if s.locks > 0.0 {
+            format!(", with {:.0} lock acquisitions per handshake", s.locks)
+        } else {
+            ", with no lock acquired through pthread or sync.Mutex".into()
+        }
+    )
+}
+
+/// The section, when the instruction run has a split.
+pub fn section(run: &RunData) -> Option<Section> {
+    let scenarios = split_scenarios(run);
+    if scenarios.is_empty() {
+        return None;
+    }
+    let impls = run.impls();
+    let mut blocks = vec![Block::Para(METHOD.into())];
+    let mut header = vec!["impl".to_string(), "side".into(), "instr/hs".into()];
+    header.extend(PART_NAMES.iter().map(|p| p.to_string()));
+    header.push("locks/hs".into());
+    for scenario in &scenarios {
+        let mut rows = Vec::new();
+        let mut said = Vec::new();
+        let mut unsplit = Vec::new();
+        for imp in impls.iter().filter(|i| !i.contains(' ')) {
+            for side in [Side::Client, Side::Server] {
+                match side_split(run, scenario, imp, side) {
+                    Some(s) => {
+                        let mut row = vec![
+                            Cell::plain(imp.clone()),
+                            Cell::plain(side.to_string()),
+                            Cell::plain(format!("{:.0}", s.total)),
+                        ];
+                        row.extend(s.parts.iter().map(|&p| percent(p, s.total)));
+                        row.push(Cell::plain(format!("{:.0}", s.locks)));
+                        rows.push(row);
+                        if side == Side::Server {
+                            said.push(sentence(imp, side, &s));
+                        }
+                    }
+                    None => {
+                        if side == Side::Client
+                            && figure(run, scenario, imp, Metric::ClientInstructions).is_some()
+                        {
+                            unsplit.push(imp.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        blocks.push(Block::Table(Table {
+            caption: format!(
+                "{scenario}: each side's instructions per handshake by part (run {}); hover a share for its count",
+                run.run_id
+            ),
+            header: header.clone(),
+            rows,
+            label_cols: 2,
+        }));
+        blocks.push(Block::Bullets(said));
+        if !unsplit.is_empty() {
+            blocks.push(Block::Para(format!(
+                "Counted but not split: {} (its driver reads callgrind's total only).",
+                unsplit.join(", ")
+            )));
+        }
+    }
+    Some(Section {
+        id: "time-goes".into(),
+        title: "Where the time goes".into(),
+        blocks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::fixture::RecordFixture;
+    use tlsmatrix_model::record::Env;
+
+    const S: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
+    fn run(records: Vec<Record>) -> RunData {
+        RunData {
+            run_id: "i1".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        }
+    }
+
+    fn rec(imp: &str, m: Metric, v: f64) -> Record {
+        RecordFixture::new(m, v)
+            .run("i1")
+            .scenario(S)
+            .pair(imp, imp)
+            .samples(vec![v; 3])
+            .build()
+    }
+
+    #[test]
+    fn each_side_is_split_into_shares_that_sum_to_its_total_and_the_largest_is_named() {
+        let mut records = Vec::new();
+        for (side_all, parts, locks) in [
+            (
+                Metric::ClientInstructions,
+                Metric::CLIENT_SPLIT,
+                Metric::ClientLockCalls,
+            ),
+            (
+                Metric::ServerInstructions,
+                Metric::SERVER_SPLIT,
+                Metric::ServerLockCalls,
+            ),
+        ] {
+            records.push(rec("fast", side_all, 1000.0));
+            for (m, v) in parts.into_iter().zip([700.0, 50.0, 110.0, 0.0, 50.0, 90.0]) {
+                records.push(rec("fast", m, v));
+            }
+            records.push(rec("fast", locks, 0.0));
+            records.push(rec("slow", side_all, 4000.0));
+            for (m, v) in parts
+                .into_iter()
+                .zip([1000.0, 800.0, 600.0, 400.0, 200.0, 1000.0])
+            {
+                records.push(rec("slow", m, v));
+            }
+            records.push(rec("slow", locks, 60.0));
+        }
+        // Go's driver counts totals only.
+        records.push(rec("go", Metric::ClientInstructions, 3000.0));
+        let s = section(&run(records)).unwrap();
+        let Block::Table(t) = &s.blocks[1] else {
+            panic!("no table")
+        };
+        assert_eq!(t.rows.len(), 4);
+        let slow_server = &t.rows[3];
+        assert_eq!(slow_server[3].text, "25%");
+        assert_eq!(slow_server[9].text, "60");
+        let Block::Bullets(said) = &s.blocks[2] else {
+            panic!("no sentences")
+        };
+        assert!(said[0].contains("70% of its 1000"), "{said:?}");
+        assert!(said[0].contains("largest part above that is allocation (11%)"));
+        assert!(said[1].contains("largest part above that is state machine & rest (25%)"));
+        assert!(said[1].contains("60 lock acquisitions"));
+        let Block::Para(p) = &s.blocks[3] else {
+            panic!("no unsplit line")
+        };
+        assert!(p.contains("go"), "{p}");
+    }
+
+    #[test]
+    fn a_run_without_a_split_has_no_section() {
+        assert!(section(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])).is_none());
+    }
+}
