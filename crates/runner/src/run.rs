@@ -416,11 +416,25 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             || c.name == baseline.name
             || v.name == baseline.name
     };
-    let pairs: Vec<(&ImplEntry, &ImplEntry)> = impls
+    // Two impls of different drivers cannot share an in-memory pair: such a pair is not
+    // planned (the report compares each with the baseline through their own pairs), and
+    // the plan says once which it leaves out.
+    let (pairs, apart): (Vec<(&ImplEntry, &ImplEntry)>, Vec<_>) = impls
         .iter()
         .flat_map(|&c| impls.iter().map(move |&v| (c, v)))
         .filter(|(c, v)| wanted(c, v))
-        .collect();
+        .partition(|(c, v)| drivers::shared_driver(c, v).is_some());
+    if !apart.is_empty() {
+        let names: Vec<String> = apart
+            .iter()
+            .map(|(c, v)| format!("{} -> {}", c.name, v.name))
+            .collect();
+        eprintln!(
+            "not planned: {} pair(s) whose impls live in different drivers and so cannot share an in-memory pair ({}); each impl is compared through its own pair",
+            apart.len(),
+            names.join(", ")
+        );
+    }
     let grouped = |s: &Scenario| opts.measure == Measure::Time && groups::is_grouped(s);
     let single: Vec<(Scenario, &ImplEntry, &ImplEntry)> = scenarios
         .iter()
