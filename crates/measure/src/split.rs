@@ -15,16 +15,20 @@ pub enum Part {
     Allocation,
     Locks,
     Copies,
+    /// A function with no name in the dump: a stripped library's internal code (the
+    /// system's libcrypto ships its exported symbols only), which no name can class.
+    Unnamed,
     Other,
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Crypto,
         Part::Parsing,
         Part::Allocation,
         Part::Locks,
         Part::Copies,
+        Part::Unnamed,
         Part::Other,
     ];
 }
@@ -187,11 +191,20 @@ const RULES: &[(Part, &[&str])] = &[
 
 /// The part a function's work belongs to, by its name.
 pub fn classify(function: &str) -> Part {
-    let name = function.to_ascii_lowercase();
+    // Callgrind names a function it has no symbol for by its address.
+    if function.starts_with("0x") {
+        return Part::Unnamed;
+    }
+    let name = symbol(function).to_ascii_lowercase();
     RULES
         .iter()
         .find(|(_, fragments)| fragments.iter().any(|f| name.contains(f)))
         .map_or(Part::Other, |(part, _)| *part)
+}
+
+/// A function's name without its symbol version (`pthread_rwlock_rdlock@@GLIBC_2.34`).
+fn symbol(function: &str) -> &str {
+    function.split('@').next().unwrap_or(function)
 }
 
 /// A lock acquisition, by the callee's name: what a side's calls to these count.
@@ -208,7 +221,7 @@ fn takes_a_lock(function: &str) -> bool {
         "sync.(*rwmutex).rlock",
         "sync.(*rwmutex).lock",
     ];
-    let name = function.to_ascii_lowercase();
+    let name = symbol(function).to_ascii_lowercase();
     ACQUIRE.iter().any(|a| name.ends_with(a))
 }
 
@@ -313,6 +326,7 @@ mod tests {
             ("_int_free", Part::Allocation),
             ("__memmove_avx_unaligned_erms", Part::Copies),
             ("OPENSSL_cleanse", Part::Copies),
+            ("0x00000000001d0280", Part::Unnamed),
             ("tls_process_server_hello", Part::Other),
             // Fragments that hide in other words are not matched: "der_" in "order_",
             // "ge_" in "message_", "rsa" in "universal".
@@ -333,7 +347,7 @@ mod tests {
         // costs 10 + 5 itself; the lock costs 40 itself; names compressed after first use.
         let dump = "version: 1\nevents: Ir\n\
             fn=(1) tls_construct_client_hello\n3 10\n+1 5\n\
-            cfn=(2) pthread_mutex_lock\ncalls=2 0\n+2 40\n\
+            cfn=(2) pthread_mutex_lock@@GLIBC_2.2.5\ncalls=2 0\n+2 40\n\
             fn=(2)\n0 40\n\
             fn=(3) sha256_block_data_order\n* 100\n\
             totals: 155\n";

@@ -30,12 +30,14 @@ pub enum Metric {
     ClientAllocInstructions,
     ClientLockInstructions,
     ClientCopyInstructions,
+    ClientUnnamedInstructions,
     ClientOtherInstructions,
     ServerCryptoInstructions,
     ServerParsingInstructions,
     ServerAllocInstructions,
     ServerLockInstructions,
     ServerCopyInstructions,
+    ServerUnnamedInstructions,
     ServerOtherInstructions,
     ClientLockCalls,
     ServerLockCalls,
@@ -396,6 +398,10 @@ pub const METRICS: &[MetricRow] = &[
         "instructions the client executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
         .shown("client copy instr/hs", "instructions", Scale::Same)
         .part_of(Metric::ClientInstructions),
+    row(Metric::ClientUnnamedInstructions, "client_unnamed_instructions", "instructions", Lower, Client, Source::Instructions,
+        "instructions the client executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class")
+        .shown("client unnamed instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ClientInstructions),
     row(Metric::ClientOtherInstructions, "client_other_instructions", "instructions", Lower, Client, Source::Instructions,
         "instructions the client executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
         .shown("client other instr/hs", "instructions", Scale::Same)
@@ -419,6 +425,10 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::ServerCopyInstructions, "server_copy_instructions", "instructions", Lower, Server, Source::Instructions,
         "instructions the server executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
         .shown("server copy instr/hs", "instructions", Scale::Same)
+        .part_of(Metric::ServerInstructions),
+    row(Metric::ServerUnnamedInstructions, "server_unnamed_instructions", "instructions", Lower, Server, Source::Instructions,
+        "instructions the server executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class")
+        .shown("server unnamed instr/hs", "instructions", Scale::Same)
         .part_of(Metric::ServerInstructions),
     row(Metric::ServerOtherInstructions, "server_other_instructions", "instructions", Lower, Server, Source::Instructions,
         "instructions the server executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
@@ -597,20 +607,22 @@ impl Metric {
     /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
     /// order: cipher, copies, malloc, kernel, elsewhere.
     /// A side's handshake instructions by part, in `tlsmatrix_measure::split::Part`'s order.
-    pub const CLIENT_SPLIT: [Metric; 6] = [
+    pub const CLIENT_SPLIT: [Metric; 7] = [
         Metric::ClientCryptoInstructions,
         Metric::ClientParsingInstructions,
         Metric::ClientAllocInstructions,
         Metric::ClientLockInstructions,
         Metric::ClientCopyInstructions,
+        Metric::ClientUnnamedInstructions,
         Metric::ClientOtherInstructions,
     ];
-    pub const SERVER_SPLIT: [Metric; 6] = [
+    pub const SERVER_SPLIT: [Metric; 7] = [
         Metric::ServerCryptoInstructions,
         Metric::ServerParsingInstructions,
         Metric::ServerAllocInstructions,
         Metric::ServerLockInstructions,
         Metric::ServerCopyInstructions,
+        Metric::ServerUnnamedInstructions,
         Metric::ServerOtherInstructions,
     ];
 

@@ -9,16 +9,23 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
 
-const PART_NAMES: [&str; 6] = [
+const PART_NAMES: [&str; 7] = [
     "crypto",
     "X.509 & encoding",
     "allocation",
     "locks",
     "copies",
+    "unnamed",
     "state machine & rest",
 ];
 
-const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, and the rest, which is mostly the TLS state machine and record layer. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
+/// `PART_NAMES`' index of the instructions in functions without a name.
+const UNNAMED: usize = 5;
+
+/// Above this share of unnamed instructions a stack's split is called incomplete.
+const UNNAMED_LIMIT: f64 = 0.10;
+
+const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, the rest, which is mostly the TLS state machine and record layer, and \"unnamed\": functions the dump has no name for, a stripped library's internal code (the system packages ship exported symbols only), which no name can class; a side with more than a tenth unnamed is said to be split incompletely. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
 
 /// The self pair's record of one metric, or the impl on that side against another.
 fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
@@ -34,7 +41,7 @@ fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<
         .or_else(|| run.records.iter().filter(of).find(on_side))
 }
 
-fn split_metrics(side: Side) -> (Metric, [Metric; 6], Metric) {
+fn split_metrics(side: Side) -> (Metric, [Metric; 7], Metric) {
     match side {
         Side::Client => (
             Metric::ClientInstructions,
@@ -52,14 +59,14 @@ fn split_metrics(side: Side) -> (Metric, [Metric; 6], Metric) {
 /// One impl's side: total instructions, the parts and the lock calls, medians.
 struct SideSplit {
     total: f64,
-    parts: [f64; 6],
+    parts: [f64; 7],
     locks: f64,
 }
 
 fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
     let (all, parts, locks) = split_metrics(side);
     let total = figure(run, scenario, imp, all)?.median;
-    let mut out = [0.0; 6];
+    let mut out = [0.0; 7];
     for (slot, m) in out.iter_mut().zip(parts) {
         *slot = figure(run, scenario, imp, m)?.median;
     }
@@ -91,25 +98,37 @@ fn split_scenarios(run: &RunData) -> Vec<String> {
 }
 
 /// The sentence for a stack: how much of its server's work is cryptography, and its largest
-/// part above that.
+/// named part above that; or that its library names too little of its code to say.
 fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
-    let (idx, largest) = s.parts[1..]
+    let share = |v: f64| 100.0 * v / s.total;
+    let locks = if s.locks > 0.0 {
+        format!("; {:.0} lock acquisitions per handshake", s.locks)
+    } else {
+        "; no lock acquired through pthread or sync.Mutex".into()
+    };
+    if s.parts[UNNAMED] > UNNAMED_LIMIT * s.total {
+        return format!(
+            "{imp} ({side}): {:.0}% of its {:.0} instructions are in functions its library's build does not name (a stripped package), so its split is incomplete: {:.0}% named cryptography, {:.0}% the state machine and rest{locks}.",
+            share(s.parts[UNNAMED]),
+            s.total,
+            share(s.parts[0]),
+            share(s.parts[6])
+        );
+    }
+    let (idx, largest) = s
+        .parts
         .iter()
         .enumerate()
+        .filter(|&(i, _)| i != 0 && i != UNNAMED)
         .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(i, v)| (i + 1, *v))
-        .unwrap_or((5, 0.0));
+        .map(|(i, v)| (i, *v))
+        .unwrap_or((6, 0.0));
     format!(
-        "{imp} ({side}): {:.0}% of its {:.0} instructions are cryptography; its largest part above that is {} ({:.0}%){}.",
-        100.0 * s.parts[0] / s.total,
+        "{imp} ({side}): {:.0}% of its {:.0} instructions are cryptography; its largest part above that is {} ({:.0}%){locks}.",
+        share(s.parts[0]),
         s.total,
         PART_NAMES[idx],
-        100.0 * largest / s.total,
-        if s.locks > 0.0 {
-            format!(", with {:.0} lock acquisitions per handshake", s.locks)
-        } else {
-            ", with no lock acquired through pthread or sync.Mutex".into()
-        }
+        share(largest)
     )
 }
 
@@ -224,14 +243,17 @@ mod tests {
             ),
         ] {
             records.push(rec("fast", side_all, 1000.0));
-            for (m, v) in parts.into_iter().zip([700.0, 50.0, 110.0, 0.0, 50.0, 90.0]) {
+            for (m, v) in parts
+                .into_iter()
+                .zip([700.0, 50.0, 110.0, 0.0, 50.0, 0.0, 90.0])
+            {
                 records.push(rec("fast", m, v));
             }
             records.push(rec("fast", locks, 0.0));
             records.push(rec("slow", side_all, 4000.0));
             for (m, v) in parts
                 .into_iter()
-                .zip([1000.0, 800.0, 600.0, 400.0, 200.0, 1000.0])
+                .zip([1000.0, 800.0, 600.0, 400.0, 200.0, 0.0, 1000.0])
             {
                 records.push(rec("slow", m, v));
             }
@@ -246,7 +268,7 @@ mod tests {
         assert_eq!(t.rows.len(), 4);
         let slow_server = &t.rows[3];
         assert_eq!(slow_server[3].text, "25%");
-        assert_eq!(slow_server[9].text, "60");
+        assert_eq!(slow_server[10].text, "60");
         let Block::Bullets(said) = &s.blocks[2] else {
             panic!("no sentences")
         };
@@ -254,10 +276,26 @@ mod tests {
         assert!(said[0].contains("largest part above that is allocation (11%)"));
         assert!(said[1].contains("largest part above that is state machine & rest (25%)"));
         assert!(said[1].contains("60 lock acquisitions"));
+        assert!(said[0].contains("no lock acquired"));
         let Block::Para(p) = &s.blocks[3] else {
             panic!("no unsplit line")
         };
         assert!(p.contains("go"), "{p}");
+    }
+
+    #[test]
+    fn a_stack_whose_library_names_too_little_is_called_incomplete() {
+        let split = SideSplit {
+            total: 1000.0,
+            parts: [100.0, 0.0, 100.0, 50.0, 50.0, 600.0, 100.0],
+            locks: 40.0,
+        };
+        let said = sentence("openssl-3.0", Side::Server, &split);
+        assert!(
+            said.contains("60% of its 1000 instructions are in functions"),
+            "{said}"
+        );
+        assert!(said.contains("incomplete") && said.contains("40 lock acquisitions"));
     }
 
     #[test]

@@ -63,6 +63,9 @@ const (
 	// ClientCopyInstructions: instructions the client executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
 	ClientCopyInstructions = "client_copy_instructions"
 
+	// ClientUnnamedInstructions: instructions the client executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ClientUnnamedInstructions = "client_unnamed_instructions"
+
 	// ClientOtherInstructions: instructions the client executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
 	ClientOtherInstructions = "client_other_instructions"
 
@@ -80,6 +83,9 @@ const (
 
 	// ServerCopyInstructions: instructions the server executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
 	ServerCopyInstructions = "server_copy_instructions"
+
+	// ServerUnnamedInstructions: instructions the server executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ServerUnnamedInstructions = "server_unnamed_instructions"
 
 	// ServerOtherInstructions: instructions the server executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
 	ServerOtherInstructions = "server_other_instructions"
@@ -248,7 +254,7 @@ func Unit(name string) string {
 		return "flights"
 	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare:
 		return "fraction"
-	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerOtherInstructions:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
