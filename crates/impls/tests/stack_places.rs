@@ -75,9 +75,12 @@ fn missing_places() -> Vec<String> {
             .map(|(_, v)| v.clone())
             .unwrap_or_default();
         let listed = std::iter::once(feature.to_string())
-            .chain(features.iter().map(|(k, _)| k.clone()).filter(|k| {
-                turns_on.contains(&format!("\"{k}\""))
-            }))
+            .chain(
+                features
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .filter(|k| turns_on.contains(&format!("\"{k}\""))),
+            )
             .any(|f| libraries.contains(&format!("feature = \"{f}\"")));
         if !listed {
             missing.push(format!(

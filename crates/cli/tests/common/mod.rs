@@ -219,3 +219,43 @@ pub fn serve(cmd: &mut Command, prefix: &str) -> (Running, String) {
     std::thread::spawn(move || for _ in lines {});
     (Running(child), addr)
 }
+
+/// The impls this build has, from `tlsmatrix list --json`.
+/// The built impls on glibc's malloc (an allocator variant runs the same library code).
+pub fn built_impls() -> Vec<(String, String)> {
+    let o = tlsmatrix(&["list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["impls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["allocator"] == "glibc")
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().to_string(),
+                i["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Held by the tests that keep both cores busy with tight loops (ceilings, counters) and by
+/// the one that times a real socket against a model, so that they never overlap: on two
+/// cores the first made the second's proxy 10 ms late in a fresh `make test`.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One clear sentence and a non-zero exit; no panic, no backtrace, no results file.
+pub fn assert_clean_failure(o: &Output, wants: &str, out: &Path) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "should fail: {err}");
+    assert!(err.contains(wants), "stderr lacks '{wants}': {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+    assert!(!out.exists() || std::fs::read_to_string(out).unwrap().is_empty());
+}
