@@ -159,47 +159,7 @@ enum Command {
     /// `pass`, `expected-failure` (failed exactly as the case requires, e.g. with the right
     /// alert), `fail` (with both sides' last words) or `unsupported` (with the reason).
     /// Exit 1 when any cell fails.
-    Interop {
-        /// Peers to include, comma-separated (default: all found).
-        #[arg(long = "peer", value_name = "A,B,...")]
-        peers: Vec<String>,
-        /// Case ids or patterns (`*`, `?`), comma-separated (default: all, or the quick subset).
-        #[arg(long = "case", value_name = "PATTERN")]
-        cases: Vec<String>,
-        /// Only the core cases (`--list-cases` marks them): seconds for every pair.
-        #[arg(long)]
-        quick: bool,
-        /// Cells run at once (default: twice the number of cores; a cell spends about half its
-        /// time waiting on its peers' processes).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
-        jobs: Option<u64>,
-        /// Hard limit per cell in seconds; a peer still running then is killed and the cell fails.
-        #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
-        timeout: u64,
-        /// Output format of the matrices: `text` or `md`.
-        #[arg(long, default_value = "text", value_parser = ["text", "md"])]
-        format: String,
-        /// JSON-lines file the cells are appended to (schema tlsmatrix.interop/1); test
-        /// certificates are kept in a `certs` folder beside it.
-        #[arg(long, default_value = "results/interop.jsonl", value_name = "FILE")]
-        out: PathBuf,
-        /// List the cases and exit.
-        #[arg(long)]
-        list_cases: bool,
-        /// Print each case's matrix and every unsupported cell with its reason, not only the
-        /// summary matrix and the cells that did not pass.
-        #[arg(long, short)]
-        verbose: bool,
-        /// Run only shard K of N of the planned cells (every Nth cell from the Kth). Give every
-        /// shard the same --run-id and --out (or concatenate their files): the report reads
-        /// them as one run. Interop cells judge outcomes, not speed, so shards may run on
-        /// different machines.
-        #[arg(long, default_value = "1/1", value_name = "K/N")]
-        shard: run::Shard,
-        /// The run id to record under (default: a new one from the time and process id).
-        #[arg(long, value_name = "ID")]
-        run_id: Option<String>,
-    },
+    Interop(InteropArgs),
     /// Run BoringSSL's BoGo TLS test runner against each impl's shim and score every test.
     ///
     /// The runner is built once from the boring-sys crate's sources (the BoringSSL the
@@ -215,46 +175,7 @@ enum Command {
     /// appended to --out and stored in the database; `tlsmatrix compare` of two conformance
     /// runs lists tests that newly fail. Exit 2 when a run could not finish; with --strict,
     /// exit 1 when any test failed.
-    Conformance {
-        /// Impls to test, comma-separated names or patterns (default: every plain build with a
-        /// shim).
-        #[arg(long = "impl", value_name = "A,B,...")]
-        impls: Vec<String>,
-        /// Test-name patterns (`*`, `?`), as the runner names tests (default: all).
-        #[arg(long = "test", value_name = "PATTERN")]
-        tests: Vec<String>,
-        /// The quick subset (about 50 tests across the families the shim honours).
-        #[arg(long)]
-        quick: bool,
-        /// Run only shard K of N of the tests (every Nth from the Kth, as the runner shards).
-        /// Give every shard the same --run-id: they record into one run.
-        #[arg(long, default_value = "1/1", value_name = "K/N")]
-        shard: run::Shard,
-        /// Tests run at once (default: twice the number of cores: a test spends much of its
-        /// time waiting on the runner or the network, so two per core finished the full run
-        /// in 2/3 of the time of one per core here, with the same outcomes).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
-        jobs: Option<u64>,
-        /// Hard limit on each impl's run in seconds; the runner and its shims are killed then.
-        #[arg(long, default_value_t = 1200, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=86400))]
-        limit: u64,
-        /// The runner's limit on each wait inside a test, in seconds. A few tests wait it out
-        /// for some libraries (they neither answer nor close), so it sets much of the run's
-        /// length; the slowest wait of a test that finishes was 0.4 s here.
-        #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
-        idle_timeout: u64,
-        /// Exit 1 when any test failed (not a listed deviation).
-        #[arg(long)]
-        strict: bool,
-        /// The run id to record under (default: a new one from the time and process id).
-        #[arg(long, value_name = "ID")]
-        run_id: Option<String>,
-        /// JSON-lines file the results are appended to (schema tlsmatrix.conformance/1).
-        #[arg(long, default_value = "results/conformance.jsonl", value_name = "FILE")]
-        out: PathBuf,
-        #[command(flatten)]
-        db: DbArg,
-    },
+    Conformance(ConformanceArgs),
     /// A third-party scanner, testssl.sh, against every stack's defaults peer, and against
     /// the library's own command-line server where this machine has one of the same release
     /// (`openssl s_server`, `gnutls-serv`), each with the same certificate.
@@ -264,32 +185,7 @@ enum Command {
     /// JSON beside it (an outside-scan folder); prints a table per stack. Exit 1 when a
     /// server could not be scanned or a finding differs from the library's server and no
     /// listed explanation says why. About 30 s a server, three at a time on two cores.
-    Scan {
-        /// Stacks to scan, comma-separated (default: every stack with a defaults peer).
-        #[arg(long = "impl", value_name = "A,B,...")]
-        impls: Vec<String>,
-        /// The certificate every server gets.
-        #[arg(long, default_value = "ecdsa-p256", value_name = "CERT", value_parser = <tlsmatrix_model::scenario::SigAlg as tlsmatrix_model::scenario::Axis>::named)]
-        cert: tlsmatrix_model::scenario::SigAlg,
-        /// Leave out the known-vulnerability checks (testssl.sh -U): about 21 s a server
-        /// instead of 30.
-        #[arg(long)]
-        short: bool,
-        /// Servers scanned at once (default: one more than the number of cores: testssl.sh
-        /// waits on its OpenSSL clients and the network much of the time, and three at once
-        /// on two cores scanned every stack in 202 s against about 260 at two, with the same
-        /// findings).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16))]
-        jobs: Option<u64>,
-        /// The most one server's scan may take, in seconds; the scanner is killed then and
-        /// the server's cell fails.
-        #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=3600))]
-        limit: u64,
-        /// The findings file (schema tlsmatrix.outside-scan/1), which `tlsmatrix report` reads
-        /// beside the interop results.
-        #[arg(long, default_value = "results/outside-scan.json", value_name = "FILE")]
-        out: PathBuf,
-    },
+    Scan(ScanArgs),
     /// One side of an interop case over TCP, for trying a peer by hand.
     ///
     /// A server prints `listening ADDR` and echoes; a client sends a payload, checks the echo
@@ -334,6 +230,119 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
+}
+
+#[derive(clap::Args)]
+struct InteropArgs {
+    /// Peers to include, comma-separated (default: all found).
+    #[arg(long = "peer", value_name = "A,B,...")]
+    peers: Vec<String>,
+    /// Case ids or patterns (`*`, `?`), comma-separated (default: all, or the quick subset).
+    #[arg(long = "case", value_name = "PATTERN")]
+    cases: Vec<String>,
+    /// Only the core cases (`--list-cases` marks them): seconds for every pair.
+    #[arg(long)]
+    quick: bool,
+    /// Cells run at once (default: twice the number of cores; a cell spends about half its
+    /// time waiting on its peers' processes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: Option<u64>,
+    /// Hard limit per cell in seconds; a peer still running then is killed and the cell fails.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    timeout: u64,
+    /// Output format of the matrices: `text` or `md`.
+    #[arg(long, default_value = "text", value_parser = ["text", "md"])]
+    format: String,
+    /// JSON-lines file the cells are appended to (schema tlsmatrix.interop/1); test
+    /// certificates are kept in a `certs` folder beside it.
+    #[arg(long, default_value = "results/interop.jsonl", value_name = "FILE")]
+    out: PathBuf,
+    /// List the cases and exit.
+    #[arg(long)]
+    list_cases: bool,
+    /// Print each case's matrix and every unsupported cell with its reason, not only the
+    /// summary matrix and the cells that did not pass.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Run only shard K of N of the planned cells (every Nth cell from the Kth). Give every
+    /// shard the same --run-id and --out (or concatenate their files): the report reads
+    /// them as one run. Interop cells judge outcomes, not speed, so shards may run on
+    /// different machines.
+    #[arg(long, default_value = "1/1", value_name = "K/N")]
+    shard: run::Shard,
+    /// The run id to record under (default: a new one from the time and process id).
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct ConformanceArgs {
+    /// Impls to test, comma-separated names or patterns (default: every plain build with a
+    /// shim).
+    #[arg(long = "impl", value_name = "A,B,...")]
+    impls: Vec<String>,
+    /// Test-name patterns (`*`, `?`), as the runner names tests (default: all).
+    #[arg(long = "test", value_name = "PATTERN")]
+    tests: Vec<String>,
+    /// The quick subset (about 50 tests across the families the shim honours).
+    #[arg(long)]
+    quick: bool,
+    /// Run only shard K of N of the tests (every Nth from the Kth, as the runner shards).
+    /// Give every shard the same --run-id: they record into one run.
+    #[arg(long, default_value = "1/1", value_name = "K/N")]
+    shard: run::Shard,
+    /// Tests run at once (default: twice the number of cores: a test spends much of its
+    /// time waiting on the runner or the network, so two per core finished the full run
+    /// in 2/3 of the time of one per core here, with the same outcomes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: Option<u64>,
+    /// Hard limit on each impl's run in seconds; the runner and its shims are killed then.
+    #[arg(long, default_value_t = 1200, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=86400))]
+    limit: u64,
+    /// The runner's limit on each wait inside a test, in seconds. A few tests wait it out
+    /// for some libraries (they neither answer nor close), so it sets much of the run's
+    /// length; the slowest wait of a test that finishes was 0.4 s here.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    idle_timeout: u64,
+    /// Exit 1 when any test failed (not a listed deviation).
+    #[arg(long)]
+    strict: bool,
+    /// The run id to record under (default: a new one from the time and process id).
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// JSON-lines file the results are appended to (schema tlsmatrix.conformance/1).
+    #[arg(long, default_value = "results/conformance.jsonl", value_name = "FILE")]
+    out: PathBuf,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(clap::Args)]
+struct ScanArgs {
+    /// Stacks to scan, comma-separated (default: every stack with a defaults peer).
+    #[arg(long = "impl", value_name = "A,B,...")]
+    impls: Vec<String>,
+    /// The certificate every server gets.
+    #[arg(long, default_value = "ecdsa-p256", value_name = "CERT", value_parser = <tlsmatrix_model::scenario::SigAlg as tlsmatrix_model::scenario::Axis>::named)]
+    cert: tlsmatrix_model::scenario::SigAlg,
+    /// Leave out the known-vulnerability checks (testssl.sh -U): about 21 s a server
+    /// instead of 30.
+    #[arg(long)]
+    short: bool,
+    /// Servers scanned at once (default: one more than the number of cores: testssl.sh
+    /// waits on its OpenSSL clients and the network much of the time, and three at once
+    /// on two cores scanned every stack in 202 s against about 260 at two, with the same
+    /// findings).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16))]
+    jobs: Option<u64>,
+    /// The most one server's scan may take, in seconds; the scanner is killed then and
+    /// the server's cell fails.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=3600))]
+    limit: u64,
+    /// The findings file (schema tlsmatrix.outside-scan/1), which `tlsmatrix report` reads
+    /// beside the interop results.
+    #[arg(long, default_value = "results/outside-scan.json", value_name = "FILE")]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -464,35 +473,7 @@ fn main() -> ExitCode {
             list::list(json)
         }
         .map(|()| true),
-        Command::Run(a) => run::run(run::RunOptions {
-            db: a
-                .db
-                .clone()
-                .unwrap_or_else(|| beside(&a.out, "tlsmatrix.db")),
-            impls: match a.plan {
-                Some(p) => p.impls.iter().map(|s| s.to_string()).collect(),
-                None => a.impls,
-            },
-            scenarios: match a.plan {
-                Some(p) => p.scenarios().into_iter().map(String::from).collect(),
-                None => a.scenario,
-            },
-            runs: a.runs,
-            out: a.out,
-            warmup_ms: a.warmup_ms,
-            sample_ms: a.sample_ms,
-            passes: a.passes,
-            lanes: a.lanes as usize,
-            cell_timeout: Duration::from_secs(a.cell_timeout),
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            measure: a.measure,
-            baseline_pairs_only: a.pairs == "baseline",
-            self_pairs_only: a.pairs == "self" || a.pairs == "twins",
-            twins: a.pairs == "twins",
-            shard: a.shard,
-            run_id: a.run_id,
-            verbose: a.verbose,
-        }),
+        Command::Run(a) => run::run(run_options(a)),
         Command::History { db } => history::history(&db.db).map(|()| true),
         Command::Show { run, verbose, db } => history::show(&run, &db.db, verbose).map(|()| true),
         Command::Compare {
@@ -546,92 +527,14 @@ fn main() -> ExitCode {
             db,
             interop,
         } => tlsmatrix_report::write(&run, &out, &db.db, &interop).map(|()| true),
-        Command::Interop {
-            list_cases: true, ..
-        } => {
+        Command::Interop(a) if a.list_cases => {
             interop::list_cases();
             Ok(true)
         }
-        Command::Interop {
-            peers,
-            cases,
-            quick,
-            jobs,
-            timeout,
-            format,
-            out,
-            list_cases: false,
-            verbose,
-            shard,
-            run_id,
-        } => interop::run(interop::Options {
-            peers,
-            cases,
-            quick,
-            jobs: jobs.map_or_else(
-                || 2 * std::thread::available_parallelism().map_or(1, |n| n.get()),
-                |j| j as usize,
-            ),
-            timeout: Duration::from_secs(timeout),
-            markdown: format == "md",
-            verbose,
-            shard,
-            run_id,
-            out,
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        }),
+        Command::Interop(a) => interop::run(interop_options(a)),
         Command::Peer { role, imp, rest } => interop::peer(&role, &imp, &rest),
-        Command::Scan {
-            impls,
-            cert,
-            short,
-            jobs,
-            limit,
-            out,
-        } => interop::outside_scan::run(&interop::outside_scan::Options {
-            impls,
-            cert,
-            checks: if short {
-                interop::outside_scan::Checks::Short
-            } else {
-                interop::outside_scan::Checks::Full
-            },
-            jobs: jobs.map_or_else(
-                || std::thread::available_parallelism().map_or(1, |n| n.get()) + 1,
-                |j| j as usize,
-            ),
-            limit: Duration::from_secs(limit),
-            out,
-        }),
-        Command::Conformance {
-            impls,
-            tests,
-            quick,
-            shard,
-            jobs,
-            limit,
-            idle_timeout,
-            strict,
-            run_id,
-            out,
-            db,
-        } => conformance::run(conformance::Options {
-            impls,
-            tests,
-            quick,
-            shard,
-            jobs: jobs.map_or_else(
-                || 2 * std::thread::available_parallelism().map_or(1, |n| n.get()),
-                |j| j as usize,
-            ),
-            limit: Duration::from_secs(limit),
-            idle_timeout: Duration::from_secs(idle_timeout),
-            strict,
-            run_id,
-            out,
-            db: db.db,
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        }),
+        Command::Scan(a) => interop::outside_scan::run(&scan_options(a)),
+        Command::Conformance(a) => conformance::run(conformance_options(a)),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -641,5 +544,99 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `tlsmatrix run`'s options, a named plan's impls and scenarios in place of the lists.
+fn run_options(a: RunArgs) -> run::RunOptions {
+    run::RunOptions {
+        db: a
+            .db
+            .clone()
+            .unwrap_or_else(|| beside(&a.out, "tlsmatrix.db")),
+        impls: match a.plan {
+            Some(p) => p.impls.iter().map(|s| s.to_string()).collect(),
+            None => a.impls,
+        },
+        scenarios: match a.plan {
+            Some(p) => p.scenarios().into_iter().map(String::from).collect(),
+            None => a.scenario,
+        },
+        runs: a.runs,
+        out: a.out,
+        warmup_ms: a.warmup_ms,
+        sample_ms: a.sample_ms,
+        passes: a.passes,
+        lanes: a.lanes as usize,
+        cell_timeout: Duration::from_secs(a.cell_timeout),
+        command_line: command_line(),
+        measure: a.measure,
+        baseline_pairs_only: a.pairs == "baseline",
+        self_pairs_only: a.pairs == "self" || a.pairs == "twins",
+        twins: a.pairs == "twins",
+        shard: a.shard,
+        run_id: a.run_id,
+        verbose: a.verbose,
+    }
+}
+
+/// This process's command line, as runs record it.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Jobs at once: as given, or `per_core` per usable core plus `extra`.
+fn jobs_or(jobs: Option<u64>, per_core: usize, extra: usize) -> usize {
+    jobs.map_or_else(
+        || per_core * std::thread::available_parallelism().map_or(1, |n| n.get()) + extra,
+        |j| j as usize,
+    )
+}
+
+fn interop_options(a: InteropArgs) -> interop::Options {
+    interop::Options {
+        peers: a.peers,
+        cases: a.cases,
+        quick: a.quick,
+        jobs: jobs_or(a.jobs, 2, 0),
+        timeout: Duration::from_secs(a.timeout),
+        markdown: a.format == "md",
+        verbose: a.verbose,
+        shard: a.shard,
+        run_id: a.run_id,
+        out: a.out,
+        command_line: command_line(),
+    }
+}
+
+fn scan_options(a: ScanArgs) -> interop::outside_scan::Options {
+    interop::outside_scan::Options {
+        impls: a.impls,
+        cert: a.cert,
+        checks: if a.short {
+            interop::outside_scan::Checks::Short
+        } else {
+            interop::outside_scan::Checks::Full
+        },
+        jobs: jobs_or(a.jobs, 1, 1),
+        limit: Duration::from_secs(a.limit),
+        out: a.out,
+    }
+}
+
+fn conformance_options(a: ConformanceArgs) -> conformance::Options {
+    conformance::Options {
+        impls: a.impls,
+        tests: a.tests,
+        quick: a.quick,
+        shard: a.shard,
+        jobs: jobs_or(a.jobs, 2, 0),
+        limit: Duration::from_secs(a.limit),
+        idle_timeout: Duration::from_secs(a.idle_timeout),
+        strict: a.strict,
+        run_id: a.run_id,
+        out: a.out,
+        db: a.db.db,
+        command_line: command_line(),
     }
 }

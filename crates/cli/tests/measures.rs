@@ -29,7 +29,10 @@ fn counted(d: &Path, imp: &str, handshake: &str, spread: f64) -> Vec<Record> {
         out.to_str().unwrap(),
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
-    let records = result_records(&out);
+    let (split, records): (Vec<Record>, Vec<Record>) = result_records(&out)
+        .into_iter()
+        .partition(|r| r.metric.is_split());
+    check_split(&split, &records, imp);
     let metrics: Vec<Metric> = records.iter().map(|r| r.metric).collect();
     assert_eq!(
         metrics,
@@ -53,6 +56,41 @@ fn counted(d: &Path, imp: &str, handshake: &str, spread: f64) -> Vec<Record> {
         }
     }
     records
+}
+
+/// A Rust driver splits each handshake side's count by what the code does: in every sample
+/// the parts add up to the side's total, and the side's lock calls are a count. The Go
+/// driver reads totals only, and says nothing of parts.
+fn check_split(split: &[Record], totals: &[Record], imp: &str) {
+    if imp == "go-crypto-tls" {
+        assert!(split.is_empty(), "{split:?}");
+        return;
+    }
+    for (all, parts, locks) in [
+        (
+            Metric::ClientInstructions,
+            Metric::CLIENT_SPLIT,
+            Metric::ClientLockCalls,
+        ),
+        (
+            Metric::ServerInstructions,
+            Metric::SERVER_SPLIT,
+            Metric::ServerLockCalls,
+        ),
+    ] {
+        let total = totals.iter().find(|r| r.metric == all).unwrap();
+        let parts: Vec<&Record> = split.iter().filter(|r| parts.contains(&r.metric)).collect();
+        assert_eq!(parts.len(), 7, "{imp}: {all}'s parts");
+        for (i, v) in total.samples.iter().enumerate() {
+            let sum: f64 = parts.iter().map(|p| p.samples[i]).sum();
+            assert!(
+                (sum - v).abs() <= 1e-9 * v,
+                "{imp} {all}: parts {sum}, total {v}"
+            );
+        }
+        let locks = split.iter().find(|r| r.metric == locks).unwrap();
+        assert!(locks.samples.iter().all(|v| v.is_finite() && *v >= 0.0));
+    }
 }
 
 /// Instruction counts under callgrind: deterministic enough to gate CI on. OpenSSL's RSA

@@ -895,6 +895,70 @@ fn percent(x: f64) -> String {
 pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let impls = run.impls();
     let baseline = impls.first().cloned().unwrap_or_default();
+    let (glance, sections_by_area) = area_parts(run, extra, &baseline);
+    let mut sections = vec![summary_section(run, &glance, &impls, &baseline)];
+    sections.extend(sections_by_area);
+    sections.extend(extra.libp2p.as_ref().map(libp2p_section));
+    sections.extend(crate::post_quantum::section(
+        &run.records,
+        &run.cells,
+        &impls,
+        extra.twins.as_ref(),
+    ));
+    sections.extend(
+        extra
+            .instructions
+            .as_ref()
+            .and_then(crate::time_goes::section),
+    );
+    sections.extend(crate::releases::section(&run.records, &impls));
+    sections.extend(extra.published.iter().filter_map(crate::published::section));
+    sections.extend(history_section(history));
+    sections.extend(
+        extra
+            .wire
+            .as_ref()
+            .and_then(|w| crate::network::section(w, extra.proxy_check.as_ref(), &baseline)),
+    );
+    sections.extend(crate::bulk_causes::section(&crate::bulk_causes::Inputs {
+        main: Some(run),
+        ceiling: extra.ceiling.as_ref(),
+        profile: extra.profile.as_ref(),
+        counters: extra.counters.as_ref(),
+        allocators: extra.allocators.as_ref(),
+    }));
+    if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
+        sections.push(interop_section(cells));
+    }
+    sections.extend(
+        extra
+            .conformance
+            .as_ref()
+            .and_then(|(id, rows)| crate::conformance::section(id, rows)),
+    );
+    if let Some(scan) = extra.outside_scan.as_ref().filter(|s| !s.peers.is_empty()) {
+        sections.push(crate::outside_scan::section(scan));
+    }
+    sections.push(results_section(run, &baseline));
+    sections.push(not_measured_section(run));
+    sections.push(environment_section(run, extra));
+    Doc {
+        title: "tlsmatrix report".into(),
+        subtitle: format!(
+            "run {} ({}), {}, {} impls: {}",
+            run.run_id,
+            run.status,
+            run.env.timestamp,
+            impls.len(),
+            impls.join(", ")
+        ),
+        sections,
+    }
+}
+
+/// The area sections of the run and its companions (instruction counts, areas measured
+/// apart), and the glance rows they give.
+fn area_parts(run: &RunData, extra: &Companions, baseline: &str) -> (Vec<GlanceRow>, Vec<Section>) {
     let (mut glance, mut sections_by_area) = area_sections(run, "", None);
     if let Some(ir) = &extra.instructions {
         // The split of each side's count is its own section ("Where the time goes"); the
@@ -908,7 +972,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
                 .collect(),
             ..ir.clone()
         };
-        let (mut rows, mut secs) = area_sections(&totals, "instructions", Some(&baseline));
+        let (mut rows, mut secs) = area_sections(&totals, "instructions", Some(baseline));
         for r in &mut rows {
             r.caveat = Some(VALGRIND_CPU);
         }
@@ -926,7 +990,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         sections_by_area.extend(secs);
     }
     for extra_run in &extra.areas {
-        let (rows, secs) = area_sections(extra_run, "", Some(&baseline));
+        let (rows, secs) = area_sections(extra_run, "", Some(baseline));
         // The main run's own figures for an area win over a separate run's.
         if secs
             .iter()
@@ -945,9 +1009,16 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             section.blocks.insert(0, Block::Para(method.into()));
         }
     }
-    let libp2p = extra.libp2p.as_ref();
+    (glance, sections_by_area)
+}
 
-    let mut sections = Vec::new();
+/// The lead: headlines, the glance table, the noise floor and what was not measured.
+fn summary_section(
+    run: &RunData,
+    glance: &[GlanceRow],
+    impls: &[String],
+    baseline: &str,
+) -> Section {
     let mut lead = vec![Block::Para(format!(
         "Baseline: {baseline}. Factors are \"times better than the baseline\" whichever way a figure points (rates: higher; time, memory and instructions: lower), with the side not being compared held at {baseline}."
     ))];
@@ -955,8 +1026,8 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     if glance.is_empty() {
         lead.insert(0, Block::Para("This run has a single impl, so it compares nothing; the tables below give its figures.".into()));
     } else {
-        lead.insert(0, Block::Table(glance_table(&glance, &impls, &baseline)));
-        lead.insert(0, Block::Headlines(headlines(&glance, &baseline)));
+        lead.insert(0, Block::Table(glance_table(glance, impls, baseline)));
+        lead.insert(0, Block::Headlines(headlines(glance, baseline)));
     }
     if !run.cells.is_empty() {
         let n = run.cells.len();
@@ -969,82 +1040,72 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             }
         )));
     }
-    sections.push(Section {
+    Section {
         id: "summary".into(),
         title: "Summary".into(),
         blocks: lead,
-    });
-    sections.extend(sections_by_area);
+    }
+}
 
-    if let Some(go) = libp2p {
-        let go_impls = go.impls();
-        let base = go_impls.first().cloned().unwrap_or_default();
-        // The headline first: new peers, then reconnecting, each in time against upstream.
-        let mut blocks: Vec<Block> = crate::libp2p::headlines(&go.records)
+/// The Go transport's benchmarks: headlines, the pair tables and the ns/op charts.
+fn libp2p_section(go: &RunData) -> Section {
+    let go_impls = go.impls();
+    let base = go_impls.first().cloned().unwrap_or_default();
+    // The headline first: new peers, then reconnecting, each in time against upstream.
+    let mut blocks: Vec<Block> = crate::libp2p::headlines(&go.records)
+        .into_iter()
+        .map(Block::Para)
+        .collect();
+    blocks.push(Block::Para(format!(
+        "The Go libp2p TLS transport's benchmarks (make bench-go, run {}), each pair over loopback TCP, new peers first; in the tables, factor = times better than {base} -> {base}.",
+        go.run_id
+    )));
+    blocks.extend(
+        doc::pair_tables(&go.records, &go.cells, &base)
             .into_iter()
-            .map(Block::Para)
-            .collect();
-        blocks.push(Block::Para(format!(
-            "The Go libp2p TLS transport's benchmarks (make bench-go, run {}), each pair over loopback TCP, new peers first; in the tables, factor = times better than {base} -> {base}.",
-            go.run_id
-        )));
-        blocks.extend(
-            doc::pair_tables(&go.records, &go.cells, &base)
-                .into_iter()
-                .map(Block::Table),
-        );
-        let go_idx = Index::new(&go.records);
-        let scenarios = doc::scenario_order(go.records.iter().map(|r| r.scenario.as_str()), &[]);
-        let scenarios: Vec<&str> = scenarios.iter().map(String::as_str).collect();
-        blocks.extend(
-            area_charts(go, &go_idx, &scenarios, &go_impls)
-                .into_iter()
-                .filter(|c| c.title.starts_with("ns/op"))
-                .map(Block::Chart),
-        );
-        sections.push(Section {
-            id: "libp2p".into(),
-            title: "libp2p TLS transport (Go)".into(),
-            blocks,
-        });
+            .map(Block::Table),
+    );
+    let go_idx = Index::new(&go.records);
+    let scenarios = doc::scenario_order(go.records.iter().map(|r| r.scenario.as_str()), &[]);
+    let scenarios: Vec<&str> = scenarios.iter().map(String::as_str).collect();
+    blocks.extend(
+        area_charts(go, &go_idx, &scenarios, &go_impls)
+            .into_iter()
+            .filter(|c| c.title.starts_with("ns/op"))
+            .map(Block::Chart),
+    );
+    Section {
+        id: "libp2p".into(),
+        title: "libp2p TLS transport (Go)".into(),
+        blocks,
     }
+}
 
-    if let Some(section) =
-        crate::post_quantum::section(&run.records, &run.cells, &impls, extra.twins.as_ref())
-    {
-        sections.push(section);
+/// The last runs of the database, oldest first, when there is more than one.
+fn history_section(history: &[RunData]) -> Option<Section> {
+    if history.len() <= 1 {
+        return None;
     }
-    if let Some(section) = extra
-        .instructions
-        .as_ref()
-        .and_then(crate::time_goes::section)
-    {
-        sections.push(section);
-    }
-    if let Some(section) = crate::releases::section(&run.records, &impls) {
-        sections.push(section);
-    }
-    sections.extend(extra.published.iter().filter_map(crate::published::section));
+    let mut blocks = vec![Block::Para(format!(
+        "The last {} runs in the database, oldest first.",
+        history.len()
+    ))];
+    blocks.extend(history_charts(history).into_iter().map(Block::Chart));
+    Some(Section {
+        id: "history".into(),
+        title: "History".into(),
+        blocks,
+    })
+}
 
-    if history.len() > 1 {
-        let mut blocks = vec![Block::Para(format!(
-            "The last {} runs in the database, oldest first.",
-            history.len()
-        ))];
-        blocks.extend(history_charts(history).into_iter().map(Block::Chart));
-        sections.push(Section {
-            id: "history".into(),
-            title: "History".into(),
-            blocks,
-        });
-    }
-
+/// Every pair of the run, folded by scenario table.
+fn results_section(run: &RunData, baseline: &str) -> Section {
     let mut results = vec![Block::Para(format!(
         "Every pair of run {}: median ±95% CI and the factor against {baseline} -> {baseline}.",
         run.run_id
     ))];
     results.extend(
-        doc::pair_tables(&run.records, &run.cells, &baseline)
+        doc::pair_tables(&run.records, &run.cells, baseline)
             .into_iter()
             .map(|t| {
                 Block::Folded(
@@ -1053,42 +1114,16 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
                 )
             }),
     );
-    if let Some(section) = extra
-        .wire
-        .as_ref()
-        .and_then(|w| crate::network::section(w, extra.proxy_check.as_ref(), &baseline))
-    {
-        sections.push(section);
-    }
-    if let Some(section) = crate::bulk_causes::section(&crate::bulk_causes::Inputs {
-        main: Some(run),
-        ceiling: extra.ceiling.as_ref(),
-        profile: extra.profile.as_ref(),
-        counters: extra.counters.as_ref(),
-        allocators: extra.allocators.as_ref(),
-    }) {
-        sections.push(section);
-    }
-    if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
-        sections.push(interop_section(cells));
-    }
-    if let Some(section) = extra
-        .conformance
-        .as_ref()
-        .and_then(|(id, rows)| crate::conformance::section(id, rows))
-    {
-        sections.push(section);
-    }
-    if let Some(scan) = extra.outside_scan.as_ref().filter(|s| !s.peers.is_empty()) {
-        sections.push(crate::outside_scan::section(scan));
-    }
-    sections.push(Section {
+    Section {
         id: "results".into(),
         title: "All results".into(),
         blocks: results,
-    });
+    }
+}
 
-    sections.push(Section {
+/// Every planned cell that gave no figures, with its reason.
+fn not_measured_section(run: &RunData) -> Section {
+    Section {
         id: "not-measured".into(),
         title: "Not measured".into(),
         blocks: vec![if run.cells.is_empty() {
@@ -1096,8 +1131,11 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         } else {
             Block::Table(not_measured_table(run))
         }],
-    });
+    }
+}
 
+/// Where and with what the run was made, and how long each stage of `make report` took.
+fn environment_section(run: &RunData, extra: &Companions) -> Section {
     let mut environment_blocks = vec![Block::Table(Table {
         caption: "Where and with what this run was made.".into(),
         header: vec!["".into(), "".into()],
@@ -1110,22 +1148,9 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     if let Some(t) = extra.timings.as_ref().filter(|t| !t.stages.is_empty()) {
         environment_blocks.push(Block::Table(timings_table(t)));
     }
-    sections.push(Section {
+    Section {
         id: "environment".into(),
         title: "Environment".into(),
         blocks: environment_blocks,
-    });
-
-    Doc {
-        title: "tlsmatrix report".into(),
-        subtitle: format!(
-            "run {} ({}), {}, {} impls: {}",
-            run.run_id,
-            run.status,
-            run.env.timestamp,
-            impls.len(),
-            impls.join(", ")
-        ),
-        sections,
     }
 }

@@ -185,39 +185,7 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     if across.is_empty() {
         bail!("the runs share no paired factor; were they made with the same plan by `tlsmatrix run`?");
     }
-    let mut t = Table::new(
-        &[
-            "scenario",
-            "client",
-            "server",
-            "figure",
-            "factors",
-            "max/min",
-            "CI holds median",
-        ],
-        4,
-    );
-    for a in &across {
-        let (s, c, v, m) = &a.key;
-        let target = if is_aa(c) { 1.02 } else { spread_target(s) };
-        t.row(vec![
-            s.clone(),
-            c.clone(),
-            v.clone(),
-            shown(*m).title.into(),
-            a.values
-                .iter()
-                .map(|f| format!("{:.3}", f.ratio))
-                .collect::<Vec<_>>()
-                .join(" "),
-            format!(
-                "{:.3}{}",
-                a.spread(),
-                if a.spread() > target { " !" } else { "" }
-            ),
-            format!("{}/{}", a.covered(), a.values.len()),
-        ]);
-    }
+    let t = across_table(&across);
     println!(
         "{} runs: {}",
         runs.len(),
@@ -235,53 +203,8 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
         .find_map(|r| r.paired.as_ref().map(|p| p.reference_client.clone()))
         .unwrap_or_default();
     let factors: Vec<&Across> = across.iter().filter(|a| !is_aa(&a.key.1)).collect();
-    let mut missed: Vec<String> = Vec::new();
-    for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
-        let of_kind: Vec<&&Across> = factors
-            .iter()
-            .filter(|a| a.key.0.starts_with(prefix))
-            .collect();
-        if of_kind.is_empty() {
-            continue;
-        }
-        let target = spread_target(prefix);
-        let worst = of_kind
-            .iter()
-            .max_by(|a, b| a.spread().total_cmp(&b.spread()))
-            .expect("not empty");
-        let within = of_kind.iter().filter(|a| a.spread() <= target).count();
-        println!(
-            "{kind}: {within} of {} factors within max/min {target:.2} across the runs; worst {:.3} ({} {} -> {}, {})",
-            of_kind.len(),
-            worst.spread(),
-            worst.key.0,
-            worst.key.1,
-            worst.key.2,
-            shown(worst.key.3).title
-        );
-        ok &= within == of_kind.len();
-        let misses = misses_by_impl(
-            of_kind
-                .iter()
-                .map(|a| (a.key.1.as_str(), a.key.2.as_str(), a.spread() > target)),
-            &baseline,
-        );
-        for (name, _, _) in &misses {
-            if !missed.contains(name) {
-                missed.push(name.clone());
-            }
-        }
-        if !misses.is_empty() {
-            println!(
-                "  misses by impl: {}",
-                misses
-                    .iter()
-                    .map(|(name, missed, total)| format!("{name} {missed} of {total}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
+    let (kinds_ok, missed) = spread_by_kind(&factors, &baseline);
+    ok &= kinds_ok;
     let (covered, total) = factors
         .iter()
         .fold((0, 0), |(c, t), a| (c + a.covered(), t + a.values.len()));
@@ -321,6 +244,99 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
         }
     );
     Ok(ok)
+}
+
+/// A row per factor the runs share: each run's value, max/min (marked when above its
+/// target) and how many runs' intervals hold the median of the runs.
+fn across_table(across: &[Across]) -> Table {
+    let mut t = Table::new(
+        &[
+            "scenario",
+            "client",
+            "server",
+            "figure",
+            "factors",
+            "max/min",
+            "CI holds median",
+        ],
+        4,
+    );
+    for a in across {
+        let (s, c, v, m) = &a.key;
+        let target = if is_aa(c) { 1.02 } else { spread_target(s) };
+        t.row(vec![
+            s.clone(),
+            c.clone(),
+            v.clone(),
+            shown(*m).title.into(),
+            a.values
+                .iter()
+                .map(|f| format!("{:.3}", f.ratio))
+                .collect::<Vec<_>>()
+                .join(" "),
+            format!(
+                "{:.3}{}",
+                a.spread(),
+                if a.spread() > target { " !" } else { "" }
+            ),
+            format!("{}/{}", a.covered(), a.values.len()),
+        ]);
+    }
+    t
+}
+
+/// Per kind of scenario (handshake, bulk), how many factors stay within the kind's spread
+/// target across the runs, the worst, and the impls that missed; whether all stayed within.
+fn spread_by_kind(factors: &[&Across], baseline: &str) -> (bool, Vec<String>) {
+    let mut ok = true;
+    let mut missed: Vec<String> = Vec::new();
+    for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
+        let of_kind: Vec<&&Across> = factors
+            .iter()
+            .filter(|a| a.key.0.starts_with(prefix))
+            .collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let target = spread_target(prefix);
+        let worst = of_kind
+            .iter()
+            .max_by(|a, b| a.spread().total_cmp(&b.spread()))
+            .expect("not empty");
+        let within = of_kind.iter().filter(|a| a.spread() <= target).count();
+        println!(
+            "{kind}: {within} of {} factors within max/min {target:.2} across the runs; worst {:.3} ({} {} -> {}, {})",
+            of_kind.len(),
+            worst.spread(),
+            worst.key.0,
+            worst.key.1,
+            worst.key.2,
+            shown(worst.key.3).title
+        );
+        ok &= within == of_kind.len();
+        let misses = misses_by_impl(
+            of_kind
+                .iter()
+                .map(|a| (a.key.1.as_str(), a.key.2.as_str(), a.spread() > target)),
+            baseline,
+        );
+        for (name, _, _) in &misses {
+            if !missed.contains(name) {
+                missed.push(name.clone());
+            }
+        }
+        if !misses.is_empty() {
+            println!(
+                "  misses by impl: {}",
+                misses
+                    .iter()
+                    .map(|(name, missed, total)| format!("{name} {missed} of {total}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    (ok, missed)
 }
 
 #[cfg(test)]

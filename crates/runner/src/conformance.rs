@@ -104,28 +104,7 @@ fn front_shim(entry: &ImplEntry) -> Result<Option<PathBuf>> {
 
 pub fn run(o: Options) -> Result<bool> {
     let reg = Registry::discover()?;
-    let entries = crate::run::select_impls(&reg, &o.impls)?;
-    let mut targets = Vec::new();
-    for e in entries {
-        if e.name.contains('+') {
-            bail!(
-                "{}: a variant runs its plain build's TLS code; test the plain build",
-                e.name
-            );
-        }
-        match has_shim(e) {
-            Ok(()) => targets.push(Target {
-                name: e.name.clone(),
-                version: e.version.clone(),
-                driver: e.driver().path.clone(),
-                front: front_shim(e)?,
-            }),
-            Err(why) => eprintln!("unsupported: {}: {why}", e.name),
-        }
-    }
-    if targets.is_empty() {
-        bail!("no impl to test has a BoGo shim");
-    }
+    let targets = shim_targets(&reg, &o)?;
     // The runner and the shims' scripts: beside the drivers' folder unless told.
     let work = match std::env::var_os("TLSMATRIX_BOGO_DIR") {
         Some(dir) => PathBuf::from(dir),
@@ -202,37 +181,14 @@ pub fn run(o: Options) -> Result<bool> {
             bar.set_length(done_before + n * (targets.len() - k) as u64);
             bar.set_style(bar_style());
         }
-        let rows: Vec<ConformanceRow> = run
-            .results
-            .iter()
-            .map(|r| ConformanceRow {
-                imp: t.name.clone(),
-                impl_version: t.version.clone(),
-                runner: runner_name.clone(),
-                test: r.test.clone(),
-                family: r.family.clone(),
-                outcome: r.outcome.as_str().to_string(),
-                reason: r.reason.clone(),
-            })
-            .collect();
-        let mut text = String::new();
-        for r in &run.results {
-            let line = Line {
-                schema: conf::SCHEMA,
-                run_id: &run_id,
-                imp: &t.name,
-                impl_version: &t.version,
-                runner: &runner_name,
-                test: &r.test,
-                family: &r.family,
-                outcome: r.outcome,
-                reason: &r.reason,
-            };
-            text.push_str(&serde_json::to_string(&line)?);
-            text.push('\n');
-        }
-        file.append_text(&text)?;
-        store.add_conformance(&run_id, &rows)?;
+        store_results(
+            t,
+            &run.results,
+            &run_id,
+            &runner_name,
+            &mut file,
+            &mut store,
+        )?;
         let tally = conf::tally(&run.results);
         any_failed |= tally[&Outcome::Failed] > 0;
         table.row(vec![
@@ -275,6 +231,74 @@ pub fn run(o: Options) -> Result<bool> {
         bail!("the run of {} did not finish", broken.join(", "));
     }
     Ok(!(o.strict && any_failed))
+}
+
+/// The impls to test, each with a BoGo shim; one without says so and is left out.
+fn shim_targets(reg: &Registry, o: &Options) -> Result<Vec<Target>> {
+    let entries = crate::run::select_impls(reg, &o.impls)?;
+    let mut targets = Vec::new();
+    for e in entries {
+        if e.name.contains('+') {
+            bail!(
+                "{}: a variant runs its plain build's TLS code; test the plain build",
+                e.name
+            );
+        }
+        match has_shim(e) {
+            Ok(()) => targets.push(Target {
+                name: e.name.clone(),
+                version: e.version.clone(),
+                driver: e.driver().path.clone(),
+                front: front_shim(e)?,
+            }),
+            Err(why) => eprintln!("unsupported: {}: {why}", e.name),
+        }
+    }
+    if targets.is_empty() {
+        bail!("no impl to test has a BoGo shim");
+    }
+    Ok(targets)
+}
+
+/// One impl's test results, appended to the results file and stored, a line each.
+fn store_results(
+    t: &Target,
+    results: &[conf::TestResult],
+    run_id: &str,
+    runner_name: &str,
+    file: &mut ResultsFile,
+    store: &mut Store,
+) -> Result<()> {
+    let rows: Vec<ConformanceRow> = results
+        .iter()
+        .map(|r| ConformanceRow {
+            imp: t.name.clone(),
+            impl_version: t.version.clone(),
+            runner: runner_name.to_string(),
+            test: r.test.clone(),
+            family: r.family.clone(),
+            outcome: r.outcome.as_str().to_string(),
+            reason: r.reason.clone(),
+        })
+        .collect();
+    let mut text = String::new();
+    for r in results {
+        let line = Line {
+            schema: conf::SCHEMA,
+            run_id,
+            imp: &t.name,
+            impl_version: &t.version,
+            runner: runner_name,
+            test: &r.test,
+            family: &r.family,
+            outcome: r.outcome,
+            reason: &r.reason,
+        };
+        text.push_str(&serde_json::to_string(&line)?);
+        text.push('\n');
+    }
+    file.append_text(&text)?;
+    store.add_conformance(run_id, &rows)
 }
 
 /// Listed deviations that matched no failing test. A file serves several impls (openssl.json

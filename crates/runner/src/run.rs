@@ -326,8 +326,57 @@ impl Sink {
     }
 }
 
-/// Runs every cell; returns whether all of them were measured or unsupported.
+/// Runs every cell; returns whether all of them were measured or unsupported. The steps:
+/// what to run (scenarios, lanes, impls), the plan (which pairs, which cells sampled in
+/// turns), the run's start (its id, store and progress), the cells run apart, the paired
+/// groups, and the summary.
 pub fn run(opts: RunOptions) -> Result<bool> {
+    let scenarios = scenarios_of(&opts)?;
+    let cpus = lane_cpus(opts.lanes)?;
+    let reg = Registry::discover()?;
+    let impls = checked_impls(&reg, &opts)?;
+    let twins: Vec<(Scenario, Scenario)> = if opts.twins {
+        twin_pairs(&scenarios, opts.measure)?
+    } else {
+        Vec::new()
+    };
+    let results = ResultsFile::open(&opts.out)?;
+    let store = Store::open(&opts.db)?;
+    let certs_dir = write_certs(&opts, &scenarios, &twins)?;
+    let plan = plan(&opts, &scenarios, &twins, &impls);
+
+    let env = tlsmatrix_registry::env::capture(opts.command_line.clone());
+    let mut sink = start(&opts, &plan, &env, results, store)?;
+    let scratch = Scratch::new(&sink.run_id)?;
+    let settings = SingleSettings {
+        opts: &opts,
+        cpus: &cpus,
+        certs: &certs_dir,
+        scratch: &scratch.0,
+        env: &env,
+    };
+    run_single(&settings, &plan.single, &mut sink)?;
+    run_paired(
+        &plan.paired,
+        &PairedOptions {
+            passes: plan.passes,
+            lanes: opts.lanes,
+            cpus: &cpus,
+            rounds: plan.rounds,
+            certs: &certs_dir,
+            warmup_ms: opts.warmup_ms.unwrap_or(20),
+            sample_ms: opts.sample_ms.unwrap_or(5),
+            silence_limit: opts.cell_timeout,
+            env: &env,
+        },
+        plan.baseline,
+        &mut sink,
+    )?;
+    summarize(&opts, &impls, sink)
+}
+
+/// The scenarios to run: the named ones, or the measure's default suite, this shard's part.
+fn scenarios_of(opts: &RunOptions) -> Result<Vec<Scenario>> {
     let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
         opts.shard.select(&Scenario::wire_suite())
     } else if opts.scenarios.is_empty() && opts.twins {
@@ -346,20 +395,28 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             opts.shard.count
         );
     }
-    // The CPUs lanes are pinned to: the mask's, as many as a CPU quota (cgroups) leaves.
+    Ok(scenarios)
+}
+
+/// The CPUs lanes are pinned to: the mask's, as many as a CPU quota (cgroups) leaves; at
+/// least one per lane.
+fn lane_cpus(lanes: usize) -> Result<Vec<usize>> {
     let cpus: Vec<usize> = drivers::usable_cpus()
         .into_iter()
         .take(std::thread::available_parallelism().map_or(1, |n| n.get()))
         .collect();
     let cores = cpus.len();
-    if opts.lanes == 0 || opts.lanes > cores {
+    if lanes == 0 || lanes > cores {
         bail!(
-            "--lanes {}: this run may use {cores} core(s), and each lane samples on a core of its own",
-            opts.lanes
+            "--lanes {lanes}: this run may use {cores} core(s), and each lane samples on a core of its own"
         );
     }
-    let reg = Registry::discover()?;
-    let impls = select_impls(&reg, &opts.impls)?;
+    Ok(cpus)
+}
+
+/// The chosen impls, each with a row in the impl table, and the tools the measure needs.
+fn checked_impls<'r>(reg: &'r Registry, opts: &RunOptions) -> Result<Vec<&'r ImplEntry>> {
+    let impls = select_impls(reg, &opts.impls)?;
     if let Some(e) = impls.iter().find(|e| impls::row(&e.name).is_none()) {
         bail!(
             "impl '{}' has no row in the impl table (crates/model/src/impls.rs); add one saying \
@@ -373,21 +430,22 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     if opts.measure == Measure::Profile {
         drivers::check_perf()?;
     }
-    let twins: Vec<(Scenario, Scenario)> = if opts.twins {
-        twin_pairs(&scenarios, opts.measure)?
-    } else {
-        Vec::new()
-    };
-    let results = ResultsFile::open(&opts.out)?;
-    let mut store = Store::open(&opts.db)?;
+    Ok(impls)
+}
+
+/// The run's certificates, beside its results file: written here once, before any driver
+/// starts, since the Go driver reads them and cannot write them.
+fn write_certs(
+    opts: &RunOptions,
+    scenarios: &[Scenario],
+    twins: &[(Scenario, Scenario)],
+) -> Result<PathBuf> {
     let certs_dir = opts
         .out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .join("certs");
-    // Written here once, before any driver starts: the Go driver reads them and cannot
-    // write them.
     let mut sigs: Vec<_> = scenarios
         .iter()
         .chain(twins.iter().map(|(_, t)| t))
@@ -398,12 +456,57 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     for sig in sigs {
         tlsmatrix_harness::certs::load_or_generate(&certs_dir, sig)?;
     }
+    Ok(certs_dir)
+}
 
-    let now = SystemTime::now();
-    let run_id = opts.run_id.clone().unwrap_or_else(|| run_id(now));
-    let env = tlsmatrix_registry::env::capture(opts.command_line.clone());
-    store.begin_run(&run_id, opts.measure.as_str(), &env)?;
-    let scratch = Scratch::new(&run_id)?;
+/// What a run does: its pairs, the cells run apart, the scenarios sampled in turns, and how.
+struct Plan<'r> {
+    baseline: &'r ImplEntry,
+    scenarios: usize,
+    pairs: usize,
+    single: Vec<(Scenario, &'r ImplEntry, &'r ImplEntry)>,
+    paired: Vec<ScenarioGroups<'r>>,
+    passes: u32,
+    rounds: u32,
+}
+
+impl Plan<'_> {
+    /// Samples the whole run takes, for its progress bar.
+    fn samples(&self, runs: u32) -> u64 {
+        let paired: u64 = self
+            .paired
+            .iter()
+            .flat_map(|p| &p.groups)
+            .map(|g| (g.cells.len() + usize::from(g.companion)) as u64)
+            .sum::<u64>()
+            * u64::from(self.rounds * self.passes);
+        self.single.len() as u64 * u64::from(runs) + paired
+    }
+
+    /// Cells the run writes, a line each.
+    fn cells(&self) -> usize {
+        self.single.len()
+            + self
+                .paired
+                .iter()
+                .map(|p| {
+                    p.apart.len()
+                        + p.groups
+                            .iter()
+                            .map(|g| g.cells.len() - usize::from(g.has_reference))
+                            .sum::<usize>()
+                        + 1
+                })
+                .sum::<usize>()
+    }
+}
+
+fn plan<'r>(
+    opts: &RunOptions,
+    scenarios: &[Scenario],
+    twins: &[(Scenario, Scenario)],
+    impls: &[&'r ImplEntry],
+) -> Plan<'r> {
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
         // A ceiling is one library's own AEAD, and a profile one stack's time split by side,
@@ -441,12 +544,12 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .filter(|s| !grouped(s))
         .flat_map(|s| pairs.iter().map(move |&(c, v)| (*s, c, v)))
         .collect();
-    let paired_plan: Vec<ScenarioGroups> = scenarios
+    let paired: Vec<ScenarioGroups> = scenarios
         .iter()
         .filter(|s| grouped(s))
         .map(|s| {
             let (groups, apart) = match twins.iter().find(|(pq, _)| pq == s) {
-                Some(&(pq, twin)) => (groups::twin_plan(pq, twin, &impls), Vec::new()),
+                Some(&(pq, twin)) => (groups::twin_plan(pq, twin, impls), Vec::new()),
                 None => groups::plan(*s, &pairs, baseline),
             };
             ScenarioGroups {
@@ -458,81 +561,99 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         .collect();
     // No pass without a round: fewer samples than passes means fewer passes.
     let passes = opts.passes.clamp(1, opts.runs.max(1));
-    let rounds = opts.runs.div_ceil(passes);
-    let paired_samples: u64 = paired_plan
-        .iter()
-        .flat_map(|p| &p.groups)
-        .map(|g| (g.cells.len() + usize::from(g.companion)) as u64)
-        .sum::<u64>()
-        * u64::from(rounds * passes);
-    let planned_cells = single.len()
-        + paired_plan
-            .iter()
-            .map(|p| {
-                p.apart.len()
-                    + p.groups
-                        .iter()
-                        .map(|g| g.cells.len() - usize::from(g.has_reference))
-                        .sum::<usize>()
-                    + 1
-            })
-            .sum::<usize>();
+    Plan {
+        baseline,
+        scenarios: scenarios.len(),
+        pairs: pairs.len(),
+        single,
+        paired,
+        passes,
+        rounds: opts.runs.div_ceil(passes),
+    }
+}
 
+/// The run begins: its id in the store, its progress bar, and one line saying what it does.
+fn start(
+    opts: &RunOptions,
+    plan: &Plan,
+    env: &Env,
+    results: ResultsFile,
+    mut store: Store,
+) -> Result<Sink> {
+    let run_id = opts
+        .run_id
+        .clone()
+        .unwrap_or_else(|| run_id(SystemTime::now()));
+    store.begin_run(&run_id, opts.measure.as_str(), env)?;
     let interactive = std::io::stderr().is_terminal();
-    let bar = crate::progress::bar(
-        single.len() as u64 * u64::from(opts.runs) + paired_samples,
-        "samples",
-    );
+    let bar = crate::progress::bar(plan.samples(opts.runs), "samples");
     if !interactive {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     eprintln!(
         "run {run_id}: {} scenarios x {} pairs{}, {} samples each{} -> {}",
-        scenarios.len(),
-        pairs.len(),
+        plan.scenarios,
+        plan.pairs,
         if opts.twins {
             ", each with itself on the classical twin too".to_string()
         } else {
-            format!(" (+ an A/A copy of {})", baseline.name)
+            format!(" (+ an A/A copy of {})", plan.baseline.name)
         },
         opts.runs,
-        if paired_plan.is_empty() {
+        if plan.paired.is_empty() {
             String::new()
         } else {
             format!(
-                ", timed ones paired in {passes} passes of {rounds} rounds, {} group(s) at once",
-                opts.lanes
+                ", timed ones paired in {} passes of {} rounds, {} group(s) at once",
+                plan.passes, plan.rounds, opts.lanes
             )
         },
         results.path().display()
     );
-    let mut sink = Sink {
-        run_id: run_id.clone(),
+    Ok(Sink {
+        run_id,
         results,
         store,
-        bar: bar.clone(),
+        bar,
         interactive,
         started: Instant::now(),
-        planned: planned_cells,
+        planned: plan.cells(),
         cells: Vec::new(),
         records: Vec::new(),
         cell_lines: Vec::new(),
-    };
+    })
+}
 
-    // How many cells run at once, and whether each is pinned to its lane's core. Instruction
-    // counts, wire figures and heap bytes do not depend on what else the machine runs: one
-    // per core. One-thread timed cells whose figures are counts or are taken in turns inside
-    // the process (own-AEAD ceilings, OS counters) or compare no two cells side by side
-    // anyway (one-thread throughput windows): --lanes at once, each pinned to its own core as
-    // paired groups are. Every-core throughput and perf profiles: alone. Cells are written in
-    // plan order.
+/// What every cell run apart shares.
+struct SingleSettings<'a> {
+    opts: &'a RunOptions,
+    cpus: &'a [usize],
+    certs: &'a Path,
+    scratch: &'a Path,
+    env: &'a Env,
+}
+
+/// Runs the cells that are not sampled in turns, each in a driver of its own.
+///
+/// How many run at once, and whether each is pinned to its lane's core: instruction counts,
+/// wire figures and heap bytes do not depend on what else the machine runs, so one per core.
+/// One-thread timed cells whose figures are counts or are taken in turns inside the process
+/// (own-AEAD ceilings, OS counters) or compare no two cells side by side anyway (one-thread
+/// throughput windows): --lanes at once, each pinned to its own core as paired groups are.
+/// Every-core throughput and perf profiles: alone. Cells are written in plan order.
+fn run_single(
+    settings: &SingleSettings,
+    single: &[(Scenario, &ImplEntry, &ImplEntry)],
+    sink: &mut Sink,
+) -> Result<()> {
+    let opts = settings.opts;
     let counted = |s: &Scenario| {
         matches!(opts.measure, Measure::Instructions | Measure::Wire)
             || matches!(s, Scenario::Memory(_))
     };
     let side_by_side = |s: &Scenario| -> (usize, bool) {
         if counted(s) {
-            (cores, false)
+            (settings.cpus.len(), false)
         } else if matches!(opts.measure, Measure::Ceiling | Measure::Counters)
             || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
         {
@@ -541,60 +662,20 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             (1, false)
         }
     };
-    let measure_single =
-        |&(scenario, client_entry, server_entry): &(Scenario, &ImplEntry, &ImplEntry),
-         core: Option<usize>|
-         -> CellOutcome {
-            let (client, server) = (&client_entry.name, &server_entry.name);
-            let id = scenario.to_string();
-            bar.set_message(format!("{id} {client} -> {server}"));
-            let shared = drivers::shared_driver(client_entry, server_entry);
-            let req = CellRequest {
-                driver: shared.unwrap_or(client_entry.driver()),
-                core,
-                scenario: &id,
-                client,
-                server,
-                certs: &certs_dir,
-                runs: opts.runs,
-                warmup_ms: opts.warmup_ms.unwrap_or(200),
-                // A profile sample needs a few hundred perf samples per side at 4 kHz.
-                sample_ms: opts
-                    .sample_ms
-                    .unwrap_or(if opts.measure == Measure::Profile {
-                        200
-                    } else {
-                        100
-                    }),
-                silence_limit: opts.cell_timeout,
-                measure: opts.measure,
-                scratch: &scratch.0,
-            };
-            let mut ticks = 0u64;
-            // Cross-library pairs must live in one driver to run in memory.
-            let refused = client_entry
-                .refusal(opts.measure)
-                .or_else(|| server_entry.refusal(opts.measure));
-            let outcome = if let Some(why) = refused {
-                CellOutcome::Unsupported(why)
-            } else if shared.is_none() {
-                CellOutcome::Unsupported(apart_reason(client, server))
-            } else {
-                drivers::run_cell(&req, || {
-                    ticks += 1;
-                    bar.inc(1);
-                })
-            };
-            // A cell that ended early still moves the bar by all its samples.
-            bar.inc(u64::from(opts.runs).saturating_sub(ticks));
-            outcome
-        };
+    let bar = sink.bar.clone();
     for segment in single.chunk_by(|a, b| side_by_side(&a.0) == side_by_side(&b.0)) {
         let (jobs, pinned) = side_by_side(&segment[0].0);
         crate::lanes::in_order(
             segment.len(),
             jobs,
-            |i, lane| measure_single(&segment[i], pinned.then(|| cpus[lane])),
+            |i, lane| {
+                measure_single(
+                    settings,
+                    &bar,
+                    &segment[i],
+                    pinned.then(|| settings.cpus[lane]),
+                )
+            },
             |i, outcome| -> Result<()> {
                 let (scenario, client_entry, server_entry) = segment[i];
                 let mut cell = Cell {
@@ -607,8 +688,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
                     &cell,
                     [client_entry, server_entry],
                     opts.runs,
-                    &run_id,
-                    &env,
+                    &sink.run_id,
+                    settings.env,
                 )
                 .unwrap_or_else(|why| {
                     cell.outcome = CellOutcome::Failed(why);
@@ -618,30 +699,69 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             },
         )?;
     }
+    Ok(())
+}
 
-    run_paired(
-        &paired_plan,
-        &PairedOptions {
-            passes,
-            lanes: opts.lanes,
-            cpus: &cpus,
-            rounds,
-            certs: &certs_dir,
-            warmup_ms: opts.warmup_ms.unwrap_or(20),
-            sample_ms: opts.sample_ms.unwrap_or(5),
-            silence_limit: opts.cell_timeout,
-            env: &env,
-        },
-        baseline,
-        &mut sink,
-    )?;
+/// One cell run apart, in its driver: measured, or refused with the reason.
+fn measure_single(
+    settings: &SingleSettings,
+    bar: &ProgressBar,
+    &(scenario, client_entry, server_entry): &(Scenario, &ImplEntry, &ImplEntry),
+    core: Option<usize>,
+) -> CellOutcome {
+    let opts = settings.opts;
+    let (client, server) = (&client_entry.name, &server_entry.name);
+    let id = scenario.to_string();
+    bar.set_message(format!("{id} {client} -> {server}"));
+    let shared = drivers::shared_driver(client_entry, server_entry);
+    let req = CellRequest {
+        driver: shared.unwrap_or(client_entry.driver()),
+        core,
+        scenario: &id,
+        client,
+        server,
+        certs: settings.certs,
+        runs: opts.runs,
+        warmup_ms: opts.warmup_ms.unwrap_or(200),
+        // A profile sample needs a few hundred perf samples per side at 4 kHz.
+        sample_ms: opts
+            .sample_ms
+            .unwrap_or(if opts.measure == Measure::Profile {
+                200
+            } else {
+                100
+            }),
+        silence_limit: opts.cell_timeout,
+        measure: opts.measure,
+        scratch: settings.scratch,
+    };
+    let mut ticks = 0u64;
+    // Cross-library pairs must live in one driver to run in memory.
+    let refused = client_entry
+        .refusal(opts.measure)
+        .or_else(|| server_entry.refusal(opts.measure));
+    let outcome = if let Some(why) = refused {
+        CellOutcome::Unsupported(why)
+    } else if shared.is_none() {
+        CellOutcome::Unsupported(apart_reason(client, server))
+    } else {
+        drivers::run_cell(&req, || {
+            ticks += 1;
+            bar.inc(1);
+        })
+    };
+    // A cell that ended early still moves the bar by all its samples.
+    bar.inc(u64::from(opts.runs).saturating_sub(ticks));
+    outcome
+}
 
-    bar.finish_and_clear();
+/// The run ends: stored as finished, its tables printed, one line of counts.
+fn summarize(opts: &RunOptions, impls: &[&ImplEntry], mut sink: Sink) -> Result<bool> {
+    sink.bar.finish_and_clear();
     sink.store.finish_run(
-        &run_id,
+        &sink.run_id,
         &tlsmatrix_registry::env::rfc3339(SystemTime::now()),
     )?;
-
     let names: Vec<String> = impls.iter().map(|e| e.name.clone()).collect();
     print!(
         "{}",
@@ -652,7 +772,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     let count = |f: fn(&CellOutcome) -> bool| sink.cells.iter().filter(|c| f(&c.outcome)).count();
     let failed = count(|o| matches!(o, CellOutcome::Failed(_)));
     eprintln!(
-        "run {run_id} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {} and {}",
+        "run {} finished in {:.0} s: {} cells measured, {} unsupported, {failed} failed; records in {} and {}",
+        sink.run_id,
         sink.started.elapsed().as_secs_f64(),
         count(|o| matches!(o, CellOutcome::Measured { .. })),
         count(|o| matches!(o, CellOutcome::Unsupported(_))),
@@ -715,14 +836,15 @@ fn run_paired(
     baseline: &ImplEntry,
     sink: &mut Sink,
 ) -> Result<()> {
-    let reference: Label = (baseline.name.clone(), baseline.name.clone());
-    let mut gathered: Vec<BTreeMap<Label, groups::Gathered>> =
-        (0..plan.len()).map(|_| BTreeMap::new()).collect();
-    let mut ended: Vec<BTreeMap<Label, CellOutcome>> =
-        (0..plan.len()).map(|_| BTreeMap::new()).collect();
     if plan.is_empty() {
         return Ok(());
     }
+    let mut got = Gathering {
+        reference: (baseline.name.clone(), baseline.name.clone()),
+        gathered: (0..plan.len()).map(|_| BTreeMap::new()).collect(),
+        ended: (0..plan.len()).map(|_| BTreeMap::new()).collect(),
+        block: 0,
+    };
     sink.bar.set_message("probing the memory weather");
     let mut weather = match crate::weather::PassWeather::start(o.cpus[0]) {
         Ok(w) => Some(w),
@@ -731,133 +853,20 @@ fn run_paired(
             None
         }
     };
-    let mut block = 0u32;
-    for pass in 0..o.passes {
-        let blocks = pass_blocks(plan, &ended, &reference, pass as usize);
+    for pass in 0..o.passes as usize {
+        let blocks = pass_blocks(plan, &got.ended, &got.reference, pass);
         if let Some(w) = &mut weather {
-            w.pass_starts(block);
+            w.pass_starts(got.block);
         }
-        let batches = pass_batches(&blocks, pass as usize);
+        let batches = pass_batches(&blocks, pass);
         let bar = sink.bar.clone();
-        let run_batch = |bi: usize, lane: usize| -> Vec<BlockRun> {
-            let batch = &batches[bi];
-            let first = &blocks[batch[0]];
-            bar.set_message(format!(
-                "pass {}/{} {} ({} scenario(s) in one process)",
-                pass + 1,
-                o.passes,
-                first.group.subject,
-                batch.len()
-            ));
-            let req = groups::GroupRequest {
-                certs: o.certs,
-                rounds: o.rounds,
-                warmup_ms: o.warmup_ms,
-                sample_ms: o.sample_ms,
-                silence_limit: o.silence_limit,
-                core: Some(o.cpus[(pass as usize + lane) % o.cpus.len()]),
-                heap_shift: tlsmatrix_model::allocator::pass_heap_shift(
-                    pass as usize,
-                    o.passes as usize,
-                ),
-            };
-            let parts: Vec<&groups::Group> = batch.iter().map(|&i| &blocks[i].group).collect();
-            if first.duet {
-                // Groups without the reference in their driver sample in turns with the
-                // baseline's own pair in the baseline's driver, which becomes their
-                // reference for these blocks.
-                let companions: Vec<groups::Group> = parts
-                    .iter()
-                    .map(|g| groups::own_pair(g.scenario, baseline))
-                    .collect();
-                let theirs: Vec<&groups::Group> = companions.iter().collect();
-                let [mine, theirs] = groups::run_duet([&parts, &theirs], &req, || bar.inc(1));
-                mine.into_iter()
-                    .zip(theirs)
-                    .zip(&companions)
-                    .map(|((mine, theirs), companion)| BlockRun {
-                        mine,
-                        companion: Some(theirs.into_iter().next().map_or_else(
-                            || Err(Box::new(CellOutcome::Failed("no result".into()))),
-                            |run| checked_run(&companion.cells[0], run, o.rounds),
-                        )),
-                    })
-                    .collect()
-            } else {
-                groups::run_batch(&parts, &req, || bar.inc(1))
-                    .into_iter()
-                    .map(|mine| BlockRun {
-                        mine,
-                        companion: None,
-                    })
-                    .collect()
-            }
-        };
-        let mut take_block = |i: usize, run: BlockRun| -> Result<()> {
-            let b = &blocks[i];
-            let (si, g) = (b.scenario, &b.group);
-            let id = plan[si].scenario.to_string();
-            match run.companion {
-                Some(Ok((versions, samples))) => {
-                    gathered[si]
-                        .entry(reference.clone())
-                        .or_default()
-                        .add(block, versions, samples);
-                }
-                Some(Err(other)) => sink.log(&format!(
-                    "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
-                    pass + 1,
-                    b.group.subject
-                )),
-                None => {}
-            }
-            if !sink.interactive {
-                sink.log(&format!(
-                    "{id} pass {}/{}: {} sampled in turns{}",
-                    pass + 1,
-                    o.passes,
-                    g.cells
-                        .iter()
-                        .map(|c| format!("{} -> {}", c.label.0, c.label.1))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if b.duet {
-                        format!(
-                            ", with {} -> {} in its own driver",
-                            reference.0, reference.1
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-            for (cell, run) in g.cells.iter().zip(run.mine) {
-                if ended[si].contains_key(&cell.label) {
-                    continue; // the reference, ended in an earlier group of this pass
-                }
-                if matches!(run, groups::CellRun::NotStarted) {
-                    continue; // its process ended in an earlier scenario: no block this pass
-                }
-                match checked_run(cell, run, o.rounds) {
-                    Ok((versions, samples)) => gathered[si]
-                        .entry(cell.label.clone())
-                        .or_default()
-                        .add(block, versions, samples),
-                    Err(outcome) => {
-                        ended[si].insert(cell.label.clone(), *outcome);
-                    }
-                }
-            }
-            block += 1;
-            Ok(())
-        };
         crate::lanes::in_order(
             batches.len(),
             o.lanes,
-            run_batch,
+            |bi, lane| sample_batch(&blocks, &batches[bi], pass, lane, o, baseline, &bar),
             |bi, runs| -> Result<()> {
                 for (&i, run) in batches[bi].iter().zip(runs) {
-                    take_block(i, run)?;
+                    got.take(plan, &blocks[i], run, pass, o, sink);
                 }
                 Ok(())
             },
@@ -866,7 +875,7 @@ fn run_paired(
             w.pass_ends();
         }
     }
-    let by_block = weather.as_ref().map(|w| w.of_blocks(block));
+    let by_block = weather.as_ref().map(|w| w.of_blocks(got.block));
     for (si, sg) in plan.iter().enumerate() {
         for &(c, s) in &sg.apart {
             let cell = Cell {
@@ -879,15 +888,153 @@ fn run_paired(
         }
         finish_scenario(
             sg,
-            &gathered[si],
-            &mut ended[si],
-            &reference,
+            &got.gathered[si],
+            &mut got.ended[si],
+            &got.reference,
             o.env,
             by_block.as_ref(),
             sink,
         )?;
     }
     Ok(())
+}
+
+/// One process's turn in a pass: the batch's groups sampled in turns, one core; a duet also
+/// samples the baseline's own pair in the baseline's driver beside them.
+fn sample_batch(
+    blocks: &[PassBlock],
+    batch: &[usize],
+    pass: usize,
+    lane: usize,
+    o: &PairedOptions,
+    baseline: &ImplEntry,
+    bar: &ProgressBar,
+) -> Vec<BlockRun> {
+    let first = &blocks[batch[0]];
+    bar.set_message(format!(
+        "pass {}/{} {} ({} scenario(s) in one process)",
+        pass + 1,
+        o.passes,
+        first.group.subject,
+        batch.len()
+    ));
+    let req = groups::GroupRequest {
+        certs: o.certs,
+        rounds: o.rounds,
+        warmup_ms: o.warmup_ms,
+        sample_ms: o.sample_ms,
+        silence_limit: o.silence_limit,
+        core: Some(o.cpus[(pass + lane) % o.cpus.len()]),
+        heap_shift: tlsmatrix_model::allocator::pass_heap_shift(pass, o.passes as usize),
+    };
+    let parts: Vec<&groups::Group> = batch.iter().map(|&i| &blocks[i].group).collect();
+    if !first.duet {
+        return groups::run_batch(&parts, &req, || bar.inc(1))
+            .into_iter()
+            .map(|mine| BlockRun {
+                mine,
+                companion: None,
+            })
+            .collect();
+    }
+    // Groups without the reference in their driver sample in turns with the baseline's own
+    // pair in the baseline's driver, which becomes their reference for these blocks.
+    let companions: Vec<groups::Group> = parts
+        .iter()
+        .map(|g| groups::own_pair(g.scenario, baseline))
+        .collect();
+    let theirs: Vec<&groups::Group> = companions.iter().collect();
+    let [mine, theirs] = groups::run_duet([&parts, &theirs], &req, || bar.inc(1));
+    mine.into_iter()
+        .zip(theirs)
+        .zip(&companions)
+        .map(|((mine, theirs), companion)| BlockRun {
+            mine,
+            companion: Some(theirs.into_iter().next().map_or_else(
+                || Err(Box::new(CellOutcome::Failed("no result".into()))),
+                |run| checked_run(&companion.cells[0], run, o.rounds),
+            )),
+        })
+        .collect()
+}
+
+/// What the passes have gathered, per scenario of the plan: each cell's blocks of samples,
+/// and the cells that ended (failed or refused) with their outcome.
+struct Gathering {
+    reference: Label,
+    gathered: Vec<BTreeMap<Label, groups::Gathered>>,
+    ended: Vec<BTreeMap<Label, CellOutcome>>,
+    /// Blocks taken so far, over all passes: the next block's number.
+    block: u32,
+}
+
+impl Gathering {
+    /// Takes one block's samples (and a duet's reference), or ends the cells it failed.
+    fn take(
+        &mut self,
+        plan: &[ScenarioGroups],
+        b: &PassBlock,
+        run: BlockRun,
+        pass: usize,
+        o: &PairedOptions,
+        sink: &mut Sink,
+    ) {
+        let (si, g) = (b.scenario, &b.group);
+        let id = plan[si].scenario.to_string();
+        let block = self.block;
+        match run.companion {
+            Some(Ok((versions, samples))) => {
+                self.gathered[si]
+                    .entry(self.reference.clone())
+                    .or_default()
+                    .add(block, versions, samples);
+            }
+            Some(Err(other)) => sink.log(&format!(
+                "{id} pass {}: the baseline beside {} gave no reference ({other:?}); that block is unpaired",
+                pass + 1,
+                b.group.subject
+            )),
+            None => {}
+        }
+        if !sink.interactive {
+            sink.log(&format!(
+                "{id} pass {}/{}: {} sampled in turns{}",
+                pass + 1,
+                o.passes,
+                g.cells
+                    .iter()
+                    .map(|c| format!("{} -> {}", c.label.0, c.label.1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if b.duet {
+                    format!(
+                        ", with {} -> {} in its own driver",
+                        self.reference.0, self.reference.1
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        for (cell, run) in g.cells.iter().zip(run.mine) {
+            if self.ended[si].contains_key(&cell.label) {
+                continue; // the reference, ended in an earlier group of this pass
+            }
+            if matches!(run, groups::CellRun::NotStarted) {
+                continue; // its process ended in an earlier scenario: no block this pass
+            }
+            match checked_run(cell, run, o.rounds) {
+                Ok((versions, samples)) => self.gathered[si]
+                    .entry(cell.label.clone())
+                    .or_default()
+                    .add(block, versions, samples),
+                Err(outcome) => {
+                    self.ended[si].insert(cell.label.clone(), *outcome);
+                }
+            }
+        }
+        self.block += 1;
+    }
 }
 
 /// A client and a server impl, by name.
