@@ -8,6 +8,7 @@ use std::process::Command;
 use common::*;
 
 use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::side::Side;
 
 /// Three samples of instruction counts of `imp` with itself, in `handshake` and in TLS 1.3
 /// AES-128-GCM bulk: the run succeeds and gives each side's figure, in order, every sample
@@ -66,18 +67,8 @@ fn check_split(split: &[Record], totals: &[Record], imp: &str) {
         assert!(split.is_empty(), "{split:?}");
         return;
     }
-    for (all, parts, locks) in [
-        (
-            Metric::ClientInstructions,
-            Metric::CLIENT_SPLIT,
-            Metric::ClientLockCalls,
-        ),
-        (
-            Metric::ServerInstructions,
-            Metric::SERVER_SPLIT,
-            Metric::ServerLockCalls,
-        ),
-    ] {
+    for side in [Side::Client, Side::Server] {
+        let (all, parts, locks) = Metric::split_of(side);
         let total = totals.iter().find(|r| r.metric == all).unwrap();
         let parts: Vec<&Record> = split.iter().filter(|r| parts.contains(&r.metric)).collect();
         assert_eq!(parts.len(), 7, "{imp}: {all}'s parts");

@@ -515,18 +515,7 @@ pub fn handshake_instructions(
             }
             let (total, split) = counter.take_split(&format!("{side} x{n}"))?;
             let per = |v: u64| v as f64 / f64::from(n);
-            let (all, parts, locks) = match side {
-                Side::Client => (
-                    Metric::ClientInstructions,
-                    Metric::CLIENT_SPLIT,
-                    Metric::ClientLockCalls,
-                ),
-                Side::Server => (
-                    Metric::ServerInstructions,
-                    Metric::SERVER_SPLIT,
-                    Metric::ServerLockCalls,
-                ),
-            };
+            let (all, parts, locks) = Metric::split_of(side);
             sample.push((all, per(total)));
             for (m, part) in parts.into_iter().zip(Part::ALL) {
                 sample.push((m, per(split.instructions.get(&part).copied().unwrap_or(0))));

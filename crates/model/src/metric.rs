@@ -626,6 +626,23 @@ impl Metric {
         Metric::ServerOtherInstructions,
     ];
 
+    /// A side's handshake instructions, their parts (`CLIENT_SPLIT`, `SERVER_SPLIT`) and the
+    /// side's lock calls.
+    pub fn split_of(side: crate::side::Side) -> (Metric, [Metric; 7], Metric) {
+        match side {
+            crate::side::Side::Client => (
+                Metric::ClientInstructions,
+                Metric::CLIENT_SPLIT,
+                Metric::ClientLockCalls,
+            ),
+            crate::side::Side::Server => (
+                Metric::ServerInstructions,
+                Metric::SERVER_SPLIT,
+                Metric::ServerLockCalls,
+            ),
+        }
+    }
+
     pub const SEND_PROFILE: [Metric; 5] = [
         Metric::SendCipherShare,
         Metric::SendCopyShare,

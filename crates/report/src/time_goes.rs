@@ -41,21 +41,6 @@ fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<
         .or_else(|| run.records.iter().filter(of).find(on_side))
 }
 
-fn split_metrics(side: Side) -> (Metric, [Metric; 7], Metric) {
-    match side {
-        Side::Client => (
-            Metric::ClientInstructions,
-            Metric::CLIENT_SPLIT,
-            Metric::ClientLockCalls,
-        ),
-        Side::Server => (
-            Metric::ServerInstructions,
-            Metric::SERVER_SPLIT,
-            Metric::ServerLockCalls,
-        ),
-    }
-}
-
 /// One impl's side: total instructions, the parts and the lock calls, medians.
 struct SideSplit {
     total: f64,
@@ -64,7 +49,7 @@ struct SideSplit {
 }
 
 fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
-    let (all, parts, locks) = split_metrics(side);
+    let (all, parts, locks) = Metric::split_of(side);
     let total = figure(run, scenario, imp, all)?.median;
     let mut out = [0.0; 7];
     for (slot, m) in out.iter_mut().zip(parts) {
@@ -230,18 +215,8 @@ mod tests {
     #[test]
     fn each_side_is_split_into_shares_that_sum_to_its_total_and_the_largest_is_named() {
         let mut records = Vec::new();
-        for (side_all, parts, locks) in [
-            (
-                Metric::ClientInstructions,
-                Metric::CLIENT_SPLIT,
-                Metric::ClientLockCalls,
-            ),
-            (
-                Metric::ServerInstructions,
-                Metric::SERVER_SPLIT,
-                Metric::ServerLockCalls,
-            ),
-        ] {
+        for side in [Side::Client, Side::Server] {
+            let (side_all, parts, locks) = Metric::split_of(side);
             records.push(rec("fast", side_all, 1000.0));
             for (m, v) in parts
                 .into_iter()
