@@ -62,12 +62,21 @@ fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<Si
     })
 }
 
+/// A count as people read it: "35", "3,653", "2,317,281".
+fn count(v: f64) -> String {
+    if v.abs() < 1000.0 {
+        format!("{v:.0}")
+    } else {
+        crate::figures::figure(v)
+    }
+}
+
 fn percent(part: f64, total: f64) -> Cell {
     let share = if total > 0.0 { part / total } else { 0.0 };
     Cell::with(
         format!("{:.0}%", share * 100.0),
         Class::Plain,
-        Some(format!("{part:.0} instructions per handshake")),
+        Some(format!("{} instructions per handshake", count(part))),
     )
 }
 
@@ -87,15 +96,15 @@ fn split_scenarios(run: &RunData) -> Vec<String> {
 fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
     let share = |v: f64| 100.0 * v / s.total;
     let locks = if s.locks > 0.0 {
-        format!("; {:.0} lock acquisitions per handshake", s.locks)
+        format!("; {} lock acquisitions per handshake", count(s.locks))
     } else {
         "; no lock acquired through pthread or sync.Mutex".into()
     };
     if s.parts[UNNAMED] > UNNAMED_LIMIT * s.total {
         return format!(
-            "{imp} ({side}): {:.0}% of its {:.0} instructions are in functions its library's build does not name (a stripped package), so its split is incomplete: {:.0}% named cryptography, {:.0}% the state machine and rest{locks}.",
+            "{imp} ({side}): {:.0}% of its {} instructions are in functions its library's build does not name (a stripped package), so its split is incomplete: {:.0}% named cryptography, {:.0}% the state machine and rest{locks}.",
             share(s.parts[UNNAMED]),
-            s.total,
+            count(s.total),
             share(s.parts[0]),
             share(s.parts[6])
         );
@@ -109,9 +118,9 @@ fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
         .map(|(i, v)| (i, *v))
         .unwrap_or((6, 0.0));
     format!(
-        "{imp} ({side}): {:.0}% of its {:.0} instructions are cryptography; its largest part above that is {} ({:.0}%){locks}.",
+        "{imp} ({side}): {:.0}% of its {} instructions are cryptography; its largest part above that is {} ({:.0}%){locks}.",
         share(s.parts[0]),
-        s.total,
+        count(s.total),
         PART_NAMES[idx],
         share(largest)
     )
@@ -139,10 +148,10 @@ pub fn section(run: &RunData) -> Option<Section> {
                         let mut row = vec![
                             Cell::plain(imp.clone()),
                             Cell::plain(side.to_string()),
-                            Cell::plain(format!("{:.0}", s.total)),
+                            Cell::plain(count(s.total)),
                         ];
                         row.extend(s.parts.iter().map(|&p| percent(p, s.total)));
-                        row.push(Cell::plain(format!("{:.0}", s.locks)));
+                        row.push(Cell::plain(count(s.locks)));
                         rows.push(row);
                         if side == Side::Server {
                             said.push(sentence(imp, side, &s));
@@ -247,7 +256,7 @@ mod tests {
         let Block::Bullets(said) = &s.blocks[2] else {
             panic!("no sentences")
         };
-        assert!(said[0].contains("70% of its 1000"), "{said:?}");
+        assert!(said[0].contains("70% of its 1,000"), "{said:?}");
         assert!(said[0].contains("largest part above that is allocation (11%)"));
         assert!(said[1].contains("largest part above that is state machine & rest (25%)"));
         assert!(said[1].contains("60 lock acquisitions"));
@@ -267,7 +276,7 @@ mod tests {
         };
         let said = sentence("openssl-3.0", Side::Server, &split);
         assert!(
-            said.contains("60% of its 1000 instructions are in functions"),
+            said.contains("60% of its 1,000 instructions are in functions"),
             "{said}"
         );
         assert!(said.contains("incomplete") && said.contains("40 lock acquisitions"));
