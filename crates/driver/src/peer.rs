@@ -1,0 +1,192 @@
+//! The `peer` subcommand: one side of an interop case over TCP.
+
+use super::*;
+
+#[derive(clap::Args)]
+pub(crate) struct PeerArgs {
+    /// `server` or `client`.
+    #[arg(value_parser = ["server", "client"])]
+    role: String,
+    /// The impl to run, e.g. rustls-aws-lc.
+    #[arg(long = "impl")]
+    imp: String,
+    /// The interop case, e.g. tls13 (`tlsmatrix interop --list-cases` shows them).
+    #[arg(long, default_value = "tls13")]
+    case: String,
+    /// Server: the address to listen on (port 0: the OS picks; the line `listening ADDR` says which).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// Client: the server's address.
+    #[arg(long)]
+    connect: Option<String>,
+    /// Folder of cached test certificates (generated there if missing).
+    #[arg(long)]
+    certs: PathBuf,
+    /// Client: what the server echoes, `same` or `reversed-lines` (openssl s_server -rev).
+    #[arg(long, default_value = "same", value_parser = interop::Echo::parse)]
+    echo: interop::Echo,
+    /// Seconds the whole case may take before the peer gives up with "timed out"; with
+    /// --connections or --respond http, each connection's limit from its accept.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Server: serve this many connections, one after another, each with the case's
+    /// configuration (0: until killed), for tools such as tlsfuzzer or `openssl s_time`. A
+    /// connection that fails is reported on its own line and the next is served; waiting
+    /// for a client has no limit.
+    #[arg(long, value_name = "N")]
+    connections: Option<usize>,
+    /// Server: `echo` (the interop protocol) or `http` (answer one HTTP/1.1 request with a
+    /// short text naming what was negotiated, then close).
+    #[arg(long, default_value = "echo", value_parser = wire::Respond::parse)]
+    respond: wire::Respond,
+    /// Server: the library's own defaults instead of the case's pinned version, suite, group
+    /// and scheme: TLS 1.2 and 1.3, every suite, group and signature scheme it enables by
+    /// default, tickets and a session cache, with a certificate of this kind (rsa-2048,
+    /// rsa-3072, ecdsa-p256, ecdsa-p384, ed25519). For outside test tools, which offer what
+    /// they like: tlsfuzzer, testssl.sh, `openssl s_time`.
+    #[arg(long, value_name = "CERT", value_parser = parse_sig)]
+    defaults: Option<SigAlg>,
+}
+
+/// A certificate kind, as scenario ids spell it.
+fn parse_sig(s: &str) -> Result<SigAlg, String> {
+    SigAlg::named(s)
+}
+
+/// Runs one side of an interop case; prints `ok: ...` or `error: ...` last.
+pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(a.timeout);
+    let case = interop::case(&a.case).map_err(|e| anyhow!(e))?;
+    let (side, offer) = match a.role.as_str() {
+        "server" => (Side::Server, case.server),
+        _ => (Side::Client, case.client),
+    };
+    let lib = find(&a.imp)?;
+    if let Some(sig) = a.defaults {
+        if side != Side::Server {
+            bail!("--defaults configures a server; a client runs a case");
+        }
+        return serve_defaults(lib.as_ref(), case, sig, a);
+    }
+    let certs = certs::load_or_generate(&a.certs, offer.sig)?;
+    let mut cfg = EndpointConfig::for_params(&offer.params(), certs.into());
+    // Both sides learn the client's first group: a server that must answer it with a
+    // retry has to be configured not to accept it (s2n-tls picks a policy by that).
+    cfg.client_first_group = case.client.first;
+    cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
+    cfg.require_client_cert = case.require_client_cert;
+    cfg.client_cert = case.client_cert;
+    cfg.protocol_limits()
+        .and_then(|()| lib.supports(&cfg))
+        .and_then(|()| match side {
+            Side::Client if case.key_update => lib.sends_key_update(),
+            _ => Ok(()),
+        })
+        .map_err(|r| anyhow!(Unsupported(r)))?;
+    let factory = lib
+        .factory(side, &cfg)
+        .with_context(|| format!("{} cannot be configured as a {side}", lib.name()))?;
+    match side {
+        Side::Server => {
+            let listener = std::net::TcpListener::bind(&a.listen)
+                .with_context(|| format!("cannot listen on {}", a.listen))?;
+            println!("listening {}", listener.local_addr()?);
+            let _ = std::io::stdout().flush();
+            if a.connections.is_none() && a.respond == wire::Respond::Echo {
+                return wire::server(factory.as_ref(), case, listener, deadline);
+            }
+            serve_many(factory.as_ref(), case, &listener, a)
+        }
+        Side::Client => {
+            let addr = a
+                .connect
+                .as_deref()
+                .context("a client needs --connect ADDR")?;
+            let addr: std::net::SocketAddr = addr.parse().with_context(|| {
+                format!("--connect {addr} is not an address like 127.0.0.1:4433")
+            })?;
+            wire::client(factory.as_ref(), case, a.echo, addr, deadline)
+        }
+    }
+}
+
+/// `peer server --defaults CERT`: the library's open configuration (as the BoGo shim runs it,
+/// see `OpenPolicy`) with a certificate of that kind, serving as `--connections` says.
+fn serve_defaults(
+    lib: &dyn TlsLibrary,
+    case: &interop::Case,
+    sig: SigAlg,
+    a: &PeerArgs,
+) -> Result<String> {
+    let certs = certs::load_or_generate(&a.certs, sig)?;
+    let params = ConnParams {
+        sig,
+        ..case.server.params()
+    };
+    let mut cfg = EndpointConfig::for_params(&params, certs.into());
+    cfg.groups = Vec::new();
+    cfg.resumption = Resumption::Ticket;
+    cfg.open = Some(OpenPolicy {
+        min_version: Version::Tls12,
+        max_version: Version::Tls13,
+        request_client_cert: false,
+        sni: None,
+        every_tls12_suite: false,
+        middlebox_compat: false,
+        extras: OpenExtras::default(),
+    });
+    lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
+    let factory = lib
+        .factory(Side::Server, &cfg)
+        .with_context(|| format!("{} cannot run its defaults as a server", lib.name()))?;
+    let listener = std::net::TcpListener::bind(&a.listen)
+        .with_context(|| format!("cannot listen on {}", a.listen))?;
+    println!("listening {}", listener.local_addr()?);
+    let _ = std::io::stdout().flush();
+    serve_many(factory.as_ref(), case, &listener, a)
+}
+
+/// `peer server --connections N` / `--respond http`: a line per connection, then how many
+/// failed.
+fn serve_many(
+    factory: &dyn EndpointFactory,
+    case: &interop::Case,
+    listener: &std::net::TcpListener,
+    a: &PeerArgs,
+) -> Result<String> {
+    // No --connections (only --respond http): one; 0: until killed.
+    let limit = match a.connections {
+        None => Some(1),
+        Some(0) => None,
+        n => n,
+    };
+    let (mut served, mut failed, mut first_failure) = (0usize, 0usize, None);
+    wire::serve_many(
+        factory,
+        case,
+        a.defaults.is_none(),
+        listener,
+        limit,
+        a.respond,
+        Duration::from_secs(a.timeout),
+        |n, r| {
+            served += 1;
+            match r {
+                Ok(s) => println!("connection {}: ok: {s}", n + 1),
+                Err(e) => {
+                    failed += 1;
+                    println!("connection {}: error: {e:#}", n + 1);
+                    first_failure.get_or_insert_with(|| format!("connection {}: {e:#}", n + 1));
+                }
+            }
+            let _ = std::io::stdout().flush();
+        },
+    )?;
+    match first_failure {
+        None => Ok(format!("served {served} connection(s)")),
+        Some(first) => Err(anyhow!(
+            "{failed} of {} connection(s) failed; the first: {first}",
+            limit.unwrap_or(served)
+        )),
+    }
+}

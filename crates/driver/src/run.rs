@@ -1,0 +1,165 @@
+//! The `run` subcommand: one scenario for one pair, its samples as JSON messages.
+
+use super::*;
+
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    cell: CellArgs,
+    /// Samples to produce after warm-up.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Warm-up time in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    warmup_ms: u64,
+    /// Target duration of one handshake sample in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    sample_ms: u64,
+    /// Bytes sent per bulk sample.
+    #[arg(long, default_value_t = 64 << 20)]
+    bulk_bytes: usize,
+    /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no),
+    /// `wire` (each sample one traced connection; the median trace follows the samples),
+    /// `counters` (page faults and context switches per side) or `ceiling` (the library's
+    /// own AEAD on a bulk scenario's records; client and server the same impl).
+    #[arg(long, default_value = "time")]
+    measure: Measure,
+    /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
+    #[arg(long, default_value = "callgrind.out.%p")]
+    callgrind_out: String,
+    /// Handshakes per side in one instruction-count sample.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    per_sample: u32,
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<()> {
+    let cell = args.cell.open()?;
+    let (scenario, cfg) = (cell.scenario, &cell.cfg);
+    let (client, server) = (cell.client.as_ref(), cell.server.as_ref());
+    let unmeasurable = match (args.measure, scenario) {
+        (Measure::Instructions, Scenario::Memory(_)) => {
+            Some("a memory scenario measures heap bytes, not instructions")
+        }
+        (Measure::Instructions, Scenario::Throughput(_)) => {
+            Some("a throughput scenario measures wall time across threads, not instructions")
+        }
+        (Measure::Wire, Scenario::Handshake(_)) => None,
+        (Measure::Wire, _) => Some("wire figures are measured on handshake scenarios"),
+        (Measure::Counters, Scenario::Handshake(_) | Scenario::Bulk(_)) => None,
+        (Measure::Counters, _) => Some("OS counters are taken on handshake and bulk scenarios"),
+        (Measure::Ceiling, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Ceiling, Scenario::Bulk(_)) => {
+            Some("a ceiling is one library's own AEAD: run each impl with itself")
+        }
+        (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
+        (Measure::Profile, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Profile, Scenario::Bulk(_)) => {
+            Some("a profile splits one stack's time by side: run each impl with itself")
+        }
+        (Measure::Profile, _) => Some("a profile is taken on bulk scenarios"),
+        _ => None,
+    };
+    if let Some(reason) = unmeasurable {
+        return refuse(reason.into());
+    }
+    // The library's own AEAD, found before the hello: a library without one is unsupported.
+    let mut own_aead = None;
+    if let (Measure::Ceiling, Scenario::Bulk(b)) = (args.measure, scenario) {
+        match client.record_aead(b.aead) {
+            Ok(found) => {
+                eprintln!("ceiling of {} through {}", client.name(), found.api);
+                own_aead = Some(found.aead);
+            }
+            Err(reason) => return refuse(reason),
+        }
+    }
+    let Some((cf, sf)) = cell.factories()? else {
+        return Ok(());
+    };
+    let budget = Budget {
+        runs: args.runs as usize,
+        warmup: Duration::from_millis(args.warmup_ms),
+        sample_target: Duration::from_millis(args.sample_ms),
+        bulk_bytes: args.bulk_bytes,
+    };
+    let params = scenario.params();
+    let on_sample = |values| {
+        emit(&DriverMessage::Sample {
+            cell: None,
+            round: None,
+            values,
+        })
+    };
+    let (c, s) = (cf.as_ref(), sf.as_ref());
+    match (args.measure, scenario) {
+        (Measure::Time, Scenario::Handshake(_)) => {
+            workload::handshakes(c, s, &params, &budget, on_sample)?
+        }
+        (Measure::Time, Scenario::Bulk(b)) => {
+            workload::bulk(c, s, &params, b.size.bytes(), &budget, on_sample)?
+        }
+        (Measure::Instructions, Scenario::Handshake(_)) => {
+            let mut counter = Counter::new(&args.callgrind_out)?;
+            workload::handshake_instructions(
+                c,
+                s,
+                &params,
+                budget.runs,
+                args.per_sample,
+                &mut counter,
+                on_sample,
+            )?
+        }
+        (Measure::Instructions, Scenario::Bulk(b)) => {
+            let mut counter = Counter::new(&args.callgrind_out)?;
+            workload::bulk_instructions(
+                c,
+                s,
+                &params,
+                b.size.bytes(),
+                &budget,
+                &mut counter,
+                on_sample,
+            )?
+        }
+        (Measure::Time, Scenario::Memory(m)) => {
+            workload::memory(c, s, &params, m.sessions.count(), budget.runs, on_sample)?
+        }
+        (Measure::Time, Scenario::Throughput(t)) => {
+            let make = || -> Result<_> {
+                Ok((
+                    client.factory(Side::Client, cfg)?,
+                    server.factory(Side::Server, cfg)?,
+                ))
+            };
+            workload::throughput(&make, &params, t.cores.threads(), &budget, on_sample)?
+        }
+        (Measure::Wire, Scenario::Handshake(_)) => {
+            let trace = workload::wire(c, s, &params, &budget, on_sample)?;
+            emit(&DriverMessage::Trace { cell: None, trace });
+        }
+        (Measure::Counters, Scenario::Handshake(_)) => {
+            workload::handshake_counters(c, s, &params, &budget, on_sample)?
+        }
+        (Measure::Counters, Scenario::Bulk(b)) => {
+            workload::bulk_counters(c, s, &params, b.size.bytes(), &budget, on_sample)?
+        }
+        (Measure::Ceiling, Scenario::Bulk(b)) => {
+            let aead = own_aead.expect("found above for every bulk ceiling");
+            workload::bulk_against_ceiling(c, s, &params, &b, aead, &budget, on_sample)?
+        }
+        (Measure::Profile, Scenario::Bulk(b)) => {
+            if let Some(reason) =
+                workload::bulk_profile(c, s, &params, b.size.bytes(), &budget, on_sample)?
+            {
+                return refuse(reason);
+            }
+        }
+        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
+        | (Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile, _) => {
+            unreachable!("refused above")
+        }
+    }
+    emit(&DriverMessage::Done);
+    Ok(())
+}
