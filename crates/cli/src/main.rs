@@ -2,16 +2,15 @@
 
 mod history;
 mod list;
-mod wire;
 
 use std::path::PathBuf;
 
 use std::process::ExitCode;
 use std::time::Duration;
 use tlsmatrix_interop as interop;
-use tlsmatrix_registry::{beside, env, registry as drivers};
+use tlsmatrix_registry::{beside, registry as drivers};
 use tlsmatrix_report::{compare, repeatability};
-use tlsmatrix_runner::{conformance, run};
+use tlsmatrix_runner::{conformance, run, wire};
 
 use clap::{Parser, Subcommand};
 

@@ -1,7 +1,8 @@
 //! Running measurements: the plan of a `tlsmatrix run` (scenarios, pairs, passes, lanes and
 //! duets), starting the drivers for each group of cells, the memory weather read between
 //! passes, writing every finished cell to the results file and the history database, and
-//! the same for BoGo's conformance suite. The command line parses arguments and calls in here.
+//! the same for BoGo's conformance suite, and the wire model's tables and its check through
+//! the delay proxy. The command line parses arguments and calls in here.
 
 pub mod conformance;
 pub mod groups;
@@ -9,3 +10,4 @@ pub mod lanes;
 pub mod progress;
 pub mod run;
 pub mod weather;
+pub mod wire;

@@ -15,7 +15,8 @@ use tlsmatrix_report::netmodel::{self, Conditions};
 use tlsmatrix_report::network;
 use tlsmatrix_report::text_table::Table;
 
-use crate::drivers::{self, CellOutcome, Registry};
+use tlsmatrix_registry::env;
+use tlsmatrix_registry::registry::{self as drivers, CellOutcome, Registry};
 
 pub struct ModelOptions {
     pub run: String,
@@ -95,7 +96,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         .unwrap_or(Path::new("."))
         .join("certs");
     let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
-    let bar = tlsmatrix_runner::progress::bar(planned, "connections");
+    let bar = crate::progress::bar(planned, "connections");
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for s in &scenarios {
@@ -111,7 +112,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
     bar.finish_and_clear();
     let check = ProxyCheck {
         schema: proxy_check::SCHEMA.into(),
-        timestamp: crate::env::rfc3339(std::time::SystemTime::now()),
+        timestamp: env::rfc3339(std::time::SystemTime::now()),
         rows,
     };
     proxy_check::write(&o.out, &check)?;
