@@ -70,7 +70,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
+.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
 
 all: build
 
@@ -155,9 +155,14 @@ driver-boringssl:
 	  --manifest-path libssl-drivers/boringssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
 
-# AWS-LC's libssl, built by the aws-lc-sys crate the openssl crate binds (cmake, bindgen).
-driver-aws-lc:
-	@$(STEP) driver-aws-lc $(CARGO) build --release --locked \
+# AWS-LC's libssl, built from the sources of the aws-lc-sys release rustls-aws-lc runs
+# (scripts/aws-lc-build, about 40 s, once) into target/aws-lc, and linked statically into a
+# driver of its own; openssl-sys reads it through OPENSSL_DIR as for the OpenSSL releases.
+AWS_LC_DIR := $(CURDIR)/target/aws-lc
+aws-lc-lib:
+	@$(STEP) aws-lc-lib scripts/aws-lc-build $(AWS_LC_DIR)
+driver-aws-lc: aws-lc-lib
+	@$(OPENSSL_ENV)_DIR=$(AWS_LC_DIR) $(OPENSSL_ENV)_STATIC=1 $(STEP) driver-aws-lc $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/aws-lc/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-aws-lc $(BIN)/tlsmatrix-driver-aws-lc
 
@@ -300,7 +305,7 @@ fuzz-go: setup
 	  else cat $$log; echo "fuzz $$f: FAILED (log: target/fuzz-$$f.log)"; exit 1; fi; \
 	done
 
-lint: setup mbedtls-lib
+lint: setup mbedtls-lib aws-lc-lib
 	$(CARGO) fmt --all --check
 	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
 	$(CARGO) xtask modules
@@ -308,7 +313,8 @@ lint: setup mbedtls-lib
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/boringssl/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
-	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/aws-lc/Cargo.toml \
+	$(OPENSSL_ENV)_DIR=$(AWS_LC_DIR) $(OPENSSL_ENV)_STATIC=1 $(CARGO) clippy --release --locked \
+	  --manifest-path libssl-drivers/aws-lc/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/wolfssl/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings

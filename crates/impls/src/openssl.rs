@@ -3,7 +3,7 @@
 //!
 //! The BoringSSL build compiles this same module against the `boring` crate, a fork of the
 //! `openssl` crate with the same API, under the names used here; the AWS-LC build against the
-//! `openssl` crate's AWS-LC backend, which leaves a few calls unbound (`awslc_calls` below). Where the two libraries
+//! `openssl` crate reading AWS-LC's headers, which leaves a few calls unbound (`calls` below). Where the two libraries
 //! differ (reading what was negotiated, TLS 1.3 suites, ticket counts) the code says so with
 //! `cfg(feature = "boringssl")`; the reading is in `probe_openssl.rs`/`probe_boringssl.rs`.
 

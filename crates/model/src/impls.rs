@@ -211,11 +211,11 @@ pub const IMPLS: &[ImplRow] = &[
         name: "aws-lc",
         family: "openssl",
         driver: "tlsmatrix-driver-aws-lc",
-        build: "`make build` (AWS-LC's libssl from the aws-lc-sys crate the openssl crate binds, linked into libssl-drivers/aws-lc)",
+        build: "`make build` (AWS-LC from the sources of the aws-lc-sys release rustls-aws-lc runs, built by scripts/aws-lc-build and linked into libssl-drivers/aws-lc)",
         version_prefix: "AWS-LC ",
         // AWS-LC runs BoGo in its own CI; what differs from BoringSSL is listed.
         conformance: Conformance::Shim(&["aws-lc"]),
-        limits: &[Limit::NoMlDsa, Limit::PairedKeyShares],
+        limits: &[Limit::PairedKeyShares],
         wraps_malloc: true,
     },
     ImplRow {

@@ -292,16 +292,20 @@ impl Sink {
             CellOutcome::Unsupported(r) => format!("unsupported: {r}"),
             CellOutcome::Failed(r) => format!("FAILED: {r}"),
         };
-        let (id, client, server) = (cell.scenario.to_string(), &cell.client, &cell.server);
+        let line = format!(
+            "{} {} -> {}: {status}",
+            cell.scenario, cell.client, cell.server
+        );
+        let failed = matches!(cell.outcome, CellOutcome::Failed(_));
+        // Counted before the line is printed, so that the line counts its own cell.
+        self.cells.push(cell);
         if self.interactive {
-            if matches!(cell.outcome, CellOutcome::Failed(_)) {
-                self.bar
-                    .println(format!("{id} {client} -> {server}: {status}"));
+            if failed {
+                self.bar.println(line);
             }
         } else {
-            self.log(&format!("{id} {client} -> {server}: {status}"));
+            self.log(&line);
         }
-        self.cells.push(cell);
         Ok(())
     }
 
@@ -484,7 +488,10 @@ impl Plan<'_> {
     }
 
     /// Cells the run writes, a line each.
+    /// The cells the run writes: a group's reference is the baseline's pair, written once per
+    /// scenario, or a twin group's own classical cell, written with the group.
     fn cells(&self) -> usize {
+        let shared = |g: &groups::Group| g.has_reference && g.reference.is_none();
         self.single.len()
             + self
                 .paired
@@ -493,9 +500,9 @@ impl Plan<'_> {
                     p.apart.len()
                         + p.groups
                             .iter()
-                            .map(|g| g.cells.len() - usize::from(g.has_reference))
+                            .map(|g| g.cells.len() - usize::from(shared(g)))
                             .sum::<usize>()
-                        + 1
+                        + usize::from(p.groups.iter().any(shared))
                 })
                 .sum::<usize>()
     }
