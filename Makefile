@@ -227,7 +227,7 @@ report: timings-begin build
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse interop results/interop.jsonl,results/interop.md \
+	$(STAGE) --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
 	  sh -c '$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md' \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \

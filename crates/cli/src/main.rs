@@ -272,6 +272,12 @@ struct InteropArgs {
     /// The run id to record under (default: a new one from the time and process id).
     #[arg(long, value_name = "ID")]
     run_id: Option<String>,
+    /// Also read what each TLS client offers on its library's defaults (versions, groups,
+    /// key shares, signature schemes: its ClientHello, answered with a refusal), into
+    /// offers.json beside --out. A run of every case (no --case, no --quick, the first
+    /// shard) does this anyway; the report's post-quantum section shows it.
+    #[arg(long)]
+    offers: bool,
 }
 
 #[derive(clap::Args)]
@@ -605,6 +611,7 @@ fn interop_options(a: InteropArgs) -> interop::Options {
         run_id: a.run_id,
         out: a.out,
         command_line: command_line(),
+        offers: a.offers,
     }
 }
 

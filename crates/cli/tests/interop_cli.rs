@@ -362,3 +362,56 @@ fn a_peer_server_serves_many_connections_and_answers_http() {
         ]
     );
 }
+
+/// A defaults client that exits, sends something other than a ClientHello, or connects and
+/// says nothing costs at most the cell limit and leaves its reason in offers.json; the
+/// others' offers are still read.
+#[test]
+fn a_defaults_client_that_misbehaves_gets_a_reason_not_an_offer() {
+    let d = scratch("offers-misbehave");
+    let client = |act: &str| {
+        format!(
+            "if [ \"$1 $2\" = 'peer client' ]; then exec python3 -c \"import socket,sys,time; a=sys.argv[sys.argv.index('--connect')+1].rsplit(':',1); s=socket.create_connection((a[0],int(a[1]))); {act}\" \"$@\"; fi; exit 1"
+        )
+    };
+    for (name, act, wants) in [
+        (
+            "garbage",
+            "s.sendall(b'GET / HTTP/1.0\\\\r\\\\n\\\\r\\\\n'); time.sleep(30)",
+            "not a ClientHello",
+        ),
+        ("silent", "time.sleep(30)", "no whole ClientHello in time"),
+        ("exits", "sys.exit(3)", "the client closed"),
+    ] {
+        let dir = d.join(name);
+        fake_driver(&dir, "rustls-ring", "rustls 0.0.0 (a fake)", &client(act));
+        let out = dir.join("interop.jsonl");
+        let started = std::time::Instant::now();
+        let o = tlsmatrix_with(
+            &dir,
+            &[
+                "interop",
+                "--peer",
+                "rustls-ring",
+                "--case",
+                "tls13",
+                "--offers",
+                "--timeout",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "{name}: {:?}",
+            started.elapsed()
+        );
+        let offers = tlsmatrix_history::offers::read(&dir.join("offers.json"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{name}: no offers.json; {}", stderr(&o)));
+        let c = &offers.clients[0];
+        assert!(c.offer.is_none(), "{name}: {c:?}");
+        assert!(c.reason.contains(wants), "{name}: {}", c.reason);
+    }
+}

@@ -201,6 +201,7 @@ fn post_quantum_interop_passes_between_every_two_stacks_that_have_it() {
         "rustls-aws-lc,s2n-tls,boringssl,openssl-3.5,go-crypto-tls,openssl-3.0",
         "--case",
         "group-*mlkem*,sig-mldsa*",
+        "--offers",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -258,6 +259,36 @@ fn post_quantum_interop_passes_between_every_two_stacks_that_have_it() {
         outcome("sig-mldsa44", "openssl-3.0", "openssl-3.5"),
         "unsupported"
     );
+    // What each client offers on its defaults, read off its ClientHello: OpenSSL 3.5 sends
+    // an X25519MLKEM768 share and offers ML-DSA; 3.0 has neither; Go offers all three
+    // hybrids and no ML-DSA.
+    let offers = tlsmatrix_history::offers::read(&d.join("offers.json"))
+        .unwrap()
+        .expect("interop --offers writes offers.json beside --out");
+    let of = |c: &str| {
+        offers
+            .clients
+            .iter()
+            .find(|o| o.client == c)
+            .and_then(|o| o.offer.clone())
+            .unwrap_or_else(|| panic!("no offer read from {c}: {offers:?}"))
+    };
+    assert_eq!(offers.clients.len(), 6, "{offers:?}");
+    let (o35, o30, go) = (of("openssl-3.5"), of("openssl-3.0"), of("go-crypto-tls"));
+    assert!(o35.key_shares.contains(&0x11ec), "{o35:?}");
+    assert!(o35.schemes.contains(&0x0904), "{o35:?}");
+    assert!(o30.key_shares.iter().all(|&g| g < 0x0200), "{o30:?}");
+    assert!(
+        o30.schemes.iter().all(|&s| !(0x0904..=0x0906).contains(&s)),
+        "{o30:?}"
+    );
+    assert!(
+        [0x11eb, 0x11ec, 0x11ed]
+            .iter()
+            .all(|g| go.groups.contains(g)),
+        "{go:?}"
+    );
+    assert!(o35.bytes > 1000 && o30.bytes < 1000, "{o35:?} {o30:?}");
     assert_eq!(
         outcome("sig-mldsa44", "go-crypto-tls", "openssl-3.5"),
         "unsupported"

@@ -39,11 +39,13 @@ pub(crate) struct PeerArgs {
     /// short text naming what was negotiated, then close).
     #[arg(long, default_value = "echo", value_parser = wire::Respond::parse)]
     respond: wire::Respond,
-    /// Server: the library's own defaults instead of the case's pinned version, suite, group
-    /// and scheme: TLS 1.2 and 1.3, every suite, group and signature scheme it enables by
-    /// default, tickets and a session cache, with a certificate of this kind (rsa-2048,
-    /// rsa-3072, ecdsa-p256, ecdsa-p384, ed25519). For outside test tools, which offer what
-    /// they like: tlsfuzzer, testssl.sh, `openssl s_time`.
+    /// The library's own defaults instead of the case's pinned version, suite, group and
+    /// scheme: TLS 1.2 and 1.3, every suite, group and signature scheme it enables by
+    /// default, with a certificate of this kind (rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384,
+    /// ed25519; a client trusts its CA). A server also keeps tickets and a session cache, for
+    /// outside test tools, which offer what they like (tlsfuzzer, testssl.sh, `openssl
+    /// s_time`); a client shows what the library offers (`tlsmatrix interop` reads its
+    /// ClientHello).
     #[arg(long, value_name = "CERT", value_parser = parse_sig)]
     defaults: Option<SigAlg>,
 }
@@ -63,10 +65,13 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
     };
     let lib = find(&a.imp)?;
     if let Some(sig) = a.defaults {
-        if side != Side::Server {
-            bail!("--defaults configures a server; a client runs a case");
-        }
-        return serve_defaults(lib.as_ref(), case, sig, a);
+        let factory = defaults_factory(lib.as_ref(), case, sig, side, &a.certs)?;
+        return match side {
+            Side::Server => serve_defaults(factory.as_ref(), case, a),
+            Side::Client => {
+                wire::client(factory.as_ref(), case, a.echo, connect_addr(a)?, deadline)
+            }
+        };
     }
     let certs = certs::load_or_generate(&a.certs, offer.sig)?;
     let mut cfg = EndpointConfig::for_params(&offer.params(), certs.into());
@@ -97,28 +102,30 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
             }
             serve_many(factory.as_ref(), case, &listener, a)
         }
-        Side::Client => {
-            let addr = a
-                .connect
-                .as_deref()
-                .context("a client needs --connect ADDR")?;
-            let addr: std::net::SocketAddr = addr.parse().with_context(|| {
-                format!("--connect {addr} is not an address like 127.0.0.1:4433")
-            })?;
-            wire::client(factory.as_ref(), case, a.echo, addr, deadline)
-        }
+        Side::Client => wire::client(factory.as_ref(), case, a.echo, connect_addr(a)?, deadline),
     }
 }
 
-/// `peer server --defaults CERT`: the library's open configuration (as the BoGo shim runs it,
-/// see `OpenPolicy`) with a certificate of that kind, serving as `--connections` says.
-fn serve_defaults(
+fn connect_addr(a: &PeerArgs) -> Result<std::net::SocketAddr> {
+    let addr = a
+        .connect
+        .as_deref()
+        .context("a client needs --connect ADDR")?;
+    addr.parse()
+        .with_context(|| format!("--connect {addr} is not an address like 127.0.0.1:4433"))
+}
+
+/// `--defaults CERT`: the library's open configuration (as the BoGo shim runs it, see
+/// `OpenPolicy`) with a certificate of that kind (a client trusts its CA): TLS 1.2 and 1.3 and
+/// no group, suite or scheme set, so the library offers and accepts what it does by default.
+fn defaults_factory(
     lib: &dyn TlsLibrary,
     case: &interop::Case,
     sig: SigAlg,
-    a: &PeerArgs,
-) -> Result<String> {
-    let certs = certs::load_or_generate(&a.certs, sig)?;
+    side: Side,
+    certs_dir: &std::path::Path,
+) -> Result<Box<dyn EndpointFactory>> {
+    let certs = certs::load_or_generate(certs_dir, sig)?;
     let params = ConnParams {
         sig,
         ..case.server.params()
@@ -136,14 +143,21 @@ fn serve_defaults(
         extras: OpenExtras::default(),
     });
     lib.supports(&cfg).map_err(|r| anyhow!(Unsupported(r)))?;
-    let factory = lib
-        .factory(Side::Server, &cfg)
-        .with_context(|| format!("{} cannot run its defaults as a server", lib.name()))?;
+    lib.factory(side, &cfg)
+        .with_context(|| format!("{} cannot run its defaults as a {side}", lib.name()))
+}
+
+/// `peer server --defaults CERT`: serving as `--connections` says.
+fn serve_defaults(
+    factory: &dyn EndpointFactory,
+    case: &interop::Case,
+    a: &PeerArgs,
+) -> Result<String> {
     let listener = std::net::TcpListener::bind(&a.listen)
         .with_context(|| format!("cannot listen on {}", a.listen))?;
     println!("listening {}", listener.local_addr()?);
     let _ = std::io::stdout().flush();
-    serve_many(factory.as_ref(), case, &listener, a)
+    serve_many(factory, case, &listener, a)
 }
 
 /// `peer server --connections N` / `--respond http`: a line per connection, then how many

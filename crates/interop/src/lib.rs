@@ -4,6 +4,7 @@
 mod cell;
 pub mod deviations;
 mod listening;
+mod offers;
 pub mod outside_scan;
 pub mod peers;
 mod process;
@@ -47,6 +48,9 @@ pub struct Options {
     pub run_id: Option<String>,
     pub out: PathBuf,
     pub command_line: String,
+    /// Also read each client's ClientHello on its library's defaults (`offers.json` beside
+    /// `out`); a full run does so anyway.
+    pub offers: bool,
 }
 
 #[derive(Serialize)]
@@ -312,6 +316,9 @@ pub fn run(opts: Options) -> Result<bool> {
         count(Outcome::Unsupported),
         results.path().display()
     );
+    if opts.offers || (opts.cases.is_empty() && !opts.quick && opts.shard.index == 1) {
+        read_offers(&peers, &certs_dir, &run_id, &opts.out, opts.timeout)?;
+    }
     // New failures are named last, where a user looks when the exit status is 1.
     for l in lines.iter().filter(|l| l.outcome == "fail") {
         eprintln!(
@@ -320,6 +327,40 @@ pub fn run(opts: Options) -> Result<bool> {
         );
     }
     Ok(count(Outcome::Fail) == 0)
+}
+
+/// Reads what each TLS client offers on its defaults, writes it beside the interop results
+/// and prints it.
+/// Each client has the cells' `limit` to send its ClientHello.
+fn read_offers(
+    peers: &[Peer],
+    certs_dir: &Path,
+    run_id: &str,
+    out: &Path,
+    limit: Duration,
+) -> Result<()> {
+    certs::load_or_generate(certs_dir, offers::CERT).with_context(|| {
+        format!(
+            "cannot prepare test certificates in {}",
+            certs_dir.display()
+        )
+    })?;
+    let offers = offers::read_all(peers, certs_dir, run_id, limit);
+    let path = out.with_file_name(tlsmatrix_report::OFFERS_FILE);
+    tlsmatrix_history::offers::write(&path, &offers)?;
+    print!(
+        "\n{}",
+        Table::from_doc(&tlsmatrix_report::offers::table(&offers)).render()
+    );
+    if let Some(s) = tlsmatrix_report::offers::sentence(&offers) {
+        println!("{s}");
+    }
+    eprintln!(
+        "offers of {} clients in {}",
+        offers.clients.len(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// `tlsmatrix peer`: one side of a case, run by the driver that holds the impl.

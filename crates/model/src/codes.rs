@@ -126,6 +126,7 @@ const OPENSSL_GROUPS: &[(u16, &str)] = &[
     (0x11eb, "SecP256r1MLKEM768"),
     (0x11ec, "X25519MLKEM768"),
     (0x11ed, "SecP384r1MLKEM1024"),
+    (0x6399, "X25519Kyber768Draft00"),
 ];
 
 /// The name OpenSSL's family takes for a group's code point, if it is one of theirs.
@@ -147,14 +148,22 @@ pub fn group_name(code: u16) -> String {
 
 /// The signature schemes tlsmatrix names, by IANA code and name.
 const SCHEMES: &[(u16, &str)] = &[
+    (0x0201, "rsa_pkcs1_sha1"),
+    (0x0203, "ecdsa_sha1"),
     (0x0401, "rsa_pkcs1_sha256"),
     (0x0501, "rsa_pkcs1_sha384"),
+    (0x0601, "rsa_pkcs1_sha512"),
     (0x0403, "ecdsa_secp256r1_sha256"),
     (0x0503, "ecdsa_secp384r1_sha384"),
+    (0x0603, "ecdsa_secp521r1_sha512"),
     (0x0804, "rsa_pss_rsae_sha256"),
     (0x0805, "rsa_pss_rsae_sha384"),
+    (0x0806, "rsa_pss_rsae_sha512"),
     (0x0809, "rsa_pss_pss_sha256"),
+    (0x080a, "rsa_pss_pss_sha384"),
+    (0x080b, "rsa_pss_pss_sha512"),
     (0x0807, "ed25519"),
+    (0x0808, "ed448"),
     (0x0904, "mldsa44"),
     (0x0905, "mldsa65"),
     (0x0906, "mldsa87"),

@@ -7,6 +7,7 @@
 pub mod allocator;
 pub mod bogo_flags;
 pub mod cert_files;
+pub mod client_hello;
 pub mod codes;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;

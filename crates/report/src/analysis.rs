@@ -636,6 +636,8 @@ pub struct Companions {
     pub libp2p: Option<RunData>,
     /// The newest `tlsmatrix interop` run.
     pub interop: Option<Vec<CellLine>>,
+    /// What each client offered on its defaults, as the newest full interop run read it.
+    pub offers: Option<tlsmatrix_history::offers::Offers>,
     /// The newest wire run (`tlsmatrix run --measure wire`) and delay-proxy check.
     pub wire: Option<RunData>,
     pub proxy_check: Option<ProxyCheck>,
@@ -904,6 +906,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         &run.cells,
         &impls,
         extra.twins.as_ref(),
+        extra.offers.as_ref(),
     ));
     sections.extend(
         extra

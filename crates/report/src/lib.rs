@@ -22,6 +22,7 @@ pub mod libp2p;
 mod md;
 pub mod netmodel;
 pub mod network;
+pub mod offers;
 pub mod outside_scan;
 pub mod post_quantum;
 pub mod published;
@@ -33,7 +34,7 @@ pub mod text_table;
 pub mod time_goes;
 mod write;
 
-pub use write::{write, OUTSIDE_SCAN_FILE, PROXY_CHECK_FILE};
+pub use write::{write, OFFERS_FILE, OUTSIDE_SCAN_FILE, PROXY_CHECK_FILE};
 
 /// A document table as Markdown, as `report.md` writes it.
 pub fn markdown_table(t: &doc::Table) -> String {

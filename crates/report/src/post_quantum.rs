@@ -3,6 +3,7 @@
 //! stack what each post-quantum choice costs over its classical twin, per side, from the
 //! run's own figures only. Published byte counts are set beside them, labelled as such.
 
+use tlsmatrix_history::offers::Offers;
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::record::{CellRecord, CellStatus, Metric, Record};
 use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
@@ -87,6 +88,7 @@ pub fn section(
     cells: &[CellRecord],
     impls: &[String],
     twins: Option<&RunData>,
+    offers: Option<&Offers>,
 ) -> Option<Section> {
     // The twin run's cells of each stack with itself join the run's own.
     let mut records: Vec<Record> = records.to_vec();
@@ -144,6 +146,10 @@ pub fn section(
     } else if let Some(t) = cost_table(records, &stacks, &scenarios) {
         blocks.push(Block::Para("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. The factor is the post-quantum handshake's CPU time over the twin's (above 1: dearer), from the two cells' samples in this run; they ran in separate rounds, so the factor is unpaired (u) and its interval is a bootstrap over both sets of samples.".into()));
         blocks.push(Block::Table(t));
+    }
+    if let Some(o) = offers {
+        blocks.extend(crate::offers::sentence(o).map(Block::Para));
+        blocks.push(Block::Table(crate::offers::table(o)));
     }
     blocks.push(Block::Bullets(
         PUBLISHED_BYTES.iter().map(|s| s.to_string()).collect(),
@@ -423,7 +429,7 @@ mod tests {
             reason: "b has no mldsa44".into(),
         }];
         let impls = vec!["a".to_string(), "b".to_string(), "a (A/A)".to_string()];
-        let s = section(&records, &cells, &impls, None).unwrap();
+        let s = section(&records, &cells, &impls, None, None).unwrap();
         let tables: Vec<&Table> = s
             .blocks
             .iter()
@@ -467,6 +473,6 @@ mod tests {
             Metric::ServerCpuNs,
             &[1.0, 2.0],
         );
-        assert!(section(&[r], &[], &["a".to_string()], None).is_none());
+        assert!(section(&[r], &[], &["a".to_string()], None, None).is_none());
     }
 }

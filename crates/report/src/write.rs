@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use tlsmatrix_history::{
-    interop_file, outside_scan, proxy_check, resolve, timings, RunData, RunKind, Store,
+    interop_file, offers, outside_scan, proxy_check, resolve, timings, RunData, RunKind, Store,
 };
 
 use crate::area::{area, Area};
@@ -16,6 +16,9 @@ use crate::{analysis, csv, html, md};
 pub const PROXY_CHECK_FILE: &str = "proxy-check.json";
 /// The outside scan's file (`tlsmatrix scan`), beside the interop results file.
 pub const OUTSIDE_SCAN_FILE: &str = "outside-scan.json";
+/// What each client offers on its defaults (`tlsmatrix interop`), beside the interop results
+/// file.
+pub const OFFERS_FILE: &str = "offers.json";
 /// The main job's stage times (`make report`), beside the interop results file.
 pub const TIMINGS_FILE: &str = "timings.tsv";
 
@@ -57,6 +60,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             interop: None,
             wire: companion(RunKind::Wire)?,
             proxy_check: None,
+            offers: None,
             outside_scan: None,
             timings: None,
             counters: companion(RunKind::Counters)?,
@@ -84,6 +88,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     let mut extra = extra;
     extra.interop = interop_file::read_latest(interop)?;
     extra.proxy_check = proxy_check::read(&interop.with_file_name(PROXY_CHECK_FILE))?;
+    extra.offers = offers::read(&interop.with_file_name(OFFERS_FILE))?;
     extra.outside_scan = outside_scan::read(&interop.with_file_name(OUTSIDE_SCAN_FILE))?;
     extra.timings = timings::read(&interop.with_file_name(TIMINGS_FILE))?;
     let doc = analysis::build(&run, &history, &extra);

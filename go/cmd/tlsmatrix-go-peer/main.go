@@ -139,6 +139,28 @@ func serveDefaults(listen, certDir string, connections int, respond string, perC
 	return fmt.Sprintf("served %d connection(s)", served), nil
 }
 
+// dialDefaults is a client on crypto/tls's own defaults (every version, suite, group and
+// scheme it offers by default) with only the test CA set: what Go offers a server it has
+// never seen, which tlsmatrix interop reads from its ClientHello.
+func dialDefaults(addr, certDir string, deadline time.Time) (string, error) {
+	roots, err := tlsconf.LoadRoots(certDir)
+	if err != nil {
+		return "", err
+	}
+	raw, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+	if err != nil {
+		return "", err
+	}
+	defer raw.Close()
+	raw.SetDeadline(deadline)
+	conn := tls.Client(raw, &tls.Config{RootCAs: roots, ServerName: "localhost"})
+	if err := conn.Handshake(); err != nil {
+		return "", err
+	}
+	st := conn.ConnectionState()
+	return fmt.Sprintf("%s %s %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID), nil
+}
+
 // answer completes one defaults connection's handshake and echoes until the client closes,
 // or answers one HTTP/1.1 request; it says what was negotiated.
 func answer(conn *tls.Conn, respond string) (string, error) {
@@ -374,16 +396,22 @@ func main() {
 	drop := fs.Bool("drop", false, "server: drop the connection without close_notify after the echo")
 	truncation := fs.Bool("expect-truncation", false, "client: the server will drop the connection")
 	timeout := fs.Int("timeout", 10, "seconds the whole case may take (with -defaults: each connection, from its accept)")
-	defaults := fs.Bool("defaults", false, "server: crypto/tls's own defaults (TLS 1.2 and 1.3, every default suite, group and scheme) with the -sig certificate, for outside test tools; the case's flags are ignored")
+	defaults := fs.Bool("defaults", false, "crypto/tls's own defaults (TLS 1.2 and 1.3, every default suite, group and scheme) with the -sig certificate (a client trusts its CA): a server for outside test tools, a client that shows what Go offers; the case's flags are ignored")
 	connections := fs.Int("connections", 1, "server with -defaults: connections to serve, one after another (0: until killed)")
 	respond := fs.String("respond", "echo", "server with -defaults: echo, or http (answer one HTTP/1.1 GET)")
 	fs.Parse(os.Args[2:])
 	if *defaults {
-		if os.Args[1] != "server" || (*respond != "echo" && *respond != "http") || *connections < 0 {
-			fmt.Fprintln(os.Stderr, "-defaults is for a server, with -respond echo or http and -connections 0 or more")
+		var out string
+		var err error
+		switch {
+		case os.Args[1] == "client":
+			out, err = dialDefaults(*connect, filepath.Join(*certs, *sig), time.Now().Add(time.Duration(*timeout)*time.Second))
+		case (*respond != "echo" && *respond != "http") || *connections < 0:
+			fmt.Fprintln(os.Stderr, "-defaults: a server takes -respond echo or http and -connections 0 or more")
 			os.Exit(2)
+		default:
+			out, err = serveDefaults(*listen, filepath.Join(*certs, *sig), *connections, *respond, time.Duration(*timeout)*time.Second)
 		}
-		out, err := serveDefaults(*listen, filepath.Join(*certs, *sig), *connections, *respond, time.Duration(*timeout)*time.Second)
 		if err != nil {
 			fmt.Printf("error: %v\n", err)
 			os.Exit(1)

@@ -70,4 +70,20 @@ impl Program for InDriver {
         .arg(certs);
         Ok(ServerPlan::until_killed(cmd))
     }
+
+    fn defaults_client(
+        &self,
+        who: &Who,
+        sig: SigAlg,
+        certs: &Path,
+        addr: &str,
+    ) -> Result<std::process::Command, String> {
+        let mut cmd = self.0.command();
+        cmd.args(["peer", "client", "--impl", who.name])
+            .args(["--defaults", sig.as_str(), "--connect", addr])
+            .args(["--timeout", &who.timeout_s.to_string()])
+            .arg("--certs")
+            .arg(certs);
+        Ok(cmd)
+    }
 }

@@ -49,6 +49,25 @@ impl Program for GnutlsTool {
         })
     }
 
+    /// `gnutls-cli` with no priority string: the library's and the system's defaults.
+    fn defaults_client(
+        &self,
+        _who: &Who,
+        sig: SigAlg,
+        certs: &Path,
+        addr: &str,
+    ) -> Result<Command, String> {
+        let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "443"));
+        let mut cmd = Command::new("gnutls-cli");
+        cmd.args(["--logfile=/dev/stderr", "--port", port, host])
+            .args(["--sni-hostname", "localhost"])
+            .arg(format!(
+                "--x509cafile={}",
+                cert_dir(certs, sig).join(cert_files::CA).display()
+            ));
+        Ok(cmd)
+    }
+
     fn has_post_quantum(&self, version: &str) -> bool {
         codes::version_at_least(version, &[3, 8, 9])
     }

@@ -74,6 +74,22 @@ impl Program for GoCryptoTls {
             ));
         Ok(ServerPlan::until_killed(cmd))
     }
+
+    fn defaults_client(
+        &self,
+        who: &Who,
+        sig: SigAlg,
+        certs: &Path,
+        addr: &str,
+    ) -> Result<Command, String> {
+        let mut cmd = Command::new(&self.0);
+        cmd.args(["client", "-connect", addr]).args(defaults_flags(
+            sig.as_str(),
+            certs,
+            &who.timeout_s.to_string(),
+        ));
+        Ok(cmd)
+    }
 }
 
 /// The Go peer's flags for crypto/tls's own defaults with a certificate of kind `sig`.
@@ -113,9 +129,6 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
     let mut cmd = Command::new(driver_dir.join(BINARY));
     cmd.arg(role);
     if let Some(sig) = take(&mut opts, "--defaults") {
-        if role != "server" {
-            return Err("--defaults is for a server".into());
-        }
         cmd.args(defaults_flags(&sig, Path::new(&certs), &timeout));
         for (from, to) in [("--connections", "-connections"), ("--respond", "-respond")] {
             if let Some(v) = take(&mut opts, from) {

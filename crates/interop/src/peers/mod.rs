@@ -56,6 +56,20 @@ pub trait Program: std::fmt::Debug + Send + Sync {
         Err("it has no server of its library's defaults".into())
     }
 
+    /// How to start it as a client of its library's defaults (every version, suite, group
+    /// and scheme it offers by default; it trusts the CA of certificates of kind `sig`) of
+    /// the server at `addr`; `Err(reason)` when it has none. Its ClientHello is what the
+    /// library offers a server it has never met.
+    fn defaults_client(
+        &self,
+        _who: &Who,
+        _sig: SigAlg,
+        _certs: &Path,
+        _addr: &str,
+    ) -> Result<Command, String> {
+        Err("it has no client of its library's defaults".into())
+    }
+
     /// The server command when it is a library's own command-line tool (e.g. `openssl
     /// s_server`): the reference a scan of that library's defaults peer is compared with.
     fn library_server(&self) -> Option<&'static str> {
@@ -213,6 +227,18 @@ impl Peer {
     ) -> Result<ServerPlan, String> {
         self.program
             .defaults_server(&self.who(timeout_s), sig, certs)
+    }
+
+    /// A client of its library's defaults, of the server at `addr`.
+    pub fn defaults_client(
+        &self,
+        sig: SigAlg,
+        certs: &Path,
+        addr: &str,
+        timeout_s: u64,
+    ) -> Result<Command, String> {
+        self.program
+            .defaults_client(&self.who(timeout_s), sig, certs, addr)
     }
 
     pub fn library_server(&self) -> Option<&'static str> {

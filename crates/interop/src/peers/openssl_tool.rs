@@ -50,6 +50,27 @@ impl Program for OpensslTool {
         })
     }
 
+    /// `s_client` with nothing but the CA: the library's and the system's defaults.
+    fn defaults_client(
+        &self,
+        _who: &Who,
+        sig: SigAlg,
+        certs: &Path,
+        addr: &str,
+    ) -> Result<Command, String> {
+        let mut cmd = Command::new("openssl");
+        cmd.args([
+            "s_client",
+            "-connect",
+            addr,
+            "-servername",
+            "localhost",
+            "-CAfile",
+        ])
+        .arg(cert_dir(certs, sig).join(cert_files::CA));
+        Ok(cmd)
+    }
+
     fn has_post_quantum(&self, version: &str) -> bool {
         codes::version_at_least(version, &[3, 5])
     }
