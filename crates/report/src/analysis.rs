@@ -906,6 +906,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         &run.cells,
         &impls,
         extra.twins.as_ref(),
+        extra.instructions.as_ref(),
         extra.offers.as_ref(),
     ));
     sections.extend(

@@ -88,6 +88,7 @@ pub fn section(
     cells: &[CellRecord],
     impls: &[String],
     twins: Option<&RunData>,
+    instructions: Option<&RunData>,
     offers: Option<&Offers>,
 ) -> Option<Section> {
     // The twin run's cells of each stack with itself join the run's own.
@@ -147,6 +148,11 @@ pub fn section(
         blocks.push(Block::Para("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. The factor is the post-quantum handshake's CPU time over the twin's (above 1: dearer), from the two cells' samples in this run; they ran in separate rounds, so the factor is unpaired (u) and its interval is a bootstrap over both sets of samples.".into()));
         blocks.push(Block::Table(t));
     }
+    blocks.extend(
+        instructions
+            .and_then(instruction_cost_table)
+            .map(Block::Table),
+    );
     if let Some(o) = offers {
         blocks.extend(crate::offers::sentence(o).map(Block::Para));
         blocks.push(Block::Table(crate::offers::table(o)));
@@ -321,6 +327,7 @@ struct Cost {
     stack: String,
     choice: String,
     side: &'static str,
+    /// Each handshake's figure: µs, or instructions in the instruction table.
     classical_us: f64,
     post_quantum_us: f64,
     factor: Factor,
@@ -329,6 +336,15 @@ struct Cost {
 /// Each stack's two sides down, each choice across: the factor with its interval, and each
 /// handshake's µs on hover.
 fn cost_matrix(costs: &[Cost]) -> Option<Table> {
+    cost_layout(
+        costs,
+        "What post-quantum costs each stack: CPU per handshake over the classical twin's, each side (hover: both in µs)",
+        cost_cell,
+    )
+}
+
+/// Each stack's two sides down, each choice across, a cell per cost.
+fn cost_layout(costs: &[Cost], caption: &str, cell: impl Fn(&Cost) -> Cell) -> Option<Table> {
     let mut columns: Vec<&str> = Vec::new();
     let mut stacks: Vec<&str> = Vec::new();
     for c in costs {
@@ -354,7 +370,7 @@ fn cost_matrix(costs: &[Cost]) -> Option<Table> {
                         .iter()
                         .find(|c| c.stack == stack && c.choice == choice && c.side == side)
                     {
-                        Some(c) => cost_cell(c),
+                        Some(c) => cell(c),
                         None => Cell::plain("-"),
                     },
                 );
@@ -363,11 +379,78 @@ fn cost_matrix(costs: &[Cost]) -> Option<Table> {
         }
     }
     Some(Table {
-        caption: "What post-quantum costs each stack: CPU per handshake over the classical twin's, each side (hover: both in µs)".into(),
+        caption: caption.into(),
         header,
         rows,
         label_cols: 2,
     })
+}
+
+/// The same costs in instructions, from an instruction-count run holding both handshakes of
+/// a stack with itself (`make report` counts them): counts repeat within 0.1%, so the
+/// factor is their plain ratio.
+fn instruction_cost_table(run: &RunData) -> Option<Table> {
+    let mut costs = Vec::new();
+    for r in &run.records {
+        let side = match r.metric {
+            Metric::ClientInstructions => "client",
+            Metric::ServerInstructions => "server",
+            _ => continue,
+        };
+        let Ok(s) = r.scenario.parse::<Scenario>() else {
+            continue;
+        };
+        if r.client != r.server || Choice::of(&s).is_empty() {
+            continue;
+        }
+        let Some(twin) = s.classical_twin().map(|t| t.to_string()) else {
+            continue;
+        };
+        let Some(cl) = own(&run.records, &twin, &r.client, r.metric) else {
+            continue;
+        };
+        if cl.median <= 0.0 {
+            continue;
+        }
+        let ratio = r.median / cl.median;
+        costs.push(Cost {
+            stack: r.client.clone(),
+            choice: choice_text(&s),
+            side,
+            classical_us: cl.median,
+            post_quantum_us: r.median,
+            factor: Factor {
+                ratio,
+                ci_low: ratio,
+                ci_high: ratio,
+                significant: true,
+                paired: false,
+            },
+        });
+    }
+    cost_layout(
+        &costs,
+        &format!("The same in instructions: each side's instructions per handshake over the classical twin's, counted by callgrind (run {}; hover: both counts)", run.run_id),
+        |c| {
+            let f = c.factor.ratio;
+            let class = if f > 1.01 {
+                Class::Bad
+            } else if f < 0.99 {
+                Class::Good
+            } else {
+                Class::Same
+            };
+            Cell::with(
+                format!("{f:.2}x"),
+                class,
+                Some(format!(
+                    "{} instructions classical, {} post-quantum",
+                    figure(c.classical_us),
+                    figure(c.post_quantum_us)
+                )),
+            )
+        },
+    )
 }
 
 /// A cost factor: above 1 is dearer, so it is classed the other way round from a speed-up.
@@ -429,7 +512,7 @@ mod tests {
             reason: "b has no mldsa44".into(),
         }];
         let impls = vec!["a".to_string(), "b".to_string(), "a (A/A)".to_string()];
-        let s = section(&records, &cells, &impls, None, None).unwrap();
+        let s = section(&records, &cells, &impls, None, None, None).unwrap();
         let tables: Vec<&Table> = s
             .blocks
             .iter()
@@ -466,6 +549,35 @@ mod tests {
     }
 
     #[test]
+    fn instruction_costs_set_each_post_quantum_handshake_over_its_twin_per_side() {
+        let (pq, twin) = (
+            "handshake-tls13-mldsa44-x25519-full",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+        );
+        let run = RunData {
+            run_id: "instr".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records: vec![
+                rec(pq, "a", Metric::ServerInstructions, &[1_500_000.0]),
+                rec(twin, "a", Metric::ServerInstructions, &[1_000_000.0]),
+                rec(pq, "a", Metric::ClientInstructions, &[700_000.0]),
+                rec(twin, "a", Metric::ClientInstructions, &[1_000_000.0]),
+                // A stack without the twin in the run has no row.
+                rec(pq, "b", Metric::ServerInstructions, &[2_000_000.0]),
+            ],
+            cells: Vec::new(),
+        };
+        let t = instruction_cost_table(&run).unwrap();
+        assert_eq!(t.rows.len(), 2, "a's client and server rows only");
+        assert_eq!(t.rows[0][1].text, "client");
+        assert_eq!(t.rows[0][2].text, "0.70x");
+        assert_eq!(t.rows[0][2].class, Class::Good);
+        assert_eq!(t.rows[1][2].text, "1.50x");
+        assert_eq!(t.rows[1][2].class, Class::Bad);
+    }
+
+    #[test]
     fn a_run_without_post_quantum_handshakes_has_no_section() {
         let r = rec(
             "handshake-tls13-ecdsa-p256-x25519-full",
@@ -473,6 +585,6 @@ mod tests {
             Metric::ServerCpuNs,
             &[1.0, 2.0],
         );
-        assert!(section(&[r], &[], &["a".to_string()], None, None).is_none());
+        assert!(section(&[r], &[], &["a".to_string()], None, None, None).is_none());
     }
 }
