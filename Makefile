@@ -376,7 +376,9 @@ nss-primitives: setup
 	$(CC) -O2 -o target/nss-primitives build-support/nss-primitives/nss_primitives.c $$(pkg-config --cflags --libs nss)
 	target/nss-primitives
 
-# The libp2p transport's benchmarks (HandshakeNewPeers, Handshake, Latency, Connections) paired:
+# The libp2p transport's benchmarks (HandshakeNewPeers, Handshake, Latency, Connections) paired,
+# the handshakes on X25519 and X25519MLKEM768, new peers on SecP256r1MLKEM768 and
+# SecP384r1MLKEM1024 too (upstream cannot be made to offer these two, so they have no reference):
 # upstream go-libp2p's transport (the reference), an A/A copy of it, upstream with the spec's
 # self-signature check (the like-for-like reference) and every pair of our
 # backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; then, for

@@ -72,6 +72,13 @@ func OpenSSLHasMLKEM() bool { return libsslHasMLKEM() }
 
 var libsslHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
 
+// OpenSSLHasGroup reports whether the OpenSSL backend's libssl can offer group
+// (BoringSSL, say, has X25519MLKEM768 but neither of the other two hybrids).
+func OpenSSLHasGroup(group tls.CurveID) bool {
+	name, ok := opensslGroupNames[group]
+	return ok && ossl.GroupsSupported(name)
+}
+
 var opensslGroupNames = map[tls.CurveID]string{
 	tls.X25519:             "X25519",
 	tls.CurveP256:          "P-256",

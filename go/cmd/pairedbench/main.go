@@ -97,6 +97,8 @@ func main() {
 	flag.StringVar(&workloads, "workloads", "HandshakeNewPeers,Handshake,Latency,Connections", "comma-separated workloads to run, in the order they are reported: HandshakeNewPeers (a new peer every handshake), Handshake (the same two peers reconnecting), Latency, Connections")
 	var groups string
 	flag.StringVar(&groups, "groups", "X25519,X25519MLKEM768", "comma-separated key exchanges each handshake workload runs with (Latency runs with X25519 only: its timing has no handshake)")
+	var newPeerGroups string
+	flag.StringVar(&newPeerGroups, "new-peer-groups", "SecP256r1MLKEM768,SecP384r1MLKEM1024", "comma-separated key exchanges the HandshakeNewPeers workload runs with besides --groups, each group alone on both sides (upstream cannot be made to negotiate them, so they have no reference arm); empty: none")
 	flag.StringVar(&o.out, "out", "", "JSON-lines file for the records (required; replaced atomically)")
 	flag.StringVar(&o.rev, "git-rev", "", "git revision to record in the environment")
 	flag.StringVar(&o.runID, "run-id", "", "run id for the records (default go-bench-TIMESTAMP); processes built against different libssl releases share one to make one run")
@@ -120,7 +122,7 @@ func main() {
 		err = fmt.Errorf("--arms %q: want all or openssl", armSet)
 	}
 	if err == nil {
-		o.workloads, err = parseWorkloads(workloads, groups)
+		o.workloads, err = parseWorkloads(workloads, groups, newPeerGroups)
 	}
 	if err != nil || o.out == "" || flag.NArg() > 0 || o.rounds < 2 || o.sample <= 0 {
 		if err != nil {
@@ -143,15 +145,16 @@ func main() {
 	}
 }
 
-// parseWorkloads is each named workload with each group that changes it.
-func parseWorkloads(list, groupList string) ([]bench.Workload, error) {
-	var groups []tls.CurveID
-	for name := range strings.SplitSeq(groupList, ",") {
-		g, err := groupNamed(strings.TrimSpace(name))
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, g)
+// parseWorkloads is each named workload with each group that changes it, and
+// the new-peers workload with each of newPeerList's too.
+func parseWorkloads(list, groupList, newPeerList string) ([]bench.Workload, error) {
+	groups, err := groupsNamed(groupList)
+	if err != nil {
+		return nil, err
+	}
+	newPeerGroups, err := groupsNamed(newPeerList)
+	if err != nil {
+		return nil, err
 	}
 	var ws []bench.Workload
 	for name := range strings.SplitSeq(list, ",") {
@@ -164,13 +167,37 @@ func parseWorkloads(list, groupList string) ([]bench.Workload, error) {
 				ws = append(ws, wg)
 			}
 		}
+		if !w.MeetsNewPeers() {
+			continue
+		}
+		for _, g := range newPeerGroups {
+			if wg, ok := w.WithGroup(g); ok && !slices.Contains(groups, g) {
+				ws = append(ws, wg)
+			}
+		}
 	}
 	return ws, nil
 }
 
+// groupsNamed reads a comma-separated list of groups; "" is none.
+func groupsNamed(list string) ([]tls.CurveID, error) {
+	var groups []tls.CurveID
+	for name := range strings.SplitSeq(list, ",") {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		g, err := groupNamed(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
 func groupNamed(name string) (tls.CurveID, error) {
 	var valid []string
-	for _, g := range bench.Groups {
+	for _, g := range slices.Concat(bench.Groups, bench.Hybrids) {
 		if strings.EqualFold(g.String(), name) {
 			return g, nil
 		}
@@ -316,7 +343,11 @@ func factorText(ratios []float64) string {
 }
 
 func printTable(w io.Writer, r outcome) {
-	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, r.w.Group, len(r.samples[0]))
+	rounds := 0
+	for _, s := range r.samples {
+		rounds = max(rounds, len(s))
+	}
+	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, r.w.Group, rounds)
 	fmt.Fprintf(w, "%s\n", r.w.About)
 	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -161,7 +161,7 @@ func TestAnUnsupportedArmIsNotAFailure(t *testing.T) {
 
 // Each handshake workload runs once per group, Latency once.
 func TestGroupsMultiplyTheHandshakeWorkloads(t *testing.T) {
-	ws, err := parseWorkloads("Handshake,Latency", "X25519,x25519mlkem768")
+	ws, err := parseWorkloads("Handshake,Latency", "X25519,x25519mlkem768", "SecP256r1MLKEM768")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,20 @@ func TestGroupsMultiplyTheHandshakeWorkloads(t *testing.T) {
 	if strings.Join(names, " ") != "Handshake Handshake/X25519MLKEM768 Latency" {
 		t.Errorf("workloads %v", names)
 	}
-	if _, err := parseWorkloads("Handshake", "P-521"); err == nil || !strings.Contains(err.Error(), "valid: X25519, X25519MLKEM768") {
+	if _, err := parseWorkloads("Handshake", "P-521", ""); err == nil || !strings.Contains(err.Error(), "valid: X25519, X25519MLKEM768") {
 		t.Errorf("an unknown group: %v", err)
+	}
+	// The other hybrids join the new-peers workload only.
+	ws, err = parseWorkloads("HandshakeNewPeers,Handshake", "X25519", "SecP256r1MLKEM768,SecP384r1MLKEM1024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, w := range ws {
+		names = append(names, w.Name)
+	}
+	if strings.Join(names, " ") != "HandshakeNewPeers HandshakeNewPeers/SecP256r1MLKEM768 HandshakeNewPeers/SecP384r1MLKEM1024 Handshake" {
+		t.Errorf("workloads %v", names)
 	}
 }
 

@@ -24,6 +24,12 @@ import (
 // and BoringSSL have it; the system OpenSSL 3.0 does not).
 var Groups = []tls.CurveID{tls.X25519, tls.X25519MLKEM768}
 
+// Hybrids are the other two hybrid groups crypto/tls and OpenSSL 3.5+ offer,
+// which the new-peers workload runs with too (pairedbench --new-peer-groups).
+// Upstream go-libp2p cannot be made to negotiate either, so they have no
+// reference arm: each backend's figures stand beside the other's.
+var Hybrids = []tls.CurveID{tls.SecP256r1MLKEM768, tls.SecP384r1MLKEM1024}
+
 // ErrUnsupported marks a transport that cannot run a group at all: its
 // cell is unsupported, not failed.
 var ErrUnsupported = errors.New("unsupported")
@@ -33,6 +39,7 @@ var ErrUnsupported = errors.New("unsupported")
 // (and so upstream go-libp2p) offers by default, key shares for both
 // included; pinning ML-KEM alone would spare our client the X25519 share
 // upstream's client sends, and the comparison would not be like for like.
+// The other hybrids (Hybrids) have no upstream arm to match: alone.
 func offer(group tls.CurveID) []tls.CurveID {
 	if group == tls.X25519MLKEM768 {
 		return []tls.CurveID{tls.X25519MLKEM768, tls.X25519}
@@ -51,7 +58,7 @@ func upstreamOffers(group tls.CurveID) error {
 	case tls.X25519MLKEM768:
 		return setGODEBUG("tlsmlkem", "1")
 	}
-	return fmt.Errorf("%w: upstream go-libp2p cannot be made to negotiate %v", ErrUnsupported, group)
+	return fmt.Errorf("%w: upstream go-libp2p cannot be made to negotiate %v (crypto/tls sends key shares for X25519MLKEM768 and X25519 only, and go-libp2p takes no group setting)", ErrUnsupported, group)
 }
 
 // setGODEBUG sets one GODEBUG setting, keeping the others the user set.
@@ -134,12 +141,15 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 			return nil, fmt.Errorf("%w: %w", ErrUnsupported, libp2ptls.ErrOpenSSLNotCompiledIn)
 		}
 		t.Version = libp2ptls.OpenSSLVersion()
-		if group == tls.X25519MLKEM768 && !libp2ptls.OpenSSLHasMLKEM() {
-			return nil, fmt.Errorf("%w: %s has no X25519MLKEM768", ErrUnsupported, t.Version)
+		if group != tls.X25519 && !libp2ptls.OpenSSLHasGroup(group) {
+			return nil, fmt.Errorf("%w: %s has no %v", ErrUnsupported, t.Version, group)
 		}
 		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(offer(group)...))
 	default:
 		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s, %s)", name, UpstreamName, UpstreamSpecName, StdName, OpenSSLName)
+	}
+	if errors.Is(err, ErrUnsupported) {
+		return nil, err // the arm's row names the transport; the reason is the rest
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
