@@ -412,15 +412,41 @@ fn counters_and_ceilings_are_measured_and_sane() {
         "a ceiling is one library with itself"
     );
     // The stack's rates over its own AEAD's, taken in turns: a stack may not out-run its
-    // cipher by more than the noise, and spends some of its time on it.
+    // cipher by more than the noise, and spends some of its time on it. A share outside is
+    // measured again, alone: once (2.04, s2n-tls's receive) a shared machine's slow spell
+    // outlasted all five turns of one cell, and a real fault repeats where that does not.
+    let sane = |r: &Record| r.median > 0.05 && r.median < 1.3;
     for m in [Metric::SendShareOfSeal, Metric::RecvShareOfOpen] {
-        for r in records.iter().filter(|x| x.metric == m) {
+        for r in records.iter().filter(|x| x.metric == m && !sane(x)) {
+            let again = d.join(format!("ceiling-again-{}.jsonl", r.client));
+            let o = tlsmatrix(&[
+                "run",
+                "--measure",
+                "ceiling",
+                "--impl",
+                &r.client,
+                "--scenario",
+                &r.scenario,
+                "--runs",
+                "5",
+                "--sample-ms",
+                "20",
+                "--out",
+                again.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let rerun = result_records(&again);
+            let share = rerun
+                .iter()
+                .find(|x| x.metric == m)
+                .expect("the share again");
             assert!(
-                r.median > 0.05 && r.median < 1.3,
-                "{} {} {m}: {}",
+                sane(share),
+                "{} {} {m}: {}, then {}",
                 r.client,
                 r.scenario,
-                r.median
+                r.median,
+                share.median
             );
         }
         assert_eq!(records.iter().filter(|x| x.metric == m).count(), 8);
