@@ -20,8 +20,9 @@ pub(crate) struct RunArgs {
     bulk_bytes: usize,
     /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no),
     /// `wire` (each sample one traced connection; the median trace follows the samples),
-    /// `counters` (page faults and context switches per side) or `ceiling` (the library's
-    /// own AEAD on a bulk scenario's records; client and server the same impl).
+    /// `counters` (page faults and context switches per side), `ceiling` (the library's
+    /// own AEAD on a bulk scenario's records; client and server the same impl) or `setup`
+    /// (contexts and connection objects without a handshake; the same impl on both sides).
     #[arg(long, default_value = "time")]
     measure: Measure,
     /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
@@ -57,6 +58,13 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             Some("a profile splits one stack's time by side: run each impl with itself")
         }
         (Measure::Profile, _) => Some("a profile is taken on bulk scenarios"),
+        (Measure::Setup, Scenario::Handshake(_)) if cell.client.name() == cell.server.name() => {
+            None
+        }
+        (Measure::Setup, Scenario::Handshake(_)) => Some(
+            "setup costs are one library's contexts and connections: run each impl with itself",
+        ),
+        (Measure::Setup, _) => Some("setup costs are taken on handshake scenarios"),
         _ => None,
     };
     if let Some(reason) = unmeasurable {
@@ -155,10 +163,22 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
                 return refuse(reason);
             }
         }
-        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
-        | (Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile, _) => {
-            unreachable!("refused above")
+        (Measure::Setup, Scenario::Handshake(_)) => {
+            let make = |side| match side {
+                Side::Client => client.factory(Side::Client, cfg),
+                Side::Server => server.factory(Side::Server, cfg),
+            };
+            tlsmatrix_measure::setup::costs(&make, &budget, on_sample)?
         }
+        (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
+        | (
+            Measure::Wire
+            | Measure::Counters
+            | Measure::Ceiling
+            | Measure::Profile
+            | Measure::Setup,
+            _,
+        ) => unreachable!("refused above"),
     }
     emit(&DriverMessage::Done);
     Ok(())

@@ -99,6 +99,8 @@ pub enum RunKind {
     Ceiling,
     /// Where each side's time goes (`--measure profile`).
     Profile,
+    /// Contexts and connection objects without a handshake (`--measure setup`).
+    Setup,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
     /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
@@ -118,6 +120,7 @@ impl RunKind {
             RunKind::Counters => "OS-counter ",
             RunKind::Ceiling => "AEAD-ceiling ",
             RunKind::Profile => "profile ",
+            RunKind::Setup => "setup-cost ",
             RunKind::Allocators => "allocator ",
             RunKind::Twins => "post-quantum twin ",
         }
@@ -321,6 +324,7 @@ impl Store {
             RunKind::Counters => "r.measure = 'counters'".into(),
             RunKind::Ceiling => "r.measure = 'ceiling'".into(),
             RunKind::Profile => "r.measure = 'profile'".into(),
+            RunKind::Setup => "r.measure = 'setup'".into(),
             RunKind::Instructions => "r.measure = 'instructions'".into(),
             RunKind::Wire => "r.measure = 'wire'".into(),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),

@@ -317,7 +317,7 @@ pub fn run(opts: Options) -> Result<bool> {
         results.path().display()
     );
     if opts.offers || (opts.cases.is_empty() && !opts.quick && opts.shard.index == 1) {
-        read_offers(&peers, &certs_dir, &run_id, &opts.out, opts.timeout)?;
+        read_offers(&peers, &certs_dir, &run_id, &opts)?;
     }
     // New failures are named last, where a user looks when the exit status is 1.
     for l in lines.iter().filter(|l| l.outcome == "fail") {
@@ -330,28 +330,21 @@ pub fn run(opts: Options) -> Result<bool> {
 }
 
 /// Reads what each TLS client offers on its defaults, writes it beside the interop results
-/// and prints it.
-/// Each client has the cells' `limit` to send its ClientHello.
-fn read_offers(
-    peers: &[Peer],
-    certs_dir: &Path,
-    run_id: &str,
-    out: &Path,
-    limit: Duration,
-) -> Result<()> {
+/// and prints it. Each client has the cells' limit to send its ClientHello.
+fn read_offers(peers: &[Peer], certs_dir: &Path, run_id: &str, opts: &Options) -> Result<()> {
     certs::load_or_generate(certs_dir, offers::CERT).with_context(|| {
         format!(
             "cannot prepare test certificates in {}",
             certs_dir.display()
         )
     })?;
-    let offers = offers::read_all(peers, certs_dir, run_id, limit);
-    let path = out.with_file_name(tlsmatrix_report::OFFERS_FILE);
+    let offers = offers::read_all(peers, certs_dir, run_id, opts.timeout);
+    let path = opts.out.with_file_name(tlsmatrix_report::OFFERS_FILE);
     tlsmatrix_history::offers::write(&path, &offers)?;
-    print!(
-        "\n{}",
-        Table::from_doc(&tlsmatrix_report::offers::table(&offers)).render()
-    );
+    let table = Table::from_doc(&tlsmatrix_report::offers::table(&offers)).render();
+    // Markdown shows a text table as it is only inside a fence.
+    let fence = if opts.markdown { "```\n" } else { "" };
+    print!("\n{fence}{table}{fence}");
     if let Some(s) = tlsmatrix_report::offers::sentence(&offers) {
         println!("{s}");
     }

@@ -12,5 +12,6 @@ pub mod memprobe;
 pub mod paired;
 pub mod profile;
 pub mod sample;
+pub mod setup;
 pub mod split;
 pub mod workload;

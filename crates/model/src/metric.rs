@@ -85,6 +85,10 @@ pub enum Metric {
     RecvAllocShare,
     RecvKernelShare,
     RecvOtherShare,
+    ClientContextNs,
+    ServerContextNs,
+    ClientConnectionNs,
+    ServerConnectionNs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +138,8 @@ pub enum Source {
     Ceiling,
     /// Shares of a side's perf samples (`--measure profile`).
     Profile,
+    /// Contexts and connection objects made without a handshake (`--measure setup`).
+    Setup,
 }
 
 impl Source {
@@ -148,6 +154,7 @@ impl Source {
             Source::Counters => "run --measure counters",
             Source::Ceiling => "run --measure ceiling",
             Source::Profile => "run --measure profile",
+            Source::Setup => "run --measure setup",
         }
     }
 }
@@ -586,6 +593,18 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::RecvOtherShare, "recv_other_share", "fraction", Lower, Server, Source::Profile,
         "share of the receiver's perf samples elsewhere")
         .shown("recv % elsewhere", "%", Percent),
+    row(Metric::ClientContextNs, "client_context_ns", "ns", Lower, Client, Source::Setup,
+        "making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it")
+        .shown("client context µs", "µs", Scale::Micros),
+    row(Metric::ServerContextNs, "server_context_ns", "ns", Lower, Server, Source::Setup,
+        "making the server's context with its certificate chain and private key loaded from memory, and freeing it")
+        .shown("server context µs", "µs", Scale::Micros),
+    row(Metric::ClientConnectionNs, "client_connection_ns", "ns", Lower, Client, Source::Setup,
+        "making a client connection object from its context and freeing it, without a handshake")
+        .shown("client connection µs", "µs", Scale::Micros),
+    row(Metric::ServerConnectionNs, "server_connection_ns", "ns", Lower, Server, Source::Setup,
+        "making a server connection object from its context and freeing it, without a handshake")
+        .shown("server connection µs", "µs", Scale::Micros),
 ];
 
 const fn all() -> [Metric; METRICS.len()] {
@@ -775,7 +794,7 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::RecvOtherShare as usize, METRICS.len() - 1);
+        assert_eq!(Metric::ServerConnectionNs as usize, METRICS.len() - 1);
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

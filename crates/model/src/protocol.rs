@@ -21,6 +21,10 @@ pub enum Measure {
     /// Where each side's time goes, from perf samples charged to the side whose call they
     /// fell in (`tlsmatrix_measure::profile`), bulk scenarios, each impl with itself.
     Profile,
+    /// What a connection costs beside its handshake: a context with its certificate and key
+    /// loaded, and a connection object made and freed, per side (handshake scenarios, each
+    /// impl with itself).
+    Setup,
 }
 
 impl Measure {
@@ -32,6 +36,7 @@ impl Measure {
             Measure::Counters => "counters",
             Measure::Ceiling => "ceiling",
             Measure::Profile => "profile",
+            Measure::Setup => "setup",
         }
     }
 }
@@ -49,6 +54,7 @@ impl Measure {
                 Source::Wire | Source::WirePath => Measure::Wire,
                 Source::Counters => Measure::Counters,
                 Source::Ceiling => Measure::Ceiling,
+                Source::Setup => Measure::Setup,
                 Source::Time | Source::GoBench | Source::Proxy => Measure::Time,
             })
             .find(|m| *m != Measure::Time)
@@ -66,8 +72,9 @@ impl std::str::FromStr for Measure {
             "counters" => Ok(Measure::Counters),
             "ceiling" => Ok(Measure::Ceiling),
             "profile" => Ok(Measure::Profile),
+            "setup" => Ok(Measure::Setup),
             _ => Err(format!(
-                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile)"
+                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup)"
             )),
         }
     }

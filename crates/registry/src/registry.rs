@@ -280,9 +280,12 @@ const INSTRUCTION_HANDSHAKES: u32 = 32;
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
     let mut cmd = match req.measure {
-        Measure::Time | Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile => {
-            req.driver.command()
-        }
+        Measure::Time
+        | Measure::Wire
+        | Measure::Counters
+        | Measure::Ceiling
+        | Measure::Profile
+        | Measure::Setup => req.driver.command(),
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
@@ -325,7 +328,7 @@ fn driver_command(req: &CellRequest) -> Command {
     }
     if matches!(
         req.measure,
-        Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile
+        Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile | Measure::Setup
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }

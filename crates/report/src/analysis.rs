@@ -646,6 +646,8 @@ pub struct Companions {
     pub ceiling: Option<RunData>,
     /// The newest profile run: where each side's time goes.
     pub profile: Option<RunData>,
+    /// The newest setup run: contexts and connection objects without a handshake.
+    pub setup: Option<RunData>,
     pub allocators: Option<RunData>,
     /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
     /// with its classical twin on the same stack.
@@ -909,12 +911,10 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.instructions.as_ref(),
         extra.offers.as_ref(),
     ));
-    sections.extend(
-        extra
-            .instructions
-            .as_ref()
-            .and_then(crate::time_goes::section),
-    );
+    sections.extend(crate::time_goes::section(
+        extra.instructions.as_ref(),
+        extra.setup.as_ref(),
+    ));
     sections.extend(crate::releases::section(&run.records, &impls));
     sections.extend(extra.published.iter().filter_map(crate::published::section));
     sections.extend(history_section(history));

@@ -28,6 +28,7 @@ pub mod post_quantum;
 pub mod published;
 pub mod releases;
 pub mod repeatability;
+mod setup_costs;
 pub mod summary;
 mod svg;
 pub mod text_table;

@@ -127,10 +127,25 @@ fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
 }
 
 /// The section, when the instruction run has a split.
-pub fn section(run: &RunData) -> Option<Section> {
+/// The instruction split of an instruction-count run, then what a connection costs beside
+/// its handshake from a setup run; either may be missing.
+pub fn section(instructions: Option<&RunData>, setup: Option<&RunData>) -> Option<Section> {
+    let mut blocks = instructions.map(split_blocks).unwrap_or_default();
+    blocks.extend(setup.map(crate::setup_costs::blocks).unwrap_or_default());
+    if blocks.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "time-goes".into(),
+        title: "Where the time goes".into(),
+        blocks,
+    })
+}
+
+fn split_blocks(run: &RunData) -> Vec<Block> {
     let scenarios = split_scenarios(run);
     if scenarios.is_empty() {
-        return None;
+        return Vec::new();
     }
     let impls = run.impls();
     let mut blocks = vec![Block::Para(METHOD.into())];
@@ -187,11 +202,7 @@ pub fn section(run: &RunData) -> Option<Section> {
             )));
         }
     }
-    Some(Section {
-        id: "time-goes".into(),
-        title: "Where the time goes".into(),
-        blocks,
-    })
+    blocks
 }
 
 #[cfg(test)]
@@ -245,7 +256,7 @@ mod tests {
         }
         // Go's driver counts totals only.
         records.push(rec("go", Metric::ClientInstructions, 3000.0));
-        let s = section(&run(records)).unwrap();
+        let s = section(Some(&run(records)), None).unwrap();
         let Block::Table(t) = &s.blocks[1] else {
             panic!("no table")
         };
@@ -284,6 +295,10 @@ mod tests {
 
     #[test]
     fn a_run_without_a_split_has_no_section() {
-        assert!(section(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])).is_none());
+        assert!(section(
+            Some(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])),
+            None
+        )
+        .is_none());
     }
 }

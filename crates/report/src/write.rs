@@ -66,6 +66,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             counters: companion(RunKind::Counters)?,
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
+            setup: companion(RunKind::Setup)?,
             allocators: companion(RunKind::Allocators)?,
             twins: companion(RunKind::Twins)?,
             published: tlsmatrix_model::plan::PLANS

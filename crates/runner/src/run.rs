@@ -516,9 +516,13 @@ fn plan<'r>(
 ) -> Plan<'r> {
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
-        // A ceiling is one library's own AEAD, and a profile one stack's time split by side,
-        // so each impl runs them with itself.
-        if matches!(opts.measure, Measure::Ceiling | Measure::Profile) || opts.self_pairs_only {
+        // A ceiling is one library's own AEAD, a profile one stack's time split by side and
+        // a setup one library's contexts and connections, so each impl runs them with itself.
+        if matches!(
+            opts.measure,
+            Measure::Ceiling | Measure::Profile | Measure::Setup
+        ) || opts.self_pairs_only
+        {
             return c.name == v.name;
         }
         !opts.baseline_pairs_only
@@ -661,8 +665,10 @@ fn run_single(
     let side_by_side = |s: &Scenario| -> (usize, bool) {
         if counted(s) {
             (settings.cpus.len(), false)
-        } else if matches!(opts.measure, Measure::Ceiling | Measure::Counters)
-            || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
+        } else if matches!(
+            opts.measure,
+            Measure::Ceiling | Measure::Counters | Measure::Setup
+        ) || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
         {
             (opts.lanes, opts.lanes > 1)
         } else {

@@ -1,0 +1,153 @@
+//! What a connection costs beside its handshake, from a setup run (`tlsmatrix run --measure
+//! setup`): each library's contexts and connection objects, per side, a table per scenario.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::Metric;
+
+use crate::doc::{Block, Cell, Class, Table};
+use crate::figures::figure;
+
+const COSTS: [Metric; 4] = [
+    Metric::ClientContextNs,
+    Metric::ServerContextNs,
+    Metric::ClientConnectionNs,
+    Metric::ServerConnectionNs,
+];
+
+const METHOD: &str = "What an application pays per connection beside the handshake, each library with itself: a context made from the certificate chain and key in memory and freed (the client's holds its trusted CA), and a connection object made from a context and freed without a byte exchanged (perftools' sslnew is OpenSSL's own measure of the second). A library that starts its handshake when the object is made (rustls's client builds its ClientHello and key shares then) pays that here. Each figure is the median of the run's samples, each a batch of the same operation.";
+
+/// The tables, with the method first and the libraries that could not be measured last.
+pub fn blocks(run: &RunData) -> Vec<Block> {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for r in run.records.iter().filter(|r| COSTS.contains(&r.metric)) {
+        if !scenarios.contains(&r.scenario.as_str()) {
+            scenarios.push(&r.scenario);
+        }
+    }
+    if scenarios.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Para(METHOD.into())];
+    for scenario in scenarios {
+        let mut rows = Vec::new();
+        for imp in run.impls() {
+            let cells: Vec<Cell> = COSTS
+                .iter()
+                .map(|&m| {
+                    run.records
+                        .iter()
+                        .find(|r| {
+                            r.scenario == scenario
+                                && r.client == imp
+                                && r.server == imp
+                                && r.metric == m
+                        })
+                        .map_or_else(
+                            || Cell::plain("-"),
+                            |r| {
+                                Cell::with(
+                                    figure(r.median / 1e3),
+                                    Class::Plain,
+                                    Some(format!(
+                                        "{} samples, 95% interval {}-{} µs",
+                                        r.samples.len(),
+                                        figure(r.ci_low / 1e3),
+                                        figure(r.ci_high / 1e3)
+                                    )),
+                                )
+                            },
+                        )
+                })
+                .collect();
+            if cells.iter().all(|c| c.text == "-") {
+                continue;
+            }
+            let mut row = vec![Cell::plain(imp)];
+            row.extend(cells);
+            rows.push(row);
+        }
+        blocks.push(Block::Table(Table {
+            caption: format!(
+                "{scenario}: what a connection costs beside its handshake, µs (run {}; hover: the interval)",
+                run.run_id
+            ),
+            header: [
+                "impl",
+                "client context",
+                "server context (chain and key loaded)",
+                "client connection",
+                "server connection",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+            label_cols: 1,
+        }));
+    }
+    let refused: Vec<String> = run
+        .cells
+        .iter()
+        .filter(|c| c.client == c.server)
+        .map(|c| format!("{}: {}", c.client, c.reason))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !refused.is_empty() {
+        blocks.push(Block::Para(format!(
+            "Not measured: {}.",
+            refused.join("; ")
+        )));
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::record::{Env, Record};
+
+    #[test]
+    fn a_row_per_library_in_microseconds_and_the_refusals_named() {
+        let rec = |imp: &str, m: Metric, ns: f64| {
+            Record::from_samples(
+                "setup",
+                "handshake-tls13-ecdsa-p256-x25519-full",
+                (imp, "v"),
+                (imp, "v"),
+                m,
+                vec![ns, ns * 1.01, ns * 0.99],
+                Env::default(),
+            )
+            .unwrap()
+        };
+        let mut records: Vec<Record> = COSTS.iter().map(|&m| rec("a", m, 12_345.0)).collect();
+        records.push(rec("b", Metric::ServerContextNs, 150_000.0));
+        let run = RunData {
+            run_id: "setup".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: vec![tlsmatrix_model::record::CellRecord {
+                schema: tlsmatrix_model::record::CELL_SCHEMA.into(),
+                run_id: "setup".into(),
+                scenario: "handshake-tls13-ecdsa-p256-x25519-full".into(),
+                client: "go".into(),
+                server: "go".into(),
+                outcome: tlsmatrix_model::record::CellStatus::Unsupported,
+                reason: "no contexts".into(),
+            }],
+        };
+        let b = blocks(&run);
+        let Block::Table(t) = &b[1] else {
+            panic!("a table after the method")
+        };
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0][1].text, "12.3");
+        assert_eq!(t.rows[1][2].text, "150");
+        assert_eq!(t.rows[1][1].text, "-");
+        let Block::Para(p) = &b[2] else {
+            panic!("the refusals last")
+        };
+        assert_eq!(p, "Not measured: go: no contexts.");
+    }
+}
