@@ -98,7 +98,8 @@ pub fn table(offers: &Offers) -> Table {
         .map(String::from)
         .to_vec(),
         rows,
-        label_cols: 1,
+        // Every column but the ClientHello's size is a list of names.
+        label_cols: 5,
     }
 }
 
