@@ -909,6 +909,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         &impls,
         extra.twins.as_ref(),
         extra.instructions.as_ref(),
+        extra.wire.as_ref(),
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(

@@ -227,6 +227,18 @@ const (
 
 	// RecvOtherShare: share of the receiver's perf samples elsewhere.
 	RecvOtherShare = "recv_other_share"
+
+	// ClientContextNs: making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it.
+	ClientContextNs = "client_context_ns"
+
+	// ServerContextNs: making the server's context with its certificate chain and private key loaded from memory, and freeing it.
+	ServerContextNs = "server_context_ns"
+
+	// ClientConnectionNs: making a client connection object from its context and freeing it, without a handshake.
+	ClientConnectionNs = "client_connection_ns"
+
+	// ServerConnectionNs: making a server connection object from its context and freeing it, without a handshake.
+	ServerConnectionNs = "server_connection_ns"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -258,7 +270,7 @@ func Unit(name string) string {
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs:
 		return "ns"
 	case ClientContextSwitches, ServerContextSwitches:
 		return "switches"
