@@ -419,7 +419,10 @@ struct RunArgs {
     /// the most its bulk figures could reach; or `profile` (bulk scenarios, each impl with
     /// itself; needs perf): `perf record -e cpu-clock` attached to the driver, each perf
     /// sample charged to the side whose call it fell in and classed by its function (cipher,
-    /// copies, malloc, kernel, elsewhere); 200 ms samples by default.
+    /// copies, malloc, kernel, elsewhere); 200 ms samples by default; or `setup` (handshake
+    /// scenarios, each impl with itself): what a connection costs beside its handshake, each
+    /// side's context (chain and key loaded from memory) and connection object, made and
+    /// freed, in ns per operation.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_model::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself

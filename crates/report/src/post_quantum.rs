@@ -389,25 +389,26 @@ fn cost_layout(costs: &[Cost], caption: &str, cell: impl Fn(&Cost) -> Cell) -> O
     })
 }
 
+/// The records of `metrics` of a stack with itself on a post-quantum handshake, each with its
+/// scenario and its classical twin's id.
+fn with_twins<'a>(
+    records: &'a [Record],
+    metrics: &'a [Metric],
+) -> impl Iterator<Item = (&'a Record, Scenario, String)> + 'a {
+    records.iter().filter_map(move |r| {
+        let s = r.scenario.parse::<Scenario>().ok()?;
+        let post_quantum = r.client == r.server && !Choice::of(&s).is_empty();
+        let twin = s.classical_twin().map(|t| t.to_string())?;
+        (metrics.contains(&r.metric) && post_quantum).then_some((r, s, twin))
+    })
+}
+
 /// What each post-quantum choice adds on the wire, from a wire run holding both handshakes of
 /// a stack with itself: each side's bytes over the twin's, the largest flight, and the round
 /// trips until the client can send (a server flight over TCP's initial window adds one).
 fn bytes_table(run: &RunData) -> Option<Table> {
     let mut rows = Vec::new();
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.metric == Metric::ServerWireBytes)
-    {
-        let Ok(s) = r.scenario.parse::<Scenario>() else {
-            continue;
-        };
-        if r.client != r.server || Choice::of(&s).is_empty() {
-            continue;
-        }
-        let Some(twin) = s.classical_twin().map(|t| t.to_string()) else {
-            continue;
-        };
+    for (r, s, twin) in with_twins(&run.records, &[Metric::ServerWireBytes]) {
         let both = |m: Metric| {
             own(&run.records, &r.scenario, &r.client, m)
                 .zip(own(&run.records, &twin, &r.client, m))
@@ -457,20 +458,12 @@ fn bytes_table(run: &RunData) -> Option<Table> {
 /// factor is their plain ratio.
 fn instruction_cost_table(run: &RunData) -> Option<Table> {
     let mut costs = Vec::new();
-    for r in &run.records {
-        let side = match r.metric {
-            Metric::ClientInstructions => "client",
-            Metric::ServerInstructions => "server",
-            _ => continue,
-        };
-        let Ok(s) = r.scenario.parse::<Scenario>() else {
-            continue;
-        };
-        if r.client != r.server || Choice::of(&s).is_empty() {
-            continue;
-        }
-        let Some(twin) = s.classical_twin().map(|t| t.to_string()) else {
-            continue;
+    let sides = [Metric::ClientInstructions, Metric::ServerInstructions];
+    for (r, s, twin) in with_twins(&run.records, &sides) {
+        let side = if r.metric == Metric::ClientInstructions {
+            "client"
+        } else {
+            "server"
         };
         let Some(cl) = own(&run.records, &twin, &r.client, r.metric) else {
             continue;
