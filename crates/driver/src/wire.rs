@@ -13,6 +13,7 @@ use tlsmatrix_harness::endpoint::{EndpointFactory, PeerClosed, TlsEndpoint};
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::{self, Negotiated};
 use tlsmatrix_harness::pair::Checksum;
+use tlsmatrix_harness::tcp;
 use tlsmatrix_model::interop::{payload, Case, Echo, Expect};
 use tlsmatrix_model::scenario::ConnParams;
 use tlsmatrix_model::side::Side;
@@ -461,40 +462,30 @@ fn check_alpn(case: &Case, ep: &dyn TlsEndpoint) -> Result<()> {
 /// probe, such as a readiness check) is said on stderr and skipped, so the real client that
 /// follows is served instead of failing the case on an empty handshake.
 fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
-    listener.set_nonblocking(true)?;
     loop {
-        match listener.accept() {
-            Ok((s, from)) => {
-                s.set_nonblocking(false)?;
-                let left = deadline.saturating_duration_since(Instant::now());
-                s.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
-                // A close or a reset before the first byte is a probe.
-                let probe = match s.peek(&mut [0u8; 1]) {
-                    Ok(0) => Some("closed"),
-                    Ok(_) => None,
-                    Err(e) if e.kind() == ErrorKind::ConnectionReset => Some("reset"),
-                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                        bail!("timed out: {from} connected but sent nothing")
-                    }
-                    Err(e) => return Err(anyhow!(e).context("reading the client's first bytes")),
-                };
-                if let Some(how) = probe {
-                    eprintln!(
-                        "note: {from} connected and {how} without sending a byte (a port probe?); waiting for the client"
-                    );
-                    continue;
-                }
-                s.set_read_timeout(None)?;
-                return Ok(s);
+        let Some((s, from)) = tcp::accept_by(listener, deadline, || Ok(()))? else {
+            bail!("timed out: no client connected");
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        s.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+        // A close or a reset before the first byte is a probe.
+        let probe = match s.peek(&mut [0u8; 1]) {
+            Ok(0) => Some("closed"),
+            Ok(_) => None,
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => Some("reset"),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                bail!("timed out: {from} connected but sent nothing")
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                if Instant::now() >= deadline {
-                    bail!("timed out: no client connected");
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(anyhow!(e).context("accepting a connection")),
+            Err(e) => return Err(anyhow!(e).context("reading the client's first bytes")),
+        };
+        if let Some(how) = probe {
+            eprintln!(
+                "note: {from} connected and {how} without sending a byte (a port probe?); waiting for the client"
+            );
+            continue;
         }
+        s.set_read_timeout(None)?;
+        return Ok(s);
     }
 }
 

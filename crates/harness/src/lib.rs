@@ -9,4 +9,5 @@ pub mod endpoint;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;
+pub mod tcp;
 pub mod witness;

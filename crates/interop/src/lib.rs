@@ -143,12 +143,16 @@ struct Done {
 fn prepare_certs(cases: &[&Case], dir: &Path) -> Result<()> {
     for c in cases {
         for sig in [c.client.sig, c.server.sig] {
-            certs::load_or_generate(dir, sig).with_context(|| {
-                format!("cannot prepare test certificates in {}", dir.display())
-            })?;
+            prepare_cert(dir, sig)?;
         }
     }
     Ok(())
+}
+
+fn prepare_cert(dir: &Path, sig: tlsmatrix_model::scenario::SigAlg) -> Result<()> {
+    certs::load_or_generate(dir, sig)
+        .map(drop)
+        .with_context(|| format!("cannot prepare test certificates in {}", dir.display()))
 }
 
 pub fn run(opts: Options) -> Result<bool> {
@@ -332,12 +336,7 @@ pub fn run(opts: Options) -> Result<bool> {
 /// Reads what each TLS client offers on its defaults, writes it beside the interop results
 /// and prints it. Each client has the cells' limit to send its ClientHello.
 fn read_offers(peers: &[Peer], certs_dir: &Path, run_id: &str, opts: &Options) -> Result<()> {
-    certs::load_or_generate(certs_dir, offers::CERT).with_context(|| {
-        format!(
-            "cannot prepare test certificates in {}",
-            certs_dir.display()
-        )
-    })?;
+    prepare_cert(certs_dir, offers::CERT)?;
     let offers = offers::read_all(peers, certs_dir, run_id, opts.timeout);
     let path = opts.out.with_file_name(tlsmatrix_report::OFFERS_FILE);
     tlsmatrix_history::offers::write(&path, &offers)?;

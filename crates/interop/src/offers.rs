@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use tlsmatrix_harness::tcp;
 use tlsmatrix_history::offers::{ClientOffer, Offers, SCHEMA};
 use tlsmatrix_model::client_hello::{self, Reading};
 use tlsmatrix_model::interop::Family;
@@ -69,24 +70,13 @@ fn read_one(peer: &Peer, certs: &Path, limit: Duration) -> Result<client_hello::
 
 /// The client's connection; an error when it exits first or the deadline passes.
 fn accept(listener: &TcpListener, deadline: Instant, client: &mut Running) -> Result<TcpStream> {
-    listener.set_nonblocking(true)?;
-    loop {
-        match listener.accept() {
-            Ok((s, _)) => {
-                s.set_nonblocking(false)?;
-                return Ok(s);
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                if let Ok(Some(status)) = client.child.try_wait() {
-                    anyhow::bail!("the client exited ({status}) without connecting");
-                }
-                if Instant::now() >= deadline {
-                    anyhow::bail!("the client did not connect in time");
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(e).context("accept failed"),
-        }
+    let exited = || match client.child.try_wait() {
+        Ok(Some(status)) => anyhow::bail!("the client exited ({status}) without connecting"),
+        _ => Ok(()),
+    };
+    match tcp::accept_by(listener, deadline, exited)? {
+        Some((s, _)) => Ok(s),
+        None => anyhow::bail!("the client did not connect in time"),
     }
 }
 

@@ -89,12 +89,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         .iter()
         .map(|s| s.parse::<Scenario>())
         .collect::<Result<Vec<_>, _>>()?;
-    let certs = o
-        .out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join("certs");
+    let certs = tlsmatrix_registry::beside(&o.out, "certs");
     let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
     let bar = crate::progress::bar(planned, "connections");
     let mut rows = Vec::new();
