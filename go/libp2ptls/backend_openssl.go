@@ -68,16 +68,22 @@ var pqGroups = map[string]bool{
 
 // OpenSSLHasMLKEM reports whether the OpenSSL backend's libssl offers
 // X25519MLKEM768, asked of the library itself (once; the answer is kept).
-func OpenSSLHasMLKEM() bool { return libsslHasMLKEM() }
-
-var libsslHasMLKEM = sync.OnceValue(func() bool { return ossl.GroupsSupported("X25519MLKEM768") })
+func OpenSSLHasMLKEM() bool { return OpenSSLHasGroup(tls.X25519MLKEM768) }
 
 // OpenSSLHasGroup reports whether the OpenSSL backend's libssl can offer group
-// (BoringSSL, say, has X25519MLKEM768 but neither of the other two hybrids).
-func OpenSSLHasGroup(group tls.CurveID) bool {
-	name, ok := opensslGroupNames[group]
-	return ok && ossl.GroupsSupported(name)
-}
+// (BoringSSL, say, has X25519MLKEM768 but neither of the other two hybrids),
+// asked of the library once per group the backend knows.
+func OpenSSLHasGroup(group tls.CurveID) bool { return libsslGroups()[group] }
+
+// libsslGroups asks the library once: each question makes a scratch context,
+// which a benchmark that makes transports per peer would otherwise count.
+var libsslGroups = sync.OnceValue(func() map[tls.CurveID]bool {
+	has := make(map[tls.CurveID]bool, len(opensslGroupNames))
+	for g, name := range opensslGroupNames {
+		has[g] = ossl.GroupsSupported(name)
+	}
+	return has
+})
 
 var opensslGroupNames = map[tls.CurveID]string{
 	tls.X25519:             "X25519",
