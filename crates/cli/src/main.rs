@@ -422,7 +422,11 @@ struct RunArgs {
     /// copies, malloc, kernel, elsewhere); 200 ms samples by default; or `setup` (handshake
     /// scenarios, each impl with itself): what a connection costs beside its handshake, each
     /// side's context (chain and key loaded from memory) and connection object, made and
-    /// freed, in ns per operation.
+    /// freed, in ns per operation; or `floor` (handshake scenarios, each impl with itself):
+    /// the crypto floor, the library's own primitives timed through its crypto API for
+    /// exactly the operations each side must perform (key shares and secrets, signatures
+    /// made and verified, the key schedule's HMACs), in turns with the handshake itself;
+    /// without --scenario, the default suite's handshakes.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_model::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself

@@ -6,6 +6,7 @@
 mod allocations;
 mod bogo;
 mod delay_proxy;
+mod floor;
 mod group;
 mod peer;
 mod run;
@@ -38,6 +39,7 @@ use tlsmatrix_model::side::Side;
 use tlsmatrix_model::variant::{self, Variant};
 
 use allocations::allocations;
+use floor::{floor, FloorArgs};
 use group::{group, GroupArgs};
 use peer::{peer, PeerArgs};
 use run::{run, RunArgs};
@@ -73,6 +75,10 @@ enum Command {
     /// Tests use it to show that an allocator variant moves every allocation.
     #[command(hide = true)]
     Allocations,
+    /// One impl's crypto floor for one handshake scenario, operation by operation: each
+    /// operation the scenario requires of each side (`tlsmatrix run --measure floor` takes
+    /// their sums), timed through the library's own crypto API, in µs.
+    Floor(FloorArgs),
     /// BoringSSL's BoGo test runner's shim for one impl (`tlsmatrix conformance` starts the
     /// runner with this as its shim): the runner's flags follow `--`. Exits 89 for a flag
     /// the shim does not honour, so such a test counts as unimplemented.
@@ -135,6 +141,17 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
             known.join(", ")
         )
     })
+}
+
+/// Ends a command that prints for a reader: an error goes to stderr.
+fn plain_end(done: Result<()>) -> ExitCode {
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tlsmatrix-driver: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 type Factories = (Box<dyn EndpointFactory>, Box<dyn EndpointFactory>);
@@ -320,13 +337,8 @@ fn main() -> ExitCode {
         },
         Command::Group(g) => messages_end(group(&g)),
         Command::Ttfb(t) => messages_end(ttfb(&t)),
-        Command::Allocations => match allocations() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("tlsmatrix-driver: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Allocations => plain_end(allocations()),
+        Command::Floor(f) => plain_end(floor(&f)),
         Command::Run(r) => messages_end(run(&r)),
         Command::BogoShim(a) => bogo_shim(&a),
     }

@@ -1,6 +1,7 @@
 //! The `run` subcommand: one scenario for one pair, its samples as JSON messages.
 
 use super::*;
+use tlsmatrix_measure::floor::{handshakes_against_floor, FloorSampler};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -21,8 +22,10 @@ pub(crate) struct RunArgs {
     /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no),
     /// `wire` (each sample one traced connection; the median trace follows the samples),
     /// `counters` (page faults and context switches per side), `ceiling` (the library's
-    /// own AEAD on a bulk scenario's records; client and server the same impl) or `setup`
-    /// (contexts and connection objects without a handshake; the same impl on both sides).
+    /// own AEAD on a bulk scenario's records; client and server the same impl), `setup`
+    /// (contexts and connection objects without a handshake; the same impl on both sides) or
+    /// `floor` (handshakes in turns with the library's own crypto for their operations; the
+    /// same impl on both sides).
     #[arg(long, default_value = "time")]
     measure: Measure,
     /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
@@ -65,6 +68,13 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             "setup costs are one library's contexts and connections: run each impl with itself",
         ),
         (Measure::Setup, _) => Some("setup costs are taken on handshake scenarios"),
+        (Measure::Floor, Scenario::Handshake(_)) if cell.client.name() == cell.server.name() => {
+            None
+        }
+        (Measure::Floor, Scenario::Handshake(_)) => {
+            Some("a crypto floor is one library's own primitives: run each impl with itself")
+        }
+        (Measure::Floor, _) => Some("a crypto floor is taken on handshake scenarios"),
         _ => None,
     };
     if let Some(reason) = unmeasurable {
@@ -84,6 +94,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     let Some((cf, sf)) = cell.factories()? else {
         return Ok(());
     };
+    // The library's own crypto for each operation, prepared once the stack has taken the
+    // cell: an operation it cannot do apart from its stack makes the cell unsupported, in its
+    // words.
+    let mut own_floor = None;
+    if let (Measure::Floor, Scenario::Handshake(_)) = (args.measure, scenario) {
+        let prepared = client.handshake_crypto().and_then(|crypto| {
+            eprintln!("crypto floor of {} through {}", client.name(), crypto.api());
+            FloorSampler::warm(
+                crypto.as_ref(),
+                &cfg.certs,
+                &scenario.params(),
+                Duration::from_millis(args.warmup_ms),
+                Duration::from_millis(args.sample_ms),
+            )
+        });
+        match prepared {
+            Ok(f) => own_floor = Some(f),
+            Err(reason) => return refuse(reason),
+        }
+    }
     let budget = Budget {
         runs: args.runs as usize,
         warmup: Duration::from_millis(args.warmup_ms),
@@ -170,13 +200,18 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             };
             tlsmatrix_measure::setup::costs(&make, &budget, on_sample)?
         }
+        (Measure::Floor, Scenario::Handshake(_)) => {
+            let floor = own_floor.expect("prepared above for every handshake floor");
+            handshakes_against_floor(c, s, &params, floor, &budget, on_sample)?
+        }
         (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
         | (
             Measure::Wire
             | Measure::Counters
             | Measure::Ceiling
             | Measure::Profile
-            | Measure::Setup,
+            | Measure::Setup
+            | Measure::Floor,
             _,
         ) => unreachable!("refused above"),
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::aead::LibraryAead;
 use crate::certs::CertSet;
+use crate::floor::HandshakeCrypto;
 use crate::memio::MemIo;
 use crate::negotiated::Negotiated;
 use tlsmatrix_model::codes;
@@ -419,6 +420,14 @@ pub trait TlsLibrary: Send + Sync {
     fn record_aead(&self, _aead: Aead) -> Result<LibraryAead, String> {
         Err(format!(
             "{} has no AEAD apart from its TLS stack here",
+            self.name()
+        ))
+    }
+    /// The library's own crypto API for the operations a handshake must perform (the crypto
+    /// floor, `tlsmatrix_model::floor`); `Err(reason)` when it cannot be called apart here.
+    fn handshake_crypto(&self) -> Result<Box<dyn HandshakeCrypto>, String> {
+        Err(format!(
+            "tlsmatrix does not yet call {}'s crypto API apart from its TLS stack",
             self.name()
         ))
     }

@@ -6,6 +6,7 @@
 pub mod aead;
 pub mod certs;
 pub mod endpoint;
+pub mod floor;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;

@@ -101,6 +101,8 @@ pub enum RunKind {
     Profile,
     /// Contexts and connection objects without a handshake (`--measure setup`).
     Setup,
+    /// Handshakes against their crypto floor (`--measure floor`).
+    Floor,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
     /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
@@ -121,6 +123,7 @@ impl RunKind {
             RunKind::Ceiling => "AEAD-ceiling ",
             RunKind::Profile => "profile ",
             RunKind::Setup => "setup-cost ",
+            RunKind::Floor => "crypto-floor ",
             RunKind::Allocators => "allocator ",
             RunKind::Twins => "post-quantum twin ",
         }
@@ -325,6 +328,7 @@ impl Store {
             RunKind::Ceiling => "r.measure = 'ceiling'".into(),
             RunKind::Profile => "r.measure = 'profile'".into(),
             RunKind::Setup => "r.measure = 'setup'".into(),
+            RunKind::Floor => "r.measure = 'floor'".into(),
             RunKind::Instructions => "r.measure = 'instructions'".into(),
             RunKind::Wire => "r.measure = 'wire'".into(),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),

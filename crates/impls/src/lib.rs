@@ -15,6 +15,12 @@ mod c_io;
 mod c_session;
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;
+/// The crypto floor through OpenSSL's (or AWS-LC's) libcrypto.
+#[cfg(all(feature = "openssl", not(feature = "boringssl")))]
+pub mod floor_openssl;
+/// The crypto floor through a rustls provider (rustls and s2n-tls's aws-lc).
+#[cfg(any(feature = "rustls-aws-lc", feature = "rustls-ring"))]
+pub mod floor_rustls;
 #[cfg(any(feature = "mbedtls", feature = "nss"))]
 mod glue_aead;
 #[cfg(feature = "gnutls")]

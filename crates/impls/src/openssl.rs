@@ -175,6 +175,18 @@ impl TlsLibrary for OpensslLibrary {
         Some(crate::ceiling::openssl_allocation())
     }
 
+    #[cfg(not(feature = "boringssl"))]
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        Ok(Box::new(crate::floor_openssl::EvpCrypto {
+            api: format!(
+                "{}'s libcrypto (EVP_PKEY and EC_KEY, EVP_PKEY_sign, HMAC_CTX)",
+                self.name
+            ),
+        }))
+    }
+
     /// `OpenSSL_version(OPENSSL_VERSION)` from the library loaded at run time. BoringSSL has
     /// no release numbers; the `boring` crates' versions name the sources they build.
     fn version(&self) -> String {

@@ -23,6 +23,7 @@ use tlsmatrix_harness::endpoint::CAllocation;
 use tlsmatrix_harness::endpoint::{
     refuse_extras, EndpointConfig, EndpointFactory, OpenExtras, PeerClosed, TlsEndpoint, TlsLibrary,
 };
+use tlsmatrix_harness::floor::HandshakeCrypto;
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_model::codes;
@@ -77,6 +78,15 @@ impl RustlsLibrary {
             c_allocation: None,
             ticketer: rustls::crypto::ring::Ticketer::new,
             provider_version: format!("ring {}", env!("TLSMATRIX_VERSION_RING")),
+        }
+    }
+
+    /// The provider's own calls for the crypto floor.
+    pub fn provider_crypto(&self) -> crate::floor_rustls::ProviderCrypto {
+        crate::floor_rustls::ProviderCrypto {
+            api: format!("{} through rustls's provider API", self.provider_version),
+            provider: (self.provider)(),
+            kx_groups: self.all_kx_groups,
         }
     }
 
@@ -178,6 +188,10 @@ impl TlsLibrary for RustlsLibrary {
 
     fn c_allocation(&self) -> Option<CAllocation> {
         self.c_allocation.map(|f| f())
+    }
+
+    fn handshake_crypto(&self) -> Result<Box<dyn HandshakeCrypto>, String> {
+        Ok(Box::new(self.provider_crypto()))
     }
 
     fn version(&self) -> String {

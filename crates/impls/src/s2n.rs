@@ -199,6 +199,21 @@ impl TlsLibrary for S2nLibrary {
         Some(crate::ceiling::aws_lc_allocation())
     }
 
+    /// s2n-tls calls aws-lc's libcrypto, the one aws-lc-rs wraps: its floor is the rustls
+    /// provider's on that aws-lc, in this same process.
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        #[cfg(feature = "rustls-aws-lc")]
+        {
+            let mut crypto = crate::rustls::RustlsLibrary::aws_lc_rs().provider_crypto();
+            crypto.api = format!("s2n-tls's libcrypto, {}", crypto.api);
+            Ok(Box::new(crypto))
+        }
+        #[cfg(not(feature = "rustls-aws-lc"))]
+        Err("this build has no aws-lc-rs to call s2n-tls's aws-lc through".into())
+    }
+
     fn version(&self) -> String {
         format!(
             "s2n-tls {} (libs2n by {}) with aws-lc-rs {} (aws-lc-sys {})",

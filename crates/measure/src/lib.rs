@@ -7,6 +7,7 @@ pub mod callgrind;
 pub mod ceiling;
 pub mod counters;
 pub mod flights;
+pub mod floor;
 pub mod heap;
 pub mod memprobe;
 pub mod paired;

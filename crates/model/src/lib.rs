@@ -11,6 +11,7 @@ pub mod client_hello;
 pub mod codes;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
+pub mod floor;
 pub mod glob;
 pub mod impls;
 pub mod interop;

@@ -89,6 +89,16 @@ pub enum Metric {
     ServerContextNs,
     ClientConnectionNs,
     ServerConnectionNs,
+    ClientFloorNs,
+    ClientFloorKexNs,
+    ClientFloorSigNs,
+    ClientFloorKdfNs,
+    ServerFloorNs,
+    ServerFloorKexNs,
+    ServerFloorSigNs,
+    ServerFloorKdfNs,
+    ClientFloorShare,
+    ServerFloorShare,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +150,8 @@ pub enum Source {
     Profile,
     /// Contexts and connection objects made without a handshake (`--measure setup`).
     Setup,
+    /// The library's own crypto for a handshake's operations (`--measure floor`).
+    Floor,
 }
 
 impl Source {
@@ -155,6 +167,7 @@ impl Source {
             Source::Ceiling => "run --measure ceiling",
             Source::Profile => "run --measure profile",
             Source::Setup => "run --measure setup",
+            Source::Floor => "run --measure floor",
         }
     }
 }
@@ -605,6 +618,36 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::ServerConnectionNs, "server_connection_ns", "ns", Lower, Server, Source::Setup,
         "making a server connection object from its context and freeing it, without a handshake")
         .shown("server connection µs", "µs", Scale::Micros),
+    row(Metric::ClientFloorNs, "client_floor_ns", "ns", Lower, Client, Source::Floor,
+        "the client's crypto floor: the library's own primitives timed for exactly the operations a client must perform in the handshake")
+        .shown("client floor µs", "µs", Scale::Micros),
+    row(Metric::ClientFloorKexNs, "client_floor_kex_ns", "ns", Lower, Client, Source::Floor,
+        "the client floor's key exchange: its key shares and its secret")
+        .shown("client floor key exchange µs", "µs", Scale::Micros),
+    row(Metric::ClientFloorSigNs, "client_floor_sig_ns", "ns", Lower, Client, Source::Floor,
+        "the client floor's signatures: verifying the server's signature and each certificate of its chain, and signing with mutual TLS")
+        .shown("client floor signatures µs", "µs", Scale::Micros),
+    row(Metric::ClientFloorKdfNs, "client_floor_kdf_ns", "ns", Lower, Client, Source::Floor,
+        "the client floor's key schedule: its HMACs (HKDF, Finished, binders, TLS 1.2's PRF)")
+        .shown("client floor key schedule µs", "µs", Scale::Micros),
+    row(Metric::ServerFloorNs, "server_floor_ns", "ns", Lower, Server, Source::Floor,
+        "the server's crypto floor: the library's own primitives timed for exactly the operations a server must perform in the handshake")
+        .shown("server floor µs", "µs", Scale::Micros),
+    row(Metric::ServerFloorKexNs, "server_floor_kex_ns", "ns", Lower, Server, Source::Floor,
+        "the server floor's key exchange: its key share and the secret (or encapsulation)")
+        .shown("server floor key exchange µs", "µs", Scale::Micros),
+    row(Metric::ServerFloorSigNs, "server_floor_sig_ns", "ns", Lower, Server, Source::Floor,
+        "the server floor's signatures: its handshake signature, and verifying the client's with mutual TLS")
+        .shown("server floor signatures µs", "µs", Scale::Micros),
+    row(Metric::ServerFloorKdfNs, "server_floor_kdf_ns", "ns", Lower, Server, Source::Floor,
+        "the server floor's key schedule: its HMACs (HKDF, Finished, binders, TLS 1.2's PRF)")
+        .shown("server floor key schedule µs", "µs", Scale::Micros),
+    row(Metric::ClientFloorShare, "client_floor_share", "fraction", Higher, Client, Source::Floor,
+        "the client's crypto floor over its handshake time, taken in turns")
+        .shown("client % floor", "%", Percent),
+    row(Metric::ServerFloorShare, "server_floor_share", "fraction", Higher, Server, Source::Floor,
+        "the server's crypto floor over its handshake time, taken in turns")
+        .shown("server % floor", "%", Percent),
 ];
 
 const fn all() -> [Metric; METRICS.len()] {
@@ -659,6 +702,44 @@ impl Metric {
                 Metric::SERVER_SPLIT,
                 Metric::ServerLockCalls,
             ),
+        }
+    }
+
+    /// A side's crypto floor and its parts (`FloorPart::ALL`'s order).
+    pub fn floor_of(side: crate::side::Side) -> (Metric, [Metric; 3]) {
+        match side {
+            crate::side::Side::Client => (
+                Metric::ClientFloorNs,
+                [
+                    Metric::ClientFloorKexNs,
+                    Metric::ClientFloorSigNs,
+                    Metric::ClientFloorKdfNs,
+                ],
+            ),
+            crate::side::Side::Server => (
+                Metric::ServerFloorNs,
+                [
+                    Metric::ServerFloorKexNs,
+                    Metric::ServerFloorSigNs,
+                    Metric::ServerFloorKdfNs,
+                ],
+            ),
+        }
+    }
+
+    /// A side's floor over its handshake time.
+    pub fn floor_share_of(side: crate::side::Side) -> Metric {
+        match side {
+            crate::side::Side::Client => Metric::ClientFloorShare,
+            crate::side::Side::Server => Metric::ServerFloorShare,
+        }
+    }
+
+    /// A side's handshake time.
+    pub fn handshake_ns_of(side: crate::side::Side) -> Metric {
+        match side {
+            crate::side::Side::Client => Metric::ClientCpuNs,
+            crate::side::Side::Server => Metric::ServerCpuNs,
         }
     }
 
@@ -794,7 +875,7 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::ServerConnectionNs as usize, METRICS.len() - 1);
+        assert_eq!(Metric::ServerFloorShare as usize, METRICS.len() - 1);
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

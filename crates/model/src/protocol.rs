@@ -25,6 +25,10 @@ pub enum Measure {
     /// loaded, and a connection object made and freed, per side (handshake scenarios, each
     /// impl with itself).
     Setup,
+    /// A handshake against its crypto floor: the library's own primitives for the operations
+    /// each side must perform, timed in turns with the handshake (handshake scenarios, each
+    /// impl with itself).
+    Floor,
 }
 
 impl Measure {
@@ -37,6 +41,7 @@ impl Measure {
             Measure::Ceiling => "ceiling",
             Measure::Profile => "profile",
             Measure::Setup => "setup",
+            Measure::Floor => "floor",
         }
     }
 }
@@ -55,6 +60,7 @@ impl Measure {
                 Source::Counters => Measure::Counters,
                 Source::Ceiling => Measure::Ceiling,
                 Source::Setup => Measure::Setup,
+                Source::Floor => Measure::Floor,
                 Source::Time | Source::GoBench | Source::Proxy => Measure::Time,
             })
             .find(|m| *m != Measure::Time)
@@ -73,8 +79,9 @@ impl std::str::FromStr for Measure {
             "ceiling" => Ok(Measure::Ceiling),
             "profile" => Ok(Measure::Profile),
             "setup" => Ok(Measure::Setup),
+            "floor" => Ok(Measure::Floor),
             _ => Err(format!(
-                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup)"
+                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup, floor)"
             )),
         }
     }

@@ -285,7 +285,8 @@ fn driver_command(req: &CellRequest) -> Command {
         | Measure::Counters
         | Measure::Ceiling
         | Measure::Profile
-        | Measure::Setup => req.driver.command(),
+        | Measure::Setup
+        | Measure::Floor => req.driver.command(),
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
@@ -328,7 +329,12 @@ fn driver_command(req: &CellRequest) -> Command {
     }
     if matches!(
         req.measure,
-        Measure::Wire | Measure::Counters | Measure::Ceiling | Measure::Profile | Measure::Setup
+        Measure::Wire
+            | Measure::Counters
+            | Measure::Ceiling
+            | Measure::Profile
+            | Measure::Setup
+            | Measure::Floor
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }

@@ -648,6 +648,8 @@ pub struct Companions {
     pub profile: Option<RunData>,
     /// The newest setup run: contexts and connection objects without a handshake.
     pub setup: Option<RunData>,
+    /// The newest crypto-floor run: handshakes against their own library's primitives.
+    pub floor: Option<RunData>,
     pub allocators: Option<RunData>,
     /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
     /// with its classical twin on the same stack.
@@ -915,6 +917,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     sections.extend(crate::time_goes::section(
         extra.instructions.as_ref(),
         extra.setup.as_ref(),
+        extra.floor.as_ref(),
     ));
     sections.extend(crate::releases::section(&run.records, &impls));
     sections.extend(extra.published.iter().filter_map(crate::published::section));

@@ -192,6 +192,9 @@ pub enum ChartKind {
     Bars,
     /// One line per series across the categories (x axis), with interval whiskers.
     Lines,
+    /// One horizontal bar per category, the series' medians stacked along it in order (parts
+    /// of one whole); no whiskers, each part's interval is in its hover text.
+    Stacked,
 }
 
 pub struct Chart {

@@ -49,6 +49,7 @@ pub fn render(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     match chart.kind {
         ChartKind::Bars => bars(chart, index_of),
         ChartKind::Lines => lines(chart, index_of),
+        ChartKind::Stacked => stacked(chart),
     }
 }
 
@@ -102,6 +103,33 @@ fn legend(
     }
 }
 
+/// The grid lines and figures of a horizontal value axis between `rows.0` and `rows.1`, and
+/// its unit centred at `centre` below.
+fn value_axis(
+    out: &mut String,
+    ticks: &[f64],
+    x_of: &dyn Fn(f64) -> f64,
+    (top, axis_y): (f64, f64),
+    centre: f64,
+    unit: &str,
+) {
+    for t in ticks {
+        let x = x_of(*t);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{axis_y:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+            axis_y + 14.0,
+            figure(*t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{centre:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+        axis_y + 29.0,
+        escape(unit)
+    );
+}
+
 fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let label_w = 8.0 + 6.6 * chart.categories.iter().map(|c| c.len()).max().unwrap_or(4) as f64;
     let plot_w = 520.0;
@@ -120,21 +148,13 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let mut out = open(chart, width, height);
     legend(&mut out, chart, index_of, &legend_at, 34.0);
     let axis_y = height - 34.0;
-    for t in &ticks {
-        let x = x_of(*t);
-        let _ = write!(
-            out,
-            r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{axis_y:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
-            axis_y + 14.0,
-            figure(*t)
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+    value_axis(
+        &mut out,
+        &ticks,
+        &x_of,
+        (top, axis_y),
         label_w + plot_w / 2.0,
-        axis_y + 29.0,
-        escape(&chart.unit)
+        &chart.unit,
     );
     for (ci, cat) in chart.categories.iter().enumerate() {
         let gy = top + ci as f64 * group_h;
@@ -164,6 +184,85 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
             );
             error_bar(&mut out, x_of(p.low), x_of(p.high), y + bar_h / 2.0, true);
         }
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{label_w:.1}" y1="{top:.1}" x2="{label_w:.1}" y2="{axis_y:.1}" stroke="#333"/></svg>"##
+    );
+    out
+}
+
+/// A bar per category with the series' parts laid end to end. The parts are not impls, so
+/// each takes its colour from its place among the series.
+fn stacked(chart: &Chart) -> String {
+    let index_of = |name: &str| chart.series.iter().position(|s| s.name == name).unwrap_or(0);
+    let index_of = &index_of;
+    let label_w = 8.0 + 6.6 * chart.categories.iter().map(|c| c.len()).max().unwrap_or(4) as f64;
+    let plot_w = 520.0;
+    let bar_h = 16.0;
+    let width = label_w + plot_w + 90.0;
+    let (legend_at, legend_lines) = legend_layout(chart, 4.0, width - 4.0);
+    let top = 44.0 + (legend_lines - 1) as f64 * LEGEND_LINE;
+    let height = top + (bar_h + 4.0) * chart.categories.len() as f64 + 40.0;
+    let whole = |ci: usize| -> f64 {
+        chart
+            .series
+            .iter()
+            .filter_map(|s| s.points.get(ci).and_then(|p| p.as_ref()))
+            .map(|p| p.median.max(0.0))
+            .sum()
+    };
+    let max = (0..chart.categories.len()).map(whole).fold(0.0, f64::max);
+    let ticks = ticks(max);
+    let scale_max = *ticks.last().unwrap_or(&1.0);
+    let x_of = |v: f64| label_w + v / scale_max * plot_w;
+
+    let mut out = open(chart, width, height);
+    legend(&mut out, chart, index_of, &legend_at, 34.0);
+    let axis_y = height - 34.0;
+    value_axis(
+        &mut out,
+        &ticks,
+        &x_of,
+        (top, axis_y),
+        label_w + plot_w / 2.0,
+        &chart.unit,
+    );
+    for (ci, cat) in chart.categories.iter().enumerate() {
+        let y = top + ci as f64 * (bar_h + 4.0);
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"#,
+            label_w - 6.0,
+            y + bar_h / 2.0 + 4.0,
+            escape(cat)
+        );
+        let mut at = 0.0;
+        for s in &chart.series {
+            let Some(Some(p)) = s.points.get(ci) else {
+                continue;
+            };
+            let v = p.median.max(0.0);
+            let colour = PALETTE[index_of(&s.name) % PALETTE.len()];
+            let _ = write!(
+                out,
+                r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="{bar_h:.1}" fill="{colour}"><title>{}: {} (95% CI {} to {})</title></rect>"#,
+                x_of(at),
+                (x_of(at + v) - x_of(at)).max(0.0),
+                escape(&format!("{cat}, {}", s.name)),
+                figure(p.median),
+                figure(p.low),
+                figure(p.high)
+            );
+            at += v;
+        }
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+            x_of(at) + 4.0,
+            y + bar_h / 2.0 + 4.0,
+            figure(whole(ci))
+        );
     }
     let _ = write!(
         out,
@@ -301,7 +400,7 @@ mod tests {
                 high: 1.0,
             })
         };
-        for kind in [ChartKind::Bars, ChartKind::Lines] {
+        for kind in [ChartKind::Bars, ChartKind::Lines, ChartKind::Stacked] {
             let chart = Chart {
                 kind,
                 title: "t".into(),
@@ -315,7 +414,7 @@ mod tests {
                     .collect(),
             };
             let width = match chart.kind {
-                ChartKind::Bars => 8.0 + 6.6 * 2.0 + 520.0 + 90.0,
+                ChartKind::Bars | ChartKind::Stacked => 8.0 + 6.6 * 2.0 + 520.0 + 90.0,
                 ChartKind::Lines => 700.0,
             };
             let (at, lines) = legend_layout(&chart, 4.0, width - 4.0);

@@ -109,14 +109,7 @@ fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
             share(s.parts[6])
         );
     }
-    let (idx, largest) = s
-        .parts
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != 0 && i != UNNAMED)
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(i, v)| (i, *v))
-        .unwrap_or((6, 0.0));
+    let (idx, largest) = largest_above_crypto(s);
     format!(
         "{imp} ({side}): {:.0}% of its {} instructions are cryptography; its largest part above that is {} ({:.0}%){locks}.",
         share(s.parts[0]),
@@ -126,11 +119,34 @@ fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
     )
 }
 
+/// The largest named part besides the cryptography: its index and instructions.
+fn largest_above_crypto(s: &SideSplit) -> (usize, f64) {
+    s.parts
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 0 && i != UNNAMED)
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, v)| (i, *v))
+        .unwrap_or((6, 0.0))
+}
+
 /// The section, when the instruction run has a split.
 /// The instruction split of an instruction-count run, then what a connection costs beside
 /// its handshake from a setup run; either may be missing.
-pub fn section(instructions: Option<&RunData>, setup: Option<&RunData>) -> Option<Section> {
-    let mut blocks = instructions.map(split_blocks).unwrap_or_default();
+pub fn section(
+    instructions: Option<&RunData>,
+    setup: Option<&RunData>,
+    floor: Option<&RunData>,
+) -> Option<Section> {
+    let largest_above = |scenario: &str, imp: &str, side: Side| {
+        let s = side_split(instructions?, scenario, imp, side)?;
+        let (i, v) = largest_above_crypto(&s);
+        Some((PART_NAMES[i], v / s.total.max(1.0)))
+    };
+    let mut blocks = floor
+        .map(|f| crate::crypto_floor::blocks(f, &largest_above))
+        .unwrap_or_default();
+    blocks.extend(instructions.map(split_blocks).unwrap_or_default());
     blocks.extend(setup.map(crate::setup_costs::blocks).unwrap_or_default());
     if blocks.is_empty() {
         return None;
@@ -256,7 +272,7 @@ mod tests {
         }
         // Go's driver counts totals only.
         records.push(rec("go", Metric::ClientInstructions, 3000.0));
-        let s = section(Some(&run(records)), None).unwrap();
+        let s = section(Some(&run(records)), None, None).unwrap();
         let Block::Table(t) = &s.blocks[1] else {
             panic!("no table")
         };
@@ -297,6 +313,7 @@ mod tests {
     fn a_run_without_a_split_has_no_section() {
         assert!(section(
             Some(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])),
+            None,
             None
         )
         .is_none());

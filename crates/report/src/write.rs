@@ -67,6 +67,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             ceiling: companion(RunKind::Ceiling)?,
             profile: companion(RunKind::Profile)?,
             setup: companion(RunKind::Setup)?,
+            floor: companion(RunKind::Floor)?,
             allocators: companion(RunKind::Allocators)?,
             twins: companion(RunKind::Twins)?,
             published: tlsmatrix_model::plan::PLANS

@@ -383,6 +383,13 @@ pub fn run(opts: RunOptions) -> Result<bool> {
 fn scenarios_of(opts: &RunOptions) -> Result<Vec<Scenario>> {
     let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
         opts.shard.select(&Scenario::wire_suite())
+    } else if opts.scenarios.is_empty() && opts.measure == Measure::Floor {
+        // A floor is a handshake's: the default suite's handshakes, full and resumed.
+        let handshakes: Vec<Scenario> = Scenario::default_suite()
+            .into_iter()
+            .filter(|s| matches!(s, Scenario::Handshake(_)))
+            .collect();
+        opts.shard.select(&handshakes)
     } else if opts.scenarios.is_empty() && opts.twins {
         let suite: Vec<Scenario> = tlsmatrix_model::scenario::TWIN_SUITE
             .iter()
@@ -517,10 +524,11 @@ fn plan<'r>(
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
         // A ceiling is one library's own AEAD, a profile one stack's time split by side and
-        // a setup one library's contexts and connections, so each impl runs them with itself.
+        // a setup one library's contexts and connections, a floor one library's crypto, so
+        // each impl runs them with itself.
         if matches!(
             opts.measure,
-            Measure::Ceiling | Measure::Profile | Measure::Setup
+            Measure::Ceiling | Measure::Profile | Measure::Setup | Measure::Floor
         ) || opts.self_pairs_only
         {
             return c.name == v.name;
@@ -667,7 +675,7 @@ fn run_single(
             (settings.cpus.len(), false)
         } else if matches!(
             opts.measure,
-            Measure::Ceiling | Measure::Counters | Measure::Setup
+            Measure::Ceiling | Measure::Counters | Measure::Setup | Measure::Floor
         ) || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
         {
             (opts.lanes, opts.lanes > 1)

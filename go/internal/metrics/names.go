@@ -239,6 +239,36 @@ const (
 
 	// ServerConnectionNs: making a server connection object from its context and freeing it, without a handshake.
 	ServerConnectionNs = "server_connection_ns"
+
+	// ClientFloorNs: the client's crypto floor: the library's own primitives timed for exactly the operations a client must perform in the handshake.
+	ClientFloorNs = "client_floor_ns"
+
+	// ClientFloorKexNs: the client floor's key exchange: its key shares and its secret.
+	ClientFloorKexNs = "client_floor_kex_ns"
+
+	// ClientFloorSigNs: the client floor's signatures: verifying the server's signature and each certificate of its chain, and signing with mutual TLS.
+	ClientFloorSigNs = "client_floor_sig_ns"
+
+	// ClientFloorKdfNs: the client floor's key schedule: its HMACs (HKDF, Finished, binders, TLS 1.2's PRF).
+	ClientFloorKdfNs = "client_floor_kdf_ns"
+
+	// ServerFloorNs: the server's crypto floor: the library's own primitives timed for exactly the operations a server must perform in the handshake.
+	ServerFloorNs = "server_floor_ns"
+
+	// ServerFloorKexNs: the server floor's key exchange: its key share and the secret (or encapsulation).
+	ServerFloorKexNs = "server_floor_kex_ns"
+
+	// ServerFloorSigNs: the server floor's signatures: its handshake signature, and verifying the client's with mutual TLS.
+	ServerFloorSigNs = "server_floor_sig_ns"
+
+	// ServerFloorKdfNs: the server floor's key schedule: its HMACs (HKDF, Finished, binders, TLS 1.2's PRF).
+	ServerFloorKdfNs = "server_floor_kdf_ns"
+
+	// ClientFloorShare: the client's crypto floor over its handshake time, taken in turns.
+	ClientFloorShare = "client_floor_share"
+
+	// ServerFloorShare: the server's crypto floor over its handshake time, taken in turns.
+	ServerFloorShare = "server_floor_share"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -264,13 +294,13 @@ func Unit(name string) string {
 		return "faults/MiB"
 	case ClientFlights, ServerFlights:
 		return "flights"
-	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare:
+	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientFloorShare, ServerFloorShare:
 		return "fraction"
 	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs:
 		return "ns"
 	case ClientContextSwitches, ServerContextSwitches:
 		return "switches"

@@ -1,0 +1,223 @@
+//! The crypto floor of a handshake: the cryptographic operations one side must perform for a
+//! scenario, whatever the library, read from its version, group, signature, resumption, mutual
+//! authentication and chain length. A library's own primitives timed over this list are the
+//! least its handshake can cost (`tlsmatrix run --measure floor`); what its handshake takes
+//! above that is protocol, parsing, allocation and locking.
+//!
+//! The list is a floor, not an estimate: it leaves out what a stack may do but the protocol does
+//! not require of it (ticket encryption, the resumption secret when no ticket is used, hashing
+//! the transcript and the certificates' bodies, key-share validation beyond what the library's
+//! key agreement call does), so a stack can never be below it.
+
+use crate::scenario::{Aead, ConnParams, Extras, Group, SigAlg, Version};
+use crate::side::Side;
+
+/// The hash of a suite's HMACs: SHA-384 for AES-256-GCM, SHA-256 for the others (TLS 1.3's
+/// suites and the TLS 1.2 ECDHE suites measured here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hash {
+    Sha256,
+    Sha384,
+}
+
+impl Hash {
+    pub fn of(aead: Aead) -> Hash {
+        match aead {
+            Aead::Aes256Gcm => Hash::Sha384,
+            Aead::Aes128Gcm | Aead::Chacha20Poly1305 => Hash::Sha256,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hash::Sha256 => "SHA-256",
+            Hash::Sha384 => "SHA-384",
+        }
+    }
+}
+
+/// One operation, as the two sides of a key exchange divide it. For a hybrid group each is
+/// the whole hybrid (both key shares, both secrets), as TLS uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CryptoOp {
+    /// The client's key share: a key pair (and for ML-KEM a decapsulation key) made.
+    KeyShare(Group),
+    /// The server's reply to a key share: its own key pair made and the secret agreed with
+    /// the client's share (for ML-KEM, an encapsulation to the client's key).
+    ServerShare(Group),
+    /// The client's secret from the server's reply (agreement, decapsulation).
+    ClientSecret(Group),
+    /// A handshake signature (CertificateVerify, or TLS 1.2's ServerKeyExchange).
+    Sign(SigAlg),
+    /// One signature verified: the peer's handshake signature or one certificate's.
+    Verify(SigAlg),
+    /// One HMAC of a short input: each HKDF-Extract, HKDF-Expand-Label of up to one
+    /// block, Finished MAC and TLS 1.2 PRF step is one.
+    Hmac(Hash),
+}
+
+impl CryptoOp {
+    /// The part of the floor it belongs to.
+    pub fn part(self) -> FloorPart {
+        match self {
+            CryptoOp::KeyShare(_) | CryptoOp::ServerShare(_) | CryptoOp::ClientSecret(_) => {
+                FloorPart::KeyExchange
+            }
+            CryptoOp::Sign(_) | CryptoOp::Verify(_) => FloorPart::Signatures,
+            CryptoOp::Hmac(_) => FloorPart::KeySchedule,
+        }
+    }
+}
+
+impl CryptoOp {
+    /// The fewest runs of the operation one sample's mean may rest on. ML-DSA signing loops
+    /// until a candidate passes its norm checks (rejection sampling, FIPS 204): the loops a
+    /// signature takes vary widely, so a mean over a few signatures swings by tens of
+    /// percent, where a handshake batch averages its signatures over more.
+    pub fn min_runs(self) -> u32 {
+        match self {
+            CryptoOp::Sign(s) if s.is_mldsa() => 64,
+            _ => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for CryptoOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CryptoOp::KeyShare(g) => write!(f, "{g} key share"),
+            CryptoOp::ServerShare(g) => write!(f, "{g} server share and secret"),
+            CryptoOp::ClientSecret(g) => write!(f, "{g} client secret"),
+            CryptoOp::Sign(s) => write!(f, "{s} sign"),
+            CryptoOp::Verify(s) => write!(f, "{s} verify"),
+            CryptoOp::Hmac(h) => write!(f, "HMAC-{}", h.as_str()),
+        }
+    }
+}
+
+/// The three parts a floor is reported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FloorPart {
+    KeyExchange,
+    Signatures,
+    KeySchedule,
+}
+
+impl FloorPart {
+    pub const ALL: [FloorPart; 3] = [
+        FloorPart::KeyExchange,
+        FloorPart::Signatures,
+        FloorPart::KeySchedule,
+    ];
+}
+
+/// HMACs of TLS 1.3's key schedule (RFC 8446 7.1) for one side of a full handshake: three
+/// extracts; "derived" twice, the two handshake and two application traffic secrets and the
+/// exporter master secret; a key and an IV for each of the four traffic secrets; the two
+/// finished keys and the two Finished MACs (one made, one checked).
+const TLS13_FULL_HMACS: u32 = 3 + 2 + 4 + 1 + 8 + 2 + 2;
+/// A PSK handshake adds the PSK from the resumption secret, the binder key, its finished key
+/// and the binder itself (made by the client, checked by the server).
+const TLS13_PSK_HMACS: u32 = 4;
+/// TLS 1.2's PRF (RFC 5246 5) with a 32-byte hash: two HMACs per output block, so the master
+/// secret (48 bytes) four, the key block of an AEAD suite four (AES-256-GCM with SHA-384, 72
+/// bytes in 48-byte blocks, four too), each Finished (12 bytes) two, made and checked.
+const TLS12_MASTER_HMACS: u32 = 4;
+const TLS12_KEY_BLOCK_HMACS: u32 = 4;
+const TLS12_FINISHED_HMACS: u32 = 2 * 2;
+
+/// The operations `side` must perform in one handshake of `params`, each with its count.
+pub fn operations(params: &ConnParams, side: Side) -> Vec<(CryptoOp, u32)> {
+    let resumed = params.resumption.is_resumed();
+    let mut ops = Vec::new();
+    // TLS 1.2 resumes without a key exchange; TLS 1.3 resumes with psk_dhe_ke, as every
+    // stack here does by default.
+    let exchanges = !(resumed && params.version == Version::Tls12);
+    if exchanges {
+        match side {
+            Side::Client => {
+                if params.extras.hrr {
+                    ops.push((CryptoOp::KeyShare(Extras::hrr_decoy(params.group)), 1));
+                }
+                ops.push((CryptoOp::KeyShare(params.group), 1));
+                ops.push((CryptoOp::ClientSecret(params.group), 1));
+            }
+            Side::Server => ops.push((CryptoOp::ServerShare(params.group), 1)),
+        }
+    }
+    if !resumed {
+        // The server proves its key and the client checks it and each certificate of the
+        // chain (the root signed the last one); with mutual TLS the other way round, one
+        // client certificate signed by the root.
+        let chain = params.extras.chain.certificates() as u32;
+        let (signs, verifies) = match (side, params.extras.mtls) {
+            (Side::Server, false) => (1, 0),
+            (Side::Server, true) => (1, 2),
+            (Side::Client, false) => (0, 1 + chain),
+            (Side::Client, true) => (1, 1 + chain),
+        };
+        if signs > 0 {
+            ops.push((CryptoOp::Sign(params.sig), signs));
+        }
+        if verifies > 0 {
+            ops.push((CryptoOp::Verify(params.sig), verifies));
+        }
+    }
+    let hmacs = match (params.version, resumed) {
+        (Version::Tls13, false) => TLS13_FULL_HMACS,
+        (Version::Tls13, true) => TLS13_FULL_HMACS + TLS13_PSK_HMACS,
+        (Version::Tls12, false) => {
+            TLS12_MASTER_HMACS + TLS12_KEY_BLOCK_HMACS + TLS12_FINISHED_HMACS
+        }
+        (Version::Tls12, true) => TLS12_KEY_BLOCK_HMACS + TLS12_FINISHED_HMACS,
+    };
+    ops.push((CryptoOp::Hmac(Hash::of(params.aead)), hmacs));
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn ops(id: &str, side: Side) -> Vec<(CryptoOp, u32)> {
+        operations(&id.parse::<Scenario>().unwrap().params(), side)
+    }
+
+    fn count(ops: &[(CryptoOp, u32)], f: impl Fn(CryptoOp) -> bool) -> u32 {
+        ops.iter().filter(|(o, _)| f(*o)).map(|(_, n)| n).sum()
+    }
+
+    #[test]
+    fn a_full_tls13_handshake_signs_once_and_verifies_the_chain_and_the_signature() {
+        let server = ops("handshake-tls13-ecdsa-p256-x25519-full", Side::Server);
+        let client = ops("handshake-tls13-ecdsa-p256-x25519-full", Side::Client);
+        assert_eq!(count(&server, |o| matches!(o, CryptoOp::Sign(_))), 1);
+        assert_eq!(count(&server, |o| matches!(o, CryptoOp::Verify(_))), 0);
+        assert_eq!(count(&client, |o| matches!(o, CryptoOp::Verify(_))), 2);
+        assert!(client.contains(&(CryptoOp::KeyShare(Group::X25519), 1)));
+        assert!(server.contains(&(CryptoOp::ServerShare(Group::X25519), 1)));
+        let chain4 = ops(
+            "handshake-tls13-ecdsa-p256-x25519-full-chain4",
+            Side::Client,
+        );
+        assert_eq!(count(&chain4, |o| matches!(o, CryptoOp::Verify(_))), 5);
+        let mtls = ops("handshake-tls13-ecdsa-p256-x25519-full-mtls", Side::Server);
+        assert_eq!(count(&mtls, |o| matches!(o, CryptoOp::Verify(_))), 2);
+    }
+
+    #[test]
+    fn resumption_drops_the_signatures_and_tls12_resumption_the_key_exchange() {
+        let t13 = ops("handshake-tls13-ecdsa-p256-x25519-ticket", Side::Server);
+        assert!(t13.iter().all(|(o, _)| o.part() != FloorPart::Signatures));
+        assert!(t13.contains(&(CryptoOp::ServerShare(Group::X25519), 1)));
+        let t12 = ops("handshake-tls12-ecdsa-p256-x25519-session-id", Side::Client);
+        assert_eq!(t12, vec![(CryptoOp::Hmac(Hash::Sha256), 8)]);
+    }
+
+    #[test]
+    fn a_retried_hello_makes_a_second_key_share() {
+        let client = ops("handshake-tls13-ecdsa-p256-x25519-full-hrr", Side::Client);
+        assert_eq!(count(&client, |o| matches!(o, CryptoOp::KeyShare(_))), 2);
+    }
+}

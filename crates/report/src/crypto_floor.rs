@@ -1,0 +1,333 @@
+//! Each handshake against its crypto floor, from a floor run (`tlsmatrix run --measure
+//! floor`): per impl and side, the handshake's time, the floor (the library's own primitives for
+//! exactly the operations that side must perform) in its three parts, and what lies above it;
+//! a stacked bar per scenario, and a sentence per stack naming its largest cost above the floor
+//! from the instruction run's split of the same scenario where there is one.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::side::Side;
+
+use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
+use crate::figures::figure;
+
+const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking. Go's crypto/tls and the C stacks without an adapter to their crypto API say so below.";
+
+/// The scenario shown first.
+const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
+/// The shares above which a floor is called most of its handshake.
+const MOSTLY_CRYPTO: f64 = 0.80;
+
+/// One side's figures.
+struct SideFloor {
+    handshake: Record,
+    floor: Record,
+    /// `None` where the side performs no operation of the part (a resumption signs nothing).
+    parts: [Option<f64>; 3],
+    /// Whether the floor is above the handshake beyond the run's noise: the per-sample
+    /// share's whole interval above 1 (cells whose handshake is nearly all crypto, an RSA
+    /// server's, sit near 1 and cross it by noise alone).
+    above: bool,
+}
+
+fn record<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
+    run.records
+        .iter()
+        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
+}
+
+fn side_floor(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideFloor> {
+    let (total, parts) = Metric::floor_of(side);
+    let mut p = [None; 3];
+    for (slot, m) in p.iter_mut().zip(parts) {
+        *slot = record(run, scenario, imp, m).map(|r| r.median);
+    }
+    Some(SideFloor {
+        handshake: record(run, scenario, imp, Metric::handshake_ns_of(side))?.clone(),
+        floor: record(run, scenario, imp, total)?.clone(),
+        parts: p,
+        above: record(run, scenario, imp, Metric::floor_share_of(side))
+            .is_some_and(|r| r.ci_low > 1.0),
+    })
+}
+
+fn micros(r: &Record) -> Cell {
+    Cell::with(
+        figure(r.median / 1e3),
+        Class::Plain,
+        Some(format!(
+            "{} samples, 95% interval {}-{} µs",
+            r.samples.len(),
+            figure(r.ci_low / 1e3),
+            figure(r.ci_high / 1e3)
+        )),
+    )
+}
+
+/// The scenarios of the run with a floor, in the run's order.
+fn scenarios(run: &RunData) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.metric == Metric::ClientFloorNs)
+    {
+        if !out.contains(&r.scenario.as_str()) {
+            out.push(&r.scenario);
+        }
+    }
+    out
+}
+
+/// A side's sentence: how far above its floor it is, and what the instruction split says the
+/// rest is, where the instruction run counted the scenario.
+fn sentence(imp: &str, side: Side, f: &SideFloor, above: Option<(&str, f64)>) -> String {
+    let (h, fl) = (f.handshake.median, f.floor.median);
+    let times = h / fl.max(1.0);
+    let head = if f.above {
+        format!(
+            "{imp} ({side}): its floor ({} µs) is above its handshake ({} µs): an operation is counted that this stack does not perform, or the two were measured apart",
+            figure(fl / 1e3),
+            figure(h / 1e3)
+        )
+    } else if fl >= MOSTLY_CRYPTO * h {
+        format!(
+            "{imp} ({side}): {:.0}% of its {} µs handshake is its crypto floor; little is left to gain outside the cryptography",
+            100.0 * fl / h,
+            figure(h / 1e3)
+        )
+    } else {
+        format!(
+            "{imp} ({side}): {times:.1}x its crypto floor ({} µs of {} µs); {} µs above it",
+            figure(fl / 1e3),
+            figure(h / 1e3),
+            figure((h - fl) / 1e3)
+        )
+    };
+    match above {
+        Some((part, share)) if fl < MOSTLY_CRYPTO * h => format!(
+            "{head}, of which its instructions put the largest part in {part} ({:.0}% of the side's instructions).",
+            100.0 * share
+        ),
+        _ => format!("{head}."),
+    }
+}
+
+/// For a scenario, impl and side: the largest part of its instructions besides the
+/// cryptography, and that part's share.
+pub type LargestAbove<'a> = dyn Fn(&str, &str, Side) -> Option<(&'static str, f64)> + 'a;
+
+/// The blocks, when the run has a floor; `split` names a side's largest part above its
+/// cryptography (by instructions) for a scenario, impl and side.
+pub fn blocks(
+    run: &RunData,
+    split: &LargestAbove,
+) -> Vec<Block> {
+    let scenarios = scenarios(run);
+    if scenarios.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Para(METHOD.into())];
+    let impls = run.impls();
+    // The handshake most readers compare first leads; the others fold under it.
+    let mut scenarios = scenarios;
+    if let Some(at) = scenarios.iter().position(|s| *s == LEAD) {
+        let lead = scenarios.remove(at);
+        scenarios.insert(0, lead);
+    }
+    let mut folded = Vec::new();
+    for (n, scenario) in scenarios.into_iter().enumerate() {
+        let into = if n == 0 { &mut blocks } else { &mut folded };
+        let mut rows = Vec::new();
+        let mut said = Vec::new();
+        let mut categories = Vec::new();
+        let mut series: Vec<Series> = [
+            "key exchange",
+            "signatures",
+            "key schedule",
+            "above the floor",
+        ]
+        .iter()
+        .map(|n| Series {
+            name: n.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+        for imp in &impls {
+            for side in [Side::Client, Side::Server] {
+                let Some(f) = side_floor(run, scenario, imp, side) else {
+                    continue;
+                };
+                let (h, fl) = (f.handshake.median, f.floor.median);
+                let over = Cell::with(
+                    figure((h - fl) / 1e3),
+                    if f.above { Class::Bad } else { Class::Plain },
+                    f.above
+                        .then(|| "the floor is above the handshake: a counting error".into()),
+                );
+                let mut row = vec![
+                    Cell::plain(imp.clone()),
+                    Cell::plain(side.to_string()),
+                    micros(&f.handshake),
+                    micros(&f.floor),
+                ];
+                row.extend(
+                    f.parts
+                        .iter()
+                        .map(|p| Cell::plain(p.map_or("-".into(), |v| figure(v / 1e3)))),
+                );
+                row.push(over);
+                row.push(Cell::plain(format!("{:.0}%", 100.0 * fl / h.max(1.0))));
+                rows.push(row);
+                said.push(sentence(imp, side, &f, split(scenario, imp, side)));
+                categories.push(format!("{imp} {side}"));
+                let point = |v: f64| {
+                    Some(Point {
+                        median: v / 1e3,
+                        low: v / 1e3,
+                        high: v / 1e3,
+                    })
+                };
+                for (s, v) in series.iter_mut().zip(f.parts) {
+                    s.points.push(point(v.unwrap_or(0.0)));
+                }
+                series[3].points.push(Some(Point {
+                    median: (h - fl).max(0.0) / 1e3,
+                    low: (f.handshake.ci_low - fl).max(0.0) / 1e3,
+                    high: (f.handshake.ci_high - fl).max(0.0) / 1e3,
+                }));
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        into.push(Block::Chart(Chart {
+            kind: ChartKind::Stacked,
+            title: format!("{scenario}: each side's handshake, its crypto floor first"),
+            unit: "µs per handshake (lower is better)".into(),
+            categories,
+            series,
+        }));
+        into.push(Block::Table(Table {
+            caption: format!(
+                "{scenario}: each side's handshake against its crypto floor, µs (run {}; hover: the interval)",
+                run.run_id
+            ),
+            header: [
+                "impl",
+                "side",
+                "handshake",
+                "floor",
+                "key exchange",
+                "signatures",
+                "key schedule",
+                "above the floor",
+                "floor share",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+            label_cols: 2,
+        }));
+        into.push(Block::Bullets(said));
+    }
+    if !folded.is_empty() {
+        let n = folded
+            .iter()
+            .filter(|b| matches!(b, Block::Table(_)))
+            .count();
+        blocks.push(Block::Folded(
+            format!("The other {n} handshakes against their crypto floor"),
+            folded,
+        ));
+    }
+    let refused: std::collections::BTreeSet<String> = run
+        .cells
+        .iter()
+        .filter(|c| c.client == c.server)
+        .map(|c| format!("{}: {}", c.client, c.reason))
+        .collect();
+    if !refused.is_empty() {
+        blocks.push(Block::Para(format!(
+            "No floor: {}.",
+            refused.into_iter().collect::<Vec<_>>().join("; ")
+        )));
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::record::Env;
+
+    fn rec(imp: &str, m: Metric, ns: f64) -> Record {
+        Record::from_samples(
+            "floor",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            (imp, "v"),
+            (imp, "v"),
+            m,
+            vec![ns, ns * 1.01, ns * 0.99],
+            Env::default(),
+        )
+        .unwrap()
+    }
+
+    fn run_of(imp: &str, handshake: f64, floor: f64) -> Vec<Record> {
+        let mut out = Vec::new();
+        for side in [Side::Client, Side::Server] {
+            let (total, parts) = Metric::floor_of(side);
+            out.push(rec(imp, Metric::handshake_ns_of(side), handshake));
+            out.push(rec(imp, total, floor));
+            for m in parts {
+                out.push(rec(imp, m, floor / 3.0));
+            }
+            out.push(rec(imp, Metric::floor_share_of(side), floor / handshake));
+        }
+        out
+    }
+
+    #[test]
+    fn rows_bars_and_sentences_per_side_and_a_floor_above_its_handshake_is_flagged() {
+        let mut records = run_of("slow", 400_000.0, 100_000.0);
+        records.extend(run_of("lean", 100_000.0, 90_000.0));
+        records.extend(run_of("wrong", 100_000.0, 120_000.0));
+        let run = RunData {
+            run_id: "floor".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        };
+        let split = |_: &str, imp: &str, _: Side| (imp == "slow").then_some(("allocation", 0.3));
+        let b = blocks(&run, &split);
+        let Block::Chart(c) = &b[1] else {
+            panic!("a bar chart first")
+        };
+        assert_eq!(c.categories.len(), 6);
+        assert_eq!(c.series[3].points[0].as_ref().unwrap().median, 300.0);
+        let Block::Table(t) = &b[2] else {
+            panic!("then the table")
+        };
+        assert_eq!(t.rows[0][7].text, "300");
+        assert_eq!(t.rows[0][8].text, "25%");
+        assert_eq!(t.rows[4][7].class, Class::Bad);
+        let Block::Bullets(said) = &b[3] else {
+            panic!("then the sentences")
+        };
+        assert!(
+            said[0].starts_with("slow (client): 4.0x its crypto floor"),
+            "{}",
+            said[0]
+        );
+        assert!(said[0].contains("allocation (30%"), "{}", said[0]);
+        assert!(
+            said[2].contains("90% of its 100 µs handshake"),
+            "{}",
+            said[2]
+        );
+        assert!(said[4].contains("is above its handshake"), "{}", said[4]);
+    }
+}
