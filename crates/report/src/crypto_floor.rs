@@ -120,10 +120,7 @@ pub type LargestAbove<'a> = dyn Fn(&str, &str, Side) -> Option<(&'static str, f6
 
 /// The blocks, when the run has a floor; `split` names a side's largest part above its
 /// cryptography (by instructions) for a scenario, impl and side.
-pub fn blocks(
-    run: &RunData,
-    split: &LargestAbove,
-) -> Vec<Block> {
+pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
     let scenarios = scenarios(run);
     if scenarios.is_empty() {
         return Vec::new();

@@ -195,7 +195,13 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
 /// A bar per category with the series' parts laid end to end. The parts are not impls, so
 /// each takes its colour from its place among the series.
 fn stacked(chart: &Chart) -> String {
-    let index_of = |name: &str| chart.series.iter().position(|s| s.name == name).unwrap_or(0);
+    let index_of = |name: &str| {
+        chart
+            .series
+            .iter()
+            .position(|s| s.name == name)
+            .unwrap_or(0)
+    };
     let index_of = &index_of;
     let label_w = 8.0 + 6.6 * chart.categories.iter().map(|c| c.len()).max().unwrap_or(4) as f64;
     let plot_w = 520.0;
