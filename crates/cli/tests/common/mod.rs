@@ -240,9 +240,10 @@ pub fn built_impls() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Held by the tests that keep both cores busy with tight loops (ceilings, counters) and by
-/// the one that times a real socket against a model, so that they never overlap: on two
-/// cores the first made the second's proxy 10 ms late in a fresh `make test`.
+/// Held by the tests that keep both cores busy with tight loops (ceilings, counters), by those
+/// that keep one busy for long (callgrind) and by the one that times a real socket against a
+/// model, so that they never overlap: on two cores the first made the last's proxy 10 ms
+/// late in a fresh `make test`, and callgrind beside a ceiling skewed its shares.
 pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
