@@ -99,6 +99,9 @@ build: setup
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls
 	@$(MAKE) --no-print-directory driver-openssl-clang
+	@# BoGo's runner (Go, from the boring-sys sources), here and not in the conformance stage:
+	@# make report's reused stages are keyed on a fingerprint of every binary, the runner's too.
+	@$(STEP) bogo-runner $(BIN)/tlsmatrix conformance --build-runner
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 

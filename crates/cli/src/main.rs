@@ -312,6 +312,12 @@ struct ConformanceArgs {
     /// Exit 1 when any test failed (not a listed deviation).
     #[arg(long)]
     strict: bool,
+    /// Build the runner (or find it built) and exit, testing nothing. `make build` does this,
+    /// so the runner exists before `make report` takes the fingerprint its counted stages are
+    /// reused by; built inside the conformance stage instead, it changed the fingerprint
+    /// after the first run's stages were keyed, and a second run reused none of them.
+    #[arg(long, conflicts_with_all = ["impls", "tests", "quick", "strict", "run_id"])]
+    build_runner: bool,
     /// The run id to record under (default: a new one from the time and process id).
     #[arg(long, value_name = "ID")]
     run_id: Option<String>,
@@ -651,5 +657,6 @@ fn conformance_options(a: ConformanceArgs) -> conformance::Options {
         out: a.out,
         db: a.db.db,
         command_line: command_line(),
+        build_runner_only: a.build_runner,
     }
 }

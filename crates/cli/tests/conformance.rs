@@ -150,6 +150,29 @@ const QUICK_NOT_PASSED: &[(&str, &str, &str)] = &[
     ("nss", "SkipEarlyData-HRR-TooMuchData-TLS13", "failed"),
 ];
 
+/// `--build-runner` builds (or finds) the runner and tests nothing, as `make build` runs it;
+/// it takes no test selection.
+#[test]
+fn build_runner_only_builds_the_runner() {
+    let _turn = one_at_a_time();
+    let d = scratch("bogo-build-runner");
+    let o = conformance(&release_dir(), &d, &["--build-runner"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let path = out.trim().rsplit(": ").next().unwrap();
+    assert!(
+        Path::new(path).is_file() && path.contains("runner-"),
+        "{out}"
+    );
+    assert!(!d.join("c.jsonl").exists(), "no test ran, no results file");
+    let o = conformance(&release_dir(), &d, &["--build-runner", "--quick"]);
+    assert!(
+        !o.status.success() && text(&o).contains("cannot be used with"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn the_quick_subset_passes_or_is_a_listed_deviation_for_every_impl() {
     let _turn = one_at_a_time();

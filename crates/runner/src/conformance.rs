@@ -32,6 +32,8 @@ pub struct Options {
     pub out: PathBuf,
     pub db: PathBuf,
     pub command_line: String,
+    /// Build (or find) the runner and stop, testing nothing.
+    pub build_runner_only: bool,
 }
 
 #[derive(Serialize)]
@@ -104,7 +106,6 @@ fn front_shim(entry: &ImplEntry) -> Result<Option<PathBuf>> {
 
 pub fn run(o: Options) -> Result<bool> {
     let reg = Registry::discover()?;
-    let targets = shim_targets(&reg, &o)?;
     // The runner and the shims' scripts: beside the drivers' folder unless told.
     let work = match std::env::var_os("TLSMATRIX_BOGO_DIR") {
         Some(dir) => PathBuf::from(dir),
@@ -114,6 +115,11 @@ pub fn run(o: Options) -> Result<bool> {
     let runner_name = format!("BoGo (boring-sys {})", sources.version);
     eprintln!("{runner_name}: building the runner if not cached ...");
     let runner = runner::build(&sources, &work)?;
+    if o.build_runner_only {
+        println!("{runner_name}: {}", runner.display());
+        return Ok(true);
+    }
+    let targets = shim_targets(&reg, &o)?;
 
     let mut tests = o.tests.clone();
     if o.quick && tests.is_empty() {
