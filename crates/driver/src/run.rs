@@ -1,7 +1,7 @@
 //! The `run` subcommand: one scenario for one pair, its samples as JSON messages.
 
 use super::*;
-use tlsmatrix_measure::floor::{handshakes_against_floor, FloorSampler};
+use tlsmatrix_measure::floor::{handshakes_against_floor, operations_of, FloorSampler};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -28,6 +28,10 @@ pub(crate) struct RunArgs {
     /// same impl on both sides).
     #[arg(long, default_value = "time")]
     measure: Measure,
+    /// `floor`: the operations to time, as the runner lists them for every driver
+    /// (`tlsmatrix_model::floor::encode`); without it, this driver lists them itself.
+    #[arg(long)]
+    floor_ops: Option<String>,
     /// The --callgrind-out-file given to valgrind (`%p` allowed); read back after each dump.
     #[arg(long, default_value = "callgrind.out.%p")]
     callgrind_out: String,
@@ -101,10 +105,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     if let (Measure::Floor, Scenario::Handshake(_)) = (args.measure, scenario) {
         let prepared = client.handshake_crypto().and_then(|crypto| {
             eprintln!("crypto floor of {} through {}", client.name(), crypto.api());
+            let list = match &args.floor_ops {
+                Some(text) => tlsmatrix_model::floor::decode(text)?,
+                None => operations_of(&scenario.params()),
+            };
             FloorSampler::warm(
                 crypto.as_ref(),
                 &cfg.certs,
-                &scenario.params(),
+                &list,
                 Duration::from_millis(args.warmup_ms),
                 Duration::from_millis(args.sample_ms),
             )

@@ -39,30 +39,28 @@ pub struct OpTime {
 }
 
 impl FloorSampler {
-    /// Prepares every operation of both sides with `crypto` (one library: client and server
-    /// are the same impl), runs each for its share of `warmup` and sizes its share of a
-    /// sample of about `target`.
+    /// Prepares every operation of `list` (both sides', [`operations_of`]) with `crypto` (one
+    /// library: client and server are the same impl), runs each for its share of `warmup`
+    /// and sizes its share of a sample of about `target`.
     pub fn warm(
         crypto: &dyn HandshakeCrypto,
         certs: &CertSet,
-        params: &ConnParams,
+        list: &[(Side, CryptoOp, u32)],
         warmup: Duration,
         target: Duration,
     ) -> Result<FloorSampler, String> {
         let mut ops = Vec::new();
-        for side in [Side::Client, Side::Server] {
-            for (op, per_handshake) in operations(params, side) {
-                let prepared = crypto
-                    .prepare(op, certs)
-                    .map_err(|e| format!("{side} {op}: {e}"))?;
-                ops.push(Timed {
-                    side,
-                    op,
-                    per_handshake,
-                    prepared,
-                    reps: 1,
-                });
-            }
+        for &(side, op, per_handshake) in list {
+            let prepared = crypto
+                .prepare(op, certs)
+                .map_err(|e| format!("{side} {op}: {e}"))?;
+            ops.push(Timed {
+                side,
+                op,
+                per_handshake,
+                prepared,
+                reps: 1,
+            });
         }
         let count = ops.len().max(1) as u32;
         let share = |d: Duration| d / count;
@@ -100,6 +98,18 @@ impl FloorSampler {
         }
         Ok(out)
     }
+}
+
+/// Both sides' operations for `params`, client first.
+pub fn operations_of(params: &ConnParams) -> Vec<(Side, CryptoOp, u32)> {
+    [Side::Client, Side::Server]
+        .into_iter()
+        .flat_map(|side| {
+            operations(params, side)
+                .into_iter()
+                .map(move |(op, n)| (side, op, n))
+        })
+        .collect()
 }
 
 impl Sampler for FloorSampler {
@@ -210,7 +220,7 @@ mod tests {
             .unwrap()
             .params();
         let ms = Duration::from_millis(5);
-        let mut f = FloorSampler::warm(&Spin, &certs, &params, ms, ms).unwrap();
+        let mut f = FloorSampler::warm(&Spin, &certs, &operations_of(&params), ms, ms).unwrap();
         let s = f.sample().unwrap();
         let get = |m: Metric| s.iter().find(|(x, _)| *x == m).unwrap().1;
         let (client, [kex, sig, kdf]) = Metric::floor_of(Side::Client);
@@ -244,7 +254,7 @@ mod tests {
             .unwrap()
             .params();
         let ms = Duration::from_millis(1);
-        let err = FloorSampler::warm(&Lacks, &certs, &params, ms, ms)
+        let err = FloorSampler::warm(&Lacks, &certs, &operations_of(&params), ms, ms)
             .err()
             .unwrap();
         assert_eq!(err, "server ecdsa-p256 sign: no signing here");

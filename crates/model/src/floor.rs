@@ -175,6 +175,59 @@ pub fn operations(params: &ConnParams, side: Side) -> Vec<(CryptoOp, u32)> {
     ops
 }
 
+/// The operations of both sides as one command-line argument, which the runner hands each
+/// driver (`--floor-ops`) so that a driver in another language times the list this module
+/// makes rather than one of its own: `side:op:arg:count` entries joined by `;`, e.g.
+/// `client:key-share:x25519:1;server:sign:ecdsa-p256:1;server:hmac:sha256:22`.
+pub fn encode(params: &ConnParams) -> String {
+    let mut out = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        for (op, n) in operations(params, side) {
+            let (kind, arg) = match op {
+                CryptoOp::KeyShare(g) => ("key-share", g.as_str()),
+                CryptoOp::ServerShare(g) => ("server-share", g.as_str()),
+                CryptoOp::ClientSecret(g) => ("client-secret", g.as_str()),
+                CryptoOp::Sign(s) => ("sign", s.as_str()),
+                CryptoOp::Verify(s) => ("verify", s.as_str()),
+                CryptoOp::Hmac(Hash::Sha256) => ("hmac", "sha256"),
+                CryptoOp::Hmac(Hash::Sha384) => ("hmac", "sha384"),
+            };
+            out.push(format!("{side}:{kind}:{arg}:{n}"));
+        }
+    }
+    out.join(";")
+}
+
+/// The operations an [`encode`]d argument lists, each with its side and count.
+pub fn decode(text: &str) -> Result<Vec<(Side, CryptoOp, u32)>, String> {
+    use crate::scenario::Axis;
+    text.split(';')
+        .map(|entry| {
+            let bad = || format!("'{entry}' is not side:op:arg:count");
+            let parts: Vec<&str> = entry.split(':').collect();
+            let [side, kind, arg, n] = parts[..] else {
+                return Err(bad());
+            };
+            let side = match side {
+                "client" => Side::Client,
+                "server" => Side::Server,
+                _ => return Err(bad()),
+            };
+            let op = match kind {
+                "key-share" => CryptoOp::KeyShare(Group::named(arg)?),
+                "server-share" => CryptoOp::ServerShare(Group::named(arg)?),
+                "client-secret" => CryptoOp::ClientSecret(Group::named(arg)?),
+                "sign" => CryptoOp::Sign(SigAlg::named(arg)?),
+                "verify" => CryptoOp::Verify(SigAlg::named(arg)?),
+                "hmac" if arg == "sha256" => CryptoOp::Hmac(Hash::Sha256),
+                "hmac" if arg == "sha384" => CryptoOp::Hmac(Hash::Sha384),
+                _ => return Err(bad()),
+            };
+            Ok((side, op, n.parse().map_err(|_| bad())?))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +266,28 @@ mod tests {
         assert!(t13.contains(&(CryptoOp::ServerShare(Group::X25519), 1)));
         let t12 = ops("handshake-tls12-ecdsa-p256-x25519-session-id", Side::Client);
         assert_eq!(t12, vec![(CryptoOp::Hmac(Hash::Sha256), 8)]);
+    }
+
+    #[test]
+    fn the_argument_decodes_to_the_same_operations() {
+        for id in [
+            "handshake-tls13-ecdsa-p256-x25519mlkem768-full-mtls",
+            "handshake-tls12-rsa-2048-p256-full",
+            "handshake-tls13-ecdsa-p256-x25519-ticket",
+        ] {
+            let params = id.parse::<Scenario>().unwrap().params();
+            let mut want = Vec::new();
+            for side in [Side::Client, Side::Server] {
+                want.extend(
+                    operations(&params, side)
+                        .into_iter()
+                        .map(|(o, n)| (side, o, n)),
+                );
+            }
+            assert_eq!(decode(&encode(&params)).unwrap(), want, "{id}");
+        }
+        assert!(decode("client:sign:dsa:1").is_err());
+        assert!(decode("client:sign:ecdsa-p256").is_err());
     }
 
     #[test]

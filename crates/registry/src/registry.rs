@@ -338,6 +338,13 @@ fn driver_command(req: &CellRequest) -> Command {
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }
+    // One list of a floor's operations for every driver, whatever its language.
+    if req.measure == Measure::Floor {
+        // The driver refuses any other scenario in its own words.
+        if let Ok(s @ tlsmatrix_model::scenario::Scenario::Handshake(_)) = req.scenario.parse() {
+            cmd.args(["--floor-ops", &tlsmatrix_model::floor::encode(&s.params())]);
+        }
+    }
     if let Some(core) = req.core {
         pin_to_core(&mut cmd, core);
     }

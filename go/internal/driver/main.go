@@ -61,7 +61,6 @@ func Main(args []string) int {
 				{"measure": "ceiling", "reason": noCeiling},
 				{"measure": "profile", "reason": noProfile},
 				{"measure": "setup", "reason": noSetup},
-				{"measure": "floor", "reason": noFloor},
 			},
 		}}})
 		fmt.Println(string(b))
@@ -94,7 +93,6 @@ const (
 	noCeiling  = "the Go driver has no AEAD ceiling yet (crypto/cipher's GCM outside crypto/tls)"
 	noProfile  = "the Go driver does not log its sides' calls for a profile: both sides are goroutines, and the runtime's own threads work on their behalf"
 	noSetup    = "the Go driver does not time setup costs yet: crypto/tls has no context of its own (a tls.Config holds parsed certificates) and tls.Client only allocates a struct until its handshake"
-	noFloor    = "the Go driver has no crypto floor yet (crypto/ecdh, crypto/ecdsa and crypto/hmac timed outside crypto/tls)"
 )
 
 // messagesEnd ends a command that speaks in messages: a failure is its last message.
@@ -151,7 +149,8 @@ func run(args []string) error {
 	server := fs.String("server", "", "server impl name (go-crypto-tls)")
 	runs := fs.Int("runs", 10, "samples to produce after warm-up")
 	bulkBytes := fs.Int("bulk-bytes", 64<<20, "bytes sent per bulk sample")
-	measure := fs.String("measure", "time", "time, instructions or wire")
+	measure := fs.String("measure", "time", "time, instructions, wire or floor")
+	floorOps := fs.String("floor-ops", "", "floor: the operations to time, side:op:arg:count joined by ';' (tlsmatrix_model::floor::encode)")
 	callgrindOut := fs.String("callgrind-out", "", "instructions: the --callgrind-out-file given to valgrind (%p is the process id)")
 	perSample := fs.Int("per-sample", 10, "instructions: handshakes counted per sample")
 	if err := fs.Parse(args); err != nil {
@@ -187,15 +186,20 @@ func run(args []string) error {
 		unsupported(-1, noSetup)
 		return nil
 	case "floor":
-		unsupported(-1, noFloor)
-		return nil
+		if sc.Kind != "handshake" {
+			unsupported(-1, "a crypto floor is taken on handshake scenarios")
+			return nil
+		}
+		if *floorOps == "" {
+			return errors.New("--measure floor needs --floor-ops (tlsmatrix run passes the list)")
+		}
 	case "wire":
 		if sc.Kind != "handshake" {
 			unsupported(-1, "wire figures are measured on handshake scenarios")
 			return nil
 		}
 	default:
-		return fmt.Errorf("unknown measure '%s' (time, instructions, wire)", *measure)
+		return fmt.Errorf("unknown measure '%s' (time, instructions, wire, floor)", *measure)
 	}
 	c, refused, err := newCell(sc, cf.certs)
 	if err != nil {
@@ -219,6 +223,14 @@ func run(args []string) error {
 			err = handshakeInstructions(c, *runs, *perSample, counter, on)
 		} else {
 			err = bulkInstructions(c, sc.WriteSize, *runs, *bulkBytes, counter, on)
+		}
+	case *measure == "floor":
+		var h *handshakeSampler
+		var f *floorSampler
+		if h, err = warmHandshakes(c, warmup, target); err == nil {
+			if f, err = warmFloor(c, *floorOps, warmup, target); err == nil {
+				err = handshakesAgainstFloor(h, f, *runs, on)
+			}
 		}
 	case *measure == "wire":
 		var t *trace
