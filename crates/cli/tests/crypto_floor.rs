@@ -1,5 +1,6 @@
 //! `--measure floor`: each handshake against its library's own crypto for the operations each
-//! side must perform, and the driver's per-operation table checked against `openssl speed`.
+//! side must perform, and the driver's per-operation table checked against `openssl speed`;
+//! and what one server context shared by several threads costs (`tlsmatrix-driver contention`).
 
 mod common;
 
@@ -16,7 +17,7 @@ fn find<'a>(records: &'a [Record], scenario: &str, imp: &str, m: Metric) -> Opti
 }
 
 /// Every floor is positive, no floor is above its handshake beyond the run's noise, the three
-/// parts add up to the floor (each sample's do exactly; their medians within 2%), a resumption has no signature part; a library without an
+/// parts add up to the floor in every sample, a resumption has no signature part; a library without an
 /// adapter to its crypto API says so instead of failing.
 #[test]
 fn floors_sit_below_their_handshakes_and_add_up() {
@@ -58,11 +59,19 @@ fn floors_sit_below_their_handshakes_and_add_up() {
                 let get = |m: Metric| find(&records, scenario, imp, m).map(|r| r.median);
                 let floor = get(total).unwrap_or_else(|| panic!("{imp} {scenario}: no floor"));
                 assert!(floor.is_finite() && floor > 1e3, "{imp} {side}: {floor} ns");
-                let sum: f64 = parts.iter().filter_map(|&m| get(m)).sum();
-                assert!(
-                    (sum - floor).abs() <= 0.02 * floor,
-                    "{imp} {scenario} {side}: parts {sum} against {floor}"
-                );
+                // Sample by sample (medians of parts need not add up to the total's).
+                let totals = &find(&records, scenario, imp, total).unwrap().samples;
+                for (i, t) in totals.iter().enumerate() {
+                    let sum: f64 = parts
+                        .iter()
+                        .filter_map(|&m| find(&records, scenario, imp, m))
+                        .map(|r| r.samples[i])
+                        .sum();
+                    assert!(
+                        (sum - t).abs() <= 1e-6 * t,
+                        "{imp} {scenario} {side} sample {i}: parts {sum} against {t}"
+                    );
+                }
                 let share = find(&records, scenario, imp, Metric::floor_share_of(side)).unwrap();
                 assert!(
                     share.ci_low <= 1.0 && share.median > 0.2,
@@ -177,4 +186,57 @@ fn openssl_floor_operations_agree_with_openssl_speed() {
         let again = compare();
         assert!(again.is_empty(), "{first:?}, then {again:?}");
     }
+}
+
+/// `tlsmatrix-driver contention`: a shared server context on one and two threads gives a
+/// positive rate per thread count and a count of blocking waits; an adapter whose context
+/// may not be shared says so.
+#[test]
+fn a_shared_context_is_measured_on_several_threads() {
+    let _alone = exclusive();
+    let certs = scratch("contention").join("certs");
+    let run = |imp: &str| {
+        Command::new(release_dir().join("tlsmatrix-driver"))
+            .args(["contention", "--impl", imp])
+            .args(["--scenario", "handshake-tls13-ecdsa-p256-x25519-full"])
+            .args([
+                "--certs",
+                certs.to_str().unwrap(),
+                "--threads",
+                "1,2",
+                "--ms",
+                "200",
+            ])
+            .output()
+            .unwrap()
+    };
+    for imp in ["rustls-aws-lc", "openssl-3.0"] {
+        let o = run(imp);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().map(|w| w.parse().ok()).collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        for (row, threads) in rows.iter().zip([1.0, 2.0]) {
+            let [n, rate, per_thread, scaling, waits, preempted] = row[..] else {
+                panic!("{text}")
+            };
+            assert_eq!(n, threads);
+            assert!(
+                rate > 100.0 && (per_thread * n - rate).abs() < 0.01 * rate,
+                "{text}"
+            );
+            assert!(scaling > 0.2 && scaling < 1.5, "{text}");
+            assert!((0.0..5.0).contains(&waits) && preempted >= 0.0, "{text}");
+        }
+    }
+    let o = run("gnutls");
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("does not share a server context"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

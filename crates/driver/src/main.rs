@@ -5,6 +5,7 @@
 
 mod allocations;
 mod bogo;
+mod contention;
 mod delay_proxy;
 mod floor;
 mod group;
@@ -39,6 +40,7 @@ use tlsmatrix_model::side::Side;
 use tlsmatrix_model::variant::{self, Variant};
 
 use allocations::allocations;
+use contention::{contention, ContentionArgs};
 use floor::{floor, FloorArgs};
 use group::{group, GroupArgs};
 use peer::{peer, PeerArgs};
@@ -79,6 +81,9 @@ enum Command {
     /// operation the scenario requires of each side (`tlsmatrix run --measure floor` takes
     /// their sums), timed through the library's own crypto API, in µs.
     Floor(FloorArgs),
+    /// One impl's client and server contexts shared by 1, 2 and more threads handshaking at
+    /// once: the rate, its scaling over one thread, and blocking waits per handshake.
+    Contention(ContentionArgs),
     /// BoringSSL's BoGo test runner's shim for one impl (`tlsmatrix conformance` starts the
     /// runner with this as its shim): the runner's flags follow `--`. Exits 89 for a flag
     /// the shim does not honour, so such a test counts as unimplemented.
@@ -339,6 +344,7 @@ fn main() -> ExitCode {
         Command::Ttfb(t) => messages_end(ttfb(&t)),
         Command::Allocations => plain_end(allocations()),
         Command::Floor(f) => plain_end(floor(&f)),
+        Command::Contention(c) => plain_end(contention(&c)),
         Command::Run(r) => messages_end(run(&r)),
         Command::BogoShim(a) => bogo_shim(&a),
     }

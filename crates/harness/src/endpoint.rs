@@ -460,6 +460,12 @@ pub struct CAllocation {
 /// Holds one side's parsed configuration and makes connections from it.
 pub trait EndpointFactory {
     fn endpoint(&self, io: MemIo) -> anyhow::Result<Box<dyn TlsEndpoint>>;
+    /// This factory for threads that make connections from it at once, as a server shares
+    /// one context among its threads; `None` when the adapter's context may not be shared
+    /// (its handles are not thread-safe, or the adapter has not been checked for it).
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        None
+    }
 }
 
 /// One side of a connection, exchanging TLS bytes through its `MemIo`.

@@ -1172,6 +1172,12 @@ struct OpensslFactory {
 }
 
 impl EndpointFactory for OpensslFactory {
+    /// A server's context is shared by reference (the library's handles are thread-safe); a
+    /// client's records what it verified for the harness's check, per context.
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         self.verify_plan.next_connection();
         let mut ssl = Ssl::new(&self.ctx)?;

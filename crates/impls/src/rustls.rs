@@ -428,6 +428,11 @@ struct ServerFactory {
 }
 
 impl EndpointFactory for ServerFactory {
+    /// Its context is shared by reference (the library's handles are thread-safe).
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        Some(self)
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         let conn = ServerConnection::new(self.config.clone())?;
         Ok(Box::new(RustlsEndpoint {

@@ -441,6 +441,12 @@ struct S2nFactory {
 }
 
 impl EndpointFactory for S2nFactory {
+    /// A server's context is shared by reference (the library's handles are thread-safe); a
+    /// client's records what it verified for the harness's check, per context.
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         let mode = match self.side {
             Side::Client => Mode::Client,

@@ -5,6 +5,7 @@
 
 pub mod callgrind;
 pub mod ceiling;
+pub mod contention;
 pub mod counters;
 pub mod flights;
 pub mod floor;
