@@ -3,20 +3,15 @@
 //! the rate against one thread's on as many cores as the threads can use, and the blocking
 //! waits (voluntary context switches) per handshake (`tlsmatrix_measure::contention`).
 
+use super::floor::ImplScenario;
 use super::*;
 use tlsmatrix_measure::contention::shared_contexts;
 
 #[derive(clap::Args)]
 pub(crate) struct ContentionArgs {
-    /// The impl on both sides, e.g. openssl-3.0.
-    #[arg(long = "impl")]
-    imp: String,
-    /// A full-handshake scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full.
-    #[arg(long)]
-    scenario: String,
-    /// Folder of cached test certificates (generated there if missing).
-    #[arg(long)]
-    certs: PathBuf,
+    /// The impl and a full-handshake scenario.
+    #[command(flatten)]
+    on: ImplScenario,
     /// Thread counts, comma-separated, each sharing the one pair of contexts.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8")]
     threads: Vec<usize>,
@@ -25,7 +20,8 @@ pub(crate) struct ContentionArgs {
     ms: u64,
 }
 
-pub(crate) fn contention(a: &ContentionArgs) -> Result<()> {
+pub(crate) fn contention(args: &ContentionArgs) -> Result<()> {
+    let a = &args.on;
     let cell = CellArgs {
         scenario: a.scenario.clone(),
         client: a.imp.clone(),
@@ -59,7 +55,7 @@ pub(crate) fn contention(a: &ContentionArgs) -> Result<()> {
     };
     let client = || cell.client.factory(Side::Client, &cell.cfg);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let window = Duration::from_millis(a.ms);
+    let window = Duration::from_millis(args.ms);
     println!(
         "{} {}: one server context shared by every thread, a client context each ({cores} cores)",
         a.imp, cell.scenario
@@ -69,7 +65,7 @@ pub(crate) fn contention(a: &ContentionArgs) -> Result<()> {
         "threads", "hs/s", "hs/s/thread", "x 1 thread/core", "waits/hs", "preempted/hs"
     );
     let mut one = None;
-    for &n in &a.threads {
+    for &n in &args.threads {
         let r = shared_contexts(&client, server, &params, n.max(1), window / 3, window)?;
         let base = *one.get_or_insert(r.per_second());
         println!(

@@ -5,24 +5,32 @@
 use super::*;
 use tlsmatrix_measure::floor::{operations_of, FloorSampler};
 
+/// One impl on one handshake scenario, for the commands that print a table for a reader.
 #[derive(clap::Args)]
-pub(crate) struct FloorArgs {
-    /// The impl whose crypto API is timed, e.g. openssl-3.0.
+pub(crate) struct ImplScenario {
+    /// The impl, on both sides where there are two, e.g. openssl-3.0.
     #[arg(long = "impl")]
-    imp: String,
+    pub(crate) imp: String,
     /// A handshake scenario id, e.g. handshake-tls13-ecdsa-p256-x25519-full.
     #[arg(long)]
-    scenario: String,
+    pub(crate) scenario: String,
     /// Folder of cached test certificates (generated there if missing).
     #[arg(long)]
-    certs: PathBuf,
+    pub(crate) certs: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct FloorArgs {
+    #[command(flatten)]
+    on: ImplScenario,
     /// Milliseconds of timing over all operations (each gets its share), after as long
     /// again of warm-up.
     #[arg(long, default_value_t = 400)]
     ms: u64,
 }
 
-pub(crate) fn floor(a: &FloorArgs) -> Result<()> {
+pub(crate) fn floor(args: &FloorArgs) -> Result<()> {
+    let a = &args.on;
     let scenario: Scenario = a.scenario.parse()?;
     let Scenario::Handshake(_) = scenario else {
         bail!("a crypto floor is taken on handshake scenarios, not {scenario}");
@@ -31,7 +39,7 @@ pub(crate) fn floor(a: &FloorArgs) -> Result<()> {
     let lib = find(&a.imp)?;
     let crypto = lib.handshake_crypto().map_err(|e| anyhow!(e))?;
     let certs = certs::load_or_generate(&a.certs, params.sig)?;
-    let ms = Duration::from_millis(a.ms);
+    let ms = Duration::from_millis(args.ms);
     let list = operations_of(&params);
     let mut sampler = FloorSampler::warm(crypto.as_ref(), &certs, &list, ms, ms)
         .map_err(|e| anyhow!("{}: {e}", a.imp))?;

@@ -14,6 +14,20 @@ pub trait PreparedOp {
     fn run(&mut self) -> anyhow::Result<Duration>;
 }
 
+/// A closure as a prepared operation.
+struct Closure<F>(F);
+
+impl<F: FnMut() -> anyhow::Result<Duration>> PreparedOp for Closure<F> {
+    fn run(&mut self) -> anyhow::Result<Duration> {
+        (self.0)()
+    }
+}
+
+/// `f` as a prepared operation: each call runs it once and returns its time.
+pub fn prepared(f: impl FnMut() -> anyhow::Result<Duration> + 'static) -> Box<dyn PreparedOp> {
+    Box::new(Closure(f))
+}
+
 /// A library's crypto API, as its handshake calls it.
 pub trait HandshakeCrypto {
     /// What is called, e.g. "ring 0.17.14 through rustls's provider".

@@ -3,7 +3,7 @@
 //! the key operation of each signature through an EVP_PKEY_CTX set up once (as `openssl speed`
 //! times it), and HMAC_CTX for the key schedule's HMACs.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use foreign_types::ForeignType;
 use openssl::bn::BigNumContext;
@@ -18,24 +18,12 @@ use openssl::rsa::Padding;
 use openssl::sign::{RsaPssSaltlen, Signer, Verifier};
 use openssl_sys as ffi;
 use tlsmatrix_harness::certs::CertSet;
-use tlsmatrix_harness::floor::{self, timed, HandshakeCrypto, PreparedOp};
+use tlsmatrix_harness::floor::{self, prepared, timed, HandshakeCrypto, PreparedOp};
 use tlsmatrix_model::floor::{CryptoOp, Hash};
 use tlsmatrix_model::scenario::{Group, SigAlg};
 
 pub struct EvpCrypto {
     pub api: String,
-}
-
-struct Op<F>(F);
-
-impl<F: FnMut() -> anyhow::Result<Duration>> PreparedOp for Op<F> {
-    fn run(&mut self) -> anyhow::Result<Duration> {
-        (self.0)()
-    }
-}
-
-fn boxed<F: FnMut() -> anyhow::Result<Duration> + 'static>(f: F) -> Box<dyn PreparedOp> {
-    Box::new(Op(f))
 }
 
 fn stack(what: &str) -> impl Fn(openssl::error::ErrorStack) -> String + '_ {
@@ -290,12 +278,12 @@ impl HandshakeCrypto for EvpCrypto {
         Ok(match op {
             CryptoOp::KeyShare(g) => {
                 let e = Ecdh::of(g)?;
-                boxed(move || timed(|| e.generate()))
+                prepared(move || timed(|| e.generate()))
             }
             CryptoOp::ServerShare(g) => {
                 let e = Ecdh::of(g)?;
                 let (_, share) = e.generate().map_err(anyhow_err)?;
-                boxed(move || {
+                prepared(move || {
                     timed(|| {
                         let (own, reply) = e.generate()?;
                         Ok((e.secret(&own, &share)?, reply))
@@ -305,7 +293,7 @@ impl HandshakeCrypto for EvpCrypto {
             CryptoOp::ClientSecret(g) => {
                 let e = Ecdh::of(g)?;
                 let (_, reply) = e.generate().map_err(anyhow_err)?;
-                boxed(move || {
+                prepared(move || {
                     let (own, _) = e.generate()?;
                     timed(|| e.secret(&own, &reply))
                 })
@@ -316,7 +304,7 @@ impl HandshakeCrypto for EvpCrypto {
                 signer
                     .sign(&msg)
                     .map_err(|e| format!("{sig} signing: {e}"))?;
-                boxed(move || timed(|| signer.sign(&msg)))
+                prepared(move || timed(|| signer.sign(&msg)))
             }
             CryptoOp::Verify(sig) => {
                 let private = key()?;
@@ -332,7 +320,7 @@ impl HandshakeCrypto for EvpCrypto {
                 if !verifier.verify(&msg, &signature).map_err(anyhow_err)? {
                     return Err(format!("its own {sig} signature did not verify"));
                 }
-                boxed(move || {
+                prepared(move || {
                     let t = Instant::now();
                     let ok = verifier.verify(&msg, &signature)?;
                     let d = t.elapsed();
@@ -343,7 +331,7 @@ impl HandshakeCrypto for EvpCrypto {
             CryptoOp::Hmac(hash) => {
                 let mut h = Hmac::new(hash)?;
                 let msg = [0x17u8; 64];
-                boxed(move || timed(|| h.mac(&msg)))
+                prepared(move || timed(|| h.mac(&msg)))
             }
         })
     }

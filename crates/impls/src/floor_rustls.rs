@@ -4,14 +4,14 @@
 //! floor is aws-lc-rs's.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rustls::crypto::tls13::OkmBlock;
 use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls::pki_types::{PrivateKeyDer, SignatureVerificationAlgorithm};
 use rustls::SignatureScheme;
 use tlsmatrix_harness::certs::CertSet;
-use tlsmatrix_harness::floor::{self, timed, HandshakeCrypto, PreparedOp};
+use tlsmatrix_harness::floor::{self, prepared, timed, HandshakeCrypto, PreparedOp};
 use tlsmatrix_model::codes;
 use tlsmatrix_model::floor::{CryptoOp, Hash};
 use tlsmatrix_model::scenario::{Group, SigAlg};
@@ -21,19 +21,6 @@ pub struct ProviderCrypto {
     pub provider: CryptoProvider,
     /// Every group the provider has, beyond those its default offers.
     pub kx_groups: &'static [&'static dyn SupportedKxGroup],
-}
-
-/// A closure as a prepared operation.
-struct Op<F>(F);
-
-impl<F: FnMut() -> anyhow::Result<Duration>> PreparedOp for Op<F> {
-    fn run(&mut self) -> anyhow::Result<Duration> {
-        (self.0)()
-    }
-}
-
-fn boxed<F: FnMut() -> anyhow::Result<Duration> + 'static>(f: F) -> Box<dyn PreparedOp> {
-    Box::new(Op(f))
 }
 
 fn failed(what: &str) -> impl Fn(rustls::Error) -> String + '_ {
@@ -96,7 +83,7 @@ impl HandshakeCrypto for ProviderCrypto {
         Ok(match op {
             CryptoOp::KeyShare(g) => {
                 let g = self.group(g)?;
-                boxed(move || {
+                prepared(move || {
                     timed(|| {
                         let k = g.start().map_err(anyhow::Error::msg)?;
                         std::hint::black_box(k.pub_key());
@@ -107,12 +94,12 @@ impl HandshakeCrypto for ProviderCrypto {
             CryptoOp::ServerShare(g) => {
                 let g = self.group(g)?;
                 let (share, _) = self.reply(g)?;
-                boxed(move || timed(|| g.start_and_complete(&share).map_err(anyhow::Error::msg)))
+                prepared(move || timed(|| g.start_and_complete(&share).map_err(anyhow::Error::msg)))
             }
             CryptoOp::ClientSecret(g) => {
                 let g = self.group(g)?;
                 let (_, reply) = self.reply(g)?;
-                boxed(move || {
+                prepared(move || {
                     let k = g.start().map_err(anyhow::Error::msg)?;
                     timed(|| k.complete(&reply).map_err(anyhow::Error::msg))
                 })
@@ -120,7 +107,7 @@ impl HandshakeCrypto for ProviderCrypto {
             CryptoOp::Sign(sig) => {
                 let signer = self.signer(sig, certs)?;
                 let msg = floor::signed_content();
-                boxed(move || timed(|| signer.sign(&msg).map_err(anyhow::Error::msg)))
+                prepared(move || timed(|| signer.sign(&msg).map_err(anyhow::Error::msg)))
             }
             CryptoOp::Verify(sig) => {
                 let msg = floor::signed_content();
@@ -150,7 +137,7 @@ impl HandshakeCrypto for ProviderCrypto {
                     .ok_or_else(|| format!("the provider verifies no {}", scheme_name(sig)))?;
                 alg.verify_signature(&public, &msg, &signature)
                     .map_err(|_| "the provider's signature did not verify".to_string())?;
-                boxed(move || {
+                prepared(move || {
                     let t = Instant::now();
                     let ok = alg.verify_signature(&public, &msg, &signature);
                     let d = t.elapsed();
@@ -178,7 +165,7 @@ impl HandshakeCrypto for ProviderCrypto {
                     .ok_or_else(|| format!("the provider has no {} suite", hash.as_str()))?;
                 let key = OkmBlock::new(&[0x42; 48][..suite.common.hash_provider.output_len()]);
                 let msg = [0x17u8; 64];
-                boxed(move || timed(|| Ok(suite.hkdf_provider.hmac_sign(&key, &msg))))
+                prepared(move || timed(|| Ok(suite.hkdf_provider.hmac_sign(&key, &msg))))
             }
         })
     }

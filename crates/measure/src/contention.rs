@@ -80,13 +80,7 @@ pub fn shared_contexts(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
-            })
-            .collect()
+        crate::workload::joined(handles)
     });
     let wall = Instant::now().max(end) - start;
     let mut out = Shared {

@@ -649,13 +649,7 @@ pub fn throughput(
         let handles: Vec<_> = (0..threads)
             .map(|_| s.spawn(|| thread_windows(make, params, first, window, budget.runs)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
-            })
-            .collect()
+        joined(handles)
     });
     let tallies: Vec<Vec<WindowTally>> = per_thread.into_iter().collect::<anyhow::Result<_>>()?;
     for run in 0..budget.runs {
@@ -671,6 +665,19 @@ pub fn throughput(
         ]);
     }
     Ok(())
+}
+
+/// Each scoped thread's result, a panic as an error.
+pub(crate) fn joined<T>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, anyhow::Result<T>>>,
+) -> Vec<anyhow::Result<T>> {
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
+        })
+        .collect()
 }
 
 struct WindowTally {

@@ -10,6 +10,7 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
+use crate::setup_costs::micros;
 
 const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking. The stacks without an adapter to their crypto API yet say so below.";
 
@@ -50,19 +51,6 @@ fn side_floor(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<Si
         above: record(run, scenario, imp, Metric::floor_share_of(side))
             .is_some_and(|r| r.ci_low > 1.0),
     })
-}
-
-fn micros(r: &Record) -> Cell {
-    Cell::with(
-        figure(r.median / 1e3),
-        Class::Plain,
-        Some(format!(
-            "{} samples, 95% interval {}-{} µs",
-            r.samples.len(),
-            figure(r.ci_low / 1e3),
-            figure(r.ci_high / 1e3)
-        )),
-    )
 }
 
 /// The scenarios of the run with a floor, in the run's order.

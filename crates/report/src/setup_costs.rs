@@ -2,7 +2,7 @@
 //! setup`): each library's contexts and connection objects, per side, a table per scenario.
 
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::record::{Metric, Record};
 
 use crate::doc::{Block, Cell, Class, Table};
 use crate::figures::figure;
@@ -15,6 +15,20 @@ const COSTS: [Metric; 4] = [
 ];
 
 const METHOD: &str = "What an application pays per connection beside the handshake, each library with itself: a context made from the certificate chain and key in memory and freed (the client's holds its trusted CA), and a connection object made from a context and freed without a byte exchanged (perftools' sslnew is OpenSSL's own measure of the second). A library that starts its handshake when the object is made (rustls's client builds its ClientHello and key shares then) pays that here. Each figure is the median of the run's samples, each a batch of the same operation.";
+
+/// A figure in ns shown in µs, its interval as hover text.
+pub(crate) fn micros(r: &Record) -> Cell {
+    Cell::with(
+        figure(r.median / 1e3),
+        Class::Plain,
+        Some(format!(
+            "{} samples, 95% interval {}-{} µs",
+            r.samples.len(),
+            figure(r.ci_low / 1e3),
+            figure(r.ci_high / 1e3)
+        )),
+    )
+}
 
 /// The tables, with the method first and the libraries that could not be measured last.
 pub fn blocks(run: &RunData) -> Vec<Block> {
@@ -42,21 +56,7 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
                                 && r.server == imp
                                 && r.metric == m
                         })
-                        .map_or_else(
-                            || Cell::plain("-"),
-                            |r| {
-                                Cell::with(
-                                    figure(r.median / 1e3),
-                                    Class::Plain,
-                                    Some(format!(
-                                        "{} samples, 95% interval {}-{} µs",
-                                        r.samples.len(),
-                                        figure(r.ci_low / 1e3),
-                                        figure(r.ci_high / 1e3)
-                                    )),
-                                )
-                            },
-                        )
+                        .map_or_else(|| Cell::plain("-"), micros)
                 })
                 .collect();
             if cells.iter().all(|c| c.text == "-") {

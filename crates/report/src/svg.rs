@@ -130,6 +130,33 @@ fn value_axis(
     );
 }
 
+/// The start of a chart with horizontal bars: the title, the legend and the value axis up to
+/// `max`; gives the SVG so far, the axis's top value and its baseline's y.
+fn horizontal_frame(
+    chart: &Chart,
+    index_of: &dyn Fn(&str) -> usize,
+    legend_at: &[(f64, usize)],
+    (width, height, top): (f64, f64, f64),
+    (label_w, plot_w): (f64, f64),
+    max: f64,
+) -> (String, f64, f64) {
+    let ticks = ticks(max);
+    let scale_max = *ticks.last().unwrap_or(&1.0);
+    let x_of = |v: f64| label_w + v / scale_max * plot_w;
+    let mut out = open(chart, width, height);
+    legend(&mut out, chart, index_of, legend_at, 34.0);
+    let axis_y = height - 34.0;
+    value_axis(
+        &mut out,
+        &ticks,
+        &x_of,
+        (top, axis_y),
+        label_w + plot_w / 2.0,
+        &chart.unit,
+    );
+    (out, scale_max, axis_y)
+}
+
 fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let label_w = 8.0 + 6.6 * chart.categories.iter().map(|c| c.len()).max().unwrap_or(4) as f64;
     let plot_w = 520.0;
@@ -141,21 +168,15 @@ fn bars(chart: &Chart, index_of: &dyn Fn(&str) -> usize) -> String {
     let n = chart.series.len().max(1) as f64;
     let group_h = n * bar_h + group_gap;
     let height = top + group_h * chart.categories.len() as f64 + 40.0;
-    let ticks = ticks(max_value(chart));
-    let scale_max = *ticks.last().unwrap_or(&1.0);
-    let x_of = |v: f64| label_w + v / scale_max * plot_w;
-
-    let mut out = open(chart, width, height);
-    legend(&mut out, chart, index_of, &legend_at, 34.0);
-    let axis_y = height - 34.0;
-    value_axis(
-        &mut out,
-        &ticks,
-        &x_of,
-        (top, axis_y),
-        label_w + plot_w / 2.0,
-        &chart.unit,
+    let (mut out, scale_max, axis_y) = horizontal_frame(
+        chart,
+        index_of,
+        &legend_at,
+        (width, height, top),
+        (label_w, plot_w),
+        max_value(chart),
     );
+    let x_of = |v: f64| label_w + v / scale_max * plot_w;
     for (ci, cat) in chart.categories.iter().enumerate() {
         let gy = top + ci as f64 * group_h;
         let _ = write!(
@@ -219,21 +240,15 @@ fn stacked(chart: &Chart) -> String {
             .sum()
     };
     let max = (0..chart.categories.len()).map(whole).fold(0.0, f64::max);
-    let ticks = ticks(max);
-    let scale_max = *ticks.last().unwrap_or(&1.0);
-    let x_of = |v: f64| label_w + v / scale_max * plot_w;
-
-    let mut out = open(chart, width, height);
-    legend(&mut out, chart, index_of, &legend_at, 34.0);
-    let axis_y = height - 34.0;
-    value_axis(
-        &mut out,
-        &ticks,
-        &x_of,
-        (top, axis_y),
-        label_w + plot_w / 2.0,
-        &chart.unit,
+    let (mut out, scale_max, axis_y) = horizontal_frame(
+        chart,
+        index_of,
+        &legend_at,
+        (width, height, top),
+        (label_w, plot_w),
+        max,
     );
+    let x_of = |v: f64| label_w + v / scale_max * plot_w;
     for (ci, cat) in chart.categories.iter().enumerate() {
         let y = top + ci as f64 * (bar_h + 4.0);
         let _ = write!(
