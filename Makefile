@@ -71,6 +71,11 @@ SETUP_RUNS ?= 5
 # for exactly the operations each side must perform, timed in turns with the handshake, each
 # impl with itself (`tlsmatrix run --measure floor`); about 30 s.
 FLOOR_RUNS ?= 5
+# One server context shared by 1, 2 and 8 threads (`tlsmatrix run --measure contention`):
+# the rate, its scaling and blocking waits per handshake, each impl with itself, alone on the
+# machine: CONTENTION_RUNS samples of three windows of CONTENTION_MS; about 30 s.
+CONTENTION_RUNS ?= 3
+CONTENTION_MS ?= 300
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 12
@@ -213,7 +218,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/floor.jsonl
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/floor.jsonl results/contention.jsonl
 	@status=0; \
 	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) post-quantum $(BIN)/tlsmatrix run --pairs twins --runs $(PQ_RUNS) --passes $(PQ_PASSES) --lanes $(LANES) \
@@ -238,6 +243,8 @@ report: timings-begin build
 	  --out results/setup.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) crypto-floor $(BIN)/tlsmatrix run --measure floor --runs $(FLOOR_RUNS) --warmup-ms 50 --sample-ms 40 --lanes $(LANES) \
 	  --out results/floor.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) contention $(BIN)/tlsmatrix run --measure contention --runs $(CONTENTION_RUNS) --sample-ms $(CONTENTION_MS) --warmup-ms 100 \
+	  --out results/contention.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 1 \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \

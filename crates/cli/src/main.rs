@@ -432,7 +432,11 @@ struct RunArgs {
     /// the crypto floor, the library's own primitives timed through its crypto API for
     /// exactly the operations each side must perform (key shares and secrets, signatures
     /// made and verified, the key schedule's HMACs), in turns with the handshake itself;
-    /// without --scenario, the default suite's handshakes.
+    /// without --scenario, the default suite's handshakes; or `contention` (full handshakes,
+    /// each impl with itself, alone on the machine): one server context shared by 1, 2 and 8
+    /// threads, each with a client context of its own: the rate of each, its scaling over one
+    /// thread's and blocking waits (voluntary context switches) per handshake; without
+    /// --scenario, TLS 1.3 with ECDSA P-256 and X25519.
     #[arg(long, default_value = "time", value_name = "WHAT")]
     measure: tlsmatrix_model::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself

@@ -25,7 +25,8 @@ pub(crate) struct RunArgs {
     /// own AEAD on a bulk scenario's records; client and server the same impl), `setup`
     /// (contexts and connection objects without a handshake; the same impl on both sides) or
     /// `floor` (handshakes in turns with the library's own crypto for their operations; the
-    /// same impl on both sides).
+    /// same impl on both sides) or `contention` (one server context shared by 1, 2 and 8
+    /// threads; full handshakes, the same impl on both sides).
     #[arg(long, default_value = "time")]
     measure: Measure,
     /// `floor`: the operations to time, as the runner lists them for every driver
@@ -79,6 +80,18 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             Some("a crypto floor is one library's own primitives: run each impl with itself")
         }
         (Measure::Floor, _) => Some("a crypto floor is taken on handshake scenarios"),
+        (Measure::Contention, Scenario::Handshake(h))
+            if cell.client.name() == cell.server.name() && !h.resumption.is_resumed() =>
+        {
+            None
+        }
+        (Measure::Contention, Scenario::Handshake(h)) if h.resumption.is_resumed() => Some(
+            "contention is measured on full handshakes (a resumption shares its session store too)",
+        ),
+        (Measure::Contention, Scenario::Handshake(_)) => {
+            Some("contention is one library's context shared by threads: run each impl with itself")
+        }
+        (Measure::Contention, _) => Some("contention is measured on handshake scenarios"),
         _ => None,
     };
     if let Some(reason) = unmeasurable {
@@ -212,6 +225,22 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             let floor = own_floor.expect("prepared above for every handshake floor");
             handshakes_against_floor(c, s, &params, floor, &budget, on_sample)?
         }
+        (Measure::Contention, Scenario::Handshake(_)) => {
+            let Some(shared) = s.shared() else {
+                return refuse(format!(
+                    "the {} adapter does not share a server context among threads yet",
+                    server.name()
+                ));
+            };
+            let make_client = || client.factory(Side::Client, cfg);
+            tlsmatrix_measure::contention::scaling(
+                &make_client,
+                shared,
+                &params,
+                &budget,
+                on_sample,
+            )?
+        }
         (Measure::Instructions, Scenario::Memory(_) | Scenario::Throughput(_))
         | (
             Measure::Wire
@@ -219,7 +248,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             | Measure::Ceiling
             | Measure::Profile
             | Measure::Setup
-            | Measure::Floor,
+            | Measure::Floor
+            | Measure::Contention,
             _,
         ) => unreachable!("refused above"),
     }

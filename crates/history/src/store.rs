@@ -103,6 +103,8 @@ pub enum RunKind {
     Setup,
     /// Handshakes against their crypto floor (`--measure floor`).
     Floor,
+    /// Threads sharing one server context (`--measure contention`).
+    Contention,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
     /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
@@ -124,6 +126,7 @@ impl RunKind {
             RunKind::Profile => "profile ",
             RunKind::Setup => "setup-cost ",
             RunKind::Floor => "crypto-floor ",
+            RunKind::Contention => "contention ",
             RunKind::Allocators => "allocator ",
             RunKind::Twins => "post-quantum twin ",
         }
@@ -329,6 +332,7 @@ impl Store {
             RunKind::Profile => "r.measure = 'profile'".into(),
             RunKind::Setup => "r.measure = 'setup'".into(),
             RunKind::Floor => "r.measure = 'floor'".into(),
+            RunKind::Contention => "r.measure = 'contention'".into(),
             RunKind::Instructions => "r.measure = 'instructions'".into(),
             RunKind::Wire => "r.measure = 'wire'".into(),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),

@@ -10,8 +10,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::sample::Sample;
+use crate::workload::Budget;
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::pair;
+use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::ConnParams;
 
 /// What `threads` threads did in one window.
@@ -97,4 +100,39 @@ pub fn shared_contexts(
         out.preempted += i;
     }
     Ok(out)
+}
+
+/// The thread counts a sample measures: one, the two cores of the machines this runs on, and
+/// more threads than cores, as a server with a worker per connection has.
+pub const THREADS: [usize; 3] = [1, 2, 8];
+
+/// Each sample: a window of `budget.sample_target` for each of [`THREADS`], in turn; the
+/// rates, the scaling over one thread's rate (times the cores the threads can use) and the
+/// blocking waits per handshake.
+pub fn scaling(
+    make_client: &MakeClient,
+    server: &(dyn EndpointFactory + Sync),
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let window = budget.sample_target;
+    for _ in 0..budget.runs {
+        let [one, two, eight] =
+            THREADS.map(|n| shared_contexts(make_client, server, params, n, budget.warmup, window));
+        let (one, two, eight) = (one?, two?, eight?);
+        let scaling =
+            |r: &Shared| r.per_second() / (one.per_second() * r.threads.min(cores) as f64);
+        on_sample(vec![
+            (Metric::Contention1PerS, one.per_second()),
+            (Metric::Contention2PerS, two.per_second()),
+            (Metric::Contention8PerS, eight.per_second()),
+            (Metric::Contention2Scaling, scaling(&two)),
+            (Metric::Contention8Scaling, scaling(&eight)),
+            (Metric::Contention2Waits, two.waits_per_handshake()),
+            (Metric::Contention8Waits, eight.waits_per_handshake()),
+        ]);
+    }
+    Ok(())
 }

@@ -99,6 +99,13 @@ pub enum Metric {
     ServerFloorKdfNs,
     ClientFloorShare,
     ServerFloorShare,
+    Contention1PerS,
+    Contention2PerS,
+    Contention8PerS,
+    Contention2Scaling,
+    Contention8Scaling,
+    Contention2Waits,
+    Contention8Waits,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +159,8 @@ pub enum Source {
     Setup,
     /// The library's own crypto for a handshake's operations (`--measure floor`).
     Floor,
+    /// Threads sharing one server context (`--measure contention`).
+    Contention,
 }
 
 impl Source {
@@ -168,6 +177,7 @@ impl Source {
             Source::Profile => "run --measure profile",
             Source::Setup => "run --measure setup",
             Source::Floor => "run --measure floor",
+            Source::Contention => "run --measure contention",
         }
     }
 }
@@ -648,6 +658,27 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::ServerFloorShare, "server_floor_share", "fraction", Higher, Server, Source::Floor,
         "the server's crypto floor over its handshake time, taken in turns")
         .shown("server % floor", "%", Percent),
+    row(Metric::Contention1PerS, "contention_1t_handshakes_per_s", "1/s", Higher, Pair, Source::Contention,
+        "full handshakes per second of wall time on one thread against a server context that threads may share, each thread with a client context of its own")
+        .shown("1 thread hs/s", "handshakes/s", Scale::Same),
+    row(Metric::Contention2PerS, "contention_2t_handshakes_per_s", "1/s", Higher, Pair, Source::Contention,
+        "full handshakes per second of wall time, two threads together, against one shared server context")
+        .shown("2 threads hs/s", "handshakes/s", Scale::Same),
+    row(Metric::Contention8PerS, "contention_8t_handshakes_per_s", "1/s", Higher, Pair, Source::Contention,
+        "full handshakes per second of wall time, eight threads together, against one shared server context")
+        .shown("8 threads hs/s", "handshakes/s", Scale::Same),
+    row(Metric::Contention2Scaling, "contention_2t_scaling", "fraction", Higher, Pair, Source::Contention,
+        "two threads' rate over one thread's times the cores two threads can use")
+        .shown("2 threads scaling", "%", Percent),
+    row(Metric::Contention8Scaling, "contention_8t_scaling", "fraction", Higher, Pair, Source::Contention,
+        "eight threads' rate over one thread's times the cores eight threads can use")
+        .shown("8 threads scaling", "%", Percent),
+    row(Metric::Contention2Waits, "contention_2t_waits_per_handshake", "1", Lower, Pair, Source::Contention,
+        "voluntary context switches (a thread blocked on a lock another holds) per handshake, two threads sharing one server context")
+        .shown("2 threads waits/hs", "waits", Scale::Same),
+    row(Metric::Contention8Waits, "contention_8t_waits_per_handshake", "1", Lower, Pair, Source::Contention,
+        "voluntary context switches (a thread blocked on a lock another holds) per handshake, eight threads sharing one server context")
+        .shown("8 threads waits/hs", "waits", Scale::Same),
 ];
 
 const fn all() -> [Metric; METRICS.len()] {
@@ -781,10 +812,12 @@ impl Metric {
         self.row().source == Source::Instructions
     }
 
-    /// An OS counter per handshake or MiB, or a share of a side's profile, which is often
-    /// zero; every other figure is positive.
+    /// An OS counter per handshake or MiB (blocking waits among them), or a share of a
+    /// side's profile, which is often zero; every other figure is positive.
     pub fn may_be_zero(self) -> bool {
-        matches!(self.row().source, Source::Counters | Source::Profile) || self.is_split()
+        matches!(self.row().source, Source::Counters | Source::Profile)
+            || self.is_split()
+            || matches!(self, Metric::Contention2Waits | Metric::Contention8Waits)
     }
 
     /// A part of a side's handshake instructions by what the code does, or the side's lock
@@ -875,7 +908,7 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::ServerFloorShare as usize, METRICS.len() - 1);
+        assert_eq!(Metric::Contention8Waits as usize, METRICS.len() - 1);
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

@@ -29,6 +29,9 @@ pub enum Measure {
     /// each side must perform, timed in turns with the handshake (handshake scenarios, each
     /// impl with itself).
     Floor,
+    /// One server context shared by 1, 2 and 8 threads handshaking at once: the rate, its
+    /// scaling and blocking waits (full handshakes, each impl with itself).
+    Contention,
 }
 
 impl Measure {
@@ -42,6 +45,7 @@ impl Measure {
             Measure::Profile => "profile",
             Measure::Setup => "setup",
             Measure::Floor => "floor",
+            Measure::Contention => "contention",
         }
     }
 }
@@ -61,6 +65,7 @@ impl Measure {
                 Source::Ceiling => Measure::Ceiling,
                 Source::Setup => Measure::Setup,
                 Source::Floor => Measure::Floor,
+                Source::Contention => Measure::Contention,
                 Source::Time | Source::GoBench | Source::Proxy => Measure::Time,
             })
             .find(|m| *m != Measure::Time)
@@ -80,8 +85,9 @@ impl std::str::FromStr for Measure {
             "profile" => Ok(Measure::Profile),
             "setup" => Ok(Measure::Setup),
             "floor" => Ok(Measure::Floor),
+            "contention" => Ok(Measure::Contention),
             _ => Err(format!(
-                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup, floor)"
+                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup, floor, contention)"
             )),
         }
     }

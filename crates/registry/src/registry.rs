@@ -286,7 +286,8 @@ fn driver_command(req: &CellRequest) -> Command {
         | Measure::Ceiling
         | Measure::Profile
         | Measure::Setup
-        | Measure::Floor => req.driver.command(),
+        | Measure::Floor
+        | Measure::Contention => req.driver.command(),
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
@@ -335,6 +336,7 @@ fn driver_command(req: &CellRequest) -> Command {
             | Measure::Profile
             | Measure::Setup
             | Measure::Floor
+            | Measure::Contention
     ) {
         cmd.args(["--measure", req.measure.as_str()]);
     }

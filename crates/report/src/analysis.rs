@@ -650,6 +650,8 @@ pub struct Companions {
     pub setup: Option<RunData>,
     /// The newest crypto-floor run: handshakes against their own library's primitives.
     pub floor: Option<RunData>,
+    /// The newest contention run: one server context shared by threads.
+    pub contention: Option<RunData>,
     pub allocators: Option<RunData>,
     /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
     /// with its classical twin on the same stack.
@@ -918,6 +920,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.instructions.as_ref(),
         extra.setup.as_ref(),
         extra.floor.as_ref(),
+        extra.contention.as_ref(),
     ));
     sections.extend(crate::releases::section(&run.records, &impls));
     sections.extend(extra.published.iter().filter_map(crate::published::section));

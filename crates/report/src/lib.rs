@@ -12,6 +12,7 @@ pub mod area;
 pub mod bulk_causes;
 pub mod compare;
 pub mod conformance;
+mod contention;
 mod crypto_floor;
 mod csv;
 pub mod doc;

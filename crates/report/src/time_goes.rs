@@ -137,6 +137,7 @@ pub fn section(
     instructions: Option<&RunData>,
     setup: Option<&RunData>,
     floor: Option<&RunData>,
+    contention: Option<&RunData>,
 ) -> Option<Section> {
     let largest_above = |scenario: &str, imp: &str, side: Side| {
         let s = side_split(instructions?, scenario, imp, side)?;
@@ -146,6 +147,16 @@ pub fn section(
     let mut blocks = floor
         .map(|f| crate::crypto_floor::blocks(f, &largest_above))
         .unwrap_or_default();
+    // The server's lock calls in the handshake the contention run shares a context for.
+    let server_locks = |imp: &str| {
+        let scenario = contention?.records.first()?.scenario.as_str();
+        side_split(instructions?, scenario, imp, Side::Server).map(|s| s.locks)
+    };
+    blocks.extend(
+        contention
+            .map(|c| crate::contention::blocks(c, &server_locks))
+            .unwrap_or_default(),
+    );
     blocks.extend(instructions.map(split_blocks).unwrap_or_default());
     blocks.extend(setup.map(crate::setup_costs::blocks).unwrap_or_default());
     if blocks.is_empty() {
@@ -272,7 +283,7 @@ mod tests {
         }
         // Go's driver counts totals only.
         records.push(rec("go", Metric::ClientInstructions, 3000.0));
-        let s = section(Some(&run(records)), None, None).unwrap();
+        let s = section(Some(&run(records)), None, None, None).unwrap();
         let Block::Table(t) = &s.blocks[1] else {
             panic!("no table")
         };
@@ -313,6 +324,7 @@ mod tests {
     fn a_run_without_a_split_has_no_section() {
         assert!(section(
             Some(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])),
+            None,
             None,
             None
         )

@@ -68,6 +68,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             profile: companion(RunKind::Profile)?,
             setup: companion(RunKind::Setup)?,
             floor: companion(RunKind::Floor)?,
+            contention: companion(RunKind::Contention)?,
             allocators: companion(RunKind::Allocators)?,
             twins: companion(RunKind::Twins)?,
             published: tlsmatrix_model::plan::PLANS

@@ -379,10 +379,18 @@ pub fn run(opts: RunOptions) -> Result<bool> {
     summarize(&opts, &impls, sink)
 }
 
+/// What `--measure contention` runs without --scenario.
+const CONTENTION_SCENARIO: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
 /// The scenarios to run: the named ones, or the measure's default suite, this shard's part.
 fn scenarios_of(opts: &RunOptions) -> Result<Vec<Scenario>> {
     let scenarios = if opts.scenarios.is_empty() && opts.measure == Measure::Wire {
         opts.shard.select(&Scenario::wire_suite())
+    } else if opts.scenarios.is_empty() && opts.measure == Measure::Contention {
+        // The handshake the report leads with; threads share its server context.
+        opts.shard.select(&[CONTENTION_SCENARIO
+            .parse()
+            .expect("a listed scenario id parses")])
     } else if opts.scenarios.is_empty() && opts.measure == Measure::Floor {
         // A floor is a handshake's: the default suite's handshakes, full and resumed.
         let handshakes: Vec<Scenario> = Scenario::default_suite()
@@ -524,11 +532,16 @@ fn plan<'r>(
     let baseline = impls[0];
     let wanted = |c: &ImplEntry, v: &ImplEntry| {
         // A ceiling is one library's own AEAD, a profile one stack's time split by side and
-        // a setup one library's contexts and connections, a floor one library's crypto, so
-        // each impl runs them with itself.
+        // a setup one library's contexts and connections, a floor one library's crypto and
+        // contention one library's context shared by threads, so each impl runs them with
+        // itself.
         if matches!(
             opts.measure,
-            Measure::Ceiling | Measure::Profile | Measure::Setup | Measure::Floor
+            Measure::Ceiling
+                | Measure::Profile
+                | Measure::Setup
+                | Measure::Floor
+                | Measure::Contention
         ) || opts.self_pairs_only
         {
             return c.name == v.name;

@@ -269,12 +269,35 @@ const (
 
 	// ServerFloorShare: the server's crypto floor over its handshake time, taken in turns.
 	ServerFloorShare = "server_floor_share"
+
+	// Contention1PerS: full handshakes per second of wall time on one thread against a server context that threads may share, each thread with a client context of its own.
+	Contention1PerS = "contention_1t_handshakes_per_s"
+
+	// Contention2PerS: full handshakes per second of wall time, two threads together, against one shared server context.
+	Contention2PerS = "contention_2t_handshakes_per_s"
+
+	// Contention8PerS: full handshakes per second of wall time, eight threads together, against one shared server context.
+	Contention8PerS = "contention_8t_handshakes_per_s"
+
+	// Contention2Scaling: two threads' rate over one thread's times the cores two threads can use.
+	Contention2Scaling = "contention_2t_scaling"
+
+	// Contention8Scaling: eight threads' rate over one thread's times the cores eight threads can use.
+	Contention8Scaling = "contention_8t_scaling"
+
+	// Contention2Waits: voluntary context switches (a thread blocked on a lock another holds) per handshake, two threads sharing one server context.
+	Contention2Waits = "contention_2t_waits_per_handshake"
+
+	// Contention8Waits: voluntary context switches (a thread blocked on a lock another holds) per handshake, eight threads sharing one server context.
+	Contention8Waits = "contention_8t_waits_per_handshake"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
 func Unit(name string) string {
 	switch name {
-	case HandshakesPerS, ThroughputPerS, ServerCapacityPerS:
+	case Contention2Waits, Contention8Waits:
+		return "1"
+	case HandshakesPerS, ThroughputPerS, ServerCapacityPerS, Contention1PerS, Contention2PerS, Contention8PerS:
 		return "1/s"
 	case BytesPerOp, CBytesPerOp, TotalBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
 		return "B"
@@ -294,7 +317,7 @@ func Unit(name string) string {
 		return "faults/MiB"
 	case ClientFlights, ServerFlights:
 		return "flights"
-	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientFloorShare, ServerFloorShare:
+	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
 		return "fraction"
 	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions:
 		return "instructions"

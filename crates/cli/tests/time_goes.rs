@@ -1,6 +1,7 @@
-//! `--measure floor`: each handshake against its library's own crypto for the operations each
-//! side must perform, and the driver's per-operation table checked against `openssl speed`;
-//! and what one server context shared by several threads costs (`tlsmatrix-driver contention`).
+//! Where a handshake's time goes. `--measure floor`: each handshake against its library's own
+//! crypto for the operations each side must perform, and the driver's per-operation table
+//! checked against `openssl speed`; and what one server context shared by several threads
+//! costs (`--measure contention`, `tlsmatrix-driver contention`).
 
 mod common;
 
@@ -238,5 +239,56 @@ fn a_shared_context_is_measured_on_several_threads() {
         String::from_utf8_lossy(&o.stderr).contains("does not share a server context"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `--measure contention`: each impl with itself, alone on the machine; rates positive,
+/// scaling a fraction, waits counted (zero allowed); an adapter that shares no context says so.
+#[test]
+fn contention_runs_record_rates_scaling_and_waits() {
+    let _alone = exclusive();
+    let d = scratch("contention-run");
+    let out = d.join("contention.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "contention",
+        "--impl",
+        "rustls-aws-lc,openssl-3.0,gnutls",
+        "--runs",
+        "2",
+        "--sample-ms",
+        "100",
+        "--warmup-ms",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    for imp in ["rustls-aws-lc", "openssl-3.0"] {
+        let get = |m: Metric| {
+            records
+                .iter()
+                .find(|x| x.client == imp && x.server == imp && x.metric == m)
+                .unwrap_or_else(|| panic!("{imp}: no {m}"))
+                .median
+        };
+        assert!(get(Metric::Contention1PerS) > 100.0);
+        for m in [Metric::Contention2Scaling, Metric::Contention8Scaling] {
+            assert!((0.2..1.5).contains(&get(m)), "{imp} {m}: {}", get(m));
+        }
+        for m in [Metric::Contention2Waits, Metric::Contention8Waits] {
+            assert!((0.0..5.0).contains(&get(m)), "{imp} {m}: {}", get(m));
+        }
+    }
+    let cells = json_lines(&out);
+    let gnutls = cells
+        .iter()
+        .find(|l| l["client"] == "gnutls" && l["outcome"] == "unsupported")
+        .unwrap_or_else(|| panic!("gnutls says why not: {cells:?}"));
+    assert!(
+        gnutls["reason"].as_str().unwrap().contains("share"),
+        "{gnutls}"
     );
 }
