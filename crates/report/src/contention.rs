@@ -8,13 +8,14 @@ use tlsmatrix_model::record::{Metric, Record};
 
 use crate::doc::{Block, Cell, Class, Table};
 use crate::figures::figure;
+use crate::self_pairs::{self, refusals};
 
 const METHOD: &str = "One server context shared by 1, 2 and 8 threads handshaking at once (full handshakes, each thread with a client context of its own), as a server's worker threads share one: the rate, the rate over one thread's times the cores the threads can use (scaling), and blocking waits per handshake: voluntary context switches, which an in-memory handshake makes only when a thread sleeps on a lock another holds. Locks per handshake are the server side's pthread lock acquisitions from the instruction run. This machine's cores bound what the scaling can show; the waits are what carries over to a larger one.";
 
+/// The contention run's record of `imp` with itself (one scenario per run).
 fn record<'a>(run: &'a RunData, imp: &str, m: Metric) -> Option<&'a Record> {
-    run.records
-        .iter()
-        .find(|r| r.client == imp && r.server == imp && r.metric == m)
+    let scenario = run.records.first()?.scenario.as_str();
+    self_pairs::record(run, scenario, imp, m)
 }
 
 fn cell(r: Option<&Record>, percent: bool) -> Cell {
@@ -116,17 +117,7 @@ pub fn blocks(run: &RunData, locks: &dyn Fn(&str) -> Option<f64>) -> Vec<Block> 
             waiting.into_iter().map(|(_, s)| s).collect::<Vec<_>>().join(", ")
         )
     }));
-    let refused: std::collections::BTreeSet<String> = run
-        .cells
-        .iter()
-        .map(|c| format!("{}: {}", c.client, c.reason))
-        .collect();
-    if !refused.is_empty() {
-        out.push(Block::Para(format!(
-            "Not measured: {}.",
-            refused.into_iter().collect::<Vec<_>>().join("; ")
-        )));
-    }
+    out.extend(refusals(run, "Not measured"));
     out
 }
 

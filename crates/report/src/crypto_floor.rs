@@ -10,7 +10,7 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
-use crate::setup_costs::micros;
+use crate::self_pairs::{micros, record, refusals};
 
 const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking. The stacks without an adapter to their crypto API yet say so below.";
 
@@ -30,12 +30,6 @@ struct SideFloor {
     /// share's whole interval above 1 (cells whose handshake is nearly all crypto, an RSA
     /// server's, sit near 1 and cross it by noise alone).
     above: bool,
-}
-
-fn record<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
-    run.records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
 }
 
 fn side_floor(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideFloor> {
@@ -227,18 +221,7 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
             folded,
         ));
     }
-    let refused: std::collections::BTreeSet<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.client == c.server)
-        .map(|c| format!("{}: {}", c.client, c.reason))
-        .collect();
-    if !refused.is_empty() {
-        blocks.push(Block::Para(format!(
-            "No floor: {}.",
-            refused.into_iter().collect::<Vec<_>>().join("; ")
-        )));
-    }
+    blocks.extend(refusals(run, "No floor"));
     blocks
 }
 

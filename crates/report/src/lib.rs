@@ -30,6 +30,7 @@ pub mod post_quantum;
 pub mod published;
 pub mod releases;
 pub mod repeatability;
+mod self_pairs;
 mod setup_costs;
 pub mod summary;
 mod svg;

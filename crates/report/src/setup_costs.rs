@@ -2,10 +2,10 @@
 //! setup`): each library's contexts and connection objects, per side, a table per scenario.
 
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::record::Metric;
 
-use crate::doc::{Block, Cell, Class, Table};
-use crate::figures::figure;
+use crate::doc::{Block, Cell, Table};
+use crate::self_pairs::{micros, record, refusals};
 
 const COSTS: [Metric; 4] = [
     Metric::ClientContextNs,
@@ -15,20 +15,6 @@ const COSTS: [Metric; 4] = [
 ];
 
 const METHOD: &str = "What an application pays per connection beside the handshake, each library with itself: a context made from the certificate chain and key in memory and freed (the client's holds its trusted CA), and a connection object made from a context and freed without a byte exchanged (perftools' sslnew is OpenSSL's own measure of the second). A library that starts its handshake when the object is made (rustls's client builds its ClientHello and key shares then) pays that here. Each figure is the median of the run's samples, each a batch of the same operation.";
-
-/// A figure in ns shown in µs, its interval as hover text.
-pub(crate) fn micros(r: &Record) -> Cell {
-    Cell::with(
-        figure(r.median / 1e3),
-        Class::Plain,
-        Some(format!(
-            "{} samples, 95% interval {}-{} µs",
-            r.samples.len(),
-            figure(r.ci_low / 1e3),
-            figure(r.ci_high / 1e3)
-        )),
-    )
-}
 
 /// The tables, with the method first and the libraries that could not be measured last.
 pub fn blocks(run: &RunData) -> Vec<Block> {
@@ -47,17 +33,7 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
         for imp in run.impls() {
             let cells: Vec<Cell> = COSTS
                 .iter()
-                .map(|&m| {
-                    run.records
-                        .iter()
-                        .find(|r| {
-                            r.scenario == scenario
-                                && r.client == imp
-                                && r.server == imp
-                                && r.metric == m
-                        })
-                        .map_or_else(|| Cell::plain("-"), micros)
-                })
+                .map(|&m| record(run, scenario, &imp, m).map_or_else(|| Cell::plain("-"), micros))
                 .collect();
             if cells.iter().all(|c| c.text == "-") {
                 continue;
@@ -84,20 +60,7 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
             label_cols: 1,
         }));
     }
-    let refused: Vec<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.client == c.server)
-        .map(|c| format!("{}: {}", c.client, c.reason))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !refused.is_empty() {
-        blocks.push(Block::Para(format!(
-            "Not measured: {}.",
-            refused.join("; ")
-        )));
-    }
+    blocks.extend(refusals(run, "Not measured"));
     blocks
 }
 
