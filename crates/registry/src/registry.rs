@@ -280,14 +280,6 @@ const INSTRUCTION_HANDSHAKES: u32 = 32;
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
     let mut cmd = match req.measure {
-        Measure::Time
-        | Measure::Wire
-        | Measure::Counters
-        | Measure::Ceiling
-        | Measure::Profile
-        | Measure::Setup
-        | Measure::Floor
-        | Measure::Contention => req.driver.command(),
         Measure::Instructions => {
             let mut c = Command::new("valgrind");
             // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
@@ -315,6 +307,7 @@ fn driver_command(req: &CellRequest) -> Command {
             );
             c
         }
+        _ => req.driver.command(),
     };
     cmd.args(["run", "--scenario", req.scenario, "--client", req.client])
         .args(["--server", req.server, "--certs"])
@@ -328,16 +321,8 @@ fn driver_command(req: &CellRequest) -> Command {
             .args(["--per-sample", &INSTRUCTION_HANDSHAKES.to_string()])
             .args(["--bulk-bytes", &INSTRUCTION_BULK_BYTES.to_string()]);
     }
-    if matches!(
-        req.measure,
-        Measure::Wire
-            | Measure::Counters
-            | Measure::Ceiling
-            | Measure::Profile
-            | Measure::Setup
-            | Measure::Floor
-            | Measure::Contention
-    ) {
+    // Time is the driver's default; instructions were named above with their settings.
+    if !matches!(req.measure, Measure::Time | Measure::Instructions) {
         cmd.args(["--measure", req.measure.as_str()]);
     }
     // One list of a floor's operations for every driver, whatever its language.
