@@ -49,21 +49,23 @@ impl ProviderCrypto {
         Ok((share, done.pub_key))
     }
 
-    fn signer(
-        &self,
-        sig: SigAlg,
-        certs: &CertSet,
-    ) -> Result<Box<dyn rustls::sign::Signer>, String> {
+    /// The leaf's key, loaded by the provider as rustls loads it.
+    fn key(&self, certs: &CertSet) -> Result<Arc<dyn rustls::sign::SigningKey>, String> {
         let der = floor::pem_der(&certs.key_pem).map_err(|e| e.to_string())?;
         let key = PrivateKeyDer::try_from(der).map_err(|e| e.to_string())?;
-        let key: Arc<dyn rustls::sign::SigningKey> = self
-            .provider
+        self.provider
             .key_provider
             .load_private_key(key)
-            .map_err(failed("loading the key"))?;
-        key.choose_scheme(&[scheme(sig)])
-            .ok_or_else(|| format!("the provider cannot sign with {}", scheme_name(sig)))
+            .map_err(failed("loading the key"))
     }
+}
+
+fn signer(
+    key: &dyn rustls::sign::SigningKey,
+    sig: SigAlg,
+) -> Result<Box<dyn rustls::sign::Signer>, String> {
+    key.choose_scheme(&[scheme(sig)])
+        .ok_or_else(|| format!("the provider cannot sign with {}", scheme_name(sig)))
 }
 
 fn scheme(sig: SigAlg) -> SignatureScheme {
@@ -105,22 +107,16 @@ impl HandshakeCrypto for ProviderCrypto {
                 })
             }
             CryptoOp::Sign(sig) => {
-                let signer = self.signer(sig, certs)?;
+                let signer = signer(self.key(certs)?.as_ref(), sig)?;
                 let msg = floor::signed_content();
                 prepared(move || timed(|| signer.sign(&msg).map_err(anyhow::Error::msg)))
             }
             CryptoOp::Verify(sig) => {
                 let msg = floor::signed_content();
-                let signature = self
-                    .signer(sig, certs)?
+                let key = self.key(certs)?;
+                let signature = signer(key.as_ref(), sig)?
                     .sign(&msg)
                     .map_err(failed("signing"))?;
-                let der = floor::pem_der(&certs.key_pem).map_err(|e| e.to_string())?;
-                let key = self
-                    .provider
-                    .key_provider
-                    .load_private_key(PrivateKeyDer::try_from(der).map_err(|e| e.to_string())?)
-                    .map_err(failed("loading the key"))?;
                 let spki = key
                     .public_key()
                     .ok_or("the provider's key gives no public key")?;

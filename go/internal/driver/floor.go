@@ -309,11 +309,13 @@ func (c *cell) prepareFloorOp(op *floorOp) error {
 				return timed(func() error { _, err := key.Sign(rand.Reader, digest(h, msg), opts); return err })
 			}
 		} else {
-			if err := verify(key.Public(), h, opts, msg, signature); err != nil {
+			// The public key read once, as a handshake holds the peer certificate's.
+			pub := key.Public()
+			if err := verify(pub, h, opts, msg, signature); err != nil {
 				return err
 			}
 			op.run = func() (time.Duration, error) {
-				return timed(func() error { return verify(key.Public(), h, opts, msg, signature) })
+				return timed(func() error { return verify(pub, h, opts, msg, signature) })
 			}
 		}
 	case "hmac":
