@@ -18,10 +18,56 @@ fn main() {
         "s2n-tls",
     ]);
     stamp_c_compiler();
+    libcrypto_cfgs();
     #[cfg(feature = "mbedtls")]
     build_mbedtls_glue();
     #[cfg(feature = "nss")]
     build_nss_glue();
+    #[cfg(feature = "wolfssl")]
+    build_wolfssl_floor();
+    #[cfg(feature = "gnutls")]
+    build_gnutls_floor();
+}
+
+/// Compiles the GnuTLS floor's C side (libgnutls28-dev, nettle-dev) and links nettle, hogweed
+/// and GMP, which its key exchange calls directly (GnuTLS 3.7 exports no ECDH).
+#[cfg(feature = "gnutls")]
+fn build_gnutls_floor() {
+    println!("cargo:rerun-if-changed=csrc/gnutls_floor.c");
+    println!("cargo:rerun-if-changed=csrc/tm_floor.h");
+    cc::Build::new()
+        .file("csrc/gnutls_floor.c")
+        .warnings(true)
+        .compile("tlsmatrix_gnutls_floor");
+    for lib in ["gnutls", "hogweed", "nettle", "gmp"] {
+        println!("cargo:rustc-link-lib={lib}");
+    }
+}
+
+/// Compiles the wolfSSL floor's C side against the system's headers (libwolfssl-dev), with
+/// the options Debian built the library with (`wolfssl/options.h`, included first), which
+/// fix the size of the structs it allocates. The library is linked by the adapter.
+#[cfg(feature = "wolfssl")]
+fn build_wolfssl_floor() {
+    println!("cargo:rerun-if-changed=csrc/wolfssl_floor.c");
+    println!("cargo:rerun-if-changed=csrc/tm_floor.h");
+    cc::Build::new()
+        .file("csrc/wolfssl_floor.c")
+        .warnings(true)
+        .compile("tlsmatrix_wolfssl_floor");
+}
+
+/// `cfg(libcrypto_kem_by_name)` where the linked libcrypto is OpenSSL 3.0 or later, whose
+/// KEMs (ML-KEM from 3.5) are called by name; openssl-sys reports the version it found.
+fn libcrypto_cfgs() {
+    println!("cargo:rustc-check-cfg=cfg(libcrypto_kem_by_name)");
+    let aws_lc = std::env::var_os("CARGO_FEATURE_AWS_LC").is_some();
+    let version = std::env::var("DEP_OPENSSL_VERSION_NUMBER")
+        .ok()
+        .and_then(|v| u64::from_str_radix(&v, 16).ok());
+    if !aws_lc && version.is_some_and(|v| v >= 0x3000_0000) {
+        println!("cargo:rustc-cfg=libcrypto_kem_by_name");
+    }
 }
 
 /// Compiles the NSS adapter's C side against the system's headers (libnss3-dev). The
@@ -29,8 +75,11 @@ fn main() {
 #[cfg(feature = "nss")]
 fn build_nss_glue() {
     println!("cargo:rerun-if-changed=csrc/nss_glue.c");
+    println!("cargo:rerun-if-changed=csrc/nss_floor.c");
+    println!("cargo:rerun-if-changed=csrc/tm_floor.h");
     cc::Build::new()
         .file("csrc/nss_glue.c")
+        .file("csrc/nss_floor.c")
         .include("/usr/include/nss")
         .include("/usr/include/nspr")
         .warnings(true)
@@ -48,8 +97,11 @@ fn build_mbedtls_glue() {
     });
     let dir = std::path::Path::new(&dir);
     println!("cargo:rerun-if-changed={}", dir.join("STAMP").display());
+    println!("cargo:rerun-if-changed=csrc/mbedtls_floor.c");
+    println!("cargo:rerun-if-changed=csrc/tm_floor.h");
     cc::Build::new()
         .file("csrc/mbedtls_glue.c")
+        .file("csrc/mbedtls_floor.c")
         .include(dir.join("include"))
         // The additions the library was built with (scripts/mbedtls-build): they change
         // the size of the structs the glue allocates.

@@ -18,8 +18,7 @@ fn find<'a>(records: &'a [Record], scenario: &str, imp: &str, m: Metric) -> Opti
 }
 
 /// Every floor is positive, no floor is above its handshake beyond the run's noise, the three
-/// parts add up to the floor in every sample, a resumption has no signature part; a library without an
-/// adapter to its crypto API says so instead of failing.
+/// parts add up to the floor in every sample, a resumption has no signature part.
 #[test]
 fn floors_sit_below_their_handshakes_and_add_up() {
     let _alone = exclusive();
@@ -32,7 +31,7 @@ fn floors_sit_below_their_handshakes_and_add_up() {
         "--measure",
         "floor",
         "--impl",
-        "rustls-aws-lc,rustls-ring,openssl-3.0,s2n-tls,go-crypto-tls,gnutls",
+        "rustls-aws-lc,rustls-ring,openssl-3.0,s2n-tls,go-crypto-tls,gnutls,nss",
         "--scenario",
         &format!("{full},{resumed}"),
         "--runs",
@@ -47,25 +46,38 @@ fn floors_sit_below_their_handshakes_and_add_up() {
     assert!(r.status.success(), "{}", stderr(&r));
     let records = result_records(&out);
     // Go's driver times the list the runner hands it (--floor-ops), as the others may.
-    for imp in [
+    let imps = [
         "rustls-aws-lc",
         "rustls-ring",
         "openssl-3.0",
         "s2n-tls",
         "go-crypto-tls",
-    ] {
-        for scenario in [full, resumed] {
+        "gnutls",
+        "nss",
+    ];
+    floors_hold(&records, &imps, &[full, resumed]);
+    for imp in imps {
+        let signatures = find(&records, resumed, imp, Metric::ClientFloorSigNs);
+        assert!(signatures.is_none(), "{imp}: a resumption verifies nothing");
+    }
+}
+
+/// What every floor must be, in `records`: positive, its parts adding up sample by sample,
+/// and not above its handshake beyond the run's noise.
+fn floors_hold(records: &[Record], imps: &[&str], scenarios: &[&str]) {
+    for &imp in imps {
+        for &scenario in scenarios {
             for side in [Side::Client, Side::Server] {
                 let (total, parts) = Metric::floor_of(side);
-                let get = |m: Metric| find(&records, scenario, imp, m).map(|r| r.median);
+                let get = |m: Metric| find(records, scenario, imp, m).map(|r| r.median);
                 let floor = get(total).unwrap_or_else(|| panic!("{imp} {scenario}: no floor"));
                 assert!(floor.is_finite() && floor > 1e3, "{imp} {side}: {floor} ns");
                 // Sample by sample (medians of parts need not add up to the total's).
-                let totals = &find(&records, scenario, imp, total).unwrap().samples;
+                let totals = &find(records, scenario, imp, total).unwrap().samples;
                 for (i, t) in totals.iter().enumerate() {
                     let sum: f64 = parts
                         .iter()
-                        .filter_map(|&m| find(&records, scenario, imp, m))
+                        .filter_map(|&m| find(records, scenario, imp, m))
                         .map(|r| r.samples[i])
                         .sum();
                     assert!(
@@ -73,7 +85,7 @@ fn floors_sit_below_their_handshakes_and_add_up() {
                         "{imp} {scenario} {side} sample {i}: parts {sum} against {t}"
                     );
                 }
-                let share = find(&records, scenario, imp, Metric::floor_share_of(side)).unwrap();
+                let share = find(records, scenario, imp, Metric::floor_share_of(side)).unwrap();
                 assert!(
                     share.ci_low <= 1.0 && share.median > 0.2,
                     "{imp} {scenario} {side}: the floor is {:.2} of the handshake [{:.2}-{:.2}]",
@@ -82,19 +94,45 @@ fn floors_sit_below_their_handshakes_and_add_up() {
                     share.ci_high
                 );
             }
-            let signatures = find(&records, resumed, imp, Metric::ClientFloorSigNs);
-            assert!(signatures.is_none(), "{imp}: a resumption verifies nothing");
         }
     }
-    let cells = json_lines(&out);
-    let gnutls = cells
-        .iter()
-        .find(|l| l["client"] == "gnutls" && l["outcome"] == "unsupported")
-        .unwrap_or_else(|| panic!("gnutls says why not: {cells:?}"));
-    assert!(
-        gnutls["reason"].as_str().unwrap().contains("crypto API"),
-        "{gnutls}"
+}
+
+/// The libssl drivers' libraries have floors too: BoringSSL, AWS-LC and OpenSSL 3.5 for a
+/// hybrid group (OpenSSL's as one provider KEM, the others' from their halves) and ML-DSA;
+/// wolfSSL and Mbed TLS through their glue.
+#[test]
+fn floors_of_the_libssl_drivers_sit_below_their_handshakes() {
+    let _alone = exclusive();
+    let d = scratch("crypto-floor-libssl");
+    let out = d.join("floor.jsonl");
+    let classical = "handshake-tls13-ecdsa-p256-x25519-full";
+    let hybrid = "handshake-tls13-mldsa65-x25519mlkem768-full";
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "floor",
+        "--impl",
+        "boringssl,aws-lc,openssl-3.5,wolfssl,mbedtls",
+        "--scenario",
+        &format!("{classical},{hybrid}"),
+        "--runs",
+        "4",
+        "--warmup-ms",
+        "50",
+        "--sample-ms",
+        "40",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    floors_hold(
+        &records,
+        &["boringssl", "aws-lc", "openssl-3.5", "wolfssl", "mbedtls"],
+        &[classical],
     );
+    floors_hold(&records, &["boringssl", "aws-lc", "openssl-3.5"], &[hybrid]);
 }
 
 /// Operations per second from `openssl speed`'s table line that starts with `label`, in

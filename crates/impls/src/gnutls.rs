@@ -80,6 +80,12 @@ mod ffi {
     pub const SIGN_ECDSA_SECP384R1_SHA384: c_int = 38;
     pub const SIGN_RSA_PSS_RSAE_SHA256: c_int = 40;
 
+    extern "C" {
+        /// csrc/gnutls_floor.c's table of floor calls, and the last error it met.
+        pub fn tm_gnutls_floor() -> *const crate::floor_glue::Fns;
+        pub fn tm_gnutls_floor_error() -> c_int;
+    }
+
     #[link(name = "gnutls")]
     extern "C" {
         pub static gnutls_malloc: unsafe extern "C" fn(usize) -> *mut c_void;
@@ -359,6 +365,26 @@ impl TlsLibrary for GnutlsLibrary {
 
     fn version(&self) -> String {
         format!("GnuTLS {}", library_version())
+    }
+
+    /// GnuTLS exports no key-agreement call before 3.8.2, so the key exchange is timed
+    /// through nettle, which its own key exchange calls (`csrc/gnutls_floor.c`).
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        Ok(Box::new(crate::floor_glue::GlueCrypto {
+            api: format!(
+                "GnuTLS {} (gnutls_privkey_sign_data2, gnutls_pubkey_verify_data2, gnutls_hmac_fast) and nettle under it for the key exchange (curve25519_mul, ecc_point_mul)",
+                library_version()
+            ),
+            // SAFETY: a static table.
+            fns: unsafe { &*ffi::tm_gnutls_floor() },
+            last_error: || {
+                // SAFETY: reads a thread-local code.
+                error_text(unsafe { ffi::tm_gnutls_floor_error() })
+            },
+            version: format!("GnuTLS {}", library_version()),
+        }))
     }
 
     /// GnuTLS's AEAD alone, through its crypto API (`gnutls_aead_cipher_*`, on nettle), as

@@ -15,6 +15,15 @@ mod c_io;
 mod c_session;
 /// Each library's own AEAD and allocation call, apart from its TLS stack.
 pub mod ceiling;
+/// The crypto floor through BoringSSL's libcrypto.
+#[cfg(feature = "boringssl")]
+pub mod floor_boringssl;
+/// The crypto floor of a C library through this crate's glue (csrc/tm_floor.h).
+#[cfg(any(feature = "nss", feature = "wolfssl", feature = "mbedtls"))]
+mod floor_glue;
+/// What the floors of OpenSSL's libcrypto and its forks share.
+#[cfg(any(feature = "openssl", feature = "boringssl"))]
+mod floor_libcrypto;
 /// The crypto floor through OpenSSL's (or AWS-LC's) libcrypto.
 #[cfg(all(feature = "openssl", not(feature = "boringssl")))]
 pub mod floor_openssl;

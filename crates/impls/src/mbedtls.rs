@@ -63,6 +63,9 @@ mod ffi {
     pub const VERSION_TLS1_3: c_int = 0x0304;
 
     extern "C" {
+        /// csrc/mbedtls_floor.c's table of floor calls, and the last error it met.
+        pub fn tm_mbedtls_floor() -> *const crate::floor_glue::Fns;
+        pub fn tm_mbedtls_floor_error() -> c_int;
         pub fn tm_config_new() -> *mut Config;
         pub fn tm_config_free(p: *mut Config);
         pub fn tm_ssl_new() -> *mut Ssl;
@@ -175,6 +178,18 @@ fn no_key_update() -> String {
     )
 }
 
+/// The last error the floor's glue met on this thread: a PSA status (-128 to -255) or Mbed
+/// TLS's own code.
+fn floor_error() -> String {
+    // SAFETY: reads a thread-local code.
+    let code = unsafe { ffi::tm_mbedtls_floor_error() };
+    if (-255..=-128).contains(&code) {
+        format!("PSA status {code}")
+    } else {
+        error_text(code)
+    }
+}
+
 fn check(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         Ok(())
@@ -215,6 +230,21 @@ impl TlsLibrary for MbedtlsLibrary {
 
     fn version(&self) -> String {
         library_version()
+    }
+
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        Ok(Box::new(crate::floor_glue::GlueCrypto {
+            api: format!(
+                "{}'s PSA and pk layers (psa_generate_key, psa_raw_key_agreement, mbedtls_pk_sign_ext, mbedtls_pk_verify_ext, psa_mac_compute)",
+                library_version()
+            ),
+            // SAFETY: a static table.
+            fns: unsafe { &*ffi::tm_mbedtls_floor() },
+            last_error: floor_error,
+            version: library_version(),
+        }))
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {

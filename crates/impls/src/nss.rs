@@ -62,6 +62,8 @@ mod ffi {
     #[link(name = "nspr4")]
     extern "C" {
         pub fn tm_nss_init(read: IoFn, write: IoFn) -> c_int;
+        /// csrc/nss_floor.c's table of floor calls.
+        pub fn tm_nss_floor() -> *const crate::floor_glue::Fns;
         pub fn tm_nss_version() -> *const c_char;
         pub fn tm_nss_error() -> c_int;
         pub fn tm_nss_error_name(code: c_int) -> *const c_char;
@@ -392,6 +394,25 @@ impl TlsLibrary for NssLibrary {
                 check,
             })),
         })
+    }
+
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        process().map_err(|e| e.to_string())?;
+        Ok(Box::new(crate::floor_glue::GlueCrypto {
+            api: format!(
+                "NSS {}'s PKCS#11 layer (SECKEY_CreateECPrivateKey, PK11_PubDeriveWithKDF, PK11_Sign, VFY_VerifyDigestDirect, PK11_SignWithSymKey)",
+                library_version()
+            ),
+            // SAFETY: a static table.
+            fns: unsafe { &*ffi::tm_nss_floor() },
+            last_error: || {
+                // SAFETY: reads the thread's last NSPR error.
+                error_text(unsafe { ffi::tm_nss_error() })
+            },
+            version: format!("NSS {}", library_version()),
+        }))
     }
 
     fn c_allocation(&self) -> Option<CAllocation> {

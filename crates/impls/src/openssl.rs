@@ -175,10 +175,15 @@ impl TlsLibrary for OpensslLibrary {
         Some(crate::ceiling::openssl_allocation())
     }
 
-    #[cfg(not(feature = "boringssl"))]
     fn handshake_crypto(
         &self,
     ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        #[cfg(feature = "boringssl")]
+        return Ok(Box::new(crate::floor_boringssl::BoringCrypto {
+            api: "BoringSSL's libcrypto (X25519, EC_KEY, MLKEM768/1024, EVP_DigestSign, HMAC_CTX)"
+                .into(),
+        }));
+        #[cfg(not(feature = "boringssl"))]
         Ok(Box::new(crate::floor_openssl::EvpCrypto {
             api: format!(
                 "{}'s libcrypto (EVP_PKEY and EC_KEY, EVP_PKEY_sign, HMAC_CTX)",

@@ -157,6 +157,12 @@ mod ffi {
         pub fn wolfSSL_get_alert_history(ssl: *mut Ssl, h: *mut AlertHistory) -> c_int;
         pub fn wolfSSL_ERR_error_string(code: std::ffi::c_ulong, buf: *mut c_char) -> *mut c_char;
     }
+
+    extern "C" {
+        /// csrc/wolfssl_floor.c's table of floor calls, and the last error it met.
+        pub fn tm_wolfssl_floor() -> *const crate::floor_glue::Fns;
+        pub fn tm_wolfssl_floor_error() -> c_int;
+    }
 }
 
 fn library_version() -> String {
@@ -177,6 +183,12 @@ fn error_text(code: c_int) -> String {
     // SAFETY: NUL-terminated text in our buffer.
     let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
     format!("{text} ({code})")
+}
+
+/// The last wolfCrypt error the floor's glue met on this thread.
+fn floor_error() -> String {
+    // SAFETY: reads a thread-local code.
+    error_text(unsafe { ffi::tm_wolfssl_floor_error() })
 }
 
 fn check(rc: c_int, what: &str) -> Result<()> {
@@ -231,6 +243,21 @@ impl TlsLibrary for WolfsslLibrary {
 
     fn version(&self) -> String {
         format!("wolfSSL {}", library_version())
+    }
+
+    fn handshake_crypto(
+        &self,
+    ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {
+        Ok(Box::new(crate::floor_glue::GlueCrypto {
+            api: format!(
+                "wolfCrypt {} (wc_curve25519, wc_ecc, wc_RsaPSS, wc_ed25519, wc_Hmac)",
+                library_version()
+            ),
+            // SAFETY: a static table.
+            fns: unsafe { &*ffi::tm_wolfssl_floor() },
+            last_error: floor_error,
+            version: format!("wolfSSL {} as Debian builds it", library_version()),
+        }))
     }
 
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {

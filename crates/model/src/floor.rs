@@ -95,6 +95,69 @@ impl std::fmt::Display for CryptoOp {
     }
 }
 
+/// One half of a group's key exchange, as a library that builds a hybrid from its halves
+/// performs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KexPart {
+    X25519,
+    P256,
+    P384,
+    MlKem512,
+    MlKem768,
+    MlKem1024,
+}
+
+impl KexPart {
+    /// Whether it is a KEM (the server encapsulates) rather than a Diffie-Hellman agreement.
+    pub fn is_kem(self) -> bool {
+        matches!(
+            self,
+            KexPart::MlKem512 | KexPart::MlKem768 | KexPart::MlKem1024
+        )
+    }
+
+    /// The bytes of its key share and of the server's reply: an uncompressed point for the
+    /// NIST curves; an encapsulation key and a ciphertext for ML-KEM (FIPS 203, table 3).
+    pub fn wire_len(self) -> (usize, usize) {
+        match self {
+            KexPart::X25519 => (32, 32),
+            KexPart::P256 => (65, 65),
+            KexPart::P384 => (97, 97),
+            KexPart::MlKem512 => (800, 768),
+            KexPart::MlKem768 => (1184, 1088),
+            KexPart::MlKem1024 => (1568, 1568),
+        }
+    }
+
+    /// The group of this part alone, where TLS has one.
+    pub fn group(self) -> Group {
+        match self {
+            KexPart::X25519 => Group::X25519,
+            KexPart::P256 => Group::P256,
+            KexPart::P384 => Group::P384,
+            KexPart::MlKem512 => Group::Mlkem512,
+            KexPart::MlKem768 => Group::Mlkem768,
+            KexPart::MlKem1024 => Group::Mlkem1024,
+        }
+    }
+}
+
+/// A group's halves in the order its key share puts them on the wire: ML-KEM first for
+/// X25519MLKEM768, the curve first for the SecP hybrids (draft-ietf-tls-ecdhe-mlkem).
+pub fn kex_parts(g: Group) -> &'static [KexPart] {
+    match g {
+        Group::X25519 => &[KexPart::X25519],
+        Group::P256 => &[KexPart::P256],
+        Group::P384 => &[KexPart::P384],
+        Group::Mlkem512 => &[KexPart::MlKem512],
+        Group::Mlkem768 => &[KexPart::MlKem768],
+        Group::Mlkem1024 => &[KexPart::MlKem1024],
+        Group::X25519Mlkem768 => &[KexPart::MlKem768, KexPart::X25519],
+        Group::Secp256r1Mlkem768 => &[KexPart::P256, KexPart::MlKem768],
+        Group::Secp384r1Mlkem1024 => &[KexPart::P384, KexPart::MlKem1024],
+    }
+}
+
 /// The three parts a floor is reported in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FloorPart {
@@ -231,6 +294,32 @@ pub fn decode(text: &str) -> Result<Vec<(Side, CryptoOp, u32)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_group_is_its_halves_and_a_single_half_is_its_own_group() {
+        for &g in Group::ALL {
+            let parts = kex_parts(g);
+            assert_eq!(
+                parts.len(),
+                if g.is_post_quantum() && parts.iter().any(|p| !p.is_kem()) {
+                    2
+                } else {
+                    1
+                },
+                "{g}"
+            );
+            assert_eq!(parts.iter().any(|p| p.is_kem()), g.is_post_quantum(), "{g}");
+            if let [one] = parts {
+                assert_eq!(one.group(), g);
+            }
+        }
+        // The client's X25519MLKEM768 share: 1184 + 32 bytes (draft-ietf-tls-ecdhe-mlkem).
+        let share: usize = kex_parts(Group::X25519Mlkem768)
+            .iter()
+            .map(|p| p.wire_len().0)
+            .sum();
+        assert_eq!(share, 1216);
+    }
     use crate::scenario::Scenario;
 
     fn ops(id: &str, side: Side) -> Vec<(CryptoOp, u32)> {
