@@ -38,7 +38,18 @@ pub mod text_table;
 pub mod time_goes;
 mod write;
 
+pub use analysis::Companions;
 pub use write::{write, OFFERS_FILE, OUTSIDE_SCAN_FILE, PROXY_CHECK_FILE};
+
+/// A run, with its history and companion runs, as `report.md` draws it: what [`write`]
+/// writes, without the files.
+pub fn markdown(
+    run: &tlsmatrix_history::RunData,
+    history: &[tlsmatrix_history::RunData],
+    extra: &Companions,
+) -> String {
+    md::render(&analysis::build(run, history, extra))
+}
 
 /// A document table as Markdown, as `report.md` writes it.
 pub fn markdown_table(t: &doc::Table) -> String {
