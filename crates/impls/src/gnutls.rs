@@ -682,6 +682,13 @@ struct GnutlsFactory {
 }
 
 impl EndpointFactory for GnutlsFactory {
+    /// A server's credentials, priority string and ticket key are read-only once set up, and
+    /// GnuTLS lets sessions on many threads share such objects (its manual, "Thread
+    /// safety"); the session-id cache is this adapter's own, behind a lock.
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         let mut flags = ffi::NONBLOCK
             | match self.side {

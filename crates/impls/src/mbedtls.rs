@@ -646,6 +646,13 @@ struct MbedtlsFactory {
 }
 
 impl EndpointFactory for MbedtlsFactory {
+    /// A server's mbedtls_ssl_config is only read once set up, which Mbed TLS allows from many
+    /// connections on many threads in a build with MBEDTLS_THREADING_C (ours: its ticket
+    /// keys, session cache and PSA's generator take their own locks).
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         // SAFETY: allocation and initialisation only.
         let ssl = unsafe { ffi::tm_ssl_new() };

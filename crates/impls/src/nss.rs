@@ -615,6 +615,13 @@ struct NssFactory {
 }
 
 impl EndpointFactory for NssFactory {
+    /// A server's model socket is only read once configured (SSL_ImportFD copies it into
+    /// each connection), and NSS's server caches are process-wide behind its own locks, as
+    /// threaded NSS servers use them.
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         let mut io = Box::new(io);
         let io_ptr: *mut MemIo = &mut *io;

@@ -583,6 +583,13 @@ struct WolfsslFactory {
 }
 
 impl EndpointFactory for WolfsslFactory {
+    /// A server's WOLFSSL_CTX is set up before any connection and only read after, which
+    /// wolfSSL allows from many threads (its session cache and reference counts take its own
+    /// locks in a build with threads, as Debian's is).
+    fn shared(&self) -> Option<&(dyn EndpointFactory + Sync)> {
+        (self.side == Side::Server).then_some(self as &(dyn EndpointFactory + Sync))
+    }
+
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         // SAFETY: a valid context.
         let ssl = unsafe { ffi::wolfSSL_new(self.ctx.0) };
