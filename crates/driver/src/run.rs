@@ -1,6 +1,7 @@
 //! The `run` subcommand: one scenario for one pair, its samples as JSON messages.
 
 use super::*;
+use tlsmatrix_harness::aead::RecordAead;
 use tlsmatrix_measure::floor::{handshakes_against_floor, operations_of, FloorSampler};
 
 #[derive(clap::Args)]
@@ -43,9 +44,39 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     let cell = args.cell.open()?;
-    let (scenario, cfg) = (cell.scenario, &cell.cfg);
-    let (client, server) = (cell.client.as_ref(), cell.server.as_ref());
-    let unmeasurable = match (args.measure, scenario) {
+    let with_itself = cell.client.name() == cell.server.name();
+    if let Some(reason) = unmeasurable(args.measure, cell.scenario, with_itself) {
+        return refuse(reason.into());
+    }
+    let own_aead = match own_aead(args, &cell) {
+        Ok(found) => found,
+        Err(reason) => return refuse(reason),
+    };
+    let Some((cf, sf)) = cell.factories()? else {
+        return Ok(());
+    };
+    // The library's own crypto for each operation, prepared once the stack has taken the
+    // cell: an operation it cannot do apart from its stack makes the cell unsupported, in its
+    // words.
+    let own_floor = match own_floor(args, &cell) {
+        Ok(prepared) => prepared,
+        Err(reason) => return refuse(reason),
+    };
+    let prepared = Prepared {
+        aead: own_aead,
+        floor: own_floor,
+    };
+    if let Some(reason) = measure(args, &cell, cf.as_ref(), sf.as_ref(), prepared)? {
+        return refuse(reason);
+    }
+    emit(&DriverMessage::Done);
+    Ok(())
+}
+
+/// Why `measure` cannot be taken on `scenario` (`with_itself`: client and server are one
+/// impl), before any library is asked.
+fn unmeasurable(measure: Measure, scenario: Scenario, with_itself: bool) -> Option<&'static str> {
+    match (measure, scenario) {
         (Measure::Instructions, Scenario::Memory(_)) => {
             Some("a memory scenario measures heap bytes, not instructions")
         }
@@ -56,32 +87,28 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
         (Measure::Wire, _) => Some("wire figures are measured on handshake scenarios"),
         (Measure::Counters, Scenario::Handshake(_) | Scenario::Bulk(_)) => None,
         (Measure::Counters, _) => Some("OS counters are taken on handshake and bulk scenarios"),
-        (Measure::Ceiling, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Ceiling, Scenario::Bulk(_)) if with_itself => None,
         (Measure::Ceiling, Scenario::Bulk(_)) => {
             Some("a ceiling is one library's own AEAD: run each impl with itself")
         }
         (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
-        (Measure::Profile, Scenario::Bulk(_)) if cell.client.name() == cell.server.name() => None,
+        (Measure::Profile, Scenario::Bulk(_)) if with_itself => None,
         (Measure::Profile, Scenario::Bulk(_)) => {
             Some("a profile splits one stack's time by side: run each impl with itself")
         }
         (Measure::Profile, _) => Some("a profile is taken on bulk scenarios"),
-        (Measure::Setup, Scenario::Handshake(_)) if cell.client.name() == cell.server.name() => {
-            None
-        }
+        (Measure::Setup, Scenario::Handshake(_)) if with_itself => None,
         (Measure::Setup, Scenario::Handshake(_)) => Some(
             "setup costs are one library's contexts and connections: run each impl with itself",
         ),
         (Measure::Setup, _) => Some("setup costs are taken on handshake scenarios"),
-        (Measure::Floor, Scenario::Handshake(_)) if cell.client.name() == cell.server.name() => {
-            None
-        }
+        (Measure::Floor, Scenario::Handshake(_)) if with_itself => None,
         (Measure::Floor, Scenario::Handshake(_)) => {
             Some("a crypto floor is one library's own primitives: run each impl with itself")
         }
         (Measure::Floor, _) => Some("a crypto floor is taken on handshake scenarios"),
         (Measure::Contention, Scenario::Handshake(h))
-            if cell.client.name() == cell.server.name() && !h.resumption.is_resumed() =>
+            if with_itself && !h.resumption.is_resumed() =>
         {
             None
         }
@@ -93,48 +120,65 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
         }
         (Measure::Contention, _) => Some("contention is measured on handshake scenarios"),
         _ => None,
+    }
+}
+
+/// The library's own AEAD for a ceiling, found before the hello: a library without one makes
+/// the cell unsupported.
+fn own_aead(args: &RunArgs, cell: &OpenCell) -> Result<Option<Box<dyn RecordAead>>, String> {
+    let (Measure::Ceiling, Scenario::Bulk(b)) = (args.measure, cell.scenario) else {
+        return Ok(None);
     };
-    if let Some(reason) = unmeasurable {
-        return refuse(reason.into());
-    }
-    // The library's own AEAD, found before the hello: a library without one is unsupported.
-    let mut own_aead = None;
-    if let (Measure::Ceiling, Scenario::Bulk(b)) = (args.measure, scenario) {
-        match client.record_aead(b.aead) {
-            Ok(found) => {
-                eprintln!("ceiling of {} through {}", client.name(), found.api);
-                own_aead = Some(found.aead);
-            }
-            Err(reason) => return refuse(reason),
-        }
-    }
-    let Some((cf, sf)) = cell.factories()? else {
-        return Ok(());
+    let found = cell.client.record_aead(b.aead)?;
+    eprintln!("ceiling of {} through {}", cell.client.name(), found.api);
+    Ok(Some(found.aead))
+}
+
+/// The library's own crypto for a floor's operations (the runner's list, or this driver's),
+/// warmed up.
+fn own_floor(args: &RunArgs, cell: &OpenCell) -> Result<Option<FloorSampler>, String> {
+    let (Measure::Floor, Scenario::Handshake(_)) = (args.measure, cell.scenario) else {
+        return Ok(None);
     };
-    // The library's own crypto for each operation, prepared once the stack has taken the
-    // cell: an operation it cannot do apart from its stack makes the cell unsupported, in its
-    // words.
-    let mut own_floor = None;
-    if let (Measure::Floor, Scenario::Handshake(_)) = (args.measure, scenario) {
-        let prepared = client.handshake_crypto().and_then(|crypto| {
-            eprintln!("crypto floor of {} through {}", client.name(), crypto.api());
-            let list = match &args.floor_ops {
-                Some(text) => tlsmatrix_model::floor::decode(text)?,
-                None => operations_of(&scenario.params()),
-            };
-            FloorSampler::warm(
-                crypto.as_ref(),
-                &cfg.certs,
-                &list,
-                Duration::from_millis(args.warmup_ms),
-                Duration::from_millis(args.sample_ms),
-            )
-        });
-        match prepared {
-            Ok(f) => own_floor = Some(f),
-            Err(reason) => return refuse(reason),
-        }
-    }
+    let crypto = cell.client.handshake_crypto()?;
+    eprintln!(
+        "crypto floor of {} through {}",
+        cell.client.name(),
+        crypto.api()
+    );
+    let list = match &args.floor_ops {
+        Some(text) => tlsmatrix_model::floor::decode(text)?,
+        None => operations_of(&cell.scenario.params()),
+    };
+    FloorSampler::warm(
+        crypto.as_ref(),
+        &cell.cfg.certs,
+        &list,
+        Duration::from_millis(args.warmup_ms),
+        Duration::from_millis(args.sample_ms),
+    )
+    .map(Some)
+}
+
+/// What a measure needs prepared before its samples: the ceiling's AEAD, the floor's
+/// operations.
+struct Prepared {
+    aead: Option<Box<dyn RecordAead>>,
+    floor: Option<FloorSampler>,
+}
+
+/// Takes the samples of `args.measure` on the cell with its two factories, each sent as a
+/// message; `Some(reason)` when the library refuses partway (a profile it cannot name, a
+/// context it does not share).
+fn measure(
+    args: &RunArgs,
+    cell: &OpenCell,
+    c: &dyn EndpointFactory,
+    s: &dyn EndpointFactory,
+    prepared: Prepared,
+) -> Result<Option<String>> {
+    let (scenario, cfg) = (cell.scenario, &cell.cfg);
+    let (client, server) = (cell.client.as_ref(), cell.server.as_ref());
     let budget = Budget {
         runs: args.runs as usize,
         warmup: Duration::from_millis(args.warmup_ms),
@@ -149,7 +193,6 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             values,
         })
     };
-    let (c, s) = (cf.as_ref(), sf.as_ref());
     match (args.measure, scenario) {
         (Measure::Time, Scenario::Handshake(_)) => {
             workload::handshakes(c, s, &params, &budget, on_sample)?
@@ -204,14 +247,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             workload::bulk_counters(c, s, &params, b.size.bytes(), &budget, on_sample)?
         }
         (Measure::Ceiling, Scenario::Bulk(b)) => {
-            let aead = own_aead.expect("found above for every bulk ceiling");
+            let aead = prepared.aead.expect("found above for every bulk ceiling");
             workload::bulk_against_ceiling(c, s, &params, &b, aead, &budget, on_sample)?
         }
         (Measure::Profile, Scenario::Bulk(b)) => {
             if let Some(reason) =
                 workload::bulk_profile(c, s, &params, b.size.bytes(), &budget, on_sample)?
             {
-                return refuse(reason);
+                return Ok(Some(reason));
             }
         }
         (Measure::Setup, Scenario::Handshake(_)) => {
@@ -222,15 +265,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             tlsmatrix_measure::setup::costs(&make, &budget, on_sample)?
         }
         (Measure::Floor, Scenario::Handshake(_)) => {
-            let floor = own_floor.expect("prepared above for every handshake floor");
+            let floor = prepared
+                .floor
+                .expect("prepared above for every handshake floor");
             handshakes_against_floor(c, s, &params, floor, &budget, on_sample)?
         }
         (Measure::Contention, Scenario::Handshake(_)) => {
             let Some(shared) = s.shared() else {
-                return refuse(format!(
+                return Ok(Some(format!(
                     "the {} adapter does not share a server context among threads yet",
                     server.name()
-                ));
+                )));
             };
             let make_client = || client.factory(Side::Client, cfg);
             tlsmatrix_measure::contention::scaling(
@@ -253,6 +298,5 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
             _,
         ) => unreachable!("refused above"),
     }
-    emit(&DriverMessage::Done);
-    Ok(())
+    Ok(None)
 }
