@@ -69,11 +69,11 @@ SETUP_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-20
 SETUP_RUNS ?= 5
 # Each handshake of the default suite against its crypto floor: the library's own primitives
 # for exactly the operations each side must perform, timed in turns with the handshake, each
-# impl with itself (`tlsmatrix run --measure floor`); about 30 s.
+# impl with itself (`tlsmatrix run --measure floor`); about 75 s over the 15 default impls.
 FLOOR_RUNS ?= 5
 # One server context shared by 1, 2 and 8 threads (`tlsmatrix run --measure contention`):
 # the rate, its scaling and blocking waits per handshake, each impl with itself, alone on the
-# machine: CONTENTION_RUNS samples of three windows of CONTENTION_MS; about 30 s.
+# machine: CONTENTION_RUNS samples of three windows of CONTENTION_MS; about 55 s.
 CONTENTION_RUNS ?= 3
 CONTENTION_MS ?= 300
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
