@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tlsmatrix_interop as interop;
 use tlsmatrix_registry::{beside, registry as drivers};
-use tlsmatrix_report::{compare, repeatability};
+use tlsmatrix_runner::{compare, repeatability};
 use tlsmatrix_runner::{conformance, run, wire};
 
 use clap::{Parser, Subcommand};

@@ -319,5 +319,8 @@ fn contention_runs_record_rates_scaling_and_waits() {
         .iter()
         .find(|l| l["client"] == "go-crypto-tls" && l["outcome"] == "unsupported")
         .unwrap_or_else(|| panic!("go-crypto-tls says why not: {cells:?}"));
-    assert!(go["reason"].as_str().unwrap().contains("shared context"), "{go}");
+    assert!(
+        go["reason"].as_str().unwrap().contains("shared context"),
+        "{go}"
+    );
 }

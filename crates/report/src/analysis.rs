@@ -706,7 +706,7 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
     ]);
     Table {
         caption: format!(
-            "How long `make report` took here, each step as the tools timed it ({}).",
+            "How long `make report` took here, each step as the tools timed it ({}). The steps ran one after another, none beside another, so the whole is their sum.",
             about.join("; ")
         ),
         header: vec!["step".into(), "took".into(), "outcome".into()],

@@ -10,7 +10,6 @@
 mod analysis;
 pub mod area;
 pub mod bulk_causes;
-pub mod compare;
 pub mod conformance;
 mod contention;
 mod crypto_floor;
@@ -29,7 +28,6 @@ pub mod outside_scan;
 pub mod post_quantum;
 pub mod published;
 pub mod releases;
-pub mod repeatability;
 mod self_pairs;
 mod setup_costs;
 pub mod summary;

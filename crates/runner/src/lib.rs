@@ -4,10 +4,12 @@
 //! the same for BoGo's conformance suite, and the wire model's tables and its check through
 //! the delay proxy. The command line parses arguments and calls in here.
 
+pub mod compare;
 pub mod conformance;
 pub mod groups;
 pub mod lanes;
 pub mod progress;
+pub mod repeatability;
 pub mod run;
 pub mod weather;
 pub mod wire;

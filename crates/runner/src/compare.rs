@@ -8,9 +8,9 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use tlsmatrix_model::record::{Metric, Record};
 
-use crate::figures::{self, shown, with_interval};
-use crate::text_table::Table;
 use tlsmatrix_history::{resolve, RunData, RunKind};
+use tlsmatrix_report::figures::{self, shown, with_interval};
+use tlsmatrix_report::text_table::Table;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

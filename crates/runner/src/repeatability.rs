@@ -11,9 +11,9 @@ use anyhow::{bail, Result};
 use tlsmatrix_model::record::{is_aa, Metric, Record};
 use tlsmatrix_model::stats::{self, Factor};
 
-use crate::figures::{self, shown};
-use crate::text_table::Table;
 use tlsmatrix_history::{read_jsonl, RunData};
+use tlsmatrix_report::figures::{self, shown};
+use tlsmatrix_report::text_table::Table;
 
 /// Max/min of a factor across reruns that a comparison should stay within.
 pub fn spread_target(scenario: &str) -> f64 {
