@@ -40,7 +40,12 @@ pub(crate) fn refusals(run: &RunData, lead: &str) -> Option<Block> {
         .cells
         .iter()
         .filter(|c| c.client == c.server)
-        .map(|c| format!("{}: {}", c.client, c.reason))
+        .map(|c| {
+            // A driver may name the impl in its reason already.
+            let prefix = format!("{}: ", c.client);
+            let reason = c.reason.strip_prefix(&prefix).unwrap_or(&c.reason);
+            format!("{prefix}{reason}")
+        })
         .collect();
     (!refused.is_empty()).then(|| {
         Block::Para(format!(
