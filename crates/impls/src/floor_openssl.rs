@@ -73,6 +73,68 @@ impl KeyExchange for X25519Evp {
     }
 }
 
+/// The KEM calls OpenSSL 3.x and AWS-LC name alike, each asked for its sizes first and then
+/// run, as their libssl calls them.
+#[cfg(any(libcrypto_kem_by_name, feature = "aws-lc"))]
+mod kem_calls {
+    use std::ffi::c_int;
+    use std::ptr::null_mut;
+
+    use openssl::error::ErrorStack;
+    use openssl_sys as ffi;
+
+    /// `r` as a result: EVP calls return 1 on success, 0 or less on failure.
+    pub fn check(r: c_int, call: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(r > 0, "{call} fails: {}", ErrorStack::get());
+        Ok(())
+    }
+
+    /// A secret encapsulated to the public key `ctx` holds, and its ciphertext.
+    ///
+    /// # Safety
+    /// `ctx` is a live context set up for encapsulation.
+    pub unsafe fn encapsulate(ctx: *mut ffi::EVP_PKEY_CTX) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+        let (mut ct_len, mut ss_len) = (0, 0);
+        check(
+            ffi::EVP_PKEY_encapsulate(ctx, null_mut(), &mut ct_len, null_mut(), &mut ss_len),
+            "EVP_PKEY_encapsulate",
+        )?;
+        let (mut ct, mut ss) = (vec![0u8; ct_len], vec![0u8; ss_len]);
+        check(
+            ffi::EVP_PKEY_encapsulate(
+                ctx,
+                ct.as_mut_ptr(),
+                &mut ct_len,
+                ss.as_mut_ptr(),
+                &mut ss_len,
+            ),
+            "EVP_PKEY_encapsulate",
+        )?;
+        ct.truncate(ct_len);
+        ss.truncate(ss_len);
+        Ok((ss, ct))
+    }
+
+    /// The secret in `ct`, by the private key `ctx` holds.
+    ///
+    /// # Safety
+    /// `ctx` is a live context set up for decapsulation.
+    pub unsafe fn decapsulate(ctx: *mut ffi::EVP_PKEY_CTX, ct: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let mut ss_len = 0;
+        check(
+            ffi::EVP_PKEY_decapsulate(ctx, null_mut(), &mut ss_len, ct.as_ptr(), ct.len()),
+            "EVP_PKEY_decapsulate",
+        )?;
+        let mut ss = vec![0u8; ss_len];
+        check(
+            ffi::EVP_PKEY_decapsulate(ctx, ss.as_mut_ptr(), &mut ss_len, ct.as_ptr(), ct.len()),
+            "EVP_PKEY_decapsulate",
+        )?;
+        ss.truncate(ss_len);
+        Ok(ss)
+    }
+}
+
 /// ML-KEM as OpenSSL 3.5+ runs it: each post-quantum group, hybrids too, is one KEM of the
 /// default provider, named in its TLS group table (providers/common/capabilities.c), and
 /// libssl calls it by that name (ssl/s3_lib.c): a key generated for the client's share; a
@@ -84,6 +146,7 @@ mod kem_by_name {
     use std::ffi::{c_int, c_uchar, c_void, CString};
     use std::ptr::{null, null_mut};
 
+    use super::kem_calls::{check, decapsulate, encapsulate};
     use foreign_types::ForeignType;
     use openssl::error::ErrorStack;
     use openssl::pkey::{PKey, Private};
@@ -122,12 +185,6 @@ mod kem_by_name {
             // SAFETY: made by one of the constructors below, owned here.
             unsafe { ffi::EVP_PKEY_CTX_free(self.0) }
         }
-    }
-
-    /// `r` as a result: EVP calls return 1 on success, 0 or less on failure.
-    fn check(r: c_int, call: &str) -> anyhow::Result<()> {
-        anyhow::ensure!(r > 0, "{call} fails: {}", ErrorStack::get());
-        Ok(())
     }
 
     fn ctx(p: *mut ffi::EVP_PKEY_CTX, call: &str) -> anyhow::Result<Ctx> {
@@ -203,7 +260,6 @@ mod kem_by_name {
 
         fn respond(&self, share: &[u8]) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
             let peer = self.key(false)?;
-            let (mut ct_len, mut ss_len) = (0, 0);
             // SAFETY: live key and context; each buffer is sized by the call before.
             unsafe {
                 check(
@@ -218,36 +274,12 @@ mod kem_by_name {
                     ffi::EVP_PKEY_encapsulate_init(c.0, null()),
                     "EVP_PKEY_encapsulate_init",
                 )?;
-                check(
-                    ffi::EVP_PKEY_encapsulate(
-                        c.0,
-                        null_mut(),
-                        &mut ct_len,
-                        null_mut(),
-                        &mut ss_len,
-                    ),
-                    "EVP_PKEY_encapsulate",
-                )?;
-                let (mut ct, mut ss) = (vec![0u8; ct_len], vec![0u8; ss_len]);
-                check(
-                    ffi::EVP_PKEY_encapsulate(
-                        c.0,
-                        ct.as_mut_ptr(),
-                        &mut ct_len,
-                        ss.as_mut_ptr(),
-                        &mut ss_len,
-                    ),
-                    "EVP_PKEY_encapsulate",
-                )?;
-                ct.truncate(ct_len);
-                ss.truncate(ss_len);
-                Ok((ss, ct))
+                encapsulate(c.0)
             }
         }
 
         fn finish(&self, own: &dyn Any, reply: &[u8]) -> anyhow::Result<Vec<u8>> {
             let own: &PKey<Private> = own_key(own)?;
-            let mut ss_len = 0;
             // SAFETY: live key and context; the secret's buffer is sized by the call before.
             unsafe {
                 let c = ctx(
@@ -258,29 +290,7 @@ mod kem_by_name {
                     ffi::EVP_PKEY_decapsulate_init(c.0, null()),
                     "EVP_PKEY_decapsulate_init",
                 )?;
-                check(
-                    ffi::EVP_PKEY_decapsulate(
-                        c.0,
-                        null_mut(),
-                        &mut ss_len,
-                        reply.as_ptr(),
-                        reply.len(),
-                    ),
-                    "EVP_PKEY_decapsulate",
-                )?;
-                let mut ss = vec![0u8; ss_len];
-                check(
-                    ffi::EVP_PKEY_decapsulate(
-                        c.0,
-                        ss.as_mut_ptr(),
-                        &mut ss_len,
-                        reply.as_ptr(),
-                        reply.len(),
-                    ),
-                    "EVP_PKEY_decapsulate",
-                )?;
-                ss.truncate(ss_len);
-                Ok(ss)
+                decapsulate(c.0, reply)
             }
         }
     }
@@ -295,6 +305,7 @@ mod aws_lc_kem {
     use std::ffi::c_int;
     use std::ptr::null_mut;
 
+    use super::kem_calls::{check, decapsulate, encapsulate};
     use openssl::error::ErrorStack;
     use openssl_sys as ffi;
     use tlsmatrix_harness::floor::{own_key, KeyExchange};
@@ -313,11 +324,6 @@ mod aws_lc_kem {
                 ffi::EVP_PKEY_free(self.1);
             }
         }
-    }
-
-    fn check(r: c_int, call: &str) -> anyhow::Result<()> {
-        anyhow::ensure!(r > 0, "{call} fails: {}", ErrorStack::get());
-        Ok(())
     }
 
     impl Kem {
@@ -383,68 +389,19 @@ mod aws_lc_kem {
         }
 
         fn respond(&self, share: &[u8]) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
-            let (mut ct_len, mut ss_len) = (0, 0);
             // SAFETY: the key and context are checked and freed by Ctx; buffers sized first.
             unsafe {
                 let peer =
                     ffi::EVP_PKEY_kem_new_raw_public_key(self.0, share.as_ptr(), share.len());
                 let c = Kem::ctx_for(peer, "EVP_PKEY_kem_new_raw_public_key")?;
-                check(
-                    ffi::EVP_PKEY_encapsulate(
-                        c.0,
-                        null_mut(),
-                        &mut ct_len,
-                        null_mut(),
-                        &mut ss_len,
-                    ),
-                    "EVP_PKEY_encapsulate",
-                )?;
-                let (mut ct, mut ss) = (vec![0u8; ct_len], vec![0u8; ss_len]);
-                check(
-                    ffi::EVP_PKEY_encapsulate(
-                        c.0,
-                        ct.as_mut_ptr(),
-                        &mut ct_len,
-                        ss.as_mut_ptr(),
-                        &mut ss_len,
-                    ),
-                    "EVP_PKEY_encapsulate",
-                )?;
-                ct.truncate(ct_len);
-                ss.truncate(ss_len);
-                Ok((ss, ct))
+                encapsulate(c.0)
             }
         }
 
         fn finish(&self, own: &dyn Any, reply: &[u8]) -> anyhow::Result<Vec<u8>> {
             let own: &Ctx = own_key(own)?;
-            let mut ss_len = 0;
             // SAFETY: the context lives in `own`; the secret's buffer is sized first.
-            unsafe {
-                check(
-                    ffi::EVP_PKEY_decapsulate(
-                        own.0,
-                        null_mut(),
-                        &mut ss_len,
-                        null_mut(),
-                        reply.len(),
-                    ),
-                    "EVP_PKEY_decapsulate",
-                )?;
-                let mut ss = vec![0u8; ss_len];
-                check(
-                    ffi::EVP_PKEY_decapsulate(
-                        own.0,
-                        ss.as_mut_ptr(),
-                        &mut ss_len,
-                        reply.as_ptr(),
-                        reply.len(),
-                    ),
-                    "EVP_PKEY_decapsulate",
-                )?;
-                ss.truncate(ss_len);
-                Ok(ss)
-            }
+            unsafe { decapsulate(own.0, reply) }
         }
     }
 }
