@@ -22,18 +22,38 @@ fn find<'a>(records: &'a [Record], scenario: &str, imp: &str, m: Metric) -> Opti
 #[test]
 fn floors_sit_below_their_handshakes_and_add_up() {
     let _alone = exclusive();
-    let d = scratch("crypto-floor");
-    let out = d.join("floor.jsonl");
+    let imps = [
+        "rustls-aws-lc",
+        "rustls-ring",
+        "openssl-3.0",
+        "s2n-tls",
+        "go-crypto-tls",
+        "gnutls",
+        "nss",
+    ];
     let full = "handshake-tls13-ecdsa-p256-x25519-full";
     let resumed = "handshake-tls13-ecdsa-p256-x25519-ticket";
+    let records = floor_run("crypto-floor", &imps, &[full, resumed]);
+    // Go's driver times the list the runner hands it (--floor-ops), as the others may.
+    floors_hold(&records, &imps, &[full, resumed]);
+    for imp in imps {
+        let signatures = find(&records, resumed, imp, Metric::ClientFloorSigNs);
+        assert!(signatures.is_none(), "{imp}: a resumption verifies nothing");
+    }
+}
+
+/// `tlsmatrix run --measure floor` of `imps` on `scenarios` (short samples), in a scratch
+/// folder named `name`; its records.
+fn floor_run(name: &str, imps: &[&str], scenarios: &[&str]) -> Vec<Record> {
+    let out = scratch(name).join("floor.jsonl");
     let r = tlsmatrix(&[
         "run",
         "--measure",
         "floor",
         "--impl",
-        "rustls-aws-lc,rustls-ring,openssl-3.0,s2n-tls,go-crypto-tls,gnutls,nss",
+        &imps.join(","),
         "--scenario",
-        &format!("{full},{resumed}"),
+        &scenarios.join(","),
         "--runs",
         "4",
         "--warmup-ms",
@@ -44,22 +64,7 @@ fn floors_sit_below_their_handshakes_and_add_up() {
         out.to_str().unwrap(),
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
-    let records = result_records(&out);
-    // Go's driver times the list the runner hands it (--floor-ops), as the others may.
-    let imps = [
-        "rustls-aws-lc",
-        "rustls-ring",
-        "openssl-3.0",
-        "s2n-tls",
-        "go-crypto-tls",
-        "gnutls",
-        "nss",
-    ];
-    floors_hold(&records, &imps, &[full, resumed]);
-    for imp in imps {
-        let signatures = find(&records, resumed, imp, Metric::ClientFloorSigNs);
-        assert!(signatures.is_none(), "{imp}: a resumption verifies nothing");
-    }
+    result_records(&out)
 }
 
 /// What every floor must be, in `records`: positive, its parts adding up sample by sample,
@@ -104,34 +109,11 @@ fn floors_hold(records: &[Record], imps: &[&str], scenarios: &[&str]) {
 #[test]
 fn floors_of_the_libssl_drivers_sit_below_their_handshakes() {
     let _alone = exclusive();
-    let d = scratch("crypto-floor-libssl");
-    let out = d.join("floor.jsonl");
     let classical = "handshake-tls13-ecdsa-p256-x25519-full";
     let hybrid = "handshake-tls13-mldsa65-x25519mlkem768-full";
-    let r = tlsmatrix(&[
-        "run",
-        "--measure",
-        "floor",
-        "--impl",
-        "boringssl,aws-lc,openssl-3.5,wolfssl,mbedtls",
-        "--scenario",
-        &format!("{classical},{hybrid}"),
-        "--runs",
-        "4",
-        "--warmup-ms",
-        "50",
-        "--sample-ms",
-        "40",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let records = result_records(&out);
-    floors_hold(
-        &records,
-        &["boringssl", "aws-lc", "openssl-3.5", "wolfssl", "mbedtls"],
-        &[classical],
-    );
+    let imps = ["boringssl", "aws-lc", "openssl-3.5", "wolfssl", "mbedtls"];
+    let records = floor_run("crypto-floor-libssl", &imps, &[classical, hybrid]);
+    floors_hold(&records, &imps, &[classical]);
     floors_hold(&records, &["boringssl", "aws-lc", "openssl-3.5"], &[hybrid]);
 }
 

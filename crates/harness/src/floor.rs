@@ -176,6 +176,11 @@ pub fn key_exchange_op(
     })
 }
 
+/// The key every floor's HMACs are keyed with (a SHA-384 key's length; SHA-256 takes its
+/// first 32 bytes) and the short input each HMAC reads: a key schedule step's size.
+pub const HMAC_KEY: [u8; 48] = [0x42; 48];
+pub const HMAC_INPUT: [u8; 64] = [0x17; 64];
+
 /// The message a floor signs and verifies: TLS 1.3's CertificateVerify content (RFC 8446
 /// 4.4.3), 64 spaces, the context string, a zero and a SHA-256 transcript hash; about the
 /// size of what a TLS 1.2 ServerKeyExchange signs too.

@@ -266,14 +266,14 @@ typedef struct {
     unsigned char key[48];
 } tm_hmac;
 
-static void *hmac_new(int len) {
+static void *hmac_new(const unsigned char *key, int len) {
     tm_hmac *h = calloc(1, sizeof *h);
     if (!h) {
         return NULL;
     }
     h->alg = len == 32 ? GNUTLS_MAC_SHA256 : GNUTLS_MAC_SHA384;
     h->len = (unsigned)len;
-    memset(h->key, 0x42, sizeof h->key);
+    memcpy(h->key, key, (size_t)len);
     return h;
 }
 

@@ -206,19 +206,17 @@ typedef struct {
     psa_algorithm_t alg;
 } tm_hmac;
 
-static void *hmac_new(int len) {
+static void *hmac_new(const unsigned char *key, int len) {
     psa_key_attributes_t attr = PSA_KEY_ATTRIBUTES_INIT;
-    unsigned char bytes[48];
     tm_hmac *h = malloc(sizeof *h);
     if (!h) {
         return NULL;
     }
-    memset(bytes, 0x42, sizeof bytes);
     h->alg = PSA_ALG_HMAC(len == 32 ? PSA_ALG_SHA_256 : PSA_ALG_SHA_384);
     psa_set_key_usage_flags(&attr, PSA_KEY_USAGE_SIGN_MESSAGE);
     psa_set_key_algorithm(&attr, h->alg);
     psa_set_key_type(&attr, PSA_KEY_TYPE_HMAC);
-    if (!ok(psa_import_key(&attr, bytes, (size_t)len, &h->key))) {
+    if (!ok(psa_import_key(&attr, key, (size_t)len, &h->key))) {
         free(h);
         return NULL;
     }

@@ -238,10 +238,8 @@ typedef struct {
     unsigned len;
 } tm_hmac;
 
-static void *hmac_new(int len) {
-    unsigned char bytes[48];
-    memset(bytes, 0x42, sizeof bytes);
-    SECItem key = {siBuffer, bytes, (unsigned)len};
+static void *hmac_new(const unsigned char *bytes, int len) {
+    SECItem key = {siBuffer, (unsigned char *)bytes, (unsigned)len};
     PK11SlotInfo *slot = PK11_GetInternalSlot();
     tm_hmac *h = PORT_ZNew(tm_hmac);
     if (!slot || !h) {

@@ -45,8 +45,8 @@ typedef struct tm_floor_fns {
     /* 1 for a good signature; 0 for a bad one or an error. */
     int (*verify)(void *verifier, const unsigned char *msg, unsigned len,
                   const unsigned char *sig, unsigned sig_len);
-    /* An HMAC key of the hash's length (32: SHA-256, 48: SHA-384). */
-    void *(*hmac_new)(int hash_len);
+    /* An HMAC key: the hash's length (32: SHA-256, 48: SHA-384) of `key`'s bytes, copied. */
+    void *(*hmac_new)(const unsigned char *key, int hash_len);
     void (*hmac_free)(void *hmac);
     /* One HMAC of `msg` (TM_HMAC_MAX bytes out). */
     int (*hmac)(void *hmac, const unsigned char *msg, unsigned len, unsigned char *out);

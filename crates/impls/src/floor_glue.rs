@@ -1,8 +1,8 @@
 //! The crypto floor of a C library reached through this crate's own C glue: each glue file
 //! fills one table of calls (`csrc/tm_floor.h`, mirrored by `Fns`) with its library's
 //! calls as that library's TLS stack makes them, and everything else (the key exchange's
-//! halves, signing, verifying, HMACs as prepared operations) is here once. NSS, wolfSSL and
-//! Mbed TLS use it.
+//! halves, signing, verifying, HMACs as prepared operations) is here once. NSS, wolfSSL,
+//! Mbed TLS and GnuTLS use it.
 
 use std::any::Any;
 use std::ffi::{c_int, c_uint, c_void};
@@ -31,7 +31,7 @@ pub struct Fns {
     verifier_new: unsafe extern "C" fn(Handle) -> Handle,
     verifier_free: unsafe extern "C" fn(Handle),
     verify: unsafe extern "C" fn(Handle, *const u8, c_uint, *const u8, c_uint) -> c_int,
-    hmac_new: unsafe extern "C" fn(c_int) -> Handle,
+    hmac_new: unsafe extern "C" fn(*const u8, c_int) -> Handle,
     hmac_free: unsafe extern "C" fn(Handle),
     hmac: unsafe extern "C" fn(Handle, *const u8, c_uint, *mut u8) -> c_int,
 }
@@ -62,14 +62,14 @@ impl Drop for Owned {
     }
 }
 
-/// A handle checked for null; the library's error otherwise.
+/// A handle checked for null; the library's last error otherwise.
 fn owned(
-    g: &GlueCrypto,
+    last_error: fn() -> String,
     h: Handle,
     free: unsafe extern "C" fn(Handle),
     what: &str,
 ) -> anyhow::Result<Owned> {
-    anyhow::ensure!(!h.is_null(), "{what}: {}", (g.last_error)());
+    anyhow::ensure!(!h.is_null(), "{what}: {}", last_error());
     Ok(Owned(h, free))
 }
 
@@ -86,8 +86,7 @@ impl KeyExchange for Half {
         let mut n = 0;
         // SAFETY: a live half; `share` is the SHARE_MAX bytes the call may write.
         let own = unsafe { (self.fns.kex_generate)(self.kex.0, share.as_mut_ptr(), &mut n) };
-        anyhow::ensure!(!own.is_null(), "key generation: {}", (self.last_error)());
-        let own = Owned(own, self.fns.own_free);
+        let own = owned(self.last_error, own, self.fns.own_free, "key generation")?;
         Ok((Box::new(own), share[..n as usize].to_vec()))
     }
 
@@ -133,7 +132,7 @@ impl GlueCrypto {
         // SAFETY: a plain constructor; null is checked.
         let kex = unsafe { (self.fns.kex_new)(index) };
         let kex = owned(
-            self,
+            self.last_error,
             kex,
             self.fns.kex_free,
             &format!("{} key exchange", part.group()),
@@ -153,7 +152,7 @@ impl GlueCrypto {
         // SAFETY: the glue copies what it keeps of the DER.
         let s = unsafe { (self.fns.signer_new)(der.as_ptr(), der.len() as c_uint, scheme) };
         owned(
-            self,
+            self.last_error,
             s,
             self.fns.signer_free,
             &format!("{} refuses a {sig} key", self.version),
@@ -220,7 +219,8 @@ impl HandshakeCrypto for GlueCrypto {
                 let signature = sign(fns, last_error, &signer, &msg).map_err(text)?;
                 // SAFETY: a live signer; the verifier is a new object.
                 let v = unsafe { (fns.verifier_new)(signer.0) };
-                let verifier = owned(self, v, fns.verifier_free, "the public key").map_err(text)?;
+                let verifier =
+                    owned(self.last_error, v, fns.verifier_free, "the public key").map_err(text)?;
                 if !verify(fns, &verifier, &msg, &signature) {
                     return Err(format!(
                         "its own {sig} signature did not verify: {}",
@@ -234,10 +234,9 @@ impl HandshakeCrypto for GlueCrypto {
                     Hash::Sha256 => 32,
                     Hash::Sha384 => 48,
                 };
-                // SAFETY: a plain constructor; null is checked.
-                let h = unsafe { (fns.hmac_new)(len) };
-                let h = owned(self, h, fns.hmac_free, "an HMAC key").map_err(text)?;
-                let input = [0x17u8; 64];
+                // SAFETY: the glue copies the key's `len` bytes; null is checked.
+                let h = unsafe { (fns.hmac_new)(floor::HMAC_KEY.as_ptr(), len) };
+                let h = owned(self.last_error, h, fns.hmac_free, "an HMAC key").map_err(text)?;
                 prepared(move || {
                     // The whole key, not its pointer alone: a closure that captured only the
                     // field would leave the key to be freed when `prepare` returns.
@@ -245,7 +244,9 @@ impl HandshakeCrypto for GlueCrypto {
                     let mut out = [0u8; HMAC_MAX];
                     timed(|| {
                         // SAFETY: a live key; `out` is the HMAC_MAX bytes the call may write.
-                        let ok = unsafe { (fns.hmac)(h.0, input.as_ptr(), 64, out.as_mut_ptr()) };
+                        let ok = unsafe {
+                            (fns.hmac)(h.0, floor::HMAC_INPUT.as_ptr(), 64, out.as_mut_ptr())
+                        };
                         anyhow::ensure!(ok == 1, "HMAC: {}", last_error());
                         Ok(out)
                     })

@@ -20,7 +20,7 @@ use openssl::nid::Nid;
 use openssl::pkey::Private;
 #[cfg(not(feature = "boringssl"))]
 use openssl_sys as ffi;
-use tlsmatrix_harness::floor::{own_key, prepared, timed, KeyExchange, PreparedOp};
+use tlsmatrix_harness::floor::{self, own_key, prepared, timed, KeyExchange, PreparedOp};
 use tlsmatrix_model::floor::{Hash, KexPart};
 
 pub fn stack(what: &str) -> impl Fn(openssl::error::ErrorStack) -> String + '_ {
@@ -128,7 +128,7 @@ impl Hmac {
         Ok(Hmac {
             ctx,
             md,
-            key: [0x42; 48],
+            key: floor::HMAC_KEY,
             len,
         })
     }
@@ -136,8 +136,7 @@ impl Hmac {
     /// One HMAC of `hash` over a short input, ready to run.
     pub fn op(hash: Hash) -> Result<Box<dyn PreparedOp>, String> {
         let mut h = Hmac::new(hash)?;
-        let input = [0x17u8; 64];
-        Ok(prepared(move || timed(|| h.mac(&input))))
+        Ok(prepared(move || timed(|| h.mac(&floor::HMAC_INPUT))))
     }
 
     fn mac(&mut self, msg: &[u8]) -> anyhow::Result<[u8; 64]> {

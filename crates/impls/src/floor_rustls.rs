@@ -154,9 +154,11 @@ impl HandshakeCrypto for ProviderCrypto {
                         _ => None,
                     })
                     .ok_or_else(|| format!("the provider has no {} suite", hash.as_str()))?;
-                let key = OkmBlock::new(&[0x42; 48][..suite.common.hash_provider.output_len()]);
-                let msg = [0x17u8; 64];
-                prepared(move || timed(|| Ok(suite.hkdf_provider.hmac_sign(&key, &msg))))
+                let key =
+                    OkmBlock::new(&floor::HMAC_KEY[..suite.common.hash_provider.output_len()]);
+                prepared(move || {
+                    timed(|| Ok(suite.hkdf_provider.hmac_sign(&key, &floor::HMAC_INPUT)))
+                })
             }
         })
     }
