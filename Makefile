@@ -60,9 +60,12 @@ BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
 # took 21 s more over every allocator variant, and the profile's kernel share shows faults.)
 CEILING_SCENARIOS ?= $(BULK_SCENARIOS),bulk-tls13-aes-128-gcm-1k
 CAUSE_RUNS ?= 3
-# Where each side's time goes (perf, each impl with itself): the cipher, copies, malloc, the
-# kernel or the rest; the two AES-128-GCM write sizes, about 25 s.
-PROFILE_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-1k
+# Where each side's time goes (perf, each impl with itself): in bulk the cipher, copies,
+# malloc, the kernel or the rest, at the two AES-128-GCM write sizes; in the lead handshake and
+# its post-quantum twin, the parts above the crypto floor (X.509, the state machine,
+# allocation, locks, ...), which the report sets on the floor run's handshakes.
+PROFILE_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-1k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full
+PROFILE_RUNS ?= 3
 # What a connection costs beside its handshake: each side's context (chain and key loaded) and
 # connection object, made and freed, each impl with itself (`tlsmatrix run --measure setup`).
 SETUP_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
@@ -245,7 +248,7 @@ report: timings-begin build
 	  --out results/floor.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) contention $(BIN)/tlsmatrix run --measure contention --runs $(CONTENTION_RUNS) --sample-ms $(CONTENTION_MS) --warmup-ms 100 \
 	  --out results/contention.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs 1 \
+	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \

@@ -407,7 +407,8 @@ struct RunArgs {
     warmup_ms: Option<u64>,
     /// Target duration of one sample in milliseconds (a handshake batch or a bulk transfer is
     /// sized to it). Default: 5 for paired cells (short, so that the cells of a round see
-    /// the same machine), 100 for throughput windows and memory.
+    /// the same machine), 100 for throughput windows and memory; for `--measure profile`,
+    /// 200 on bulk and 600 on handshakes (enough perf samples for a handshake's server).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     sample_ms: Option<u64>,
     /// A driver that prints nothing for this many seconds is killed and its cell fails.
@@ -503,8 +504,8 @@ fn main() -> ExitCode {
             candidate,
             threshold,
             db,
-        } => compare::compare(&base, &candidate, threshold, &db.db),
-        Command::Repeatability { files } => repeatability::repeatability(&files),
+        } => compare::compare(&base, &candidate, threshold, &db.db).map(print_outcome),
+        Command::Repeatability { files } => repeatability::repeatability(&files).map(print_outcome),
         Command::Import { files, db } => history::import(&files, &db.db).map(|()| true),
         Command::Wire {
             check: true,
@@ -570,6 +571,12 @@ fn main() -> ExitCode {
 }
 
 /// `tlsmatrix run`'s options, a named plan's impls and scenarios in place of the lists.
+/// Prints what a command found; whether it passed decides the exit code.
+fn print_outcome(o: compare::Outcome) -> bool {
+    print!("{}", o.text);
+    o.passed
+}
+
 fn run_options(a: RunArgs) -> run::RunOptions {
     run::RunOptions {
         db: a

@@ -306,3 +306,52 @@ fn contention_runs_record_rates_scaling_and_waits() {
         "{go}"
     );
 }
+
+/// `--measure profile` on a handshake: each side's perf samples, classed as the instruction
+/// split classes functions, are shares that sum to one in every sample; rustls on aws-lc
+/// spends most of a full ECDSA handshake in its cryptography on both sides and names nearly
+/// all its code; the system OpenSSL (a stripped libcrypto) is measured too, its unnamed code
+/// a part of its own, never refused or failed.
+#[test]
+fn a_handshake_profile_splits_each_sides_time_into_parts_that_sum_to_one() {
+    let _alone = exclusive();
+    let out = scratch("handshake-profile").join("profile.jsonl");
+    let scenario = "handshake-tls13-ecdsa-p256-x25519-full";
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "profile",
+        "--impl",
+        "rustls-aws-lc,openssl-3.0",
+        "--scenario",
+        scenario,
+        "--runs",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    for imp in ["rustls-aws-lc", "openssl-3.0"] {
+        for side in [Side::Client, Side::Server] {
+            let parts: Vec<&Record> = Metric::time_split_of(side)
+                .into_iter()
+                .map(|m| {
+                    find(&records, scenario, imp, m)
+                        .unwrap_or_else(|| panic!("{imp} {side}: no {m}"))
+                })
+                .collect();
+            for k in 0..3 {
+                let sum: f64 = parts.iter().map(|r| r.samples[k]).sum();
+                assert!((sum - 1.0).abs() < 1e-9, "{imp} {side} sample {k}: {sum}");
+                assert!(parts.iter().all(|r| (0.0..=1.0).contains(&r.samples[k])));
+            }
+            if imp == "rustls-aws-lc" {
+                let crypto = parts[0].median;
+                let unnamed = parts[5].median;
+                assert!(crypto > 0.5, "{imp} {side}: {crypto} in its cryptography");
+                assert!(unnamed < 0.05, "{imp} {side}: {unnamed} unnamed");
+            }
+        }
+    }
+}

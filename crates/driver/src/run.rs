@@ -92,11 +92,11 @@ fn unmeasurable(measure: Measure, scenario: Scenario, with_itself: bool) -> Opti
             Some("a ceiling is one library's own AEAD: run each impl with itself")
         }
         (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
-        (Measure::Profile, Scenario::Bulk(_)) if with_itself => None,
-        (Measure::Profile, Scenario::Bulk(_)) => {
+        (Measure::Profile, Scenario::Bulk(_) | Scenario::Handshake(_)) if with_itself => None,
+        (Measure::Profile, Scenario::Bulk(_) | Scenario::Handshake(_)) => {
             Some("a profile splits one stack's time by side: run each impl with itself")
         }
-        (Measure::Profile, _) => Some("a profile is taken on bulk scenarios"),
+        (Measure::Profile, _) => Some("a profile is taken on handshake and bulk scenarios"),
         (Measure::Setup, Scenario::Handshake(_)) if with_itself => None,
         (Measure::Setup, Scenario::Handshake(_)) => Some(
             "setup costs are one library's contexts and connections: run each impl with itself",
@@ -256,6 +256,9 @@ fn measure(
             {
                 return Ok(Some(reason));
             }
+        }
+        (Measure::Profile, Scenario::Handshake(_)) => {
+            workload::handshake_profile(c, s, &params, &budget, on_sample)?
         }
         (Measure::Setup, Scenario::Handshake(_)) => {
             let make = |side| match side {

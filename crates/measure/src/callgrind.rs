@@ -125,6 +125,12 @@ impl Counter {
             "the functions of callgrind's dump sum to {} instructions, its totals line says {total}: the dump's format is not the one read here",
             split.total()
         );
+        let bus = parse_bus(&text);
+        ensure!(
+            bus.is_none_or(|b| b == split.atomics),
+            "the functions of callgrind's dump sum to {} atomics, its totals line says {bus:?}: the dump's format is not the one read here",
+            split.atomics
+        );
         Ok((total, split))
     }
 }
@@ -156,6 +162,26 @@ fn parse_total(text: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The totals line's global bus events (atomic read-modify-writes), where the `events:` line
+/// names them (`--collect-bus=yes`).
+fn parse_bus(text: &str) -> Option<u64> {
+    let at = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))?
+        .split_whitespace()
+        .position(|e| e == "Ge")?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("totals:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
+    Some(
+        line.split_whitespace()
+            .nth(1 + at)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +198,11 @@ mod tests {
         let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) f\n3 10\n\nsummary: 1234\ntotals: 1234\n";
         assert_eq!(parse_total(dump), Some(1234));
         assert_eq!(parse_total("events: Ir\n"), None);
+        assert_eq!(parse_bus(dump), None);
+        let with_bus = "events: Ir Ge\nfn=(1) f\n3 10 2\ntotals: 10 2\n";
+        assert_eq!(
+            (parse_total(with_bus), parse_bus(with_bus)),
+            (Some(10), Some(2))
+        );
     }
 }

@@ -17,6 +17,8 @@ use anyhow::{bail, ensure, Context, Result};
 use tlsmatrix_harness::pair::Meter;
 use tlsmatrix_model::side::Side;
 
+use crate::split::{self, Part};
+
 /// What a sampled function does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Category {
@@ -135,12 +137,41 @@ impl Meter for CallLog {
     }
 }
 
-/// One perf sample: when, what its function does, and the object it lies in.
+/// One perf sample: when, its function, what that function does in bulk transfers, and the
+/// object it lies in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfSample {
     pub time_ns: u64,
+    pub symbol: String,
     pub category: Category,
     pub object: String,
+}
+
+/// How many classes a handshake's samples fall in: the instruction split's parts
+/// ([`split::Part::ALL`], by the same names), then the kernel.
+pub const HANDSHAKE_CLASSES: usize = 8;
+
+/// A handshake sample's class (an index into [`split::Part::ALL`], or the kernel's last), and
+/// whether it is unnamed: the handshake's time split as its instructions are.
+pub fn handshake_class(p: &PerfSample) -> (usize, bool) {
+    if p.category == Category::Kernel {
+        return (HANDSHAKE_CLASSES - 1, false);
+    }
+    let part = if p.category == Category::Unnamed {
+        Part::Unnamed
+    } else {
+        split::classify(&p.symbol)
+    };
+    let at = Part::ALL
+        .iter()
+        .position(|q| *q == part)
+        .expect("every part");
+    (at, part == Part::Unnamed)
+}
+
+/// A bulk sample's class ([`Category`]) and whether it is unnamed.
+pub fn bulk_class(p: &PerfSample) -> (usize, bool) {
+    (p.category.index(), p.category == Category::Unnamed)
 }
 
 /// Parses `perf script -F time,ip,sym,dso --ns` output: lines like
@@ -168,6 +199,7 @@ pub fn parse_script(text: &str) -> Vec<PerfSample> {
         let symbol = symbol.rsplit_once("+0x").map_or(symbol, |(s, _)| s);
         out.push(PerfSample {
             time_ns: secs * 1_000_000_000 + nanos,
+            symbol: symbol.to_string(),
             category: classify(symbol, dso),
             object: dso.to_string(),
         });
@@ -175,20 +207,38 @@ pub fn parse_script(text: &str) -> Vec<PerfSample> {
     out
 }
 
-/// Per sample of the cell and per side, how many perf samples fell in each category
-/// (indexed by `Category as usize`), and the objects of the unnamed ones.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SideTally {
-    pub counts: [u32; 6],
+/// Per sample of the cell and per side, how many perf samples fell in each class (a bulk
+/// transfer's [`Category`], indexed by `Category as usize`, or a handshake's
+/// [`handshake_class`]), how many of them were unnamed, and the objects of those.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideTally<const N: usize = 6> {
+    pub counts: [u32; N],
+    pub unnamed: u32,
     pub unnamed_in: Vec<String>,
 }
 
-pub type Tally = Vec<[SideTally; 2]>;
+impl<const N: usize> Default for SideTally<N> {
+    fn default() -> Self {
+        SideTally {
+            counts: [0; N],
+            unnamed: 0,
+            unnamed_in: Vec::new(),
+        }
+    }
+}
 
-/// Charges each perf sample to the call it fell in; samples outside every call (the
-/// harness between calls) are not counted. `calls` are in time order, as logged.
-pub fn attribute(calls: &[Call], perf: &[PerfSample], samples: usize) -> Tally {
-    let mut tally: Tally = vec![Default::default(); samples];
+pub type Tally<const N: usize = 6> = Vec<[SideTally<N>; 2]>;
+
+/// Charges each perf sample to the call it fell in, in the class `class` gives it (and
+/// whether it is unnamed); samples outside every call (the harness between calls) are not
+/// counted. `calls` are in time order, as logged.
+pub fn attribute<const N: usize>(
+    calls: &[Call],
+    perf: &[PerfSample],
+    samples: usize,
+    class: impl Fn(&PerfSample) -> (usize, bool),
+) -> Tally<N> {
+    let mut tally: Tally<N> = vec![Default::default(); samples];
     let mut sorted: Vec<&PerfSample> = perf.iter().collect();
     sorted.sort_by_key(|p| p.time_ns);
     let mut i = 0;
@@ -201,9 +251,13 @@ pub fn attribute(calls: &[Call], perf: &[PerfSample], samples: usize) -> Tally {
         };
         if c.start_ns <= p.time_ns && c.sample < samples {
             let t = &mut tally[c.sample][c.side.index()];
-            t.counts[p.category.index()] += 1;
-            if p.category == Category::Unnamed && !t.unnamed_in.contains(&p.object) {
-                t.unnamed_in.push(p.object.clone());
+            let (at, unnamed) = class(p);
+            t.counts[at] += 1;
+            if unnamed {
+                t.unnamed += 1;
+                if !t.unnamed_in.contains(&p.object) {
+                    t.unnamed_in.push(p.object.clone());
+                }
             }
         }
     }
@@ -213,15 +267,23 @@ pub fn attribute(calls: &[Call], perf: &[PerfSample], samples: usize) -> Tally {
 /// More unnamed samples than this share of a side's make its profile unreportable.
 pub const MAX_UNNAMED: f64 = 0.05;
 
-impl SideTally {
+impl<const N: usize> SideTally<N> {
     pub fn total(&self) -> u32 {
         self.counts.iter().sum()
     }
 
     pub fn unnamed_share(&self) -> f64 {
-        f64::from(self.counts[Category::Unnamed.index()]) / f64::from(self.total().max(1))
+        f64::from(self.unnamed) / f64::from(self.total().max(1))
     }
 
+    /// Each class's share of the side's samples.
+    pub fn class_shares(&self) -> [f64; N] {
+        let total = f64::from(self.total().max(1));
+        self.counts.map(|n| f64::from(n) / total)
+    }
+}
+
+impl SideTally {
     /// The share of each reported category (unnamed samples, kept few, count as other).
     pub fn shares(&self) -> [f64; 5] {
         let total = f64::from(self.total().max(1));
@@ -356,6 +418,48 @@ mod tests {
     }
 
     #[test]
+    fn handshake_samples_are_classed_as_the_instruction_split_classes_functions() {
+        let at = |symbol: &str, object: &str| PerfSample {
+            time_ns: 0,
+            symbol: symbol.into(),
+            category: classify(symbol, object),
+            object: object.into(),
+        };
+        let lib = "/x/tlsmatrix-driver";
+        for (sym, object, want) in [
+            ("aws_lc_0_47_0_ecp_nistz256_point_mul", lib, (0, false)),
+            ("aws_lc_0_47_0_aes_gcm_encrypt_avx512", lib, (0, false)),
+            ("X509_verify_cert", lib, (1, false)),
+            ("_int_malloc", lib, (2, false)),
+            ("pthread_rwlock_rdlock", lib, (3, false)),
+            ("__memmove_avx_unaligned_erms", lib, (4, false)),
+            ("[unknown]", "/usr/lib/libcrypto.so.3", (5, true)),
+            ("tls_process_server_hello", lib, (6, false)),
+            ("clear_page_erms", "[kernel.kallsyms]", (7, false)),
+        ] {
+            assert_eq!(handshake_class(&at(sym, object)), want, "{sym}");
+        }
+        let calls = [Call {
+            start_ns: 0,
+            end_ns: 100,
+            side: Side::Server,
+            sample: 0,
+        }];
+        let perf = [
+            at("X509_verify_cert", lib),
+            at("[unknown]", "/usr/lib/libcrypto.so.3"),
+            at("ecp_nistz256_point_mul", lib),
+            at("ecp_nistz256_point_mul", lib),
+        ];
+        let t: Tally<HANDSHAKE_CLASSES> = attribute(&calls, &perf, 1, handshake_class);
+        let server = &t[0][1];
+        assert_eq!(server.counts, [2, 1, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(server.unnamed_share(), 0.25);
+        assert_eq!(server.unnamed_in, ["/usr/lib/libcrypto.so.3"]);
+        assert_eq!(server.class_shares().iter().sum::<f64>(), 1.0);
+    }
+
+    #[test]
     fn perf_script_lines_are_parsed_with_their_times() {
         let text = "  84507.548395148:      7f3a2c1d4e10 aws_lc_0_47_0_aes_gcm_encrypt_avx512+0x1a0 (/x/driver)\n\
                     \x20 84507.548641424:  55d1 <rustls::vecbuf::ChunkVecBuffer as std::io::Read>::read+0x3 (/x/driver)\n\
@@ -387,6 +491,7 @@ mod tests {
         ];
         let at = |time_ns, category| PerfSample {
             time_ns,
+            symbol: String::new(),
             category,
             object: "/lib/libx.so".into(),
         };
@@ -399,7 +504,7 @@ mod tests {
             at(50, Category::Other),  // before the first call
             at(700, Category::Other), // after the last
         ];
-        let t = attribute(&calls, &perf, 2);
+        let t: Tally = attribute(&calls, &perf, 2, bulk_class);
         assert_eq!(t[0][0].counts, [1, 0, 0, 0, 0, 0]);
         assert_eq!(t[0][1].counts, [0, 1, 0, 0, 0, 0]);
         assert_eq!(t[1][0].counts, [0, 0, 1, 0, 0, 1]);

@@ -250,11 +250,13 @@ fn takes_a_lock(function: &str) -> bool {
     ACQUIRE.iter().any(|a| name.ends_with(a))
 }
 
-/// One side's split: instructions per part, and lock acquisitions.
+/// One side's split: instructions per part, lock acquisitions, and atomic read-modify-writes
+/// (callgrind's global bus events, `Ge`, where the dump has them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Split {
     pub instructions: HashMap<Part, u64>,
     pub lock_calls: u64,
+    pub atomics: u64,
 }
 
 impl Split {
@@ -284,10 +286,17 @@ pub fn parse(text: &str) -> Split {
         spec.to_string()
     };
     let mut split = Split::default();
+    // Which column of a cost line holds the bus events, after the position: none unless the
+    // `events:` line names them (`--collect-bus=yes`).
+    let mut atomics_at = None;
     let mut current = Part::Other;
     let mut callee = String::new();
     let mut call_cost_next = false;
     for line in text.lines() {
+        if let Some(events) = line.strip_prefix("events:") {
+            atomics_at = events.split_whitespace().position(|e| e == "Ge");
+            continue;
+        }
         if let Some(spec) = line.strip_prefix("fn=") {
             current = classify(&name_of(spec));
             continue;
@@ -319,12 +328,18 @@ pub fn parse(text: &str) -> Split {
             call_cost_next = false;
             continue;
         }
-        let ir: u64 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        *split.instructions.entry(current).or_default() += ir;
+        // A cost line is the position, then one value per event; trailing zeros may be
+        // left out.
+        let value = |at: usize| -> u64 {
+            line.split_whitespace()
+                .nth(1 + at)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        *split.instructions.entry(current).or_default() += value(0);
+        if let Some(at) = atomics_at {
+            split.atomics += value(at);
+        }
     }
     split
 }
@@ -389,5 +404,21 @@ mod tests {
         assert_eq!(s.instructions[&Part::Crypto], 100);
         assert_eq!(s.total(), 155);
         assert_eq!(s.lock_calls, 2);
+        assert_eq!(s.atomics, 0);
+    }
+
+    #[test]
+    fn bus_events_are_the_atomics_and_a_call_line_is_the_callee_s() {
+        // `--collect-bus=yes`: each cost line is position, Ir, Ge (a trailing zero left out).
+        // `f` calls the lock (inclusive 40 Ir, 2 Ge: the lock's own, not f's).
+        let dump = "version: 1\nevents: Ir Ge\n\
+            fn=(1) f\n3 10\n+1 5 1\n\
+            cfn=(2) pthread_mutex_lock\ncalls=1 0\n+2 40 2\n\
+            fn=(2)\n0 40 2\n\
+            totals: 55 3\n";
+        let s = parse(dump);
+        assert_eq!(s.total(), 55);
+        assert_eq!(s.atomics, 3);
+        assert_eq!(s.lock_calls, 1);
     }
 }

@@ -398,7 +398,9 @@ pub fn bulk_profile(
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<Option<String>> {
-    use crate::profile::{attribute, CallLog, PerfRecording, ATTACH, MAX_UNNAMED};
+    use crate::profile::{
+        attribute, bulk_class, CallLog, PerfRecording, Tally, ATTACH, MAX_UNNAMED,
+    };
     let perf = PerfRecording::start()?;
     let size = BulkSize::Time(budget.sample_target);
     let warmup = budget.warmup.max(ATTACH);
@@ -408,7 +410,7 @@ pub fn bulk_profile(
         log.sample = k;
         sampler.stream.send(&mut log, sampler.bytes)?;
     }
-    let tally = attribute(&log.calls, &perf.finish()?, budget.runs);
+    let tally: Tally = attribute(&log.calls, &perf.finish()?, budget.runs, bulk_class);
     let mut samples = Vec::with_capacity(tally.len());
     for (k, sides) in tally.iter().enumerate() {
         let mut values = Vec::with_capacity(10);
@@ -438,6 +440,54 @@ pub fn bulk_profile(
 
 /// Fewer perf samples than this on one side make shares coarser than 1 in 20.
 const MIN_PROFILE_SAMPLES: u32 = 100;
+
+/// Where each side's handshake time goes (`--measure profile` on a handshake scenario): perf
+/// samples the thread while batches of handshakes run, each sample charged to the side whose
+/// call it fell in and classed by its function's name as the instruction split classes
+/// functions, plus the kernel. A sample's figures are each class's share of the side's perf
+/// samples; a stripped library's code is its own class, unnamed, which the report weighs.
+pub fn handshake_profile(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    use crate::profile::{
+        attribute, handshake_class, CallLog, PerfRecording, Tally, ATTACH, HANDSHAKE_CLASSES,
+    };
+    let perf = PerfRecording::start()?;
+    let warmup = budget.warmup.max(ATTACH);
+    let sampler = HandshakeSampler::warm(client, server, params, warmup, budget.sample_target)?;
+    let mut log = CallLog::default();
+    for k in 0..budget.runs {
+        log.sample = k;
+        for _ in 0..sampler.batch() {
+            pair::handshake_metered(&mut log, client, server, params)?;
+        }
+    }
+    let tally: Tally<HANDSHAKE_CLASSES> =
+        attribute(&log.calls, &perf.finish()?, budget.runs, handshake_class);
+    let mut samples = Vec::with_capacity(tally.len());
+    for (k, sides) in tally.iter().enumerate() {
+        let mut values = Vec::with_capacity(2 * HANDSHAKE_CLASSES);
+        for (t, side) in sides.iter().zip([Side::Client, Side::Server]) {
+            let n = t.total();
+            anyhow::ensure!(
+                n >= MIN_PROFILE_SAMPLES,
+                "perf charged only {n} samples to the {side}'s handshake calls in sample {k} (at least {MIN_PROFILE_SAMPLES} needed): give each sample more time (--sample-ms), or perf may have attached late"
+            );
+            values.extend(
+                Metric::time_split_of(side)
+                    .into_iter()
+                    .zip(t.class_shares()),
+            );
+        }
+        samples.push(values);
+    }
+    samples.into_iter().for_each(&mut on_sample);
+    Ok(())
+}
 
 /// The stack's bulk rates and its own library's AEAD on the same records, sampled in turns
 /// (the order alternating), so that each sample's share of the ceiling is a ratio of two
@@ -521,6 +571,7 @@ pub fn handshake_instructions(
                 sample.push((m, per(split.instructions.get(&part).copied().unwrap_or(0))));
             }
             sample.push((locks, per(split.lock_calls)));
+            sample.push((Metric::atomics_of(side), per(split.atomics)));
         }
         on_sample(sample);
     }

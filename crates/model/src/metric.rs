@@ -41,6 +41,8 @@ pub enum Metric {
     ServerOtherInstructions,
     ClientLockCalls,
     ServerLockCalls,
+    ClientAtomics,
+    ServerAtomics,
     SendInstrPerMib,
     RecvInstrPerMib,
     ClientHeapBytes,
@@ -85,6 +87,22 @@ pub enum Metric {
     RecvAllocShare,
     RecvKernelShare,
     RecvOtherShare,
+    ClientCryptoTimeShare,
+    ClientParsingTimeShare,
+    ClientAllocTimeShare,
+    ClientLockTimeShare,
+    ClientCopyTimeShare,
+    ClientUnnamedTimeShare,
+    ClientOtherTimeShare,
+    ClientKernelTimeShare,
+    ServerCryptoTimeShare,
+    ServerParsingTimeShare,
+    ServerAllocTimeShare,
+    ServerLockTimeShare,
+    ServerCopyTimeShare,
+    ServerUnnamedTimeShare,
+    ServerOtherTimeShare,
+    ServerKernelTimeShare,
     ClientContextNs,
     ServerContextNs,
     ClientConnectionNs,
@@ -472,6 +490,14 @@ pub const METRICS: &[MetricRow] = &[
         "lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the server makes per handshake, counted by callgrind")
         .shown("server locks/hs", "calls", Scale::Same)
         .machine_independent(),
+    row(Metric::ClientAtomics, "client_atomics", "instructions", Lower, Client, Source::Instructions,
+        "atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the client executes per handshake, in locks, reference counts and once-guards alike")
+        .shown("client atomics/hs", "instructions", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerAtomics, "server_atomics", "instructions", Lower, Server, Source::Instructions,
+        "atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the server executes per handshake, in locks, reference counts and once-guards alike")
+        .shown("server atomics/hs", "instructions", Scale::Same)
+        .machine_independent(),
     row(Metric::SendInstrPerMib, "send_instructions_per_mib", "instructions/MiB", Lower, Client, Source::Instructions,
         "instructions the sender executes per MiB of application data")
         .shown("send instr/MiB", "instructions/MiB", Scale::Same)
@@ -616,6 +642,54 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::RecvOtherShare, "recv_other_share", "fraction", Lower, Server, Source::Profile,
         "share of the receiver's perf samples elsewhere")
         .shown("recv % elsewhere", "%", Percent),
+    row(Metric::ClientCryptoTimeShare, "client_crypto_time_share", "fraction", Higher, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them")
+        .shown("client % in crypto", "%", Percent),
+    row(Metric::ClientParsingTimeShare, "client_parsing_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them")
+        .shown("client % in X.509 & encoding", "%", Percent),
+    row(Metric::ClientAllocTimeShare, "client_alloc_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them")
+        .shown("client % in allocation", "%", Percent),
+    row(Metric::ClientLockTimeShare, "client_lock_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them")
+        .shown("client % in locks", "%", Percent),
+    row(Metric::ClientCopyTimeShare, "client_copy_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them")
+        .shown("client % in copies", "%", Percent),
+    row(Metric::ClientUnnamedTimeShare, "client_unnamed_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them")
+        .shown("client % unnamed", "%", Percent),
+    row(Metric::ClientOtherTimeShare, "client_other_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them")
+        .shown("client % in state machine & rest", "%", Percent),
+    row(Metric::ClientKernelTimeShare, "client_kernel_time_share", "fraction", Lower, Client, Source::Profile,
+        "share of the client's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them")
+        .shown("client % in kernel", "%", Percent),
+    row(Metric::ServerCryptoTimeShare, "server_crypto_time_share", "fraction", Higher, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them")
+        .shown("server % in crypto", "%", Percent),
+    row(Metric::ServerParsingTimeShare, "server_parsing_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them")
+        .shown("server % in X.509 & encoding", "%", Percent),
+    row(Metric::ServerAllocTimeShare, "server_alloc_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them")
+        .shown("server % in allocation", "%", Percent),
+    row(Metric::ServerLockTimeShare, "server_lock_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them")
+        .shown("server % in locks", "%", Percent),
+    row(Metric::ServerCopyTimeShare, "server_copy_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them")
+        .shown("server % in copies", "%", Percent),
+    row(Metric::ServerUnnamedTimeShare, "server_unnamed_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them")
+        .shown("server % unnamed", "%", Percent),
+    row(Metric::ServerOtherTimeShare, "server_other_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them")
+        .shown("server % in state machine & rest", "%", Percent),
+    row(Metric::ServerKernelTimeShare, "server_kernel_time_share", "fraction", Lower, Server, Source::Profile,
+        "share of the server's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them")
+        .shown("server % in kernel", "%", Percent),
     row(Metric::ClientContextNs, "client_context_ns", "ns", Lower, Client, Source::Setup,
         "making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it")
         .shown("client context µs", "µs", Scale::Micros),
@@ -774,6 +848,44 @@ impl Metric {
         }
     }
 
+    /// A side's handshake time by part (`--measure profile` on a handshake scenario), in
+    /// `tlsmatrix_measure::split::Part`'s order, then the kernel.
+    pub const CLIENT_TIME_SPLIT: [Metric; 8] = [
+        Metric::ClientCryptoTimeShare,
+        Metric::ClientParsingTimeShare,
+        Metric::ClientAllocTimeShare,
+        Metric::ClientLockTimeShare,
+        Metric::ClientCopyTimeShare,
+        Metric::ClientUnnamedTimeShare,
+        Metric::ClientOtherTimeShare,
+        Metric::ClientKernelTimeShare,
+    ];
+    pub const SERVER_TIME_SPLIT: [Metric; 8] = [
+        Metric::ServerCryptoTimeShare,
+        Metric::ServerParsingTimeShare,
+        Metric::ServerAllocTimeShare,
+        Metric::ServerLockTimeShare,
+        Metric::ServerCopyTimeShare,
+        Metric::ServerUnnamedTimeShare,
+        Metric::ServerOtherTimeShare,
+        Metric::ServerKernelTimeShare,
+    ];
+
+    /// A side's atomic read-modify-writes per handshake (`--measure instructions`).
+    pub fn atomics_of(side: crate::side::Side) -> Metric {
+        match side {
+            crate::side::Side::Client => Metric::ClientAtomics,
+            crate::side::Side::Server => Metric::ServerAtomics,
+        }
+    }
+
+    pub fn time_split_of(side: crate::side::Side) -> [Metric; 8] {
+        match side {
+            crate::side::Side::Client => Metric::CLIENT_TIME_SPLIT,
+            crate::side::Side::Server => Metric::SERVER_TIME_SPLIT,
+        }
+    }
+
     pub const SEND_PROFILE: [Metric; 5] = [
         Metric::SendCipherShare,
         Metric::SendCopyShare,
@@ -826,7 +938,13 @@ impl Metric {
         matches!(
             self.row().part_of,
             Some(Metric::ClientInstructions | Metric::ServerInstructions)
-        ) || matches!(self, Metric::ClientLockCalls | Metric::ServerLockCalls)
+        ) || matches!(
+            self,
+            Metric::ClientLockCalls
+                | Metric::ServerLockCalls
+                | Metric::ClientAtomics
+                | Metric::ServerAtomics
+        )
     }
 
     /// Read from the bytes on the wire: the same every handshake (up to a signature's length).

@@ -293,6 +293,10 @@ fn driver_command(req: &CellRequest) -> Command {
                 // is about a second under instrumentation) run on valgrind's plain
                 // translation, and the counts are the same.
                 "--instr-atstart=no",
+                // Global bus events (Ge): atomic read-modify-writes, every LOCK-prefixed
+                // instruction, counted beside instructions; what a lock costs where no
+                // contention shows it.
+                "--collect-bus=yes",
             ])
             .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
             .arg(&req.driver.path);

@@ -920,6 +920,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.instructions.as_ref(),
         extra.setup.as_ref(),
         extra.floor.as_ref(),
+        extra.profile.as_ref(),
         extra.contention.as_ref(),
     ));
     sections.extend(crate::releases::section(&run.records, &impls));

@@ -10,6 +10,7 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
+use crate::overhead::{self, OverheadSplit};
 use crate::self_pairs::{micros, record, refusals};
 
 const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking.";
@@ -64,7 +65,13 @@ fn scenarios(run: &RunData) -> Vec<&str> {
 
 /// A side's sentence: how far above its floor it is, and what the instruction split says the
 /// rest is, where the instruction run counted the scenario.
-fn sentence(imp: &str, side: Side, f: &SideFloor, above: Option<(&str, f64)>) -> String {
+fn sentence(
+    imp: &str,
+    side: Side,
+    f: &SideFloor,
+    above: Option<(&str, f64)>,
+    split: Option<&OverheadSplit>,
+) -> String {
     let (h, fl) = (f.handshake.median, f.floor.median);
     let times = h / fl.max(1.0);
     let head = if f.above {
@@ -87,8 +94,9 @@ fn sentence(imp: &str, side: Side, f: &SideFloor, above: Option<(&str, f64)>) ->
             figure((h - fl) / 1e3)
         )
     };
-    match above {
-        Some((part, share)) if fl < MOSTLY_CRYPTO * h => format!(
+    match (split, above) {
+        (Some(split), _) => format!("{head}{}.", overhead::clause(split)),
+        (_, Some((part, share))) if fl < MOSTLY_CRYPTO * h => format!(
             "{head}, of which its instructions put the largest part in {part} ({:.0}% of the side's instructions).",
             100.0 * share
         ),
@@ -101,13 +109,17 @@ fn sentence(imp: &str, side: Side, f: &SideFloor, above: Option<(&str, f64)>) ->
 pub type LargestAbove<'a> = dyn Fn(&str, &str, Side) -> Option<(&'static str, f64)> + 'a;
 
 /// The blocks, when the run has a floor; `split` names a side's largest part above its
-/// cryptography (by instructions) for a scenario, impl and side.
-pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
+/// cryptography (by instructions) for a scenario, impl and side; `profile`, a profile run of
+/// handshakes, splits the time above each floor where it has the cell.
+pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) -> Vec<Block> {
     let scenarios = scenarios(run);
     if scenarios.is_empty() {
         return Vec::new();
     }
     let mut blocks = vec![Block::Para(METHOD.into())];
+    if profile.is_some() {
+        blocks.push(Block::Para(overhead::METHOD.into()));
+    }
     let impls = run.impls();
     // The handshake most readers compare first leads; the others fold under it.
     let mut scenarios = scenarios;
@@ -121,24 +133,23 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
         let mut rows = Vec::new();
         let mut said = Vec::new();
         let mut categories = Vec::new();
-        let mut series: Vec<Series> = [
-            "key exchange",
-            "signatures",
-            "key schedule",
-            "above the floor",
-        ]
-        .iter()
-        .map(|n| Series {
-            name: n.to_string(),
-            points: Vec::new(),
-        })
-        .collect();
+        let mut splits = Vec::new();
+        let mut series: Vec<Series> = std::iter::once("crypto floor")
+            .chain(overhead::CHART_PARTS)
+            .map(|n| Series {
+                name: n.to_string(),
+                points: Vec::new(),
+            })
+            .collect();
         for imp in &impls {
             for side in [Side::Client, Side::Server] {
                 let Some(f) = side_floor(run, scenario, imp, side) else {
                     continue;
                 };
                 let (h, fl) = (f.handshake.median, f.floor.median);
+                let split_of = profile
+                    .and_then(|p| OverheadSplit::of(p, scenario, imp, side, h, fl))
+                    .filter(|_| !f.above);
                 let over = Cell::with(
                     figure((h - fl) / 1e3),
                     if f.above { Class::Bad } else { Class::Plain },
@@ -159,7 +170,13 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
                 row.push(over);
                 row.push(Cell::plain(format!("{:.0}%", 100.0 * fl / h.max(1.0))));
                 rows.push(row);
-                said.push(sentence(imp, side, &f, split(scenario, imp, side)));
+                said.push(sentence(
+                    imp,
+                    side,
+                    &f,
+                    split(scenario, imp, side),
+                    split_of.as_ref(),
+                ));
                 categories.push(format!("{imp} {side}"));
                 let point = |v: f64| {
                     Some(Point {
@@ -168,14 +185,19 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
                         high: v / 1e3,
                     })
                 };
-                for (s, v) in series.iter_mut().zip(f.parts) {
-                    s.points.push(point(v.unwrap_or(0.0)));
-                }
-                series[3].points.push(Some(Point {
-                    median: (h - fl).max(0.0) / 1e3,
-                    low: (f.handshake.ci_low - fl).max(0.0) / 1e3,
-                    high: (f.handshake.ci_high - fl).max(0.0) / 1e3,
+                series[0].points.push(Some(Point {
+                    median: fl / 1e3,
+                    low: f.floor.ci_low / 1e3,
+                    high: f.floor.ci_high / 1e3,
                 }));
+                let unsplit = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (h - fl).max(0.0)];
+                let segments = split_of.as_ref().map_or(unsplit, OverheadSplit::segments);
+                for (s, v) in series[1..].iter_mut().zip(segments) {
+                    s.points.push(point(v));
+                }
+                if let Some(s) = split_of {
+                    splits.push((imp.clone(), side, s));
+                }
             }
         }
         if rows.is_empty() {
@@ -183,7 +205,9 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
         }
         into.push(Block::Chart(Chart {
             kind: ChartKind::Stacked,
-            title: format!("{scenario}: each side's handshake, its crypto floor first"),
+            title: format!(
+                "{scenario}: each side's handshake, its crypto floor first, then what lies above it"
+            ),
             unit: "µs per handshake (lower is better)".into(),
             categories,
             series,
@@ -209,6 +233,9 @@ pub fn blocks(run: &RunData, split: &LargestAbove) -> Vec<Block> {
             rows,
             label_cols: 2,
         }));
+        if let (Some(p), false) = (profile, splits.is_empty()) {
+            into.push(overhead::table(scenario, p, &splits));
+        }
         into.push(Block::Bullets(said));
     }
     if !folded.is_empty() {
@@ -270,12 +297,14 @@ mod tests {
             cells: Vec::new(),
         };
         let split = |_: &str, imp: &str, _: Side| (imp == "slow").then_some(("allocation", 0.3));
-        let b = blocks(&run, &split);
+        let b = blocks(&run, &split, None);
         let Block::Chart(c) = &b[1] else {
             panic!("a bar chart first")
         };
         assert_eq!(c.categories.len(), 6);
-        assert_eq!(c.series[3].points[0].as_ref().unwrap().median, 300.0);
+        assert_eq!(c.series[0].points[0].as_ref().unwrap().median, 100.0);
+        // Without a profile, the time above the floor is one segment, not split.
+        assert_eq!(c.series[7].points[0].as_ref().unwrap().median, 300.0);
         let Block::Table(t) = &b[2] else {
             panic!("then the table")
         };

@@ -10,6 +10,7 @@
 mod analysis;
 pub mod area;
 pub mod bulk_causes;
+pub mod comparison;
 pub mod conformance;
 mod contention;
 mod crypto_floor;
@@ -25,6 +26,7 @@ pub mod netmodel;
 pub mod network;
 pub mod offers;
 pub mod outside_scan;
+mod overhead;
 pub mod post_quantum;
 pub mod published;
 pub mod releases;

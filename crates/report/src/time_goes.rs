@@ -25,7 +25,7 @@ const UNNAMED: usize = 5;
 /// Above this share of unnamed instructions a stack's split is called incomplete.
 const UNNAMED_LIMIT: f64 = 0.10;
 
-const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, the rest, which is mostly the TLS state machine and record layer, and \"unnamed\": functions the dump has no name for, a stripped library's internal code (the system packages ship exported symbols only), which no name can class; a side with more than a tenth unnamed is said to be split incompletely. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
+const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, the rest, which is mostly the TLS state machine and record layer, and \"unnamed\": functions the dump has no name for, a stripped library's internal code (the system packages ship exported symbols only), which no name can class; a side with more than a tenth unnamed is said to be split incompletely. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes, which atomics per handshake does not miss: every atomic read-modify-write the side executes (a LOCK-prefixed instruction, callgrind's global bus events), in locks, reference counts and once-guards alike. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
 
 /// The self pair's record of one metric, or the impl on that side against another.
 fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
@@ -46,6 +46,8 @@ struct SideSplit {
     total: f64,
     parts: [f64; 7],
     locks: f64,
+    /// Atomic read-modify-writes, where the run counted them.
+    atomics: Option<f64>,
 }
 
 fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
@@ -59,6 +61,7 @@ fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<Si
         total,
         parts: out,
         locks: figure(run, scenario, imp, locks).map_or(0.0, |r| r.median),
+        atomics: figure(run, scenario, imp, Metric::atomics_of(side)).map(|r| r.median),
     })
 }
 
@@ -95,8 +98,16 @@ fn split_scenarios(run: &RunData) -> Vec<String> {
 /// named part above that; or that its library names too little of its code to say.
 fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
     let share = |v: f64| 100.0 * v / s.total;
+    let atomics = s.atomics.map_or(String::new(), |a| {
+        format!(" and {} atomic read-modify-writes", count(a))
+    });
     let locks = if s.locks > 0.0 {
-        format!("; {} lock acquisitions per handshake", count(s.locks))
+        format!(
+            "; {} lock acquisitions{atomics} per handshake",
+            count(s.locks)
+        )
+    } else if s.atomics.is_some() {
+        format!("; no lock acquired through pthread or sync.Mutex,{atomics} per handshake")
     } else {
         "; no lock acquired through pthread or sync.Mutex".into()
     };
@@ -137,6 +148,7 @@ pub fn section(
     instructions: Option<&RunData>,
     setup: Option<&RunData>,
     floor: Option<&RunData>,
+    profile: Option<&RunData>,
     contention: Option<&RunData>,
 ) -> Option<Section> {
     let largest_above = |scenario: &str, imp: &str, side: Side| {
@@ -145,12 +157,13 @@ pub fn section(
         Some((PART_NAMES[i], v / s.total.max(1.0)))
     };
     let mut blocks = floor
-        .map(|f| crate::crypto_floor::blocks(f, &largest_above))
+        .map(|f| crate::crypto_floor::blocks(f, &largest_above, profile))
         .unwrap_or_default();
-    // The server's lock calls in the handshake the contention run shares a context for.
+    // The server's lock calls and atomics in the handshake the contention run shares a
+    // context for.
     let server_locks = |imp: &str| {
         let scenario = contention?.records.first()?.scenario.as_str();
-        side_split(instructions?, scenario, imp, Side::Server).map(|s| s.locks)
+        side_split(instructions?, scenario, imp, Side::Server).map(|s| (s.locks, s.atomics))
     };
     blocks.extend(
         contention
@@ -169,6 +182,19 @@ pub fn section(
     })
 }
 
+/// An impl counted without a split: its name, and its atomics where it counted them.
+fn unsplit_entry(run: &RunData, scenario: &str, imp: &str) -> String {
+    let atomics = |side| figure(run, scenario, imp, Metric::atomics_of(side)).map(|r| r.median);
+    match (atomics(Side::Client), atomics(Side::Server)) {
+        (Some(c), Some(s)) => format!(
+            "{imp}, with {} atomic read-modify-writes per client handshake and {} per server handshake",
+            count(c),
+            count(s)
+        ),
+        _ => imp.to_string(),
+    }
+}
+
 fn split_blocks(run: &RunData) -> Vec<Block> {
     let scenarios = split_scenarios(run);
     if scenarios.is_empty() {
@@ -179,6 +205,7 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
     let mut header = vec!["impl".to_string(), "side".into(), "instr/hs".into()];
     header.extend(PART_NAMES.iter().map(|p| p.to_string()));
     header.push("locks/hs".into());
+    header.push("atomics/hs".into());
     for scenario in &scenarios {
         let mut rows = Vec::new();
         let mut said = Vec::new();
@@ -194,6 +221,7 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
                         ];
                         row.extend(s.parts.iter().map(|&p| percent(p, s.total)));
                         row.push(Cell::plain(count(s.locks)));
+                        row.push(Cell::plain(s.atomics.map_or("-".into(), count)));
                         rows.push(row);
                         if side == Side::Server {
                             said.push(sentence(imp, side, &s));
@@ -203,7 +231,7 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
                         if side == Side::Client
                             && figure(run, scenario, imp, Metric::ClientInstructions).is_some()
                         {
-                            unsplit.push(imp.clone());
+                            unsplit.push(unsplit_entry(run, scenario, imp));
                         }
                     }
                 }
@@ -224,7 +252,7 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
         blocks.push(Block::Bullets(said));
         if !unsplit.is_empty() {
             blocks.push(Block::Para(format!(
-                "Counted but not split: {} (its driver reads callgrind's total only).",
+                "Counted but not split: {} (its driver reads callgrind's totals only).",
                 unsplit.join(", ")
             )));
         }
@@ -283,7 +311,10 @@ mod tests {
         }
         // Go's driver counts totals only.
         records.push(rec("go", Metric::ClientInstructions, 3000.0));
-        let s = section(Some(&run(records)), None, None, None).unwrap();
+        records.push(rec("slow", Metric::ServerAtomics, 130.0));
+        records.push(rec("go", Metric::ClientAtomics, 40.0));
+        records.push(rec("go", Metric::ServerAtomics, 41.0));
+        let s = section(Some(&run(records)), None, None, None, None).unwrap();
         let Block::Table(t) = &s.blocks[1] else {
             panic!("no table")
         };
@@ -291,18 +322,25 @@ mod tests {
         let slow_server = &t.rows[3];
         assert_eq!(slow_server[3].text, "25%");
         assert_eq!(slow_server[10].text, "60");
+        assert_eq!(slow_server[11].text, "130");
+        assert_eq!(t.rows[0][11].text, "-");
         let Block::Bullets(said) = &s.blocks[2] else {
             panic!("no sentences")
         };
         assert!(said[0].contains("70% of its 1,000"), "{said:?}");
         assert!(said[0].contains("largest part above that is allocation (11%)"));
         assert!(said[1].contains("largest part above that is state machine & rest (25%)"));
-        assert!(said[1].contains("60 lock acquisitions"));
+        assert!(said[1].contains("60 lock acquisitions and 130 atomic read-modify-writes"));
         assert!(said[0].contains("no lock acquired"));
         let Block::Para(p) = &s.blocks[3] else {
             panic!("no unsplit line")
         };
-        assert!(p.contains("go"), "{p}");
+        assert!(
+            p.contains(
+                "go, with 40 atomic read-modify-writes per client handshake and 41 per server"
+            ),
+            "{p}"
+        );
     }
 
     #[test]
@@ -311,6 +349,7 @@ mod tests {
             total: 1000.0,
             parts: [100.0, 0.0, 100.0, 50.0, 50.0, 600.0, 100.0],
             locks: 40.0,
+            atomics: None,
         };
         let said = sentence("openssl-3.0", Side::Server, &split);
         assert!(
@@ -324,6 +363,7 @@ mod tests {
     fn a_run_without_a_split_has_no_section() {
         assert!(section(
             Some(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])),
+            None,
             None,
             None,
             None

@@ -23,6 +23,10 @@ const METHOD_CONSTANTS: &[(&str, &str)] = &[
         "85%",
         "the share of its own AEAD a bulk transfer is held to (bulk_causes::CEILING_TARGET)",
     ),
+    (
+        "10%",
+        "how far a time split's parts may sum from the time above the floor (overhead::TOLERANCE)",
+    ),
     ("1 KiB", "the data the memory scenarios move each way"),
     ("4 KiB", "the page size the aliasing trap is about"),
     ("16 KiB", "TLS's largest record"),

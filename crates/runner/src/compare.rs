@@ -9,41 +9,8 @@ use anyhow::{bail, Result};
 use tlsmatrix_model::record::{Metric, Record};
 
 use tlsmatrix_history::{resolve, RunData, RunKind};
-use tlsmatrix_report::figures::{self, shown, with_interval};
-use tlsmatrix_report::text_table::Table;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Better,
-    Worse,
-    /// Worse beyond the threshold, and significant.
-    Regression,
-    /// The intervals overlap.
-    Same,
-}
-
-impl Verdict {
-    fn text(self) -> &'static str {
-        match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Regression => "REGRESSION",
-            Verdict::Same => "same",
-        }
-    }
-}
-
-/// One matched figure: the candidate over the base, as shown (so a rate stays a rate).
-pub struct Row<'a> {
-    pub base: &'a Record,
-    pub cand: &'a Record,
-    /// Candidate / base of the shown figures, or of the factors against the reference when
-    /// `by_factor`.
-    pub ratio: f64,
-    pub verdict: Verdict,
-    /// Judged on the paired factors against the baseline (times better), not the figures.
-    pub by_factor: bool,
-}
+use tlsmatrix_report::comparison::{ConformanceComparison, FigureComparison, Row, Verdict};
+use tlsmatrix_report::figures::{self, shown};
 
 fn same_reference(a: &Record, b: &Record) -> bool {
     match (&a.paired, &b.paired) {
@@ -139,14 +106,39 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     Ok(v / 100.0)
 }
 
-/// Prints the table; Ok(false) when any figure regressed.
-pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool> {
-    if let Some(ok) = compare_conformance(base, cand, db)? {
-        return Ok(ok);
+/// A command's outcome: what it prints, and whether it passed (no figure regressed, no
+/// test newly fails, every target met).
+pub struct Outcome {
+    pub text: String,
+    pub passed: bool,
+}
+
+/// Compares two runs (ids, `latest`, or results files), figure by figure or, for two
+/// conformance runs, test by test.
+pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<Outcome> {
+    if let Some(c) = compare_conformance(base, cand, db)? {
+        return Ok(Outcome {
+            text: c.render(),
+            passed: c.passed(),
+        });
     }
     let b = resolve(base, db, RunKind::Any)?;
     let c = resolve(cand, db, RunKind::Any)?;
-    let (rows, only_base, only_cand) = judge(&b, &c, threshold);
+    let found = figure_comparison(&b, &c, threshold)?;
+    Ok(Outcome {
+        text: found.render(),
+        passed: found.passed(),
+    })
+}
+
+/// Two runs' figures matched and judged, with what a reader needs beside them: the versions
+/// that differ, the figures only one run has, and each run's memory weather.
+pub fn figure_comparison<'a>(
+    b: &'a RunData,
+    c: &'a RunData,
+    threshold: f64,
+) -> Result<FigureComparison<'a>> {
+    let (rows, only_base, only_cand) = judge(b, c, threshold);
     if rows.is_empty() {
         bail!(
             "{} and {} have no figure in common (same scenario, client, server and metric)",
@@ -154,78 +146,38 @@ pub fn compare(base: &str, cand: &str, threshold: f64, db: &Path) -> Result<bool
             c.run_id
         );
     }
-    let mut t = Table::new(
-        &[
-            "scenario",
-            "client",
-            "server",
-            "figure",
-            "base",
-            "candidate",
-            "cand/base",
-            "verdict",
-        ],
-        4,
-    );
-    for r in &rows {
-        t.row(vec![
-            r.base.scenario.clone(),
-            r.base.client.clone(),
-            r.base.server.clone(),
-            shown(r.base.metric).title.into(),
-            with_interval(&figures::summary(r.base)),
-            with_interval(&figures::summary(r.cand)),
-            if r.by_factor {
-                format!("{:.3}x of factor", r.ratio)
-            } else {
-                format!("{:.3}x", r.ratio)
-            },
-            r.verdict.text().into(),
-        ]);
-    }
-    println!(
-        "base {} vs candidate {}: threshold {:.2}% (a regression is worse by more than that, with the 95% intervals apart; where both runs paired a figure with the baseline, its factor against the baseline is compared, which drift between the runs does not move)",
-        b.run_id,
-        c.run_id,
-        threshold * 100.0
-    );
-    print!("{}", t.render());
     let cand_versions = c.versions();
-    for (name, v) in b.versions() {
-        match cand_versions.get(&name) {
-            Some(o) if *o != v => {
-                println!("note: {name} ran {v} in the base and {o} in the candidate")
-            }
-            _ => {}
-        }
-    }
-    if only_base + only_cand > 0 {
-        println!(
-            "unmatched: {only_base} figures only in the base, {only_cand} only in the candidate"
-        );
-    }
+    let versions = b
+        .versions()
+        .into_iter()
+        .filter_map(|(name, v)| match cand_versions.get(&name) {
+            Some(o) if *o != v => Some((name, v, o.clone())),
+            _ => None,
+        })
+        .collect();
     // Factors of stacks that lean on the shared cache and memory (go-crypto-tls) move with
     // them between runs; the two runs' weather says whether that could be the difference.
-    for (which, run) in [("base", &b), ("candidate", &c)] {
-        if let Some(w) = figures::MemoryWeather::of(&run.records) {
-            println!("{which} {}", w.describe());
-        }
-    }
-    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
-    let regressions = count(Verdict::Regression);
-    println!(
-        "{} figures: {} better, {} same, {} worse within the threshold, {regressions} regressions",
-        rows.len(),
-        count(Verdict::Better),
-        count(Verdict::Same),
-        count(Verdict::Worse)
-    );
-    Ok(regressions == 0)
+    let weather = [("base", b), ("candidate", c)]
+        .into_iter()
+        .filter_map(|(which, run)| {
+            figures::MemoryWeather::of(&run.records).map(|w| (which, w.describe()))
+        })
+        .collect();
+    Ok(FigureComparison {
+        base_id: b.run_id.clone(),
+        cand_id: c.run_id.clone(),
+        threshold,
+        rows,
+        only_base,
+        only_cand,
+        versions,
+        weather,
+    })
 }
 
 /// Two conformance runs are compared test by test: a test that did not fail in the base and
 /// fails in the candidate is a regression. `None` when either run is not a conformance run.
-fn compare_conformance(base: &str, cand: &str, db: &Path) -> Result<Option<bool>> {
+fn compare_conformance(base: &str, cand: &str, db: &Path) -> Result<Option<ConformanceComparison>> {
     if !db.is_file() {
         return Ok(None);
     }
@@ -241,30 +193,28 @@ fn compare_conformance(base: &str, cand: &str, db: &Path) -> Result<Option<bool>
             .count()
     };
     let impls: std::collections::BTreeSet<&str> = c.iter().map(|r| r.imp.as_str()).collect();
-    let mut t = Table::new(
-        &[
-            "impl",
-            "passed (base)",
-            "passed (candidate)",
-            "newly failing",
-        ],
-        1,
-    );
-    for imp in impls {
-        t.row(vec![
-            imp.to_string(),
-            passed(&b, imp).to_string(),
-            passed(&c, imp).to_string(),
-            newly.iter().filter(|r| r.imp == imp).count().to_string(),
-        ]);
-    }
-    println!("conformance: base {base} vs candidate {cand}");
-    print!("{}", t.render());
-    for r in &newly {
-        let first = r.reason.lines().next().unwrap_or("");
-        println!("newly failing: {} {}: {first}", r.imp, r.test);
-    }
-    Ok(Some(newly.is_empty()))
+    Ok(Some(ConformanceComparison {
+        base_id: base.to_string(),
+        cand_id: cand.to_string(),
+        impls: impls
+            .into_iter()
+            .map(|imp| {
+                (
+                    imp.to_string(),
+                    passed(&b, imp),
+                    passed(&c, imp),
+                    newly.iter().filter(|r| r.imp == imp).count(),
+                )
+            })
+            .collect(),
+        newly_failing: newly
+            .iter()
+            .map(|r| {
+                let first = r.reason.lines().next().unwrap_or("");
+                (r.imp.clone(), r.test.clone(), first.to_string())
+            })
+            .collect(),
+    }))
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@ use tlsmatrix_model::record::{is_aa, Metric, Record};
 use tlsmatrix_model::stats::{self, Factor};
 
 use tlsmatrix_history::{read_jsonl, RunData};
+use tlsmatrix_report::comparison::{FactorAcross, KindSpread, Repeatability, WeatherByRun};
 use tlsmatrix_report::figures::{self, shown};
-use tlsmatrix_report::text_table::Table;
+
+use crate::compare::Outcome;
 
 /// Max/min of a factor across reruns that a comparison should stay within.
 pub fn spread_target(scenario: &str) -> f64 {
@@ -111,60 +113,78 @@ fn shifts_by_run(across: &[&Across], runs: usize, picks: impl Fn(&Across) -> boo
 
 /// The runs' memory weather beside the shift of every impl with a miss: whether a stack's
 /// run-to-run movement follows the machine's shared caches and memory.
-fn weather_by_run(runs: &[RunData], factors: &[&Across], missed: &[String], baseline: &str) {
+fn weather_by_run(
+    runs: &[RunData],
+    factors: &[&Across],
+    missed: &[String],
+    baseline: &str,
+) -> WeatherByRun {
     if missed.is_empty() {
-        return;
+        return WeatherByRun::NotNeeded;
     }
     let weather: Vec<Option<figures::MemoryWeather>> = runs
         .iter()
         .map(|r| figures::MemoryWeather::of(&r.records))
         .collect();
     if weather.iter().any(Option::is_none) {
-        println!(
-            "memory weather: not probed in every run (runs from before the probe, or unpaired)"
-        );
-        return;
+        return WeatherByRun::NotProbed;
     }
     let weather: Vec<figures::MemoryWeather> = weather.into_iter().flatten().collect();
-    let shifts: Vec<(String, Vec<f64>)> = missed
+    let shifts: Vec<Vec<f64>> = missed
         .iter()
         .map(|name| {
             let is_about = |a: &Across| about(&a.key.1, &a.key.2, baseline) == name;
-            (name.clone(), shifts_by_run(factors, runs.len(), is_about))
+            shifts_by_run(factors, runs.len(), is_about)
         })
         .collect();
-    let mut head = vec!["run", "cache ns", "memory ns"];
-    let titles: Vec<String> = shifts.iter().map(|(n, _)| format!("{n} shift")).collect();
-    head.extend(titles.iter().map(String::as_str));
-    let mut t = Table::new(&head, 1);
-    for (i, (run, w)) in runs.iter().zip(&weather).enumerate() {
-        let mut row = vec![
-            run.run_id.clone(),
-            format!("{:.0}", w.cache_ns.1),
-            format!("{:.0}", w.memory_ns.1),
-        ];
-        row.extend(shifts.iter().map(|(_, s)| format!("{:+.1}%", s[i] * 100.0)));
-        t.row(row);
-    }
-    println!("\nmemory weather by run (medians over each run's passes) and how far each stack with a miss sat from its factors' medians:");
-    print!("{}", t.render());
     let memory: Vec<f64> = weather.iter().map(|w| w.memory_ns.1).collect();
     let cache: Vec<f64> = weather.iter().map(|w| w.cache_ns.1).collect();
-    for (name, s) in &shifts {
-        println!(
-            "  {name}: shift against the runs' memory latency r = {:+.2}, against the cache probe r = {:+.2} ({} runs)",
-            stats::pearson(s, &memory),
-            stats::pearson(s, &cache),
-            runs.len()
-        );
+    WeatherByRun::Probed {
+        impls: missed.to_vec(),
+        runs: runs
+            .iter()
+            .zip(&weather)
+            .enumerate()
+            .map(|(i, (run, w))| {
+                (
+                    run.run_id.clone(),
+                    w.cache_ns.1,
+                    w.memory_ns.1,
+                    shifts.iter().map(|s| s[i]).collect(),
+                )
+            })
+            .collect(),
+        correlations: missed
+            .iter()
+            .zip(&shifts)
+            .map(|(name, s)| {
+                (
+                    name.clone(),
+                    stats::pearson(s, &memory),
+                    stats::pearson(s, &cache),
+                )
+            })
+            .collect(),
     }
 }
 
-pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
+/// How far each factor moved between the runs in `files` (reruns of one plan), against the
+/// targets.
+pub fn repeatability(files: &[PathBuf]) -> Result<Outcome> {
     let mut runs: Vec<RunData> = Vec::new();
     for f in files {
         runs.extend(read_jsonl(f)?);
     }
+    let found = summary(&runs)?;
+    Ok(Outcome {
+        text: found.render(),
+        passed: found.passed(),
+    })
+}
+
+/// The runs' shared factors, each kind's spread, the intervals' coverage, the A/A pairs and,
+/// where a stack missed, the runs' weather.
+pub fn summary(runs: &[RunData]) -> Result<Repeatability> {
     if runs.len() < 2 {
         bail!(
             "repeatability needs at least two runs of the same plan; {} given",
@@ -185,41 +205,22 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
     if across.is_empty() {
         bail!("the runs share no paired factor; were they made with the same plan by `tlsmatrix run`?");
     }
-    let t = across_table(&across);
-    println!(
-        "{} runs: {}",
-        runs.len(),
-        runs.iter()
-            .map(|r| r.run_id.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    print!("{}", t.render());
-
-    let mut ok = true;
     let baseline = runs[0]
         .records
         .iter()
         .find_map(|r| r.paired.as_ref().map(|p| p.reference_client.clone()))
         .unwrap_or_default();
     let factors: Vec<&Across> = across.iter().filter(|a| !is_aa(&a.key.1)).collect();
-    let (kinds_ok, missed) = spread_by_kind(&factors, &baseline);
-    ok &= kinds_ok;
-    let (covered, total) = factors
+    let (kinds, missed) = spread_by_kind(&factors, &baseline);
+    let covered = factors
         .iter()
         .fold((0, 0), |(c, t), a| (c + a.covered(), t + a.values.len()));
-    let share = covered as f64 / total.max(1) as f64;
-    println!(
-        "intervals: {covered} of {total} run factors ({:.0}%) have a 95% interval holding the median of the runs (target 90%)",
-        share * 100.0
-    );
-    ok &= share >= 0.9;
     let aa: Vec<f64> = across
         .iter()
         .filter(|a| is_aa(&a.key.1))
         .flat_map(|a| a.values.iter().map(|f| f.ratio))
         .collect();
-    if !aa.is_empty() {
+    let aa = (!aa.is_empty()).then(|| {
         let worst = aa.iter().copied().fold(1.0, |w: f64, f| {
             if (f - 1.0).abs() > (w - 1.0).abs() {
                 f
@@ -228,67 +229,38 @@ pub fn repeatability(files: &[PathBuf]) -> Result<bool> {
             }
         });
         let within = aa.iter().filter(|f| (*f - 1.0).abs() <= 0.02).count();
-        println!(
-            "A/A: {within} of {} A/A factors within 1 ± 0.02; furthest {worst:.3}",
-            aa.len()
-        );
-        ok &= within == aa.len();
-    }
-    weather_by_run(&runs, &factors, &missed, &baseline);
-    println!(
-        "{}",
-        if ok {
-            "all targets met"
-        } else {
-            "TARGETS MISSED (marked !)"
-        }
-    );
-    Ok(ok)
+        (within, aa.len(), worst)
+    });
+    Ok(Repeatability {
+        run_ids: runs.iter().map(|r| r.run_id.clone()).collect(),
+        factors: across.iter().map(factor_across).collect(),
+        kinds,
+        covered,
+        aa,
+        weather: weather_by_run(runs, &factors, &missed, &baseline),
+    })
 }
 
-/// A row per factor the runs share: each run's value, max/min (marked when above its
-/// target) and how many runs' intervals hold the median of the runs.
-fn across_table(across: &[Across]) -> Table {
-    let mut t = Table::new(
-        &[
-            "scenario",
-            "client",
-            "server",
-            "figure",
-            "factors",
-            "max/min",
-            "CI holds median",
-        ],
-        4,
-    );
-    for a in across {
-        let (s, c, v, m) = &a.key;
-        let target = if is_aa(c) { 1.02 } else { spread_target(s) };
-        t.row(vec![
-            s.clone(),
-            c.clone(),
-            v.clone(),
-            shown(*m).title.into(),
-            a.values
-                .iter()
-                .map(|f| format!("{:.3}", f.ratio))
-                .collect::<Vec<_>>()
-                .join(" "),
-            format!(
-                "{:.3}{}",
-                a.spread(),
-                if a.spread() > target { " !" } else { "" }
-            ),
-            format!("{}/{}", a.covered(), a.values.len()),
-        ]);
+/// A factor across the runs as the table shows it: each run's value, max/min against its
+/// target, and how many runs' intervals hold the median of the runs.
+fn factor_across(a: &Across) -> FactorAcross {
+    let (s, c, v, m) = &a.key;
+    FactorAcross {
+        scenario: s.clone(),
+        client: c.clone(),
+        server: v.clone(),
+        figure: shown(*m).title.into(),
+        factors: a.values.iter().map(|f| f.ratio).collect(),
+        spread: a.spread(),
+        target: if is_aa(c) { 1.02 } else { spread_target(s) },
+        covered: a.covered(),
     }
-    t
 }
 
 /// Per kind of scenario (handshake, bulk), how many factors stay within the kind's spread
-/// target across the runs, the worst, and the impls that missed; whether all stayed within.
-fn spread_by_kind(factors: &[&Across], baseline: &str) -> (bool, Vec<String>) {
-    let mut ok = true;
+/// target across the runs, the worst, and the impls that missed; and every impl that missed.
+fn spread_by_kind(factors: &[&Across], baseline: &str) -> (Vec<KindSpread>, Vec<String>) {
+    let mut kinds = Vec::new();
     let mut missed: Vec<String> = Vec::new();
     for (kind, prefix) in [("handshake", "handshake-"), ("bulk", "bulk-")] {
         let of_kind: Vec<&&Across> = factors
@@ -303,17 +275,6 @@ fn spread_by_kind(factors: &[&Across], baseline: &str) -> (bool, Vec<String>) {
             .iter()
             .max_by(|a, b| a.spread().total_cmp(&b.spread()))
             .expect("not empty");
-        let within = of_kind.iter().filter(|a| a.spread() <= target).count();
-        println!(
-            "{kind}: {within} of {} factors within max/min {target:.2} across the runs; worst {:.3} ({} {} -> {}, {})",
-            of_kind.len(),
-            worst.spread(),
-            worst.key.0,
-            worst.key.1,
-            worst.key.2,
-            shown(worst.key.3).title
-        );
-        ok &= within == of_kind.len();
         let misses = misses_by_impl(
             of_kind
                 .iter()
@@ -325,18 +286,22 @@ fn spread_by_kind(factors: &[&Across], baseline: &str) -> (bool, Vec<String>) {
                 missed.push(name.clone());
             }
         }
-        if !misses.is_empty() {
-            println!(
-                "  misses by impl: {}",
-                misses
-                    .iter()
-                    .map(|(name, missed, total)| format!("{name} {missed} of {total}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
+        kinds.push(KindSpread {
+            kind,
+            within: of_kind.iter().filter(|a| a.spread() <= target).count(),
+            total: of_kind.len(),
+            target,
+            worst: (
+                worst.spread(),
+                worst.key.0.clone(),
+                worst.key.1.clone(),
+                worst.key.2.clone(),
+                shown(worst.key.3).title.into(),
+            ),
+            misses,
+        });
     }
-    (ok, missed)
+    (kinds, missed)
 }
 
 #[cfg(test)]

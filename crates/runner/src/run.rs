@@ -736,6 +736,19 @@ fn run_single(
     Ok(())
 }
 
+/// A sample's time where `--sample-ms` names none. A profile sample needs a few hundred perf
+/// samples per side at 4 kHz: a bulk transfer's sides share its time about evenly, but a
+/// handshake's server may take a quarter of it, and perf samples CPU time, which a loaded
+/// machine gives the thread less of (200 ms charged 78-89 samples to servers with another
+/// build running beside).
+fn default_sample_ms(measure: Measure, scenario: Scenario) -> u64 {
+    match (measure, scenario) {
+        (Measure::Profile, Scenario::Handshake(_)) => 600,
+        (Measure::Profile, _) => 200,
+        _ => 100,
+    }
+}
+
 /// One cell run apart, in its driver: measured, or refused with the reason.
 fn measure_single(
     settings: &SingleSettings,
@@ -757,14 +770,9 @@ fn measure_single(
         certs: settings.certs,
         runs: opts.runs,
         warmup_ms: opts.warmup_ms.unwrap_or(200),
-        // A profile sample needs a few hundred perf samples per side at 4 kHz.
         sample_ms: opts
             .sample_ms
-            .unwrap_or(if opts.measure == Measure::Profile {
-                200
-            } else {
-                100
-            }),
+            .unwrap_or(default_sample_ms(opts.measure, scenario)),
         silence_limit: opts.cell_timeout,
         measure: opts.measure,
         scratch: settings.scratch,

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -70,9 +71,16 @@ func (c *Counter) Zero() {
 	call(zeroStats, 0)
 }
 
-// Take dumps what was collected since the last dump or Zero, reads the total back and
+// Counts is one dump's totals: instructions, and atomic read-modify-writes (global bus
+// events, Ge) where valgrind ran with --collect-bus=yes, else -1.
+type Counts struct {
+	Instructions uint64
+	Atomics      int64
+}
+
+// Take dumps what was collected since the last dump or Zero, reads the totals back and
 // removes the dump (callgrind starts from zero after every dump).
-func (c *Counter) Take(label string) (uint64, error) {
+func (c *Counter) Take(label string) (Counts, error) {
 	l := append([]byte(label), 0)
 	call(dumpStatsAt, uint64(uintptr(unsafe.Pointer(&l[0]))))
 	runtime.KeepAlive(l)
@@ -81,30 +89,50 @@ func (c *Counter) Take(label string) (uint64, error) {
 	part := fmt.Sprintf("%s.%d", c.outFile, c.dumps)
 	text, err := os.ReadFile(part)
 	if err != nil {
-		return 0, fmt.Errorf("callgrind wrote no dump at %s: %w", part, err)
+		return Counts{}, fmt.Errorf("callgrind wrote no dump at %s: %w", part, err)
 	}
 	os.Remove(part)
-	n, ok := parseTotal(string(text))
+	n, ok := parseTotals(string(text))
 	if !ok {
-		return 0, fmt.Errorf("%s has no totals line", part)
+		return Counts{}, fmt.Errorf("%s has no totals line", part)
 	}
 	return n, nil
 }
 
-// parseTotal reads a dump's `totals:` line (or, in older formats, `summary:`): its first
-// event is instructions (Ir).
-func parseTotal(text string) (uint64, bool) {
+// parseTotals reads a dump's `totals:` line (or, in older formats, `summary:`): its first
+// event is instructions (Ir), and the one the `events:` line names Ge, if any, the bus
+// events (a trailing zero may be left out).
+func parseTotals(text string) (Counts, bool) {
+	lines := strings.Split(text, "\n")
+	bus := -1
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "events:"); ok {
+			bus = slices.Index(strings.Fields(rest), "Ge")
+			break
+		}
+	}
 	for _, key := range []string{"totals:", "summary:"} {
-		for _, line := range strings.Split(text, "\n") {
+		for _, line := range lines {
 			if rest, ok := strings.CutPrefix(line, key); ok {
 				f := strings.Fields(rest)
 				if len(f) == 0 {
-					return 0, false
+					return Counts{}, false
 				}
 				n, err := strconv.ParseUint(f[0], 10, 64)
-				return n, err == nil
+				c := Counts{Instructions: n, Atomics: -1}
+				if bus >= 0 {
+					c.Atomics = 0
+					if bus < len(f) {
+						a, aerr := strconv.ParseInt(f[bus], 10, 64)
+						if aerr != nil {
+							return Counts{}, false
+						}
+						c.Atomics = a
+					}
+				}
+				return c, err == nil
 			}
 		}
 	}
-	return 0, false
+	return Counts{}, false
 }

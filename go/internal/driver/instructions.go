@@ -52,8 +52,9 @@ func handshakeInstructions(c *cell, runs, perSample int, counter *callgrind.Coun
 		}
 	}
 	n := max(perSample, 1)
-	metrics := [2]string{metrics.ClientInstructions, metrics.ServerInstructions}
-	return countRuns(counter, runs, float64(n), metrics, func(side memconn.Side) error {
+	counted := [2]string{metrics.ClientInstructions, metrics.ServerInstructions}
+	atomics := [2]string{metrics.ClientAtomics, metrics.ServerAtomics}
+	return countRuns(counter, runs, float64(n), counted, atomics, func(side memconn.Side) error {
 		c.counted = &side
 		defer func() { c.counted = nil }()
 		for range n {
@@ -90,8 +91,8 @@ func bulkInstructions(c *cell, writeSize, runs, bulkBytes int, counter *callgrin
 		return err
 	}
 	mib := float64(bulkBytes) / (1 << 20)
-	metrics := [2]string{metrics.SendInstrPerMiB, metrics.RecvInstrPerMiB}
-	return countRuns(counter, runs, mib, metrics, func(side memconn.Side) error {
+	counted := [2]string{metrics.SendInstrPerMiB, metrics.RecvInstrPerMiB}
+	return countRuns(counter, runs, mib, counted, [2]string{}, func(side memconn.Side) error {
 		countSide(rc, rs, side)
 		defer uncount(rc, rs)
 		run := b.write
@@ -105,8 +106,9 @@ func bulkInstructions(c *cell, writeSize, runs, bulkBytes int, counter *callgrin
 
 // countRuns gives runs samples: in each, phase runs with the client's work counted, then
 // with the server's, each from a settled heap, and each count divided by per is the
-// sample's figure for that side (metrics: the client's, the server's).
-func countRuns(counter *callgrind.Counter, runs int, per float64, metrics [2]string, phase func(memconn.Side) error, on func(sample)) error {
+// sample's figure for that side (metrics: the client's, the server's; atomics, where named,
+// the sides' atomic read-modify-writes).
+func countRuns(counter *callgrind.Counter, runs int, per float64, metrics, atomics [2]string, phase func(memconn.Side) error, on func(sample)) error {
 	for range runs {
 		var s sample
 		for i, side := range []memconn.Side{memconn.Client, memconn.Server} {
@@ -114,11 +116,14 @@ func countRuns(counter *callgrind.Counter, runs int, per float64, metrics [2]str
 			if err := phase(side); err != nil {
 				return err
 			}
-			total, err := counter.Take(metrics[i])
+			counts, err := counter.Take(metrics[i])
 			if err != nil {
 				return err
 			}
-			s.add(metrics[i], float64(total)/per)
+			s.add(metrics[i], float64(counts.Instructions)/per)
+			if atomics[i] != "" && counts.Atomics >= 0 {
+				s.add(atomics[i], float64(counts.Atomics)/per)
+			}
 		}
 		on(s)
 	}

@@ -96,6 +96,12 @@ const (
 	// ServerLockCalls: lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the server makes per handshake, counted by callgrind.
 	ServerLockCalls = "server_lock_calls"
 
+	// ClientAtomics: atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the client executes per handshake, in locks, reference counts and once-guards alike.
+	ClientAtomics = "client_atomics"
+
+	// ServerAtomics: atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the server executes per handshake, in locks, reference counts and once-guards alike.
+	ServerAtomics = "server_atomics"
+
 	// SendInstrPerMiB: instructions the sender executes per MiB of application data.
 	SendInstrPerMiB = "send_instructions_per_mib"
 
@@ -228,6 +234,54 @@ const (
 	// RecvOtherShare: share of the receiver's perf samples elsewhere.
 	RecvOtherShare = "recv_other_share"
 
+	// ClientCryptoTimeShare: share of the client's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
+	ClientCryptoTimeShare = "client_crypto_time_share"
+
+	// ClientParsingTimeShare: share of the client's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
+	ClientParsingTimeShare = "client_parsing_time_share"
+
+	// ClientAllocTimeShare: share of the client's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them.
+	ClientAllocTimeShare = "client_alloc_time_share"
+
+	// ClientLockTimeShare: share of the client's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them.
+	ClientLockTimeShare = "client_lock_time_share"
+
+	// ClientCopyTimeShare: share of the client's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them.
+	ClientCopyTimeShare = "client_copy_time_share"
+
+	// ClientUnnamedTimeShare: share of the client's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them.
+	ClientUnnamedTimeShare = "client_unnamed_time_share"
+
+	// ClientOtherTimeShare: share of the client's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them.
+	ClientOtherTimeShare = "client_other_time_share"
+
+	// ClientKernelTimeShare: share of the client's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them.
+	ClientKernelTimeShare = "client_kernel_time_share"
+
+	// ServerCryptoTimeShare: share of the server's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
+	ServerCryptoTimeShare = "server_crypto_time_share"
+
+	// ServerParsingTimeShare: share of the server's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
+	ServerParsingTimeShare = "server_parsing_time_share"
+
+	// ServerAllocTimeShare: share of the server's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them.
+	ServerAllocTimeShare = "server_alloc_time_share"
+
+	// ServerLockTimeShare: share of the server's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them.
+	ServerLockTimeShare = "server_lock_time_share"
+
+	// ServerCopyTimeShare: share of the server's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them.
+	ServerCopyTimeShare = "server_copy_time_share"
+
+	// ServerUnnamedTimeShare: share of the server's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them.
+	ServerUnnamedTimeShare = "server_unnamed_time_share"
+
+	// ServerOtherTimeShare: share of the server's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them.
+	ServerOtherTimeShare = "server_other_time_share"
+
+	// ServerKernelTimeShare: share of the server's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them.
+	ServerKernelTimeShare = "server_kernel_time_share"
+
 	// ClientContextNs: making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it.
 	ClientContextNs = "client_context_ns"
 
@@ -317,9 +371,9 @@ func Unit(name string) string {
 		return "faults/MiB"
 	case ClientFlights, ServerFlights:
 		return "flights"
-	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
+	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
 		return "fraction"
-	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"

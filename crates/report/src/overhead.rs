@@ -1,0 +1,307 @@
+//! The time above a handshake's crypto floor, split: a profile of the same scenario
+//! (`tlsmatrix run --measure profile`) gives each side's perf samples by what their function
+//! does, classed as the instruction split classes functions; each share times the floor run's
+//! handshake is µs per handshake. The profile's cryptography minus the floor is the crypto the
+//! floor does not see (work a stack does that the protocol does not require of it, or its
+//! primitives slower inside TLS than through its own API). When the profile names less
+//! cryptography than the floor, the other parts overshoot the overhead, and the cell says so
+//! rather than stretching or cutting them to fit.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::side::Side;
+
+use crate::doc::{Block, Cell, Class, Table};
+use crate::figures::figure;
+use crate::self_pairs::record;
+
+/// The overhead's parts, in the order of a split's `parts` (after the crypto beyond the
+/// floor); `Metric::time_split_of`'s order without its first, the crypto.
+pub const PARTS: [&str; 7] = [
+    "X.509 & encoding",
+    "allocation",
+    "locks",
+    "copies",
+    "unnamed",
+    "state machine & rest",
+    "kernel",
+];
+
+/// `PARTS`' index of the samples perf could not name.
+const UNNAMED: usize = 4;
+
+/// How far the parts may sum from the overhead before the cell says they do not.
+pub const TOLERANCE: f64 = 0.10;
+
+pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: work the protocol does not require of the side (transcript hashes, ticket keys, random numbers), or primitives slower inside the stack than through its own API. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, or a name the classes miss), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
+
+/// One side's time above its floor, in ns per handshake.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverheadSplit {
+    /// The handshake less its floor.
+    pub overhead: f64,
+    /// The profile's cryptography less the floor; below zero when the profile names less
+    /// cryptography than the floor.
+    pub crypto_beyond: f64,
+    /// The other parts, in `PARTS`' order.
+    pub parts: [f64; 7],
+}
+
+impl OverheadSplit {
+    /// The split of `imp`'s `side` in `scenario` from a profile run, against the floor run's
+    /// handshake and floor (ns): `None` where the profile has no such cell.
+    pub fn of(
+        profile: &RunData,
+        scenario: &str,
+        imp: &str,
+        side: Side,
+        handshake: f64,
+        floor: f64,
+    ) -> Option<OverheadSplit> {
+        let mut shares = [0.0; 8];
+        for (slot, m) in shares.iter_mut().zip(Metric::time_split_of(side)) {
+            *slot = record(profile, scenario, imp, m)?.median;
+        }
+        // Medians of shares need not sum to one: scale them so they do.
+        let sum: f64 = shares.iter().sum();
+        if sum <= 0.0 {
+            return None;
+        }
+        let time = |share: f64| share / sum * handshake;
+        let mut parts = [0.0; 7];
+        for (slot, &share) in parts.iter_mut().zip(&shares[1..]) {
+            *slot = time(share);
+        }
+        Some(OverheadSplit {
+            overhead: handshake - floor,
+            crypto_beyond: time(shares[0]) - floor,
+            parts,
+        })
+    }
+
+    /// The parts' sum (the crypto beyond the floor where positive) over the overhead.
+    pub fn sum_over_overhead(&self) -> f64 {
+        let sum = self.crypto_beyond.max(0.0) + self.parts.iter().sum::<f64>();
+        sum / self.overhead.max(1.0)
+    }
+
+    /// Whether the parts sum to the overhead within `TOLERANCE`.
+    pub fn sums(&self) -> bool {
+        (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
+    }
+
+    /// The share of the side's time perf could not name, of the overhead.
+    pub fn unnamed(&self) -> f64 {
+        self.parts[UNNAMED]
+    }
+
+    /// The largest named cost above the floor: its name and ns.
+    pub fn largest(&self) -> (&'static str, f64) {
+        let mut best = ("cryptography beyond the floor", self.crypto_beyond);
+        for (i, (&name, &v)) in PARTS.iter().zip(&self.parts).enumerate() {
+            if i != UNNAMED && v > best.1 {
+                best = (name, v);
+            }
+        }
+        best
+    }
+
+    /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
+    /// sum, the whole overhead as one unsplit segment.
+    pub fn segments(&self) -> [f64; 7] {
+        if !self.sums() {
+            return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, self.overhead.max(0.0)];
+        }
+        let p = &self.parts;
+        [
+            self.crypto_beyond.max(0.0),
+            p[0],
+            p[5],
+            p[1],
+            p[2],
+            p[3] + p[4] + p[6],
+            0.0,
+        ]
+    }
+}
+
+/// The stacked chart's segments above the floor.
+pub const CHART_PARTS: [&str; 7] = [
+    "crypto beyond the floor",
+    "X.509 & encoding",
+    "state machine & rest",
+    "allocation",
+    "locks",
+    "copies, kernel & unnamed",
+    "above the floor, not split",
+];
+
+/// The sentence's clause for a side with a split: its largest part above the floor, or why
+/// the parts do not sum.
+pub fn clause(s: &OverheadSplit) -> String {
+    if !s.sums() {
+        let unnamed = if s.unnamed() > TOLERANCE * s.overhead {
+            format!(
+                "; {} µs of its time is in code perf cannot name",
+                figure(s.unnamed() / 1e3)
+            )
+        } else {
+            String::new()
+        };
+        return format!(
+            "; its profile names {} µs less cryptography than its floor, so the parts above the floor sum to {:.0}% of it and are not drawn{unnamed}",
+            figure(-s.crypto_beyond / 1e3),
+            100.0 * s.sum_over_overhead()
+        );
+    }
+    let (name, v) = s.largest();
+    format!(
+        "; its profile puts the largest part of that in {name} ({} µs, {:.0}%)",
+        figure(v / 1e3),
+        100.0 * v / s.overhead.max(1.0)
+    )
+}
+
+/// A table row of the split, after the impl and side.
+fn row(s: &OverheadSplit) -> Vec<Cell> {
+    let us = |v: f64| Cell::plain(figure(v / 1e3));
+    let mut row = vec![us(s.overhead), us(s.crypto_beyond)];
+    // The table's order: X.509, state machine, allocation, locks, copies, kernel, unnamed.
+    for i in [0, 5, 1, 2, 3, 6, 4] {
+        row.push(us(s.parts[i]));
+    }
+    let sum = s.sum_over_overhead();
+    row.push(if s.sums() {
+        Cell::plain(format!("{:.0}%", 100.0 * sum))
+    } else {
+        Cell::with(
+            format!("{:.0}%", 100.0 * sum),
+            Class::Bad,
+            Some(format!(
+                "the parts do not sum to the time above the floor within {:.0}%: the profile names less cryptography than the floor",
+                100.0 * TOLERANCE
+            )),
+        )
+    });
+    row
+}
+
+/// The table of one scenario's splits: (impl, side, split) in the order shown.
+pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadSplit)]) -> Block {
+    Block::Table(Table {
+        caption: format!(
+            "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {})",
+            profile.run_id
+        ),
+        header: [
+            "impl",
+            "side",
+            "above the floor",
+            "crypto beyond the floor",
+            "X.509 & encoding",
+            "state machine & rest",
+            "allocation",
+            "locks",
+            "copies",
+            "kernel",
+            "unnamed",
+            "parts / above",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .map(|(imp, side, s)| {
+                let mut r = vec![Cell::plain(imp.clone()), Cell::plain(side.to_string())];
+                r.extend(row(s));
+                r
+            })
+            .collect(),
+        label_cols: 2,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::record::{Env, Record};
+
+    /// A profile run of one impl's client with these shares (`Metric::time_split_of`'s order).
+    fn profile(shares: [f64; 8]) -> RunData {
+        let records = Metric::time_split_of(Side::Client)
+            .into_iter()
+            .zip(shares)
+            .map(|(m, v)| {
+                Record::from_samples(
+                    "p",
+                    "s",
+                    ("a", "1"),
+                    ("a", "1"),
+                    m,
+                    vec![v; 3],
+                    Env::default(),
+                )
+                .unwrap()
+            })
+            .collect();
+        RunData {
+            run_id: "p".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn parts_are_shares_of_the_handshake_and_sum_to_the_overhead_when_the_profile_covers_the_floor()
+    {
+        // 100 µs handshake, 60 µs floor; the profile finds 70% crypto, 10% X.509, 20% state
+        // machine: 10 µs crypto beyond the floor, 10 and 20 µs for the others.
+        let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
+        let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        assert!((s.crypto_beyond - 10e3).abs() < 1.0, "{s:?}");
+        assert!((s.parts[0] - 10e3).abs() < 1.0 && (s.parts[5] - 20e3).abs() < 1.0);
+        assert!((s.sum_over_overhead() - 1.0).abs() < 1e-9);
+        assert!(s.sums());
+        assert_eq!(s.largest().0, "state machine & rest");
+        assert!(
+            clause(&s).contains("state machine & rest (20.0 µs, 50%)"),
+            "{}",
+            clause(&s)
+        );
+        assert_eq!(s.segments()[6], 0.0);
+    }
+
+    #[test]
+    fn a_profile_naming_less_crypto_than_the_floor_is_said_and_not_drawn() {
+        // The floor is 60 µs; the profile names only 30% crypto and half the time unnamed
+        // (a stripped library): the other parts are 70 µs against 40 µs above the floor.
+        let p = profile([0.3, 0.1, 0.0, 0.0, 0.0, 0.5, 0.1, 0.0]);
+        let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        assert!((s.sum_over_overhead() - 1.75).abs() < 1e-9, "{s:?}");
+        assert!(!s.sums());
+        let said = clause(&s);
+        assert!(said.contains("30.0 µs less cryptography"), "{said}");
+        assert!(said.contains("sum to 175%"), "{said}");
+        assert!(
+            said.contains("50.0 µs of its time is in code perf cannot name"),
+            "{said}"
+        );
+        assert_eq!(s.segments(), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 40e3]);
+        let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
+            panic!("a table")
+        };
+        assert_eq!(t.rows[0].last().unwrap().class, Class::Bad);
+        assert_eq!(t.rows[0].len(), t.header.len());
+    }
+
+    #[test]
+    fn shares_whose_medians_miss_one_are_scaled_and_a_missing_part_is_no_split() {
+        let p = profile([0.45, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0]);
+        let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 40e3).unwrap();
+        assert!((s.crypto_beyond - 10e3).abs() < 1.0 && (s.parts[5] - 50e3).abs() < 1.0);
+        assert!(OverheadSplit::of(&p, "s", "a", Side::Server, 100e3, 40e3).is_none());
+        assert!(OverheadSplit::of(&p, "other", "a", Side::Client, 100e3, 40e3).is_none());
+    }
+}
