@@ -10,7 +10,7 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
-use crate::overhead::{self, OverheadSplit};
+use crate::overhead::{self, OverheadSplit, MOSTLY_CRYPTO};
 use crate::self_pairs::{micros, record, refusals};
 
 const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking.";
@@ -18,8 +18,6 @@ const METHOD: &str = "The crypto floor of a handshake is what its side's cryptog
 /// The scenario shown first.
 const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
 
-/// The shares above which a floor is called most of its handshake.
-const MOSTLY_CRYPTO: f64 = 0.80;
 
 /// One side's figures.
 struct SideFloor {
@@ -95,7 +93,7 @@ fn sentence(
         )
     };
     match (split, above) {
-        (Some(split), _) => format!("{head}{}.", overhead::clause(split)),
+        (Some(split), _) if split.judged() => format!("{head}{}.", overhead::clause(split)),
         (_, Some((part, share))) if fl < MOSTLY_CRYPTO * h => format!(
             "{head}, of which its instructions put the largest part in {part} ({:.0}% of the side's instructions).",
             100.0 * share
@@ -326,5 +324,53 @@ mod tests {
             said[2]
         );
         assert!(said[4].contains("is above its handshake"), "{}", said[4]);
+    }
+
+    /// With a profile of the same handshakes, the time above the floor is drawn in its parts
+    /// and tabled, and the sentence names the largest part from it.
+    #[test]
+    fn a_profile_splits_the_bar_above_the_floor_and_tables_the_parts() {
+        let records = run_of("slow", 400_000.0, 100_000.0);
+        let run = RunData {
+            run_id: "floor".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        };
+        // 25% crypto (the floor's 100 µs), 50% the state machine, 25% allocation.
+        let shares = [0.25, 0.0, 0.25, 0.0, 0.0, 0.0, 0.5, 0.0];
+        let profile = RunData {
+            run_id: "profile".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records: [Side::Client, Side::Server]
+                .into_iter()
+                .flat_map(|side| Metric::time_split_of(side).into_iter().zip(shares))
+                .map(|(m, v)| rec("slow", m, v))
+                .collect(),
+            cells: Vec::new(),
+        };
+        let none = |_: &str, _: &str, _: Side| None;
+        let b = blocks(&run, &none, Some(&profile));
+        let Block::Chart(c) = &b[2] else {
+            panic!("the chart after the two method paragraphs")
+        };
+        let at = |name: &str| {
+            let s = c.series.iter().find(|s| s.name == name).unwrap();
+            s.points[0].as_ref().unwrap().median
+        };
+        assert!((at("state machine & rest") - 200.0).abs() < 5.0);
+        assert!((at("allocation") - 100.0).abs() < 3.0);
+        assert_eq!(at("above the floor, not split"), 0.0);
+        let Block::Table(split) = &b[4] else {
+            panic!("the split's table after the floor's")
+        };
+        assert_eq!(split.rows.len(), 2);
+        assert_eq!(split.rows[0].last().unwrap().text, "100%");
+        let Block::Bullets(said) = &b[5] else {
+            panic!("then the sentences")
+        };
+        assert!(said[0].contains("largest part of that in state machine & rest"), "{}", said[0]);
     }
 }

@@ -33,11 +33,18 @@ const UNNAMED: usize = 4;
 /// How far the parts may sum from the overhead before the cell says they do not.
 pub const TOLERANCE: f64 = 0.10;
 
-pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: work the protocol does not require of the side (transcript hashes, ticket keys, random numbers), or primitives slower inside the stack than through its own API. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, or a name the classes miss), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
+/// The floor's share of its handshake above which the floor is called most of it: what lies
+/// above is then within the two runs' noise (a floor and a profile share each move by a few
+/// percent of the handshake), so it is neither split nor judged.
+pub const MOSTLY_CRYPTO: f64 = 0.80;
+
+pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: the transcript hash, random numbers and ticket keys the floor leaves out, or primitives slower inside the stack than through its own API. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, or a name the classes miss), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
 
 /// One side's time above its floor, in ns per handshake.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverheadSplit {
+    /// The floor run's handshake.
+    pub handshake: f64,
     /// The handshake less its floor.
     pub overhead: f64,
     /// The profile's cryptography less the floor; below zero when the profile names less
@@ -73,6 +80,7 @@ impl OverheadSplit {
             *slot = time(share);
         }
         Some(OverheadSplit {
+            handshake,
             overhead: handshake - floor,
             crypto_beyond: time(shares[0]) - floor,
             parts,
@@ -85,9 +93,15 @@ impl OverheadSplit {
         sum / self.overhead.max(1.0)
     }
 
-    /// Whether the parts sum to the overhead within `TOLERANCE`.
+    /// Whether enough lies above the floor to split: the floor under `MOSTLY_CRYPTO` of the
+    /// handshake.
+    pub fn judged(&self) -> bool {
+        self.overhead > (1.0 - MOSTLY_CRYPTO) * self.handshake
+    }
+
+    /// Whether the parts sum to the overhead within `TOLERANCE` (where it is judged).
     pub fn sums(&self) -> bool {
-        (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
+        self.judged() && (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
     }
 
     /// The share of the side's time perf could not name, of the overhead.
@@ -107,7 +121,7 @@ impl OverheadSplit {
     }
 
     /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
-    /// sum, the whole overhead as one unsplit segment.
+    /// sum or are not judged, the whole overhead as one unsplit segment.
     pub fn segments(&self) -> [f64; 7] {
         if !self.sums() {
             return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, self.overhead.max(0.0)];
@@ -140,7 +154,7 @@ pub const CHART_PARTS: [&str; 7] = [
 /// the parts do not sum.
 pub fn clause(s: &OverheadSplit) -> String {
     if !s.sums() {
-        let unnamed = if s.unnamed() > TOLERANCE * s.overhead {
+        let unnamed = if s.unnamed() > 0.0 && s.unnamed() > TOLERANCE * s.overhead {
             format!(
                 "; {} µs of its time is in code perf cannot name",
                 figure(s.unnamed() / 1e3)
@@ -171,7 +185,16 @@ fn row(s: &OverheadSplit) -> Vec<Cell> {
         row.push(us(s.parts[i]));
     }
     let sum = s.sum_over_overhead();
-    row.push(if s.sums() {
+    row.push(if !s.judged() {
+        Cell::with(
+            "-",
+            Class::Plain,
+            Some(format!(
+                "the floor is {:.0}% or more of the handshake: what lies above it is within the runs' noise, so it is not split",
+                100.0 * MOSTLY_CRYPTO
+            )),
+        )
+    } else if s.sums() {
         Cell::plain(format!("{:.0}%", 100.0 * sum))
     } else {
         Cell::with(
@@ -294,6 +317,22 @@ mod tests {
         };
         assert_eq!(t.rows[0].last().unwrap().class, Class::Bad);
         assert_eq!(t.rows[0].len(), t.header.len());
+    }
+
+    #[test]
+    fn a_floor_that_is_most_of_its_handshake_is_neither_split_nor_judged() {
+        // A 100 µs handshake with a 95 µs floor: 5 µs above it, within the runs' noise.
+        let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
+        let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 95e3).unwrap();
+        assert!(!s.judged() && !s.sums());
+        assert_eq!(s.segments(), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5e3]);
+        let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
+            panic!("a table")
+        };
+        assert_eq!(t.rows[0].last().unwrap().text, "-");
+        // A floor above its handshake draws nothing above it.
+        let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 110e3).unwrap();
+        assert_eq!(s.segments(), [0.0; 7]);
     }
 
     #[test]
