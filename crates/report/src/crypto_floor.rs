@@ -18,7 +18,6 @@ const METHOD: &str = "The crypto floor of a handshake is what its side's cryptog
 /// The scenario shown first.
 const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
 
-
 /// One side's figures.
 struct SideFloor {
     handshake: Record,
@@ -268,6 +267,16 @@ mod tests {
         .unwrap()
     }
 
+    fn run_data(id: &str, records: Vec<Record>) -> RunData {
+        RunData {
+            run_id: id.into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        }
+    }
+
     fn run_of(imp: &str, handshake: f64, floor: f64) -> Vec<Record> {
         let mut out = Vec::new();
         for side in [Side::Client, Side::Server] {
@@ -287,13 +296,7 @@ mod tests {
         let mut records = run_of("slow", 400_000.0, 100_000.0);
         records.extend(run_of("lean", 100_000.0, 90_000.0));
         records.extend(run_of("wrong", 100_000.0, 120_000.0));
-        let run = RunData {
-            run_id: "floor".into(),
-            env: Env::default(),
-            status: "complete".into(),
-            records,
-            cells: Vec::new(),
-        };
+        let run = run_data("floor", records);
         let split = |_: &str, imp: &str, _: Side| (imp == "slow").then_some(("allocation", 0.3));
         let b = blocks(&run, &split, None);
         let Block::Chart(c) = &b[1] else {
@@ -331,26 +334,17 @@ mod tests {
     #[test]
     fn a_profile_splits_the_bar_above_the_floor_and_tables_the_parts() {
         let records = run_of("slow", 400_000.0, 100_000.0);
-        let run = RunData {
-            run_id: "floor".into(),
-            env: Env::default(),
-            status: "complete".into(),
-            records,
-            cells: Vec::new(),
-        };
+        let run = run_data("floor", records);
         // 25% crypto (the floor's 100 µs), 50% the state machine, 25% allocation.
         let shares = [0.25, 0.0, 0.25, 0.0, 0.0, 0.0, 0.5, 0.0];
-        let profile = RunData {
-            run_id: "profile".into(),
-            env: Env::default(),
-            status: "complete".into(),
-            records: [Side::Client, Side::Server]
+        let profile = run_data(
+            "profile",
+            [Side::Client, Side::Server]
                 .into_iter()
                 .flat_map(|side| Metric::time_split_of(side).into_iter().zip(shares))
                 .map(|(m, v)| rec("slow", m, v))
                 .collect(),
-            cells: Vec::new(),
-        };
+        );
         let none = |_: &str, _: &str, _: Side| None;
         let b = blocks(&run, &none, Some(&profile));
         let Block::Chart(c) = &b[2] else {
@@ -371,6 +365,10 @@ mod tests {
         let Block::Bullets(said) = &b[5] else {
             panic!("then the sentences")
         };
-        assert!(said[0].contains("largest part of that in state machine & rest"), "{}", said[0]);
+        assert!(
+            said[0].contains("largest part of that in state machine & rest"),
+            "{}",
+            said[0]
+        );
     }
 }

@@ -15,9 +15,11 @@ use crate::doc::{Block, Cell, Class, Table};
 use crate::figures::figure;
 use crate::self_pairs::record;
 
-/// The overhead's parts, in the order of a split's `parts` (after the crypto beyond the
-/// floor); `Metric::time_split_of`'s order without its first, the crypto.
-pub const PARTS: [&str; 7] = [
+/// What a side's code does, by its functions' names: the instruction split's parts
+/// (`tlsmatrix_measure::split::Part`), then the kernel, which only a profile sees; in
+/// `Metric::time_split_of`'s order.
+pub const CLASS_NAMES: [&str; 8] = [
+    "crypto",
     "X.509 & encoding",
     "allocation",
     "locks",
@@ -26,6 +28,13 @@ pub const PARTS: [&str; 7] = [
     "state machine & rest",
     "kernel",
 ];
+
+/// The overhead's parts, in the order of a split's `parts` (after the crypto beyond the
+/// floor): every class but the crypto.
+const PARTS: [&str; 7] = {
+    let c = CLASS_NAMES;
+    [c[1], c[2], c[3], c[4], c[5], c[6], c[7]]
+};
 
 /// `PARTS`' index of the samples perf could not name.
 const UNNAMED: usize = 4;

@@ -9,15 +9,11 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
 
-const PART_NAMES: [&str; 7] = [
-    "crypto",
-    "X.509 & encoding",
-    "allocation",
-    "locks",
-    "copies",
-    "unnamed",
-    "state machine & rest",
-];
+/// The instruction split's parts, named as the time split names them (which adds the kernel).
+const PART_NAMES: [&str; 7] = {
+    let all = crate::overhead::CLASS_NAMES;
+    [all[0], all[1], all[2], all[3], all[4], all[5], all[6]]
+};
 
 /// `PART_NAMES`' index of the instructions in functions without a name.
 const UNNAMED: usize = 5;
