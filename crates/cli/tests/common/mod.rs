@@ -139,14 +139,16 @@ pub fn wait_for_children(child: &mut std::process::Child, limit: std::time::Dura
 }
 
 /// Gives the command the default action for SIGINT and SIGQUIT, which a shell without job
-/// control sets to "ignore" for its background commands and every process below inherits:
-/// a test of what tlsmatrix does on a signal must not depend on how the tests were started.
+/// control sets to "ignore" for its background commands and every process below inherits,
+/// and for SIGHUP and SIGTERM, which `nohup` and some CI runners ignore: a test of what
+/// tlsmatrix does on a signal must not depend on how the tests were started (under `nohup
+/// make test`, SIGHUP reached a `peer server` that ignored it).
 pub fn default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: signal(2) is async-signal-safe, the one call made between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGQUIT] {
+            for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM] {
                 libc::signal(s, libc::SIG_DFL);
             }
             Ok(())
