@@ -408,7 +408,7 @@ struct RunArgs {
     /// Target duration of one sample in milliseconds (a handshake batch or a bulk transfer is
     /// sized to it). Default: 5 for paired cells (short, so that the cells of a round see
     /// the same machine), 100 for throughput windows and memory; for `--measure profile`,
-    /// 200 on bulk and 600 on handshakes (enough perf samples for a handshake's server).
+    /// 200 on bulk and 900 on handshakes (enough perf samples for a handshake's server).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     sample_ms: Option<u64>,
     /// A driver that prints nothing for this many seconds is killed and its cell fails.

@@ -740,10 +740,12 @@ fn run_single(
 /// samples per side at 4 kHz: a bulk transfer's sides share its time about evenly, but a
 /// handshake's server may take a quarter of it, and perf samples CPU time, which a loaded
 /// machine gives the thread less of (200 ms charged 78-89 samples to servers with another
-/// build running beside).
+/// build running beside). `make report` takes one sample a cell, as for bulk: most of a
+/// cell's time is fixed (the driver starting, perf attaching and naming its samples), and one
+/// long sample gives each side as many perf samples as three short ones.
 fn default_sample_ms(measure: Measure, scenario: Scenario) -> u64 {
     match (measure, scenario) {
-        (Measure::Profile, Scenario::Handshake(_)) => 600,
+        (Measure::Profile, Scenario::Handshake(_)) => 900,
         (Measure::Profile, _) => 200,
         _ => 100,
     }
