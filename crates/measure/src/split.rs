@@ -202,6 +202,7 @@ const RULES: &[(Part, &[&str])] = &[
             "ge_madd",
             "ge_msub",
             "table_select",
+            "|cmov",
             "sc_reduce",
             "sc_muladd",
             "ge_scalarmult",
@@ -416,6 +417,8 @@ mod tests {
             ("ge_p3_tobytes", Part::Crypto),
             ("x25519_ge_p1p1_to_p3", Part::Crypto),
             ("table_select", Part::Crypto),
+            ("cmov", Part::Crypto),
+            ("fe_cmov", Part::Crypto),
             ("sc_muladd", Part::Crypto),
             // A field helper's name only where a word starts: OpenSSL's safe_math is not.
             ("safe_add_int", Part::Other),

@@ -43,10 +43,13 @@ fn cell(r: Option<&Record>, percent: bool) -> Cell {
     }
 }
 
+/// An impl's server-side lock calls per handshake, and its atomics where counted.
+pub type ServerSync<'a> = dyn Fn(&str) -> Option<(f64, Option<f64>)> + 'a;
+
 /// The table and a sentence naming the stacks that waited, when the run measured any; `locks`
 /// gives an impl's server-side lock calls per handshake from the instruction run, and its
 /// atomic read-modify-writes where that run counted them.
-pub fn blocks(run: &RunData, locks: &dyn Fn(&str) -> Option<(f64, Option<f64>)>) -> Vec<Block> {
+pub fn blocks(run: &RunData, locks: &ServerSync) -> Vec<Block> {
     let impls: Vec<String> = run
         .impls()
         .into_iter()
