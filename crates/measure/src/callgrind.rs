@@ -78,6 +78,13 @@ impl Counter {
             bail!("--measure instructions needs the driver to run under valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no; `tlsmatrix run --measure instructions` starts it so");
         }
         let out_file = PathBuf::from(out_file.replace("%p", &std::process::id().to_string()));
+        // glibc skips a mutex's atomic instructions while its process has only ever had one
+        // thread (`__libc_single_threaded`): 1,000 lock/unlock pairs counted 0 bus events
+        // single-threaded and 2,002 once a thread had been started, a rwlock's 2,000 either
+        // way. A server is multi-threaded, so its locks are counted as one's are.
+        std::thread::spawn(|| ())
+            .join()
+            .map_err(|_| anyhow::anyhow!("a thread that does nothing panicked"))?;
         Ok(Counter {
             out_file,
             dumps: 0,

@@ -202,9 +202,7 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
         }
         into.push(Block::Chart(Chart {
             kind: ChartKind::Stacked,
-            title: format!(
-                "{scenario}: each side's handshake, its crypto floor first, then what lies above it"
-            ),
+            title: format!("{scenario}: each side's crypto floor, then the rest"),
             unit: "µs per handshake (lower is better)".into(),
             categories,
             series,

@@ -222,22 +222,22 @@ fn row(s: &OverheadSplit) -> Vec<Cell> {
 pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadSplit)]) -> Block {
     Block::Table(Table {
         caption: format!(
-            "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {})",
+            "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {}; crypto beyond: the profile's cryptography less the floor; state machine: the TLS state machine, records and the rest; parts sum: the parts over the time above the floor)",
             profile.run_id
         ),
         header: [
             "impl",
             "side",
-            "above the floor",
-            "crypto beyond the floor",
-            "X.509 & encoding",
-            "state machine & rest",
-            "allocation",
+            "above floor",
+            "crypto beyond",
+            "X.509",
+            "state machine",
+            "alloc",
             "locks",
             "copies",
             "kernel",
             "unnamed",
-            "parts / above",
+            "parts sum",
         ]
         .map(String::from)
         .to_vec(),
