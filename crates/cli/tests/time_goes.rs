@@ -157,7 +157,8 @@ fn openssl_floor_operations_agree_with_openssl_speed() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
-    let compare = || -> Vec<String> {
+    // (what, floor µs, openssl speed µs) of each operation, one look.
+    let look = || -> Vec<(&'static str, f64, f64)> {
         let speed = Command::new("openssl")
             .args(["speed", "-seconds", "1", "ecdsap256", "ecdhp256", "rsa2048"])
             .output()
@@ -165,7 +166,7 @@ fn openssl_floor_operations_agree_with_openssl_speed() {
         let speed = String::from_utf8(speed.stdout).unwrap();
         let ecdsa = driver("handshake-tls13-ecdsa-p256-p256-full");
         let rsa = driver("handshake-tls13-rsa-2048-x25519-full");
-        let pairs = [
+        [
             (
                 "ECDSA P-256 sign",
                 floor_us(&ecdsa, "server", "ecdsa-p256 sign"),
@@ -186,11 +187,17 @@ fn openssl_floor_operations_agree_with_openssl_speed() {
                 floor_us(&rsa, "server", "rsa-2048 sign"),
                 speed_per_s(&speed, "rsa 2048 bits", 0),
             ),
-        ];
-        pairs
-            .iter()
-            .filter_map(|(what, floor, per_s)| {
-                let speed_us = 1e6 / per_s;
+        ]
+        .map(|(what, floor, per_s)| (what, floor, 1e6 / per_s))
+        .to_vec()
+    };
+    // Timings on a shared machine, taken one after the other: each figure is the fastest of
+    // up to three looks (the least disturbed), and the two must agree within 10%. One look
+    // on a quiet 2-core AMD EPYC VM once put the ECDSA signature at +21%, the next at +14%.
+    let mut best = look();
+    let disagree = |best: &[(&str, f64, f64)]| -> Vec<String> {
+        best.iter()
+            .filter_map(|(what, floor, speed_us)| {
                 let off = floor / speed_us - 1.0;
                 (off.abs() > 0.10).then(|| {
                     format!(
@@ -201,12 +208,17 @@ fn openssl_floor_operations_agree_with_openssl_speed() {
             })
             .collect()
     };
-    // A timing on a shared machine: one second look before calling it a disagreement.
-    let first = compare();
-    if !first.is_empty() {
-        let again = compare();
-        assert!(again.is_empty(), "{first:?}, then {again:?}");
+    for _ in 0..2 {
+        if disagree(&best).is_empty() {
+            break;
+        }
+        for (b, n) in best.iter_mut().zip(look()) {
+            b.1 = b.1.min(n.1);
+            b.2 = b.2.min(n.2);
+        }
     }
+    let off = disagree(&best);
+    assert!(off.is_empty(), "the fastest of three looks: {off:?}");
 }
 
 /// `tlsmatrix-driver contention`: a shared server context on one and two threads gives a
