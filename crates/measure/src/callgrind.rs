@@ -162,11 +162,14 @@ impl Meter for SideMeter {
 /// The `totals:` (or, in older formats, `summary:`) line of a callgrind dump: its first
 /// event is instructions (Ir).
 fn parse_total(text: &str) -> Option<u64> {
-    let line = text
-        .lines()
+    totals_line(text)?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The dump's `totals:` line, or in older formats its `summary:` line.
+fn totals_line(text: &str) -> Option<&str> {
+    text.lines()
         .find(|l| l.starts_with("totals:"))
-        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))
 }
 
 /// The totals line's global bus events (atomic read-modify-writes), where the `events:` line
@@ -177,12 +180,9 @@ fn parse_bus(text: &str) -> Option<u64> {
         .find_map(|l| l.strip_prefix("events:"))?
         .split_whitespace()
         .position(|e| e == "Ge")?;
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("totals:"))
-        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
     Some(
-        line.split_whitespace()
+        totals_line(text)?
+            .split_whitespace()
             .nth(1 + at)
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),

@@ -113,7 +113,7 @@ impl OverheadSplit {
         self.judged() && (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
     }
 
-    /// The share of the side's time perf could not name, of the overhead.
+    /// The side's time perf could not name, ns per handshake.
     pub fn unnamed(&self) -> f64 {
         self.parts[UNNAMED]
     }
