@@ -8,6 +8,12 @@ GO ?= go
 # warm-up every cell of a new process needs, so passes cost as much as samples.
 RUNS ?= 40
 PASSES ?= 8
+# A group of the timed suite stops before PASSES once each factor's 95% interval is within
+# ±UNTIL_WITHIN percent, after MIN_PASSES passes (`tlsmatrix run --until-within`); empty: every
+# group takes every pass.
+UNTIL_WITHIN ?= 1.5
+MIN_PASSES ?= 4
+SETTLE = $(if $(UNTIL_WITHIN),--until-within $(UNTIL_WITHIN) --min-passes $(MIN_PASSES))
 # Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes):
 # two where there are two cores. A factor's sides share one process either way; two lanes
 # halve the timed stages, and `make repeatability` checks the factors hold with them.
@@ -91,7 +97,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build report run test go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
+.PHONY: all setup build build-workspace build-stacks build-compilers report run test go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
 
 all: build
 
@@ -103,18 +109,33 @@ setup:
 STEP := scripts/step
 STAGE := scripts/stage
 
-build: setup
+# Everything, in three parts that `make report` takes apart: the workspace (and the stacks it
+# holds), the stacks with builds of their own, and the compiler axis.
+build: build-stacks build-compilers
+
+# The Rust workspace and the Go binaries: tlsmatrix itself and the stacks that need no build
+# of their own (rustls, the system OpenSSL, s2n-tls, GnuTLS, NSS, Go's crypto/tls).
+build-workspace: setup
 	@echo "building (logs in target/logs/):"
-	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace
+	@# --timings: target/cargo-timings/ says which crates held a first build up.
+	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace --timings
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
+
+# The stacks built from sources of their own (the OpenSSL releases, BoringSSL, AWS-LC), the
+# system's wolfSSL and Mbed TLS, BoGo's runner and the Go transport's libssl builds.
+build-stacks: build-workspace
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls
-	@$(MAKE) --no-print-directory driver-openssl-clang
 	@# BoGo's runner (Go, from the boring-sys sources), here and not in the conformance stage:
 	@# make report's reused stages are keyed on a fingerprint of every binary, the runner's too.
 	@$(STEP) bogo-runner $(BIN)/tlsmatrix conformance --build-runner
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
+
+# The compiler axis (below): only the variants stage runs it, so `make report` builds it
+# beside the counted stages, and their fingerprint leaves it out (scripts/fingerprint).
+build-compilers: build-workspace
+	@$(MAKE) --no-print-directory driver-openssl-clang
 
 # Where the drivers outside the main workspace are compiled: a folder of the machine's, not
 # the clone's, so a second clone compiles only tlsmatrix's own crates and reuses BoringSSL,
@@ -206,37 +227,69 @@ driver-mbedtls: mbedtls-lib
 	  --manifest-path libssl-drivers/mbedtls/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-mbedtls $(BIN)/tlsmatrix-driver-mbedtls
 
-# The main job: the default suite over every built impl (RUNS samples per figure), then
-# each of its post-quantum handshakes beside its classical twin on the same stack
-# (results/post-quantum.jsonl, `--pairs twins`), then two published reports repeated (--plan rustls-report, seed-002; set beside their tables), then
-# instruction counts for INSTR_SCENARIOS, heap per connection for MEMORY_SCENARIOS and
-# one-core/all-core throughput, all stored in $(DB); the interop matrix over TCP
-# (results/interop.jsonl and .md); testssl.sh against every stack's defaults peer and the
-# libraries' own servers (results/outside-scan.json, `tlsmatrix scan`); the Go transport's
-# paired benchmarks (`make bench-go`); then $(REPORT)/ (index.html, report.md, results.csv)
-# and a screenshot of it. Cells that fail are listed in the report and make this exit 1.
-# Each stage's time goes to results/timings.tsv (scripts/stage), which the report shows.
-# The counted stages (instruction counts, heap bytes, interop, conformance) depend on nothing
-# but the binaries, the installed packages, the CPU and their command lines: while none of
-# these changed since one last passed, its results are kept, not taken again
-# (scripts/stage --reuse; REUSE=0 make report takes them all).
+# The main job, in the order a new machine can answer soonest:
+#  1. the workspace builds (tlsmatrix and the stacks it holds), and, while the stacks with
+#     builds of their own are still to build, a first look: the default suite over the stacks
+#     built so far in the lead scenarios (FIRST_SCENARIOS), FIRST_RUNS samples each
+#     (results/first-look.jsonl; its own database, not the report's), on screen within minutes;
+#  2. the other stacks build;
+#  3. the counted stages, which count and check rather than time (instruction counts, heap
+#     bytes, the interop matrix over TCP, BoGo's conformance suite, testssl.sh's outside
+#     scan), run in two lanes beside each other and beside the compiler axis's build; each
+#     is reused while the binaries, packages, CPU and its command line are those of its last
+#     passing run (scripts/stage --reuse; REUSE=0 takes them again);
+#  4. the timed stages, alone on the machine, one after another: the default suite over
+#     every built impl (RUNS samples per figure at most: a group stops once its factors'
+#     intervals are within UNTIL_WITHIN, see `tlsmatrix run --help`), each post-quantum
+#     handshake beside its classical twin (results/post-quantum.jsonl, `--pairs twins`),
+#     the two published reports repeated (--plan rustls-report, seed-002), one-core and
+#     all-core throughput, wire figures, the bulk causes (ceilings, counters, profiles,
+#     variants), setup costs, crypto floors, contention, the proxy check and the Go
+#     transport's paired benchmarks (`make bench-go`);
+#  5. $(REPORT)/ (index.html, report.md, results.csv) and a screenshot of it.
+# Everything goes to $(DB). Cells that fail are listed in the report and make this exit 1.
+# Each step's time, start and outcome go to results/timings.tsv (scripts/step,
+# scripts/stage), which the report's environment section shows with what ran beside what.
 report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
-report: timings-begin build
+report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/floor.jsonl results/contention.jsonl
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/floor.jsonl results/contention.jsonl \
+	  results/first-look.jsonl results/first-look.db
+	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
+	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
+	  echo "(wide intervals; the report's figures come from the full run below), before the other stacks build"; \
+	  $(STAGE) first-look $(BIN)/tlsmatrix run --scenario '$(FIRST_SCENARIOS)' --runs $(FIRST_RUNS) --passes $(FIRST_PASSES) --lanes $(LANES) \
+	    --out results/first-look.jsonl --db results/first-look.db \
+	    || { s=$$?; [ $$s -eq 1 ] || exit $$s; echo "first look: a cell failed (above); the full run takes it again"; }; \
+	fi
+	@$(MAKE) --no-print-directory build-stacks
 	@status=0; \
-	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	echo "counted stages, in two lanes beside each other and the compiler axis's build:"; \
+	scripts/lane \
+	  '$(STAGE) --log --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
+	    sh -c "$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt"' & lane1=$$!; \
+	scripts/lane \
+	  '$(STAGE) --log --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions \
+	    --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)' \
+	  '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
+	    --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)' \
+	  '$(STAGE) --log --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
+	    sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"' \
+	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
+	  & lane2=$$!; \
+	$(MAKE) --no-print-directory build-compilers; built=$$?; \
+	wait $$lane1; s1=$$?; wait $$lane2; s2=$$?; \
+	[ $$built -eq 0 ] || exit $$built; \
+	for s in $$s1 $$s2; do [ $$s -le 1 ] || exit $$s; [ $$s -eq 0 ] || status=1; done; \
+	echo "timed stages, alone on the machine:"; \
+	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) $(SETTLE) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) post-quantum $(BIN)/tlsmatrix run --pairs twins --runs $(PQ_RUNS) --passes $(PQ_PASSES) --lanes $(LANES) \
 	  --out results/post-quantum.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) published $(BIN)/tlsmatrix run --plan rustls-report --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) published-seed $(BIN)/tlsmatrix run --plan seed-002 --runs $(PLAN_RUNS) --passes $(PLAN_PASSES) --lanes $(LANES) \
 	  --out results/published.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions --scenario '$(INSTR_SCENARIOS)' --runs $(INSTR_RUNS) --pairs baseline \
-	  --out results/instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario '$(MEMORY_SCENARIOS)' --runs $(MEMORY_RUNS) --pairs baseline \
-	  --out results/memory.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) throughput $(BIN)/tlsmatrix run --scenario '$(THROUGHPUT_SCENARIOS)' --runs $(THROUGHPUT_RUNS) --sample-ms $(THROUGHPUT_MS) --lanes $(LANES) --pairs baseline \
 	  --out results/throughput.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) wire $(BIN)/tlsmatrix run --measure wire $(if $(WIRE_SCENARIOS),--scenario '$(WIRE_SCENARIOS)') --runs $(WIRE_RUNS) --warmup-ms 50 --pairs baseline \
@@ -257,21 +310,20 @@ report: timings-begin build
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
-	  sh -c '$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md' \
-	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
-	  sh -c '$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt' \
-	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) --reuse outside-scan results/outside-scan.json \
-	  $(BIN)/tlsmatrix scan --out results/outside-scan.json \
-	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) go-benchmarks $(MAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
 	exit $$status
 
+# The first look (above): auto runs it while a stack with a build of its own is yet to be
+# built (a new machine), 1 always, 0 never.
+FIRST_LOOK ?= auto
+FIRST_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-ecdsa-p256-x25519-ticket,handshake-tls13-rsa-2048-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full,bulk-tls13-aes-128-gcm-16k
+FIRST_RUNS ?= 12
+FIRST_PASSES ?= 3
+STACKS_BUILT = ( for d in $(OPENSSL_RELEASES:%=openssl-%) boringssl aws-lc wolfssl mbedtls; do \
+  [ -x $(BIN)/tlsmatrix-driver-$$d ] || exit 1; done )
 timings-begin:
 	@scripts/stage --begin
 

@@ -388,6 +388,17 @@ struct RunArgs {
     /// two-level bootstrap over passes and samples).
     #[arg(long, default_value_t = 12, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     passes: u32,
+    /// Stop sampling a timed group (an impl's cells of one scenario with the baseline's pair)
+    /// once the 95% interval of each factor it gives is within ±PCT percent of the factor,
+    /// checked after each pass from --min-passes on; --passes is then the most any group
+    /// gets, and a noisy group gets all of them. The rule reads the intervals' widths, never
+    /// the factors' values. Without it, every group gets every pass.
+    #[arg(long, value_name = "PCT", value_parser = percent_in_range)]
+    until_within: Option<f64>,
+    /// The passes every group gets before --until-within may stop it (at least 2: the
+    /// interval covers the differences between passes only once there are some).
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000), requires = "until_within")]
+    min_passes: u32,
     /// Timed groups sampled at once, each in its own process pinned to its own core (at
     /// most the number of cores). Pairs stay inside one process, so a factor's two sides
     /// always share a core and its weather; 2 on a 2-core machine halves the timed suite's
@@ -596,6 +607,8 @@ fn run_options(a: RunArgs) -> run::RunOptions {
         warmup_ms: a.warmup_ms,
         sample_ms: a.sample_ms,
         passes: a.passes,
+        until_within: a.until_within.map(|pct| pct / 100.0),
+        min_passes: a.min_passes,
         lanes: a.lanes as usize,
         cell_timeout: Duration::from_secs(a.cell_timeout),
         command_line: command_line(),
@@ -606,6 +619,21 @@ fn run_options(a: RunArgs) -> run::RunOptions {
         shard: a.shard,
         run_id: a.run_id,
         verbose: a.verbose,
+    }
+}
+
+/// A percentage for --until-within: above 0, at most 50.
+fn percent_in_range(s: &str) -> Result<f64, String> {
+    let pct: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 1.5)"))?;
+    if pct.is_finite() && pct > 0.0 && pct <= 50.0 {
+        Ok(pct)
+    } else {
+        Err(format!(
+            "{s}: give a percentage above 0 and at most 50, e.g. 1.5"
+        ))
     }
 }
 

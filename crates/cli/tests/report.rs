@@ -207,7 +207,9 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     // make report's step times, as scripts/stage writes them beside the interop file.
     std::fs::write(
         d.join("timings.tsv"),
-        "# tlsmatrix timings\n# commit abc1234\nbuild rust-workspace\t431.2\tbuilt\ntimed-suite\t293.0\texit 0\n",
+        "# tlsmatrix timings\n# commit abc1234\n# epoch 1000.0\nbuild rust-workspace\t431.2\tbuilt\t1000.0\n\
+         interop\t120.0\texit 0\t1431.2\nbuild driver-openssl-3.6-clang\t200.0\tbuilt\t1431.5\n\
+         timed-suite\t293.0\texit 0\t1632.0\n",
     )
     .unwrap();
     let out = d.join("report");
@@ -237,8 +239,20 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
     assert!(md.contains("How long `make report` took here"), "{md}");
-    assert!(md.contains("| timed-suite | 4 min 53 s | exit 0 |"), "{md}");
-    assert!(md.contains("12 min 04 s"), "{md}");
+    // When each step began, what ran beside it, and the job's length from end to end.
+    assert!(
+        md.contains("| timed-suite | 10:32 | 4 min 53 s | exit 0 | - |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| interop | 7:11 | 2 min 00 s | exit 0 | build driver-openssl-3.6-clang |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("15 min 25 s from the first step's start"),
+        "{md}"
+    );
+    assert!(md.contains("add up to 17 min 24 s"), "{md}");
     assert!(
         md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
         "{md}"

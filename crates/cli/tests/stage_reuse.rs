@@ -123,4 +123,66 @@ fn the_fingerprint_lists_the_binaries_the_packages_and_the_cpu() {
     ] {
         assert!(text.contains(needle), "no {needle:?} in:\n{text}");
     }
+    // The compiler axis's driver, built beside the counted stages and run by none of them,
+    // is left out: listed, it would change the keys a first run took.
+    let clang = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/release/tlsmatrix-driver-openssl-3.6-clang");
+    assert!(clang.exists(), "make build builds {}", clang.display());
+    assert!(!text.contains("-clang"), "{text}");
+}
+
+#[test]
+fn a_lane_runs_its_stages_in_order_and_reports_the_worst() {
+    let dir = common::scratch("stage-lane");
+    let lane = |lines: &[&str]| -> i32 {
+        Command::new(script("lane"))
+            .current_dir(&dir)
+            .args(lines)
+            .status()
+            .unwrap()
+            .code()
+            .unwrap_or(-1)
+    };
+    // A failed cell (1) does not stop the lane; what could not run (above 1) does.
+    assert_eq!(lane(&["echo a >> seen", "exit 1", "echo b >> seen"]), 1);
+    assert_eq!(lane(&["echo c >> seen", "exit 3", "echo d >> seen"]), 3);
+    assert_eq!(lane(&["echo e >> seen"]), 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("seen")).unwrap(),
+        "a\nb\nc\ne\n"
+    );
+    assert_eq!(lane(&[]), 2, "a lane of nothing is a usage error");
+}
+
+#[test]
+fn a_stage_beside_others_logs_its_output_and_its_start() {
+    let dir = common::scratch("stage-log");
+    let timings = dir.join("timings.tsv");
+    let run = |args: &[&str]| {
+        Command::new(script("stage"))
+            .current_dir(&dir)
+            .env("TLSMATRIX_TIMINGS", &timings)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["--begin"]).status.success());
+    let o = run(&["--log", "quiet-one", "sh", "-c", "echo to-the-log; exit 1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("quiet-one: begun"), "{said}");
+    assert!(said.contains("quiet-one: ended after"), "{said}");
+    // What the stage printed is in its log (and, as it failed, its end on the terminal).
+    let top = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log = std::fs::read_to_string(top.join("target/logs/stage-quiet-one.log")).unwrap();
+    assert_eq!(log, "to-the-log\n");
+    let text = std::fs::read_to_string(&timings).unwrap();
+    let t = tlsmatrix_history::timings::parse(&text).unwrap();
+    assert!(t.epoch.is_some(), "{text}");
+    let stage = t.stages.last().unwrap();
+    assert_eq!(
+        (stage.name.as_str(), stage.outcome.as_str()),
+        ("quiet-one", "exit 1")
+    );
+    assert!(stage.start.unwrap() >= t.epoch.unwrap(), "{text}");
 }

@@ -1,7 +1,10 @@
 //! The main job's timings file (`results/timings.tsv`), written by `scripts/stage` and
 //! `scripts/step` while `make report` runs: a few `# key value` lines (when it started, the
-//! commit, the CPU), then one `stage<TAB>seconds<TAB>outcome` line per build step and stage.
-//! The report shows it, so the job's times on a machine are written by the tools, never by hand.
+//! commit, the CPU, the start in seconds since the epoch), then one
+//! `stage<TAB>seconds<TAB>outcome<TAB>start` line per build step and stage (`start` in
+//! seconds since the epoch; files from before it have three fields). Stages that run at
+//! once overlap in time, and the report says which ran beside which. The report shows it, so
+//! the job's times on a machine are written by the tools, never by hand.
 
 use std::path::Path;
 
@@ -11,6 +14,8 @@ use anyhow::{bail, Context, Result};
 pub struct Timings {
     /// `started`, `commit`, `cpu`, as the file's header gives them.
     pub about: Vec<(String, String)>,
+    /// When the job began, in seconds since the epoch (the header's `epoch`).
+    pub epoch: Option<f64>,
     pub stages: Vec<Stage>,
 }
 
@@ -21,6 +26,8 @@ pub struct Stage {
     pub seconds: f64,
     /// `built`, `up to date` or `done` for a build step; `exit N` for a stage.
     pub outcome: String,
+    /// When it began, in seconds since the epoch.
+    pub start: Option<f64>,
 }
 
 impl Stage {
@@ -29,23 +36,65 @@ impl Stage {
     }
 }
 
+impl Stage {
+    /// Its span in seconds since the epoch, when its start is known.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        self.start.map(|a| (a, a + self.seconds))
+    }
+}
+
+/// Two stages whose spans share less than this many seconds are not said to have run beside
+/// each other (one's last line and the next one's first share a moment).
+const BESIDE_MIN_SECONDS: f64 = 1.0;
+
 impl Timings {
+    /// The steps' times added up: the job's length when none ran beside another.
     pub fn total_seconds(&self) -> f64 {
         self.stages.iter().map(|s| s.seconds).sum()
+    }
+
+    /// From the first step's start to the last one's end, when every step's start is known.
+    pub fn wall_seconds(&self) -> Option<f64> {
+        let spans: Option<Vec<(f64, f64)>> = self.stages.iter().map(Stage::span).collect();
+        let spans = spans.filter(|s| !s.is_empty())?;
+        let first = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        let last = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+        Some(last - first)
+    }
+
+    /// The other steps that ran at least a second of their time beside step `i`.
+    pub fn beside(&self, i: usize) -> Vec<&Stage> {
+        let Some((a0, a1)) = self.stages[i].span() else {
+            return Vec::new();
+        };
+        self.stages
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, s)| {
+                let (b0, b1) = s.span()?;
+                (a1.min(b1) - a0.max(b0) >= BESIDE_MIN_SECONDS).then_some(s)
+            })
+            .collect()
     }
 }
 
 pub fn parse(text: &str) -> Result<Timings> {
     let mut t = Timings {
         about: Vec::new(),
+        epoch: None,
         stages: Vec::new(),
     };
     for (n, line) in text.lines().enumerate() {
         if let Some(header) = line.strip_prefix("# ") {
-            if let Some((k, v)) = header.split_once(' ') {
-                if !header.starts_with("tlsmatrix timings") {
-                    t.about.push((k.to_string(), v.to_string()));
+            match header.split_once(' ') {
+                Some(("epoch", v)) => {
+                    t.epoch = v.trim().parse().ok().filter(|e: &f64| e.is_finite())
                 }
+                Some((k, v)) if !header.starts_with("tlsmatrix timings") => {
+                    t.about.push((k.to_string(), v.to_string()))
+                }
+                _ => {}
             }
             continue;
         }
@@ -53,11 +102,22 @@ pub fn parse(text: &str) -> Result<Timings> {
             continue;
         }
         let fields: Vec<&str> = line.split('\t').collect();
-        let [name, seconds, outcome] = fields[..] else {
-            bail!(
-                "line {}: not stage<TAB>seconds<TAB>outcome: {line:?}",
+        let (name, seconds, outcome, start) = match fields[..] {
+            [name, seconds, outcome] => (name, seconds, outcome, None),
+            [name, seconds, outcome, start] => (name, seconds, outcome, Some(start)),
+            _ => bail!(
+                "line {}: not stage<TAB>seconds<TAB>outcome[<TAB>start]: {line:?}",
                 n + 1
-            );
+            ),
+        };
+        let start = match start {
+            None => None,
+            Some(s) => Some(
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .with_context(|| format!("line {}: {s:?} is not a start time", n + 1))?,
+            ),
         };
         let seconds: f64 = seconds
             .parse()
@@ -68,6 +128,7 @@ pub fn parse(text: &str) -> Result<Timings> {
             name: name.to_string(),
             seconds,
             outcome: outcome.to_string(),
+            start,
         });
     }
     Ok(t)
@@ -104,5 +165,28 @@ mod tests {
             .to_string();
         assert!(e.contains("line 1"), "{e}");
         assert!(parse("just words\n").is_err());
+        assert_eq!(t.wall_seconds(), None, "no starts: no wall time");
+    }
+
+    #[test]
+    fn stages_that_overlap_ran_beside_each_other() {
+        // a 0-100 s; b 100-160 (after a); c 110-300 beside b and d; d 150-200.
+        let t = parse(
+            "# epoch 1000.0\nbuild a\t100.0\tbuilt\t1000.0\nb\t60.0\texit 0\t1100.0\n\
+             c\t190.0\texit 0\t1110.0\nd\t50.0\texit 1\t1150.0\n",
+        )
+        .unwrap();
+        assert_eq!(t.epoch, Some(1000.0));
+        assert!(t.about.is_empty(), "the epoch is not an about line");
+        let names =
+            |i: usize| -> Vec<&str> { t.beside(i).iter().map(|s| s.name.as_str()).collect() };
+        assert!(names(0).is_empty(), "a ends as b begins");
+        assert_eq!(names(1), ["c", "d"]);
+        assert_eq!(names(2), ["b", "d"]);
+        assert_eq!(names(3), ["b", "c"]);
+        assert_eq!(t.wall_seconds(), Some(300.0));
+        assert_eq!(t.total_seconds(), 400.0);
+        let e = parse("b\t60.0\texit 0\tlater\n").unwrap_err().to_string();
+        assert!(e.contains("start time"), "{e}");
     }
 }

@@ -549,9 +549,18 @@ mod shift_tests {
             shifts.iter().all(|s| s % 16 == 0 && *s < 4096),
             "{shifts:?}"
         );
-        assert!(shifts.windows(2).all(|w| w[1] - w[0] >= 320), "{shifts:?}");
+        let mut sorted = shifts.clone();
+        sorted.sort_unstable();
+        assert!(sorted.windows(2).all(|w| w[1] - w[0] >= 320), "{shifts:?}");
         assert_eq!(pass_heap_shift(12, 12), 0, "pass 13 of 12 wraps");
         assert_eq!(pass_heap_shift(0, 0), 0);
+        assert_eq!(pass_heap_shift(0, 1), 0);
+        // The first passes already spread over the page: a group that stops after 4 of 8
+        // has sampled each quarter of it.
+        let first: Vec<usize> = (0..4).map(|p| pass_heap_shift(p, 8)).collect();
+        assert_eq!(first, [0, 2048, 1024, 3072]);
+        let all: Vec<usize> = (0..8).map(|p| pass_heap_shift(p, 8)).collect();
+        assert_eq!(all, [0, 2048, 1024, 3072, 512, 2560, 1536, 3584]);
     }
 
     #[test]

@@ -34,8 +34,19 @@ pub const ALLOCATOR_ENV: &str = "TLSMATRIX_ALLOCATOR";
 pub const HEAP_SHIFT_ENV: &str = "TLSMATRIX_HEAP_SHIFT";
 
 /// The heap shift of pass `pass` of `passes`: evenly spread over the page, in steps of 16
-/// bytes (glibc's allocation granule), so that the passes sample as many placements.
+/// bytes (glibc's allocation granule), so that the passes sample as many placements. The
+/// passes take the page's slots in bit-reversed order (0, 1/2, 1/4, 3/4, ... of the page),
+/// so that a group that stops early (`tlsmatrix run --until-within`) has still sampled
+/// placements over the whole page, not its first part.
 pub fn pass_heap_shift(pass: usize, passes: usize) -> usize {
     let passes = passes.max(1);
-    ((pass % passes) * 4096 / passes) & !15
+    let bits = usize::BITS - (passes - 1).leading_zeros();
+    let reversed = |slot: usize| {
+        slot.reverse_bits()
+            .checked_shr(usize::BITS - bits)
+            .unwrap_or(0)
+    };
+    let mut slots: Vec<usize> = (0..passes).collect();
+    slots.sort_by_key(|&slot| reversed(slot));
+    (slots[pass % passes] * 4096 / passes) & !15
 }

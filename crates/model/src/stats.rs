@@ -226,6 +226,14 @@ impl Factor {
         }
     }
 
+    /// Half the interval's width relative to the factor: 0.012 for "±1.2%".
+    pub fn relative_half_width(&self) -> f64 {
+        if self.ratio == 0.0 {
+            return f64::INFINITY;
+        }
+        (self.ci_high - self.ci_low) / 2.0 / self.ratio.abs()
+    }
+
     /// The factor of B over A: the same comparison read the other way.
     pub fn inverted(self) -> Factor {
         Factor {

@@ -678,8 +678,9 @@ fn duration(seconds: f64) -> String {
 }
 
 /// How long `make report` took on this machine, step by step, as `scripts/stage` and
-/// `scripts/step` wrote it (results/timings.tsv): the report itself is the last step, so it
-/// is not in the file.
+/// `scripts/step` wrote it (results/timings.tsv): when each began after the job did, what ran
+/// beside it, and the job's length (the report itself is the last step, so it is not in the
+/// file).
 fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
     let about: Vec<String> = t.about.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let build: f64 = t
@@ -688,30 +689,81 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
         .filter(|s| s.is_build())
         .map(|s| s.seconds)
         .sum();
+    let first = t
+        .epoch
+        .or_else(|| t.stages.iter().filter_map(|s| s.start).reduce(f64::min));
     let mut rows: Vec<Vec<Cell>> = t
         .stages
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
+            let began = match (s.start, first) {
+                (Some(a), Some(f)) => clock(a - f),
+                _ => "-".to_string(),
+            };
+            let beside: Vec<&str> = t.beside(i).iter().map(|b| b.name.as_str()).collect();
             vec![
                 Cell::plain(s.name.clone()),
+                Cell::plain(began),
                 Cell::plain(duration(s.seconds)),
                 Cell::plain(s.outcome.clone()),
+                Cell::plain(if beside.is_empty() {
+                    "-".to_string()
+                } else {
+                    beside.join(", ")
+                }),
             ]
         })
         .collect();
+    let overlapped = (0..t.stages.len())
+        .filter(|&i| !t.beside(i).is_empty())
+        .count();
+    let whole = match t.wall_seconds() {
+        Some(wall) if overlapped > 0 => format!(
+            "{} from the first step's start to the last one's end; the steps' times add up to {}, since {overlapped} of them ran beside others (the last column; stages that take timings never do)",
+            duration(wall),
+            duration(t.total_seconds())
+        ),
+        Some(wall) => format!(
+            "{}: the steps ran one after another, none beside another",
+            duration(wall)
+        ),
+        None => format!(
+            "{}, the steps' times added up (this file gives no start times, so what ran beside what is not known)",
+            duration(t.total_seconds())
+        ),
+    };
     rows.push(vec![
         Cell::plain("all steps until the report"),
-        Cell::plain(duration(t.total_seconds())),
+        Cell::plain(""),
+        Cell::plain(duration(t.wall_seconds().unwrap_or(t.total_seconds()))),
         Cell::plain(format!("of which builds {}", duration(build))),
+        Cell::plain(""),
     ]);
     Table {
         caption: format!(
-            "How long `make report` took here, each step as the tools timed it ({}). The steps ran one after another, none beside another, so the whole is their sum.",
+            "How long `make report` took here, each step as the tools timed it ({}): {whole}.",
             about.join("; ")
         ),
-        header: vec!["step".into(), "took".into(), "outcome".into()],
+        header: vec![
+            "step".into(),
+            "began".into(),
+            "took".into(),
+            "outcome".into(),
+            "ran beside".into(),
+        ],
         rows,
         label_cols: 1,
+    }
+}
+
+/// "12:05" minutes and seconds after the job began; "1:02:05" past an hour.
+fn clock(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
     }
 }
 

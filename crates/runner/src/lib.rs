@@ -11,5 +11,6 @@ pub mod lanes;
 pub mod progress;
 pub mod repeatability;
 pub mod run;
+pub mod settle;
 pub mod weather;
 pub mod wire;

@@ -34,6 +34,11 @@ pub struct RunOptions {
     pub sample_ms: Option<u64>,
     /// Timed handshake and bulk scenarios: passes over the run, a new process per group each.
     pub passes: u32,
+    /// Stop sampling a timed group once each of its factors' 95% intervals is within this
+    /// share of the factor (0.015 for ±1.5%), after `min_passes` passes (`settle`); `None`:
+    /// every group gets every pass.
+    pub until_within: Option<f64>,
+    pub min_passes: u32,
     /// Timed groups (and one-thread cells measured alone) run at once, each on its own core
     /// (at most the number of cores).
     pub lanes: usize,
@@ -364,6 +369,8 @@ pub fn run(opts: RunOptions) -> Result<bool> {
         &plan.paired,
         &PairedOptions {
             passes: plan.passes,
+            until_within: opts.until_within,
+            min_passes: opts.min_passes,
             lanes: opts.lanes,
             cpus: &cpus,
             rounds: plan.rounds,
@@ -852,6 +859,8 @@ fn apart_reason(client: &str, server: &str) -> String {
 
 struct PairedOptions<'a> {
     passes: u32,
+    until_within: Option<f64>,
+    min_passes: u32,
     /// Groups sampled at once, each in its own process on its own core.
     lanes: usize,
     /// The CPUs lanes are pinned to, at least `lanes` of them.
@@ -897,8 +906,13 @@ fn run_paired(
             None
         }
     };
+    // The groups that have settled (`settle`), per scenario, by index: no more passes.
+    let mut settled: Vec<Vec<bool>> = plan.iter().map(|p| vec![false; p.groups.len()]).collect();
     for pass in 0..o.passes as usize {
-        let blocks = pass_blocks(plan, &got.ended, &got.reference, pass);
+        let blocks = pass_blocks(plan, &got.ended, &settled, &got.reference, pass);
+        if blocks.is_empty() {
+            break;
+        }
         if let Some(w) = &mut weather {
             w.pass_starts(got.block);
         }
@@ -917,6 +931,9 @@ fn run_paired(
         )?;
         if let Some(w) = &mut weather {
             w.pass_ends();
+        }
+        if let Some(within) = o.until_within {
+            settle_groups(plan, &got, &mut settled, pass as u32 + 1, within, o, sink);
         }
     }
     let by_block = weather.as_ref().map(|w| w.of_blocks(got.block));
@@ -941,6 +958,55 @@ fn run_paired(
         )?;
     }
     Ok(())
+}
+
+/// After a pass, marks the groups whose factors' intervals are all within `within` (and that
+/// have had `o.min_passes` passes) as settled, takes their remaining samples off the
+/// progress bar, and says how many settled.
+fn settle_groups(
+    plan: &[ScenarioGroups],
+    got: &Gathering,
+    settled: &mut [Vec<bool>],
+    passes_done: u32,
+    within: f64,
+    o: &PairedOptions,
+    sink: &Sink,
+) {
+    if passes_done >= o.passes {
+        return;
+    }
+    let (mut newly, mut open) = (0usize, 0usize);
+    for (si, sg) in plan.iter().enumerate() {
+        for (gi, g) in sg.groups.iter().enumerate() {
+            if settled[si][gi] {
+                continue;
+            }
+            let reference = g.reference.as_ref().unwrap_or(&got.reference);
+            let widest = crate::settle::widest_half_width(g, &got.gathered[si], reference);
+            if !crate::settle::settled(widest, passes_done, o.min_passes, within) {
+                open += 1;
+                continue;
+            }
+            settled[si][gi] = true;
+            newly += 1;
+            let left = (g.cells.len() + usize::from(g.companion)) as u64
+                * u64::from(o.rounds * (o.passes - passes_done));
+            if let Some(len) = sink.bar.length() {
+                sink.bar.set_length(len.saturating_sub(left));
+            }
+        }
+    }
+    if newly > 0 {
+        let line = format!(
+            "after pass {passes_done}: {newly} group(s) settled within ±{:.1}%, {open} still sampled",
+            within * 100.0
+        );
+        if sink.interactive {
+            sink.bar.println(line);
+        } else {
+            sink.log(&line);
+        }
+    }
 }
 
 /// One process's turn in a pass: the batch's groups sampled in turns, one core; a duet also
@@ -1111,12 +1177,16 @@ type MeasuredRun = ((String, String), Vec<groups::RoundSample>);
 fn pass_blocks<'a>(
     plan: &[ScenarioGroups<'a>],
     ended: &[BTreeMap<Label, CellOutcome>],
+    settled: &[Vec<bool>],
     reference: &Label,
     pass: usize,
 ) -> Vec<PassBlock<'a>> {
     let mut blocks = Vec::new();
     for (si, sg) in plan.iter().enumerate() {
-        for group in &sg.groups {
+        for (gi, group) in sg.groups.iter().enumerate() {
+            if settled[si][gi] {
+                continue;
+            }
             let mut g = group.clone();
             g.cells.retain(|c| !ended[si].contains_key(&c.label));
             if !g.cells.is_empty() {
