@@ -622,17 +622,17 @@ fn run_options(a: RunArgs) -> run::RunOptions {
     }
 }
 
-/// A percentage for --until-within: above 0, at most 50.
+/// A percentage for --until-within: above 0, at most 100.
 fn percent_in_range(s: &str) -> Result<f64, String> {
     let pct: f64 = s
         .trim_end_matches('%')
         .parse()
         .map_err(|_| format!("'{s}' is not a percentage (e.g. 1.5)"))?;
-    if pct.is_finite() && pct > 0.0 && pct <= 50.0 {
+    if pct.is_finite() && pct > 0.0 && pct <= 100.0 {
         Ok(pct)
     } else {
         Err(format!(
-            "{s}: give a percentage above 0 and at most 50, e.g. 1.5"
+            "{s}: give a percentage above 0 and at most 100, e.g. 1.5"
         ))
     }
 }

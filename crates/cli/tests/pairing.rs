@@ -116,6 +116,63 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
     }
 }
 
+/// `--until-within`: a group stops being sampled once every factor's interval is within the
+/// bound, after --min-passes; a bound no interval can meet leaves every group every pass.
+#[test]
+fn a_group_stops_once_its_intervals_are_tight_and_not_before_its_minimum() {
+    let d = scratch("settle");
+    let run = |name: &str, within: &str| -> (Vec<Record>, String) {
+        let out = d.join(name);
+        let r = tlsmatrix(&[
+            "run",
+            "--impl",
+            "rustls-aws-lc,rustls-ring",
+            "--scenario",
+            "handshake-tls13-ecdsa-p256-x25519-full,bulk-tls13-aes-128-gcm-16k",
+            "--runs",
+            "12",
+            "--passes",
+            "6",
+            "--until-within",
+            within,
+            "--min-passes",
+            "2",
+            "--warmup-ms",
+            "5",
+            "--sample-ms",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        (result_records(&out), stderr(&r))
+    };
+    let blocks = |r: &Record| -> usize {
+        let p = r.paired.as_ref().expect("paired");
+        p.blocks
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    // ±100%: every group settles after its two passes, two rounds each (a bound a busy
+    // machine cannot miss with two blocks of two samples).
+    let (loose, said) = run("loose.jsonl", "100");
+    assert!(said.contains("after pass 2:"), "{said}");
+    assert!(said.contains("settled within ±100.0%"), "{said}");
+    let paired: Vec<&Record> = loose.iter().filter(|r| r.paired.is_some()).collect();
+    assert!(!paired.is_empty());
+    for r in &paired {
+        assert_eq!(blocks(r), 2, "{} {}>{}", r.scenario, r.client, r.server);
+        assert_eq!(r.paired.as_ref().unwrap().ratios.len(), 4);
+    }
+    // ±0.001%: no interval is that tight, so every group takes all six passes.
+    let (tight, said) = run("tight.jsonl", "0.001");
+    assert!(!said.contains("settled"), "{said}");
+    for r in tight.iter().filter(|r| r.paired.is_some()) {
+        assert_eq!(blocks(r), 6, "{} {}>{}", r.scenario, r.client, r.server);
+    }
+}
+
 /// `tlsmatrix repeatability` over two small runs of one plan: a line for every paired factor
 /// and the A/A, the summary lines with their targets, and the exit code saying whether they
 /// were met. A single run is refused: a spread needs two.
