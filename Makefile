@@ -11,7 +11,7 @@ PASSES ?= 8
 # A group of the timed suite stops before PASSES once each factor's 95% interval is within
 # ±UNTIL_WITHIN percent, after MIN_PASSES passes (`tlsmatrix run --until-within`); empty: every
 # group takes every pass.
-UNTIL_WITHIN ?= 1.5
+UNTIL_WITHIN ?= 2.5
 MIN_PASSES ?= 4
 SETTLE = $(if $(UNTIL_WITHIN),--until-within $(UNTIL_WITHIN) --min-passes $(MIN_PASSES))
 # Timed groups sampled at once, each in its own process on its own core (tlsmatrix run --lanes):
