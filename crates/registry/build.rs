@@ -25,8 +25,8 @@ fn main() {
             "--untracked-files=no",
         ],
     )
-        .map(|s| if s.is_empty() { "" } else { "+dirty" })
-        .unwrap_or("");
+    .map(|s| if s.is_empty() { "" } else { "+dirty" })
+    .unwrap_or("");
     println!("cargo:rustc-env=TLSMATRIX_RUSTC_VERSION={rustc_version}");
     println!("cargo:rustc-env=TLSMATRIX_GIT_REVISION={git}{dirty}");
     for p in ["../../.git/HEAD", "../../.git/index"] {
