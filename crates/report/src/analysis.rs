@@ -692,16 +692,18 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
     let first = t
         .epoch
         .or_else(|| t.stages.iter().filter_map(|s| s.start).reduce(f64::min));
+    let besides: Vec<Vec<&str>> = (0..t.stages.len())
+        .map(|i| t.beside(i).iter().map(|b| b.name.as_str()).collect())
+        .collect();
     let mut rows: Vec<Vec<Cell>> = t
         .stages
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
+        .zip(&besides)
+        .map(|(s, beside)| {
             let began = match (s.start, first) {
                 (Some(a), Some(f)) => clock(a - f),
                 _ => "-".to_string(),
             };
-            let beside: Vec<&str> = t.beside(i).iter().map(|b| b.name.as_str()).collect();
             vec![
                 Cell::plain(s.name.clone()),
                 Cell::plain(began),
@@ -715,12 +717,11 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
             ]
         })
         .collect();
-    let overlapped = (0..t.stages.len())
-        .filter(|&i| !t.beside(i).is_empty())
-        .count();
-    let whole = match t.wall_seconds() {
+    let overlapped = besides.iter().filter(|b| !b.is_empty()).count();
+    let wall = t.wall_seconds();
+    let whole = match wall {
         Some(wall) if overlapped > 0 => format!(
-            "{} from the first step's start to the last one's end; the steps' times add up to {}, since {overlapped} of them ran beside others (the last column; stages that take timings never do)",
+            "{} from the first step's start to the last one's end; the steps' times add up to {}, since {overlapped} of them ran beside others (the last column)",
             duration(wall),
             duration(t.total_seconds())
         ),
@@ -736,7 +737,7 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
     rows.push(vec![
         Cell::plain("all steps until the report"),
         Cell::plain(""),
-        Cell::plain(duration(t.wall_seconds().unwrap_or(t.total_seconds()))),
+        Cell::plain(duration(wall.unwrap_or(t.total_seconds()))),
         Cell::plain(format!("of which builds {}", duration(build))),
         Cell::plain(""),
     ]);
