@@ -132,10 +132,17 @@ build-stacks: build-workspace
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 
-# The compiler axis (below): only the variants stage runs it, so `make report` builds it
-# beside the counted stages, and their fingerprint leaves it out (scripts/fingerprint).
+# The compiler axis (below): only the variants stage runs it, and `make report` does not build
+# it (it follows the first answer: `make build-compilers`, or `make build`, then `make
+# report`); the counted stages' fingerprint leaves it out (scripts/fingerprint).
 build-compilers: build-workspace
 	@$(MAKE) --no-print-directory driver-openssl-clang
+
+# A driver's first build takes the crates.io units the workspace has built (jemalloc,
+# mimalloc, aws-lc-sys, ring: about 3.5 minutes of a new machine's first driver build) from
+# its target folder instead of compiling them again (scripts/seed-units).
+# $(call seed_units,TARGET-FOLDER,MANIFEST)
+seed_units = CARGO=$(CARGO) scripts/seed-units $(1) $(CURDIR)/target $(2)
 
 # Where the drivers outside the main workspace are compiled: a folder of the machine's, not
 # the clone's, so a second clone compiles only tlsmatrix's own crates and reuses BoringSSL,
@@ -156,6 +163,7 @@ OPENSSL_RELEASES ?= 1.1.1 3.5 3.6 4.0
 OPENSSL_ENV = $(shell rustc -vV | sed -n 's/host: //p' | tr a-z- A-Z_)_OPENSSL
 driver-openssl-%: openssl-lib-%
 	@scripts/seed-target $(DRIVER_TARGETS)/driver-openssl-$* $(OPENSSL_RELEASES:%=$(DRIVER_TARGETS)/driver-openssl-%)
+	@$(call seed_units,$(DRIVER_TARGETS)/driver-openssl-$*,libssl-drivers/openssl/Cargo.toml)
 	@$(OPENSSL_ENV)_DIR=$(CURDIR)/target/openssl/$* $(OPENSSL_ENV)_STATIC=1 $(STEP) driver-openssl-$* \
 	  $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/openssl/Cargo.toml --target-dir $(DRIVER_TARGETS)/driver-openssl-$*
@@ -196,6 +204,7 @@ DRIVERS_TARGET := $(DRIVER_TARGETS)/libssl-drivers
 
 # BoringSSL, built by the boring-sys crate from the sources it ships (cmake, bindgen).
 driver-boringssl:
+	@$(call seed_units,$(DRIVERS_TARGET),libssl-drivers/boringssl/Cargo.toml)
 	@$(STEP) driver-boringssl $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/boringssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-boringssl $(BIN)/tlsmatrix-driver-boringssl
@@ -207,12 +216,14 @@ AWS_LC_DIR := $(CURDIR)/target/aws-lc
 aws-lc-lib:
 	@$(STEP) aws-lc-lib scripts/aws-lc-build $(AWS_LC_DIR)
 driver-aws-lc: aws-lc-lib
+	@$(call seed_units,$(DRIVERS_TARGET),libssl-drivers/aws-lc/Cargo.toml)
 	@$(OPENSSL_ENV)_DIR=$(AWS_LC_DIR) $(OPENSSL_ENV)_STATIC=1 $(STEP) driver-aws-lc $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/aws-lc/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-aws-lc $(BIN)/tlsmatrix-driver-aws-lc
 
 # wolfSSL, the system's (libwolfssl-dev), GPL-2.0-or-later: linked into this binary only.
 driver-wolfssl:
+	@$(call seed_units,$(DRIVERS_TARGET),libssl-drivers/wolfssl/Cargo.toml)
 	@$(STEP) driver-wolfssl $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/wolfssl/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-wolfssl $(BIN)/tlsmatrix-driver-wolfssl
@@ -223,6 +234,7 @@ MBEDTLS_DIR := $(CURDIR)/target/mbedtls
 mbedtls-lib:
 	@$(STEP) mbedtls-lib scripts/mbedtls-build $(MBEDTLS_DIR)
 driver-mbedtls: mbedtls-lib
+	@$(call seed_units,$(DRIVERS_TARGET),libssl-drivers/mbedtls/Cargo.toml)
 	@TLSMATRIX_MBEDTLS_DIR=$(MBEDTLS_DIR) $(STEP) driver-mbedtls $(CARGO) build --release --locked \
 	  --manifest-path libssl-drivers/mbedtls/Cargo.toml --target-dir $(DRIVERS_TARGET)
 	@cp $(DRIVERS_TARGET)/release/tlsmatrix-driver-mbedtls $(BIN)/tlsmatrix-driver-mbedtls
@@ -235,17 +247,19 @@ driver-mbedtls: mbedtls-lib
 #  2. the other stacks build;
 #  3. the counted stages, which count and check rather than time (instruction counts, heap
 #     bytes, the interop matrix over TCP, BoGo's conformance suite, testssl.sh's outside
-#     scan), run in two lanes beside each other and beside the compiler axis's build; each
-#     is reused while the binaries, packages, CPU and its command line are those of its last
-#     passing run (scripts/stage --reuse; REUSE=0 takes them again);
+#     scan), run in two lanes beside each other once the builds are done (beside a build
+#     they only share the two cores' time with it); each is reused while the binaries,
+#     packages, CPU and its command line are those of its last passing run (scripts/stage
+#     --reuse; REUSE=0 takes them again);
 #  4. the timed stages, alone on the machine, one after another: the default suite over
 #     every built impl (RUNS samples per figure at most: a group stops once its factors'
 #     intervals are within UNTIL_WITHIN, see `tlsmatrix run --help`), each post-quantum
 #     handshake beside its classical twin (results/post-quantum.jsonl, `--pairs twins`),
 #     the two published reports repeated (--plan rustls-report, seed-002), one-core and
 #     all-core throughput, wire figures, the bulk causes (ceilings, counters, profiles,
-#     variants), setup costs, crypto floors, contention, the proxy check and the Go
-#     transport's paired benchmarks (`make bench-go`);
+#     variants: the compiler axis only where `make build-compilers` or `make build` built
+#     it, else the environment section says it was left out), setup costs, crypto floors,
+#     contention, the proxy check and the Go transport's paired benchmarks (`make bench-go`);
 #  5. $(REPORT)/ (index.html, report.md, results.csv) and a screenshot of it.
 # Everything goes to $(DB). Cells that fail are listed in the report and make this exit 1.
 # Each step's time, start and outcome go to results/timings.tsv (scripts/step,
@@ -265,7 +279,7 @@ report: timings-begin build-workspace
 	fi
 	@$(MAKE) --no-print-directory build-stacks
 	@status=0; \
-	echo "counted stages, in two lanes beside each other and the compiler axis's build:"; \
+	echo "counted stages, in two lanes beside each other:"; \
 	scripts/lane \
 	  '$(STAGE) --log --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
 	    sh -c "$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt"' & lane1=$$!; \
@@ -278,9 +292,7 @@ report: timings-begin build-workspace
 	    sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"' \
 	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
 	  & lane2=$$!; \
-	$(SUBMAKE) --no-print-directory build-compilers; built=$$?; \
 	wait $$lane1; s1=$$?; wait $$lane2; s2=$$?; \
-	[ $$built -eq 0 ] || exit $$built; \
 	for s in $$s1 $$s2; do [ $$s -le 1 ] || exit $$s; [ $$s -eq 0 ] || status=1; done; \
 	echo "timed stages, alone on the machine:"; \
 	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) $(SETTLE) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
@@ -306,7 +318,12 @@ report: timings-begin build-workspace
 	  --out results/contention.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	$(STAGE) variants $(BIN)/tlsmatrix run --impl '$(VARIANT_IMPLS)' --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \
+	variant_impls='$(VARIANT_IMPLS)'; \
+	if [ ! -x $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang ]; then \
+	  variant_impls=$$(echo "$$variant_impls" | tr , '\n' | grep -v '+clang$$' | paste -sd, -); \
+	  $(STAGE) --left-out "compiler axis" "OpenSSL $(CLANG_OPENSSL), ring and aws-lc built by clang are not built here; make build-compilers (about 5 min, once), then make report"; \
+	fi; \
+	$(STAGE) variants $(BIN)/tlsmatrix run --impl "$$variant_impls" --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
