@@ -207,7 +207,7 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     // make report's step times, as scripts/stage writes them beside the interop file.
     std::fs::write(
         d.join("timings.tsv"),
-        "# tlsmatrix timings\n# commit abc1234\n# epoch 1000.0\nbuild rust-workspace\t431.2\tbuilt\t1000.0\n\
+        "# tlsmatrix timings\n# commit abc1234\n# epoch 1000.0\n# left-out compiler axis\tmake build-compilers, then make report\nbuild rust-workspace\t431.2\tbuilt\t1000.0\n\
          interop\t120.0\texit 0\t1431.2\nbuild driver-openssl-3.6-clang\t200.0\tbuilt\t1431.5\n\
          timed-suite\t293.0\texit 0\t1632.0\n",
     )
@@ -253,6 +253,14 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         "{md}"
     );
     assert!(md.contains("add up to 17 min 24 s"), "{md}");
+    // A step this run left out: a row that says how to get it.
+    assert!(
+        md.contains(
+            "| compiler axis | - | - | left out: make build-compilers, then make report | - |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("1 step(s) left out on this run"), "{md}");
     assert!(
         md.contains("beta completes full handshakes 1.70x slower than alpha as a client"),
         "{md}"

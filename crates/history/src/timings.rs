@@ -3,7 +3,8 @@
 //! commit, the CPU, the start in seconds since the epoch), then one
 //! `stage<TAB>seconds<TAB>outcome<TAB>start` line per build step and stage (`start` in
 //! seconds since the epoch; files from before it have three fields). Stages that run at
-//! once overlap in time, and the report says which ran beside which. The report shows it, so
+//! once overlap in time, and the report says which ran beside which. A step the job left out
+//! on this machine is a `# left-out NAME<TAB>HOW` line (how to get it). The report shows it, so
 //! the job's times on a machine are written by the tools, never by hand.
 
 use std::path::Path;
@@ -17,6 +18,8 @@ pub struct Timings {
     /// When the job began, in seconds since the epoch (the header's `epoch`).
     pub epoch: Option<f64>,
     pub stages: Vec<Stage>,
+    /// The steps this job left out, each with how to get it (`# left-out` lines).
+    pub left_out: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,10 +87,17 @@ pub fn parse(text: &str) -> Result<Timings> {
         about: Vec::new(),
         epoch: None,
         stages: Vec::new(),
+        left_out: Vec::new(),
     };
     for (n, line) in text.lines().enumerate() {
         if let Some(header) = line.strip_prefix("# ") {
             match header.split_once(' ') {
+                Some(("left-out", v)) => {
+                    let (name, how) = v.split_once('\t').with_context(|| {
+                        format!("line {}: not # left-out NAME<TAB>HOW: {line:?}", n + 1)
+                    })?;
+                    t.left_out.push((name.to_string(), how.to_string()));
+                }
                 Some(("epoch", v)) => {
                     t.epoch = v.trim().parse().ok().filter(|e: &f64| e.is_finite())
                 }
@@ -188,5 +198,25 @@ mod tests {
         assert_eq!(t.total_seconds(), 400.0);
         let e = parse("b\t60.0\texit 0\tlater\n").unwrap_err().to_string();
         assert!(e.contains("start time"), "{e}");
+    }
+
+    #[test]
+    fn a_step_left_out_says_how_to_get_it() {
+        let t = parse(
+            "# epoch 1000.0\n# left-out compiler axis\tmake build-compilers, then make report\n\
+             build a\t100.0\tbuilt\t1000.0\n",
+        )
+        .unwrap();
+        assert_eq!(
+            t.left_out,
+            [(
+                "compiler axis".to_string(),
+                "make build-compilers, then make report".to_string()
+            )]
+        );
+        assert!(t.about.is_empty(), "a step left out is not an about line");
+        assert_eq!(t.stages.len(), 1);
+        let e = parse("# left-out no tab\n").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
     }
 }

@@ -734,6 +734,17 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
             duration(t.total_seconds())
         ),
     };
+    // Steps this machine's job did not take, each with how to get it: the report is not
+    // whole without them, and says so where its times are.
+    rows.extend(t.left_out.iter().map(|(name, how)| {
+        vec![
+            Cell::plain(name.clone()),
+            Cell::plain("-"),
+            Cell::plain("-"),
+            Cell::plain(format!("left out: {how}")),
+            Cell::plain("-"),
+        ]
+    }));
     rows.push(vec![
         Cell::plain("all steps until the report"),
         Cell::plain(""),
@@ -743,8 +754,12 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
     ]);
     Table {
         caption: format!(
-            "How long `make report` took here, each step as the tools timed it ({}): {whole}.",
-            about.join("; ")
+            "How long `make report` took here, each step as the tools timed it ({}): {whole}.{}",
+            about.join("; "),
+            match t.left_out.len() {
+                0 => String::new(),
+                n => format!(" {n} step(s) left out on this run, each with how to get it."),
+            }
         ),
         header: vec![
             "step".into(),
