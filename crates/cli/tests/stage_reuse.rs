@@ -186,3 +186,79 @@ fn a_stage_beside_others_logs_its_output_and_its_start() {
     );
     assert!(stage.start.unwrap() >= t.epoch.unwrap(), "{text}");
 }
+
+/// `scripts/seed-units`: a driver's target folder gets the registry units another folder built
+/// for crates in the driver's graph, their build outputs naming the new folder; never
+/// openssl-sys (its build reads OPENSSL_DIR), a path package, a crate outside the graph or a
+/// unit the folder has.
+#[test]
+fn a_driver_folder_is_seeded_with_the_registry_units_of_its_graph() {
+    let d = common::scratch("seed-units");
+    let (from, dest) = (d.join("from"), d.join("dest"));
+    let unit = |root: &Path, name: &str, what: &str| {
+        let r = root.join("release");
+        std::fs::create_dir_all(r.join(".fingerprint").join(name)).unwrap();
+        std::fs::write(r.join(".fingerprint").join(name).join("hash"), what).unwrap();
+        let build = r.join("build").join(name);
+        std::fs::create_dir_all(&build).unwrap();
+        std::fs::write(
+            build.join("output"),
+            format!("cargo:rustc-link-search=native={}/out\n", build.display()),
+        )
+        .unwrap();
+        let (crate_name, hash) = name.rsplit_once('-').unwrap();
+        std::fs::create_dir_all(r.join("deps")).unwrap();
+        std::fs::write(
+            r.join("deps")
+                .join(format!("lib{}-{hash}.rlib", crate_name.replace('-', "_"))),
+            what,
+        )
+        .unwrap();
+    };
+    for name in [
+        "ring-0123456789abcdef",
+        "ring-4444444444444444",
+        "openssl-sys-1111111111111111",
+        "tlsmatrix-model-2222222222222222",
+        "no-such-crate-here-3333333333333333",
+    ] {
+        unit(&from, name, "from");
+    }
+    unit(&dest, "ring-4444444444444444", "dest's own");
+    let manifest =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../libssl-drivers/openssl/Cargo.toml");
+    let seed = || {
+        let o = Command::new(script("seed-units"))
+            .args([&dest, &from, &manifest])
+            .output()
+            .expect("scripts/seed-units runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let said = seed();
+    assert!(said.starts_with("seeded 1 units"), "{said}");
+    let r = dest.join("release");
+    assert!(r.join(".fingerprint/ring-0123456789abcdef/hash").exists());
+    assert!(r.join("deps/libring-0123456789abcdef.rlib").exists());
+    let output = std::fs::read_to_string(r.join("build/ring-0123456789abcdef/output")).unwrap();
+    let dest_abs = dest.canonicalize().unwrap();
+    assert!(
+        output.contains(&format!(
+            "{}/release/build/ring-0123456789abcdef/out",
+            dest_abs.display()
+        )),
+        "{output}"
+    );
+    for absent in [
+        "openssl-sys-1111111111111111",
+        "tlsmatrix-model-2222222222222222",
+        "no-such-crate-here-3333333333333333",
+    ] {
+        assert!(!r.join(".fingerprint").join(absent).exists(), "{absent}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(r.join(".fingerprint/ring-4444444444444444/hash")).unwrap(),
+        "dest's own"
+    );
+    assert_eq!(seed(), "", "a second seeding finds nothing to copy");
+}
