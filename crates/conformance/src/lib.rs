@@ -215,17 +215,40 @@ fn verdict_of_line(line: &str) -> Option<(String, &'static str)> {
     Some((name, actual))
 }
 
+/// The runner's temporary folder (its TMPDIR), beside its JSON output and removed when
+/// dropped: the runner writes its test keys and certificates to a folder it removes only when
+/// it ends well, and it ends with os.Exit (which skips Go's deferred removal) when a test
+/// fails, so each run left a `testing-certs*` folder in /tmp.
+struct RunnerTmp(PathBuf);
+
+impl RunnerTmp {
+    fn beside(json: &Path) -> Result<Self> {
+        let dir = json.with_extension("tmp");
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(RunnerTmp(dir))
+    }
+}
+
+impl Drop for RunnerTmp {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The runner's command line against `shim`: the selection of `opts` (`tests`, the shard),
 /// less the tests that match a pattern of `skip`.
 fn runner_command(
     runner: &Path,
     shim: &Path,
     json: &Path,
+    tmp: &RunnerTmp,
     opts: &Options,
     tests: &[String],
     skip: &[&str],
 ) -> Command {
     let mut cmd = Command::new(runner);
+    cmd.env("TMPDIR", &tmp.0);
     cmd.arg("-shim-path")
         .arg(shim)
         .args(["-pipe", "-allow-unimplemented", "-loose-errors"])
@@ -276,7 +299,8 @@ pub fn not_run_tests(runner: &Path, opts: &Options) -> Result<Vec<String>> {
     fs::create_dir_all(&out_dir)?;
     let json = out_dir.join("not-run.json");
     let _ = fs::remove_file(&json);
-    let out = runner_command(runner, &stub, &json, opts, &patterns, &[])
+    let tmp = RunnerTmp::beside(&json)?;
+    let out = runner_command(runner, &stub, &json, &tmp, opts, &patterns, &[])
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("cannot start BoGo's runner {}", runner.display()))?;
@@ -321,7 +345,8 @@ pub fn run_impl(
     let reasons = opts.work.join("reasons").join(&target.name);
     let _ = fs::remove_dir_all(&reasons);
     fs::create_dir_all(&reasons).with_context(|| format!("cannot create {}", reasons.display()))?;
-    let mut cmd = runner_command(runner, &shim, &json, opts, &opts.tests, &skip);
+    let tmp = RunnerTmp::beside(&json)?;
+    let mut cmd = runner_command(runner, &shim, &json, &tmp, opts, &opts.tests, &skip);
     cmd.env(tlsmatrix_model::bogo_flags::REASONS_DIR_ENV, &reasons);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
