@@ -14,6 +14,21 @@ use tlsmatrix_runner::{conformance, run, wire};
 
 use clap::{Parser, Subcommand};
 
+/// How long a silent driver may take before its cell fails (`--cell-timeout`).
+const CELL_TIMEOUT_SECONDS: u64 = 120;
+/// The same under callgrind (`--measure instructions`).
+const INSTRUCTIONS_CELL_TIMEOUT_SECONDS: u64 = 600;
+
+/// `--cell-timeout`, else the default of the measure.
+fn cell_timeout(given: Option<u64>, measure: tlsmatrix_model::protocol::Measure) -> Duration {
+    let default = if measure == tlsmatrix_model::protocol::Measure::Instructions {
+        INSTRUCTIONS_CELL_TIMEOUT_SECONDS
+    } else {
+        CELL_TIMEOUT_SECONDS
+    };
+    Duration::from_secs(given.unwrap_or(default))
+}
+
 #[derive(Parser)]
 #[command(
     name = "tlsmatrix",
@@ -422,9 +437,12 @@ struct RunArgs {
     /// 200 on bulk and 900 on handshakes (enough perf samples for a handshake's server).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     sample_ms: Option<u64>,
-    /// A driver that prints nothing for this many seconds is killed and its cell fails.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    cell_timeout: u64,
+    /// A driver that prints nothing for this many seconds is killed and its cell fails
+    /// [default: 120; 600 with --measure instructions, where a driver runs under callgrind
+    /// about 50 times slower: Mbed TLS's first sample of 32 ECDSA handshakes a side takes a
+    /// minute alone, and more than 120 s beside another stage on two cores].
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    cell_timeout: Option<u64>,
     /// `time` (the monotonic clock per side); `instructions`: each cell's driver runs under
     /// valgrind's callgrind, which counts the instructions of each side's calls only;
     /// repeated samples agree within 0.1%, so 3 runs are plenty; or `wire` (handshake
@@ -610,7 +628,7 @@ fn run_options(a: RunArgs) -> run::RunOptions {
         until_within: a.until_within.map(|pct| pct / 100.0),
         min_passes: a.min_passes,
         lanes: a.lanes as usize,
-        cell_timeout: Duration::from_secs(a.cell_timeout),
+        cell_timeout: cell_timeout(a.cell_timeout, a.measure),
         command_line: command_line(),
         measure: a.measure,
         baseline_pairs_only: a.pairs == "baseline",
@@ -697,5 +715,24 @@ fn conformance_options(a: ConformanceArgs) -> conformance::Options {
         db: a.db.db,
         command_line: command_line(),
         build_runner_only: a.build_runner,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::protocol::Measure;
+
+    #[test]
+    fn a_cell_under_callgrind_gets_longer_to_speak_unless_told() {
+        assert_eq!(cell_timeout(None, Measure::Time), Duration::from_secs(120));
+        assert_eq!(
+            cell_timeout(None, Measure::Instructions),
+            Duration::from_secs(600)
+        );
+        assert_eq!(
+            cell_timeout(Some(5), Measure::Instructions),
+            Duration::from_secs(5)
+        );
     }
 }
