@@ -139,7 +139,7 @@ build-compilers: build-workspace
 	@$(MAKE) --no-print-directory driver-openssl-clang
 
 # A driver's first build takes the crates.io units the workspace has built (jemalloc,
-# mimalloc, aws-lc-sys, ring: about 3.5 minutes of a new machine's first driver build) from
+# mimalloc, aws-lc-sys, ring: about 3 minutes of each first driver build on a new machine) from
 # its target folder instead of compiling them again (scripts/seed-units).
 # $(call seed_units,TARGET-FOLDER,MANIFEST)
 seed_units = CARGO=$(CARGO) scripts/seed-units $(1) $(CURDIR)/target $(2)
