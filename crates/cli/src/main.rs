@@ -439,13 +439,15 @@ struct RunArgs {
     sample_ms: Option<u64>,
     /// A driver that prints nothing for this many seconds is killed and its cell fails
     /// [default: 120; 600 with --measure instructions, where a driver runs under callgrind
-    /// about 50 times slower: Mbed TLS's first sample of 32 ECDSA handshakes a side takes a
-    /// minute alone, and more than 120 s beside another stage on two cores].
+    /// about 50 times slower: a sample of 32 Mbed TLS ECDSA handshakes a side took a minute
+    /// alone, and more than 120 s beside another stage on two cores].
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     cell_timeout: Option<u64>,
     /// `time` (the monotonic clock per side); `instructions`: each cell's driver runs under
     /// valgrind's callgrind, which counts the instructions of each side's calls only;
-    /// repeated samples agree within 0.1%, so 3 runs are plenty; or `wire` (handshake
+    /// repeated samples agree within 0.1%, so 3 runs are plenty (save an ML-DSA server's,
+    /// whose signing loop runs a varying number of times: a sample is then 64 handshakes
+    /// and still moves several percent); or `wire` (handshake
     /// scenarios): the bytes and flights of each traced connection, checked against the round
     /// trips its protocol allows, and the CPU on its path (`tlsmatrix wire` models time from
     /// them); each run is one connection; `counters` (handshake and bulk scenarios): page

@@ -14,6 +14,7 @@ use tlsmatrix_harness::aead::{self, RecordAead};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::memio::{MemIo, Probe};
 use tlsmatrix_harness::pair::{self, Clock, Meter, Pair, PairError};
+use tlsmatrix_model::floor::CryptoOp;
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::{BulkScenario, ConnParams};
 use tlsmatrix_model::side::Side;
@@ -538,9 +539,10 @@ pub fn bulk_against_ceiling(
     Ok(())
 }
 
-/// Handshakes counted per side under callgrind: each sample is `per_sample` handshakes with
-/// only the client's calls collected, then as many with only the server's. Setup outside the
-/// calls (the harness, the negotiated-parameter check) is never collected.
+/// Handshakes counted per side under callgrind: each sample is `per_sample` handshakes, rounded
+/// up to whole periods of the cost that repeats ([`ConnParams::handshake_period`]), with only
+/// the client's calls collected, then as many with only the server's. Setup outside the calls
+/// (the harness, the negotiated-parameter check) is never collected.
 pub fn handshake_instructions(
     client: &dyn EndpointFactory,
     server: &dyn EndpointFactory,
@@ -555,7 +557,7 @@ pub fn handshake_instructions(
     for _ in 0..2 {
         pair::handshake(client, server, params)?;
     }
-    let n = per_sample.max(1);
+    let n = per_sample_of(per_sample, params);
     for _ in 0..runs {
         let mut sample = Vec::new();
         for side in [Side::Client, Side::Server] {
@@ -576,6 +578,20 @@ pub fn handshake_instructions(
         on_sample(sample);
     }
     Ok(())
+}
+
+/// Handshakes a side per counted sample: `asked`, at least as many as a mean over the
+/// handshake's signature needs ([`CryptoOp::min_runs`]: ML-DSA signs in a loop of varying
+/// length), rounded up to whole periods of the cost that repeats, so that every sample holds
+/// as many renewals as the next.
+fn per_sample_of(asked: u32, params: &ConnParams) -> u32 {
+    let least = if params.resumption.is_resumed() {
+        1
+    } else {
+        CryptoOp::Sign(params.sig).min_runs()
+    };
+    let period = u32::try_from(params.handshake_period()).unwrap_or(u32::MAX);
+    asked.max(least).max(1).next_multiple_of(period.max(1))
 }
 
 /// Bulk counted per side under callgrind: each sample sends `budget.bulk_bytes` client to
@@ -816,4 +832,30 @@ pub fn wire(
             shapes.join(" / ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsmatrix_model::scenario::Scenario;
+
+    fn params(id: &str) -> ConnParams {
+        id.parse::<Scenario>().unwrap().params()
+    }
+
+    /// An RSA server's counted sample holds whole blinding periods; others count what is asked.
+    #[test]
+    fn a_counted_sample_holds_whole_periods() {
+        let rsa = params("handshake-tls13-rsa-2048-x25519-full");
+        let ecdsa = params("handshake-tls13-ecdsa-p256-x25519-full");
+        assert_eq!(per_sample_of(8, &rsa), 32);
+        assert_eq!(per_sample_of(33, &rsa), 64);
+        assert_eq!(per_sample_of(8, &ecdsa), 8);
+        assert_eq!(per_sample_of(0, &ecdsa), 1);
+        // ML-DSA's signing loop runs a varying number of times: a mean over 8 moved 13%.
+        let mldsa = params("handshake-tls13-mldsa44-x25519-full");
+        assert_eq!(per_sample_of(8, &mldsa), 64);
+        let resumed = params("handshake-tls13-ecdsa-p256-x25519-ticket");
+        assert_eq!(per_sample_of(8, &resumed), 8);
+    }
 }

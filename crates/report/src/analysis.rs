@@ -1061,9 +1061,10 @@ fn area_parts(run: &RunData, extra: &Companions, baseline: &str) -> (Vec<GlanceR
             first.blocks.insert(
                 0,
                 Block::Para(format!(
-                    "Instructions counted by callgrind in run {}, each side's calls only; {}, so these compare code paths without the noise of a shared machine. Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
+                    "Instructions counted by callgrind in run {}, each side's calls only; {}, so these compare code paths without the noise of a shared machine.{} Valgrind's virtual CPU has no AVX-512 and no VAES, so libraries take their AES-NI/AVX paths here even where this CPU would run wider ones: a gap in time that is absent in instructions points there.",
                     ir.run_id,
-                    sample_agreement(ir)
+                    sample_agreement(ir),
+                    figures::varying_count_note(ir.records.iter().map(|r| r.scenario.as_str()))
                 )),
             );
         }

@@ -368,6 +368,25 @@ pub fn with_interval(s: &Summary) -> String {
     )
 }
 
+/// Said beside instruction counts of `scenarios` where one is a full handshake that signs
+/// with ML-DSA, else nothing: the one count that is a mean rather than a fixed figure.
+pub fn varying_count_note<'a>(scenarios: impl IntoIterator<Item = &'a str>) -> &'static str {
+    let signs_mldsa = |id: &str| {
+        id.parse::<tlsmatrix_model::scenario::Scenario>()
+            .is_ok_and(|s| {
+                let p = s.params();
+                s.kind() == tlsmatrix_model::scenario::Kind::Handshake
+                    && p.sig.is_mldsa()
+                    && !p.resumption.is_resumed()
+            })
+    };
+    if scenarios.into_iter().any(signs_mldsa) {
+        " An ML-DSA server's count is a mean over its sample's signatures (64 handshakes), whose signing loop runs a varying number of times (rejection sampling, FIPS 204): it moves several percent from one sample to the next, where the other counts repeat within 0.1%."
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,5 +518,17 @@ mod tests {
         assert!(!shown(Metric::ServerInstructions).higher_is_better);
         assert!(shown(Metric::SendMbPerS).higher_is_better);
         assert!(!shown(Metric::NsPerOp).higher_is_better);
+    }
+
+    /// Only a full handshake that signs with ML-DSA gets the note.
+    #[test]
+    fn only_an_mldsa_signature_makes_a_count_vary() {
+        let note = |ids: &[&str]| varying_count_note(ids.iter().copied());
+        assert!(note(&["handshake-tls13-mldsa44-x25519-full"]).contains("ML-DSA"));
+        assert_eq!(
+            note(&["handshake-tls13-ecdsa-p256-x25519mlkem768-full"]),
+            ""
+        );
+        assert_eq!(note(&["bulk-tls13-aes-128-gcm-16k", "not a scenario"]), "");
     }
 }

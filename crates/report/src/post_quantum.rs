@@ -10,7 +10,7 @@ use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
 use tlsmatrix_model::stats::{self, Factor};
 
 use crate::doc::{Block, Cell, Class, Section, Table};
-use crate::figures::{factor_text, figure};
+use crate::figures::{factor_text, figure, varying_count_note};
 
 /// What others published about the bytes, never restated as this run's.
 const PUBLISHED_BYTES: &[&str] = &[
@@ -454,8 +454,8 @@ fn bytes_table(run: &RunData) -> Option<Table> {
 }
 
 /// The same costs in instructions, from an instruction-count run holding both handshakes of
-/// a stack with itself (`make report` counts them): counts repeat within 0.1%, so the
-/// factor is their plain ratio.
+/// a stack with itself (`make report` counts them): counts repeat within 0.1% (save an
+/// ML-DSA server's, which the caption says), so the factor is their plain ratio.
 fn instruction_cost_table(run: &RunData) -> Option<Table> {
     let mut costs = Vec::new();
     let sides = [Metric::ClientInstructions, Metric::ServerInstructions];
@@ -489,7 +489,11 @@ fn instruction_cost_table(run: &RunData) -> Option<Table> {
     }
     cost_layout(
         &costs,
-        &format!("The same in instructions: each side's instructions per handshake over the classical twin's, counted by callgrind (run {}; hover: both counts)", run.run_id),
+        &format!(
+            "The same in instructions: each side's instructions per handshake over the classical twin's, counted by callgrind (run {}; hover: both counts).{}",
+            run.run_id,
+            varying_count_note(run.records.iter().map(|r| r.scenario.as_str()))
+        ),
         |c| {
             let f = c.factor.ratio;
             let class = if f > 1.01 {
