@@ -97,7 +97,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build build-workspace build-stacks build-compilers report run test go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
+.PHONY: all setup build build-workspace build-go build-stacks build-compilers report run test go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
 
 all: build
 
@@ -113,17 +113,21 @@ STAGE := scripts/stage
 # holds), the stacks with builds of their own, and the compiler axis.
 build: build-stacks build-compilers
 
-# The Rust workspace and the Go binaries: tlsmatrix itself and the stacks that need no build
-# of their own (rustls, the system OpenSSL, s2n-tls, GnuTLS, NSS, Go's crypto/tls).
+# The Rust workspace: tlsmatrix itself and the stacks that need no build of their own
+# (rustls, the system OpenSSL, s2n-tls, GnuTLS, NSS).
 build-workspace: setup
 	@echo "building (logs in target/logs/):"
 	@# --timings: target/cargo-timings/ says which crates held a first build up.
 	@$(STEP) rust-workspace $(CARGO) build --release --locked --workspace --timings
+
+# The Go binaries: Go's crypto/tls driver and the interop and libp2p peers. `make report`
+# builds them after its first look (46 s on a new machine, which the first look would wait).
+build-go: setup
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 
 # The stacks built from sources of their own (the OpenSSL releases, BoringSSL, AWS-LC), the
 # system's wolfSSL and Mbed TLS, BoGo's runner and the Go transport's libssl builds.
-build-stacks: build-workspace
+build-stacks: build-workspace build-go
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls
 	@# BoGo's runner (Go, from the boring-sys sources), here and not in the conformance stage:
@@ -244,7 +248,8 @@ driver-mbedtls: mbedtls-lib
 #     builds of their own are still to build, a first look: the default suite over the stacks
 #     built so far in the lead scenarios (FIRST_SCENARIOS), FIRST_RUNS samples each
 #     (results/first-look.jsonl; its own database, not the report's), on screen within minutes;
-#  2. the other stacks build;
+#  2. the Go binaries and the other stacks build (Go's crypto/tls is in the first look only
+#     where an earlier build left its driver);
 #  3. the counted stages, which count and check rather than time (instruction counts, heap
 #     bytes, the interop matrix over TCP, BoGo's conformance suite, testssl.sh's outside
 #     scan), run in two lanes beside each other once the builds are done (beside a build
@@ -278,8 +283,9 @@ report: timings-begin build-workspace
 	    || { s=$$?; [ $$s -eq 1 ] || exit $$s; echo "first look: a cell failed (above); the full run takes it again"; }; \
 	fi
 	@$(MAKE) --no-print-directory build-stacks
-	@# The lanes balanced by a new machine's times: conformance (15 min), interop and the
-	@# outside scan (10 min) beside instruction counts (19 min) and heap bytes (3 min).
+	@# The lanes balanced by a new machine's times: conformance (15.5 min) and interop (4.5)
+	@# beside instruction counts (9 min alone with samples of 8 handshakes; 19 beside BoGo
+	@# with 32), heap bytes (3) and the outside scan (5.7).
 	@status=0; \
 	echo "counted stages, in two lanes beside each other:"; \
 	scripts/lane \
@@ -287,13 +293,13 @@ report: timings-begin build-workspace
 	    sh -c "$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt"' \
 	  '$(STAGE) --log --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
 	    sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"' \
-	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
 	  & lane1=$$!; \
 	scripts/lane \
 	  '$(STAGE) --log --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions \
 	    --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)' \
 	  '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
 	    --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)' \
+	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
 	  & lane2=$$!; \
 	wait $$lane1; s1=$$?; wait $$lane2; s2=$$?; \
 	for s in $$s1 $$s2; do [ $$s -le 1 ] || exit $$s; [ $$s -eq 0 ] || status=1; done; \
