@@ -135,9 +135,9 @@ fn floors_of_the_libssl_drivers_sit_below_their_handshakes() {
     floors_hold(&records, &imps[..4], &[classical], 1.0);
     // Mbed TLS's handshake is almost all crypto (X25519 alone takes 1 ms an operation): its
     // floor was 0.96 to 0.99 of each side's time in three runs here with eight 80 ms samples
-    // (the others' 0.54 to 0.80), and four 40 ms samples put it either side of 1 (0.79 to 1.04 in three runs here, 1.40 [1.11-1.54]
-    // once on CI). Against 1.0 the check reads the machine's weather, not the floor; 1.25
-    // still catches an operation counted twice.
+    // (the others' 0.54 to 0.80), and four 40 ms samples put it either side of 1 (0.79 to
+    // 1.04 in three runs here, 1.40 [1.11-1.54] once on CI). Against 1.0 the check reads the
+    // machine's weather, not the floor; 1.25 still catches an operation counted twice.
     floors_hold(&records, &["mbedtls"], &[classical], 1.25);
     floors_hold(&records, &imps[..3], &[hybrid], 1.0);
 }

@@ -14,7 +14,7 @@ use tlsmatrix_harness::aead::{self, RecordAead};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::memio::{MemIo, Probe};
 use tlsmatrix_harness::pair::{self, Clock, Meter, Pair, PairError};
-use tlsmatrix_model::floor::CryptoOp;
+use tlsmatrix_model::floor::min_handshakes;
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::{BulkScenario, ConnParams};
 use tlsmatrix_model::side::Side;
@@ -581,17 +581,12 @@ pub fn handshake_instructions(
 }
 
 /// Handshakes a side per counted sample: `asked`, at least as many as a mean over the
-/// handshake's signature needs ([`CryptoOp::min_runs`]: ML-DSA signs in a loop of varying
+/// handshake's operations needs ([`min_handshakes`]: ML-DSA signs in a loop of varying
 /// length), rounded up to whole periods of the cost that repeats, so that every sample holds
 /// as many renewals as the next.
 fn per_sample_of(asked: u32, params: &ConnParams) -> u32 {
-    let least = if params.resumption.is_resumed() {
-        1
-    } else {
-        CryptoOp::Sign(params.sig).min_runs()
-    };
     let period = u32::try_from(params.handshake_period()).unwrap_or(u32::MAX);
-    asked.max(least).max(1).next_multiple_of(period.max(1))
+    asked.max(min_handshakes(params)).next_multiple_of(period)
 }
 
 /// Bulk counted per side under callgrind: each sample sends `budget.bulk_bytes` client to

@@ -82,6 +82,17 @@ impl CryptoOp {
     }
 }
 
+/// The fewest handshakes a mean over `params`'s handshake may rest on: the most any
+/// operation either side performs needs ([`CryptoOp::min_runs`]); 1 where none varies.
+pub fn min_handshakes(params: &ConnParams) -> u32 {
+    [Side::Client, Side::Server]
+        .into_iter()
+        .flat_map(|side| operations(params, side))
+        .map(|(op, _)| op.min_runs())
+        .max()
+        .unwrap_or(1)
+}
+
 impl std::fmt::Display for CryptoOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -275,9 +275,10 @@ pub struct CellRequest<'a> {
 const INSTRUCTION_BULK_BYTES: usize = 4 << 20;
 /// Handshakes per side in one instruction sample, before the driver raises it to what the
 /// handshake needs: whole periods of the cost that repeats (32 on an RSA server: OpenSSL
-/// refreshes its blinding every 32 private-key operations) and 64 where ML-DSA signs. Counts are exact: 8 OpenSSL ECDSA handshakes a side gave the
-/// 32's count within 0.02% (Go's, whose collector varies, within 0.2%), and a cell under
-/// callgrind then took 4.9 s where it took 10.5.
+/// refreshes its blinding every 32 private-key operations) and 64 where ML-DSA signs. Counts
+/// are exact: 8 OpenSSL ECDSA handshakes a side gave the 32's count within 0.02% (Go's, whose
+/// collector varies, within 0.2%), and a cell under callgrind then took 4.9 s where it took
+/// 10.5.
 const INSTRUCTION_HANDSHAKES: u32 = 8;
 
 /// The driver's command line, under callgrind when counting instructions.

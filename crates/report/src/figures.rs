@@ -368,20 +368,18 @@ pub fn with_interval(s: &Summary) -> String {
     )
 }
 
-/// Said beside instruction counts of `scenarios` where one is a full handshake that signs
-/// with ML-DSA, else nothing: the one count that is a mean rather than a fixed figure.
+/// Said beside instruction counts of `scenarios` where one is a handshake with an operation
+/// of varying cost (ML-DSA signing), else nothing: the one count that is a mean rather than a
+/// fixed figure.
 pub fn varying_count_note<'a>(scenarios: impl IntoIterator<Item = &'a str>) -> &'static str {
-    let signs_mldsa = |id: &str| {
-        id.parse::<tlsmatrix_model::scenario::Scenario>()
-            .is_ok_and(|s| {
-                let p = s.params();
-                s.kind() == tlsmatrix_model::scenario::Kind::Handshake
-                    && p.sig.is_mldsa()
-                    && !p.resumption.is_resumed()
-            })
+    use tlsmatrix_model::scenario::{Kind, Scenario};
+    let varies = |id: &str| {
+        id.parse::<Scenario>().is_ok_and(|s| {
+            s.kind() == Kind::Handshake && tlsmatrix_model::floor::min_handshakes(&s.params()) > 1
+        })
     };
-    if scenarios.into_iter().any(signs_mldsa) {
-        " An ML-DSA server's count is a mean over its sample's signatures (64 handshakes), whose signing loop runs a varying number of times (rejection sampling, FIPS 204): it moves several percent from one sample to the next, where the other counts repeat within 0.1%."
+    if scenarios.into_iter().any(varies) {
+        " An ML-DSA server's count is a mean over its sample's signatures, and ML-DSA signs in a loop that runs a varying number of times (rejection sampling, FIPS 204): unlike the other counts, it is not the same from one sample to the next."
     } else {
         ""
     }
