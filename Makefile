@@ -247,7 +247,9 @@ driver-mbedtls: mbedtls-lib
 #  1. the workspace builds (tlsmatrix and the stacks it holds), and, while the stacks with
 #     builds of their own are still to build, a first look: the default suite over the stacks
 #     built so far in the lead scenarios (FIRST_SCENARIOS), FIRST_RUNS samples each
-#     (results/first-look.jsonl; its own database, not the report's), on screen within minutes;
+#     (results/first-look.jsonl; its own database, not the report's), on screen within minutes,
+#     and how long the rest will take here (`tlsmatrix estimate`: a new machine's whole run
+#     in scripts/reference-timings.tsv, scaled by this machine's workspace build);
 #  2. the Go binaries and the other stacks build (Go's crypto/tls is in the first look only
 #     where an earlier build left its driver);
 #  3. the counted stages, which count and check rather than time (instruction counts, heap
@@ -281,11 +283,12 @@ report: timings-begin build-workspace
 	  $(STAGE) first-look $(BIN)/tlsmatrix run --scenario '$(FIRST_SCENARIOS)' --runs $(FIRST_RUNS) --passes $(FIRST_PASSES) --lanes $(LANES) \
 	    --out results/first-look.jsonl --db results/first-look.db \
 	    || { s=$$?; [ $$s -eq 1 ] || exit $$s; echo "first look: a cell failed (above); the full run takes it again"; }; \
+	  $(BIN)/tlsmatrix estimate --reference $(REFERENCE_TIMINGS) || echo "(no estimate of the rest: above)"; \
 	fi
 	@$(MAKE) --no-print-directory build-stacks
-	@# The lanes balanced by a new machine's times: conformance (15.5 min) and interop (4.5)
-	@# beside instruction counts (9 min alone with samples of 8 handshakes; 19 beside BoGo
-	@# with 32), heap bytes (3) and the outside scan (5.7).
+	@# The lanes balanced by a new machine's times beside each other (scripts/reference-timings.tsv):
+	@# conformance (8.9 min), interop (4.3) and heap bytes (3.4) beside instruction counts
+	@# (10.0) and the outside scan (4.3); with heap bytes in lane 2 it ended 4.6 min after lane 1.
 	@status=0; \
 	echo "counted stages, in two lanes beside each other:"; \
 	scripts/lane \
@@ -293,12 +296,12 @@ report: timings-begin build-workspace
 	    sh -c "$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB) > results/conformance.txt"' \
 	  '$(STAGE) --log --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
 	    sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"' \
+	  '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
+	    --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)' \
 	  & lane1=$$!; \
 	scripts/lane \
 	  '$(STAGE) --log --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions \
 	    --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)' \
-	  '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
-	    --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)' \
 	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
 	  & lane2=$$!; \
 	wait $$lane1; s1=$$?; wait $$lane2; s2=$$?; \
@@ -346,6 +349,9 @@ report: timings-begin build-workspace
 # that names $(MAKE) directly even under `make -n`, which would take the whole job.
 SUBMAKE = $(MAKE)
 
+# What the estimate after a new machine's first look scales (`tlsmatrix estimate`): a new
+# machine's whole `make report`, its results/timings.tsv as the tools wrote it.
+REFERENCE_TIMINGS ?= scripts/reference-timings.tsv
 # The first look (above): auto runs it while a stack with a build of its own is yet to be
 # built (a new machine), 1 always, 0 never.
 FIRST_LOOK ?= auto

@@ -1,10 +1,12 @@
-//! `tlsmatrix history`, `show` and `import`: the runs the database holds.
+//! `tlsmatrix history`, `show` and `import`: the runs the database holds; `estimate`: how long
+//! the rest of the main job takes, from a reference run's timings.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use tlsmatrix_history::{read_jsonl, resolve, RunKind, Store};
+use tlsmatrix_history::job_estimate::JobEstimate;
+use tlsmatrix_history::{read_jsonl, resolve, timings, RunKind, Store};
 use tlsmatrix_model::protocol::Measure;
 use tlsmatrix_report::environment::environment;
 use tlsmatrix_report::summary;
@@ -83,5 +85,22 @@ pub fn import(files: &[PathBuf], db: &Path) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// `tlsmatrix estimate`: the rest of this run's main job, from the reference run's timings.
+pub fn estimate(reference: &Path, now: Option<&Path>) -> Result<()> {
+    let now = match now {
+        Some(p) => p.to_path_buf(),
+        None => std::env::var_os("TLSMATRIX_TIMINGS")
+            .map_or_else(|| PathBuf::from("results/timings.tsv"), PathBuf::from),
+    };
+    let reference_timings = timings::read(reference)?
+        .with_context(|| format!("no reference timings at {}", reference.display()))?;
+    let now_timings = timings::read(&now)?
+        .with_context(|| format!("no timings of this run at {}", now.display()))?;
+    let e = JobEstimate::new(&reference_timings, &now_timings)
+        .with_context(|| format!("{}", reference.display()))?;
+    print!("{}", e.render());
     Ok(())
 }

@@ -230,6 +230,24 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
+    /// Estimate how long the rest of `make report` takes on this machine, from a new
+    /// machine's whole run: its builds after the first look and its counted stages scaled by
+    /// this run's Rust workspace build against the reference's (both are CPU work), its timed
+    /// stages as they were (their samples are fixed in milliseconds). `make report` prints it
+    /// after a new machine's first look.
+    Estimate {
+        /// The reference run's timings file (a new machine's whole `make report`, as
+        /// scripts/stage and scripts/step wrote its results/timings.tsv).
+        #[arg(
+            long,
+            default_value = "scripts/reference-timings.tsv",
+            value_name = "FILE"
+        )]
+        reference: PathBuf,
+        /// This run's timings so far [default: $TLSMATRIX_TIMINGS, else results/timings.tsv].
+        #[arg(long, value_name = "FILE")]
+        timings: Option<PathBuf>,
+    },
     /// Write the report: index.html (self-contained), report.md and results.csv.
     Report {
         /// The run to report: a run id, `latest` (the newest matrix run), or a .jsonl file.
@@ -575,6 +593,9 @@ fn main() -> ExitCode {
             tcp_handshake: !no_tcp,
         })
         .map(|()| true),
+        Command::Estimate { reference, timings } => {
+            history::estimate(&reference, timings.as_deref()).map(|()| true)
+        }
         Command::Report {
             run,
             out,

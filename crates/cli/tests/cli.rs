@@ -76,6 +76,51 @@ fn bad_input_ends_in_one_clear_sentence() {
     }
 }
 
+/// `tlsmatrix estimate` on the reference the repository ships (which must stay a new machine's
+/// whole run) and this run's timings so far; a missing file is one clear sentence.
+#[test]
+fn the_estimate_after_a_first_look_reads_the_shipped_reference() {
+    let d = scratch("estimate");
+    let now = d.join("timings.tsv");
+    std::fs::write(
+        &now,
+        "# epoch 5000.0\nbuild rust-workspace\t300.0\tbuilt\t5000.0\nfirst-look\t11.0\texit 0\t5300.0\n",
+    )
+    .unwrap();
+    let reference = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/reference-timings.tsv"
+    );
+    let r = tlsmatrix(&[
+        "estimate",
+        "--reference",
+        reference,
+        "--timings",
+        now.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.starts_with("the rest, estimated: about "), "{text}");
+    assert!(
+        text.contains("scaled by this machine's workspace build (5 min 00 s against "),
+        "{text}"
+    );
+    let missing = d.join("none.tsv");
+    let r = tlsmatrix(&[
+        "estimate",
+        "--reference",
+        reference,
+        "--timings",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        stderr(&r).contains("no timings of this run at"),
+        "{}",
+        stderr(&r)
+    );
+}
+
 #[test]
 fn run_writes_whole_records_with_real_versions_and_a_summary() {
     let d = scratch("run");
@@ -401,6 +446,7 @@ fn every_command_explains_every_option() {
         &["interop", "--help"],
         &["peer", "--help"],
         &["wire", "--help"],
+        &["estimate", "--help"],
     ] {
         let r = tlsmatrix(cmd);
         assert!(r.status.success());

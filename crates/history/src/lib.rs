@@ -5,6 +5,7 @@
 
 pub mod conformance;
 pub mod interop_file;
+pub mod job_estimate;
 pub mod offers;
 pub mod outside_scan;
 pub mod proxy_check;

@@ -82,6 +82,16 @@ impl Timings {
     }
 }
 
+/// "4 min 53 s", or "12.3 s" under a minute.
+pub fn duration(seconds: f64) -> String {
+    if seconds >= 60.0 {
+        let s = seconds.round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
 pub fn parse(text: &str) -> Result<Timings> {
     let mut t = Timings {
         about: Vec::new(),

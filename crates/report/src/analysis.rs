@@ -13,6 +13,7 @@ use crate::environment::environment;
 use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Side};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::ProxyCheck;
+use tlsmatrix_history::timings::duration;
 use tlsmatrix_history::RunData;
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal),
@@ -665,16 +666,6 @@ pub struct Companions {
     pub outside_scan: Option<tlsmatrix_history::outside_scan::OutsideScan>,
     /// How long each step of the `make report` that made this report took.
     pub timings: Option<tlsmatrix_history::timings::Timings>,
-}
-
-/// "4 min 53 s", or "12.3 s" under a minute.
-fn duration(seconds: f64) -> String {
-    if seconds >= 60.0 {
-        let s = seconds.round() as u64;
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{seconds:.1} s")
-    }
 }
 
 /// How long `make report` took on this machine, step by step, as `scripts/stage` and
