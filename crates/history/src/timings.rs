@@ -1,8 +1,9 @@
 //! The main job's timings file (`results/timings.tsv`), written by `scripts/stage` and
 //! `scripts/step` while `make report` runs: a few `# key value` lines (when it started, the
 //! commit, the CPU, the start in seconds since the epoch), then one
-//! `stage<TAB>seconds<TAB>outcome<TAB>start` line per build step and stage (`start` in
-//! seconds since the epoch; files from before it have three fields). Stages that run at
+//! `stage<TAB>seconds<TAB>outcome<TAB>start<TAB>cpu` line per build step and stage (`start` in
+//! seconds since the epoch, `cpu` the CPU seconds, user and system, of its processes; files
+//! from before them have three or four fields). Stages that run at
 //! once overlap in time, and the report says which ran beside which. A step the job left out
 //! on this machine is a `# left-out NAME<TAB>HOW` line (how to get it). The report shows it, so
 //! the job's times on a machine are written by the tools, never by hand.
@@ -31,6 +32,9 @@ pub struct Stage {
     pub outcome: String,
     /// When it began, in seconds since the epoch.
     pub start: Option<f64>,
+    /// The CPU seconds (user and system) its processes took: beside `seconds`, how much of
+    /// the machine's cores it kept busy.
+    pub cpu_seconds: Option<f64>,
 }
 
 impl Stage {
@@ -122,23 +126,28 @@ pub fn parse(text: &str) -> Result<Timings> {
             continue;
         }
         let fields: Vec<&str> = line.split('\t').collect();
-        let (name, seconds, outcome, start) = match fields[..] {
-            [name, seconds, outcome] => (name, seconds, outcome, None),
-            [name, seconds, outcome, start] => (name, seconds, outcome, Some(start)),
+        let (name, seconds, outcome, start, cpu) = match fields[..] {
+            [name, seconds, outcome] => (name, seconds, outcome, None, None),
+            [name, seconds, outcome, start] => (name, seconds, outcome, Some(start), None),
+            [name, seconds, outcome, start, cpu] => {
+                (name, seconds, outcome, Some(start), Some(cpu))
+            }
             _ => bail!(
-                "line {}: not stage<TAB>seconds<TAB>outcome[<TAB>start]: {line:?}",
+                "line {}: not stage<TAB>seconds<TAB>outcome[<TAB>start[<TAB>cpu]]: {line:?}",
                 n + 1
             ),
         };
-        let start = match start {
-            None => None,
-            Some(s) => Some(
+        let number = |s: Option<&str>, what: &str, least: f64| -> Result<Option<f64>> {
+            s.map(|s| {
                 s.parse::<f64>()
                     .ok()
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .with_context(|| format!("line {}: {s:?} is not a start time", n + 1))?,
-            ),
+                    .filter(|v| v.is_finite() && *v >= least)
+                    .with_context(|| format!("line {}: {s:?} is not {what}", n + 1))
+            })
+            .transpose()
         };
+        let start = number(start, "a start time", f64::MIN_POSITIVE)?;
+        let cpu_seconds = number(cpu, "a CPU time", 0.0)?;
         let seconds: f64 = seconds
             .parse()
             .ok()
@@ -149,6 +158,7 @@ pub fn parse(text: &str) -> Result<Timings> {
             seconds,
             outcome: outcome.to_string(),
             start,
+            cpu_seconds,
         });
     }
     Ok(t)
@@ -186,6 +196,19 @@ mod tests {
         assert!(e.contains("line 1"), "{e}");
         assert!(parse("just words\n").is_err());
         assert_eq!(t.wall_seconds(), None, "no starts: no wall time");
+        assert_eq!(t.stages[0].cpu_seconds, None, "three fields: no CPU time");
+    }
+
+    #[test]
+    fn a_fifth_field_is_the_stages_cpu_seconds() {
+        let t = parse("build a\t100.0\tbuilt\t1000.0\t187.5\n").unwrap();
+        assert_eq!(t.stages[0].cpu_seconds, Some(187.5));
+        assert_eq!(t.stages[0].start, Some(1000.0));
+        for bad in ["-1", "lots", "NaN"] {
+            let e = parse(&format!("b\t1.0\texit 0\t1000.0\t{bad}\n")).unwrap_err();
+            assert!(e.to_string().contains("CPU time"), "{bad}: {e}");
+        }
+        assert!(parse("b\t1.0\texit 0\t0\t1.0\n").is_err(), "a start at the epoch's 0");
     }
 
     #[test]
