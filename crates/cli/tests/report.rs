@@ -209,7 +209,7 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         d.join("timings.tsv"),
         "# tlsmatrix timings\n# commit abc1234\n# epoch 1000.0\n# left-out compiler axis\tmake build-compilers, then make report\nbuild rust-workspace\t431.2\tbuilt\t1000.0\n\
          interop\t120.0\texit 0\t1431.2\nbuild driver-openssl-3.6-clang\t200.0\tbuilt\t1431.5\n\
-         timed-suite\t293.0\texit 0\t1632.0\n",
+         timed-suite\t293.0\texit 0\t1632.0\t527.4\n",
     )
     .unwrap();
     let out = d.join("report");
@@ -239,13 +239,16 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
     assert!(md.contains("How long `make report` took here"), "{md}");
-    // When each step began, what ran beside it, and the job's length from end to end.
+    // When each step began, its CPU where the file gives it, what ran beside it, and the
+    // job's length from end to end.
     assert!(
-        md.contains("| timed-suite | 10:32 | 4 min 53 s | exit 0 | - |"),
+        md.contains("| timed-suite | 10:32 | 4 min 53 s | 8 min 47 s (1.8) | exit 0 | - |"),
         "{md}"
     );
     assert!(
-        md.contains("| interop | 7:11 | 2 min 00 s | exit 0 | build driver-openssl-3.6-clang |"),
+        md.contains(
+            "| interop | 7:11 | 2 min 00 s | - | exit 0 | build driver-openssl-3.6-clang |"
+        ),
         "{md}"
     );
     assert!(
@@ -256,7 +259,7 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
     // A step this run left out: a row that says how to get it.
     assert!(
         md.contains(
-            "| compiler axis | - | - | left out: make build-compilers, then make report | - |"
+            "| compiler axis | - | - | - | left out: make build-compilers, then make report | - |"
         ),
         "{md}"
     );

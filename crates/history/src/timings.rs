@@ -60,6 +60,15 @@ impl Timings {
         self.stages.iter().map(|s| s.seconds).sum()
     }
 
+    /// The steps' CPU seconds added up, when every step that ran gives them (a reused stage
+    /// took none).
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        self.stages
+            .iter()
+            .map(|s| s.cpu_seconds.or((s.seconds < 0.5).then_some(0.0)))
+            .sum()
+    }
+
     /// From the first step's start to the last one's end, when every step's start is known.
     pub fn wall_seconds(&self) -> Option<f64> {
         let spans: Option<Vec<(f64, f64)>> = self.stages.iter().map(Stage::span).collect();

@@ -699,6 +699,7 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
                 Cell::plain(s.name.clone()),
                 Cell::plain(began),
                 Cell::plain(duration(s.seconds)),
+                Cell::plain(cpu_of(s.cpu_seconds, s.seconds)),
                 Cell::plain(s.outcome.clone()),
                 Cell::plain(if beside.is_empty() {
                     "-".to_string()
@@ -732,20 +733,23 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
             Cell::plain(name.clone()),
             Cell::plain("-"),
             Cell::plain("-"),
+            Cell::plain("-"),
             Cell::plain(format!("left out: {how}")),
             Cell::plain("-"),
         ]
     }));
+    let whole_seconds = wall.unwrap_or(t.total_seconds());
     rows.push(vec![
         Cell::plain("all steps until the report"),
         Cell::plain(""),
-        Cell::plain(duration(wall.unwrap_or(t.total_seconds()))),
+        Cell::plain(duration(whole_seconds)),
+        Cell::plain(cpu_of(t.cpu_seconds(), whole_seconds)),
         Cell::plain(format!("of which builds {}", duration(build))),
         Cell::plain(""),
     ]);
     Table {
         caption: format!(
-            "How long `make report` took here, each step as the tools timed it ({}): {whole}.{}",
+            "How long `make report` took here, each step as the tools timed it ({}): {whole}. CPU is the user and system time of the step's processes, and in brackets how many cores that kept busy on average over its time.{}",
             about.join("; "),
             match t.left_out.len() {
                 0 => String::new(),
@@ -756,11 +760,22 @@ fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
             "step".into(),
             "began".into(),
             "took".into(),
+            "CPU (cores busy)".into(),
             "outcome".into(),
             "ran beside".into(),
         ],
         rows,
         label_cols: 1,
+    }
+}
+
+/// A step's CPU time and how many cores that kept busy on average over its wall time: "7 min
+/// 12 s (1.8)"; "-" where the file does not give it.
+fn cpu_of(cpu: Option<f64>, wall: f64) -> String {
+    match cpu {
+        Some(cpu) if wall > 0.0 => format!("{} ({:.1})", duration(cpu), cpu / wall),
+        Some(cpu) => duration(cpu),
+        None => "-".to_string(),
     }
 }
 

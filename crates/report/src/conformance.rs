@@ -210,17 +210,26 @@ fn first_words(reason: &str) -> String {
     }
 }
 
+/// Fewer tests an impl than this is a subset of BoGo's suite (the quick one has 50, the full
+/// one about 5,000 here), which the section says.
+const FULL_SUITE_LEAST: usize = 1000;
+
 pub fn section(run_id: &str, rows: &[ConformanceRow]) -> Option<Section> {
     if rows.is_empty() {
         return None;
     }
     let impls = impls_of(rows);
     let runner = &rows[0].runner;
+    let per_impl = rows.iter().filter(|r| r.imp == impls[0]).count();
+    let subset = if per_impl < FULL_SUITE_LEAST {
+        " A subset of BoGo's tests (make report's default is its quick one, which checks that each shim and adapter work, not how a library scores): the scores below say little beside the full suite's thousands, which `make report CONFORMANCE=full` runs (about 9 minutes on a new 2-core machine, then reused while the binaries stay)."
+    } else {
+        ""
+    };
     let mut blocks = vec![
         Block::Para(ABOUT.into()),
         Block::Para(format!(
-            "Run {run_id}: {runner}, {} tests per impl.",
-            rows.iter().filter(|r| r.imp == impls[0]).count()
+            "Run {run_id}: {runner}, {per_impl} tests per impl.{subset}"
         )),
         Block::Table(score_table(rows, &impls)),
         Block::Table(family_table(rows, &impls)),
@@ -288,5 +297,19 @@ mod tests {
         assert!(basic[1].title.as_ref().unwrap().contains("Basic-2"));
         assert!(matches!(&s.blocks[4], Block::Folded(t, _) if t.starts_with("a: 1 failing")));
         assert_eq!(s.blocks.len(), 5, "b has no failures to fold");
+        // Three tests an impl: a subset, which the section says and says how to take them all.
+        let Block::Para(run) = &s.blocks[1] else {
+            panic!("no run line")
+        };
+        assert!(run.contains("3 tests per impl. A subset"), "{run}");
+        assert!(run.contains("make report CONFORMANCE=full"), "{run}");
+        let full: Vec<ConformanceRow> = (0..FULL_SUITE_LEAST)
+            .map(|i| row("a", &format!("T-{i}"), "Basic handshakes", "passed"))
+            .collect();
+        let s = section("r2", &full).unwrap();
+        let Block::Para(run) = &s.blocks[1] else {
+            panic!("no run line")
+        };
+        assert!(!run.contains("subset"), "the full suite is no subset: {run}");
     }
 }
