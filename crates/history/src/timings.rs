@@ -217,7 +217,10 @@ mod tests {
             let e = parse(&format!("b\t1.0\texit 0\t1000.0\t{bad}\n")).unwrap_err();
             assert!(e.to_string().contains("CPU time"), "{bad}: {e}");
         }
-        assert!(parse("b\t1.0\texit 0\t0\t1.0\n").is_err(), "a start at the epoch's 0");
+        assert!(
+            parse("b\t1.0\texit 0\t0\t1.0\n").is_err(),
+            "a start at the epoch's 0"
+        );
     }
 
     #[test]

@@ -310,6 +310,9 @@ mod tests {
         let Block::Para(run) = &s.blocks[1] else {
             panic!("no run line")
         };
-        assert!(!run.contains("subset"), "the full suite is no subset: {run}");
+        assert!(
+            !run.contains("subset"),
+            "the full suite is no subset: {run}"
+        );
     }
 }
