@@ -66,13 +66,13 @@ BULK_SCENARIOS ?= bulk-tls12-*-16k,bulk-tls13-aes-*-16k
 # took 21 s more over every allocator variant, and the profile's kernel share shows faults.)
 CEILING_SCENARIOS ?= $(BULK_SCENARIOS),bulk-tls13-aes-128-gcm-1k
 CAUSE_RUNS ?= 3
-# Where each side's time goes (perf, each impl with itself, alone on the machine): in bulk
+# Where each side's time goes (perf, each impl with itself, LANES cells at once): in bulk
 # the cipher, copies, malloc, the kernel or the rest, at the two AES-128-GCM write sizes; in
 # the lead handshake, the parts above the crypto floor (X.509, the state machine, allocation,
 # locks, ...), which the report sets on the floor run's handshakes. One sample a cell (200 ms
 # in bulk, 900 ms on a handshake): most of a cell's time is fixed (the driver, perf attaching
-# and naming its samples). About 60 s, 35 s of it bulk; three samples a cell took 96 s, and the
-# handshake's post-quantum twin too 127 s.
+# and naming its samples). About 35 s in two lanes (65 s one cell at a time); three samples a
+# cell took 96 s alone, and the handshake's post-quantum twin too 127 s.
 PROFILE_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls13-aes-128-gcm-1k,handshake-tls13-ecdsa-p256-x25519-full
 PROFILE_RUNS ?= 1
 # What a connection costs beside its handshake: each side's context (chain and key loaded) and

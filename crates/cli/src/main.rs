@@ -436,7 +436,7 @@ struct RunArgs {
     /// most the number of cores). Pairs stay inside one process, so a factor's two sides
     /// always share a core and its weather; 2 on a 2-core machine halves the timed suite's
     /// time, and the absolute figures are then taken with the other core busy too. One-thread
-    /// cells measured alone (ceilings, counters, one-thread throughput windows) run this many
+    /// cells measured alone (ceilings, counters, one-thread throughput windows, perf profiles) run this many
     /// at once the same way.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     lanes: u32,

@@ -672,37 +672,44 @@ struct SingleSettings<'a> {
     env: &'a Env,
 }
 
-/// Runs the cells that are not sampled in turns, each in a driver of its own.
-///
-/// How many run at once, and whether each is pinned to its lane's core: instruction counts,
-/// wire figures and heap bytes do not depend on what else the machine runs, so one per core.
-/// One-thread timed cells whose figures are counts or are taken in turns inside the process
-/// (own-AEAD ceilings, OS counters) or compare no two cells side by side anyway (one-thread
-/// throughput windows): --lanes at once, each pinned to its own core as paired groups are.
-/// Every-core throughput and perf profiles: alone. Cells are written in plan order.
+/// How many single cells run at once, and whether each is pinned to its lane's core:
+/// instruction counts, wire figures and heap bytes do not depend on what else the machine
+/// runs, so one per core. One-thread timed cells whose figures are counts or are taken in turns
+/// inside the process (own-AEAD ceilings, OS counters), compare no two cells side by side
+/// anyway (one-thread throughput windows) or are shares of one thread's own CPU time (perf
+/// profiles, whose perf runs on the driver's pinned core too): `lanes` at once, each pinned to
+/// its own core as paired groups are. Every-core throughput: alone.
+fn single_lanes(
+    measure: Measure,
+    scenario: &Scenario,
+    lanes: usize,
+    cores: usize,
+) -> (usize, bool) {
+    if matches!(measure, Measure::Instructions | Measure::Wire)
+        || matches!(scenario, Scenario::Memory(_))
+    {
+        (cores, false)
+    } else if matches!(
+        measure,
+        Measure::Ceiling | Measure::Counters | Measure::Setup | Measure::Floor | Measure::Profile
+    ) || matches!(scenario, Scenario::Throughput(t) if t.cores == Cores::One)
+    {
+        (lanes, lanes > 1)
+    } else {
+        (1, false)
+    }
+}
+
+/// Runs the cells that are not sampled in turns, each in a driver of its own, as many at once
+/// as [`single_lanes`] says. Cells are written in plan order.
 fn run_single(
     settings: &SingleSettings,
     single: &[(Scenario, &ImplEntry, &ImplEntry)],
     sink: &mut Sink,
 ) -> Result<()> {
     let opts = settings.opts;
-    let counted = |s: &Scenario| {
-        matches!(opts.measure, Measure::Instructions | Measure::Wire)
-            || matches!(s, Scenario::Memory(_))
-    };
-    let side_by_side = |s: &Scenario| -> (usize, bool) {
-        if counted(s) {
-            (settings.cpus.len(), false)
-        } else if matches!(
-            opts.measure,
-            Measure::Ceiling | Measure::Counters | Measure::Setup | Measure::Floor
-        ) || matches!(s, Scenario::Throughput(t) if t.cores == Cores::One)
-        {
-            (opts.lanes, opts.lanes > 1)
-        } else {
-            (1, false)
-        }
-    };
+    let side_by_side =
+        |s: &Scenario| single_lanes(opts.measure, s, opts.lanes, settings.cpus.len());
     let bar = sink.bar.clone();
     for segment in single.chunk_by(|a, b| side_by_side(&a.0) == side_by_side(&b.0)) {
         let (jobs, pinned) = side_by_side(&segment[0].0);
@@ -1389,6 +1396,28 @@ mod tests {
         for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn profiles_run_in_lanes_pinned_and_every_core_windows_alone() {
+        let sc = |id: &str| -> Scenario { id.parse().unwrap() };
+        let hs = sc("handshake-tls13-ecdsa-p256-x25519-full");
+        let bulk = sc("bulk-tls13-aes-128-gcm-16k");
+        for s in [&hs, &bulk] {
+            assert_eq!(single_lanes(Measure::Profile, s, 2, 2), (2, true), "{s}");
+            assert_eq!(single_lanes(Measure::Profile, s, 1, 2), (1, false), "{s}");
+            assert_eq!(
+                single_lanes(Measure::Instructions, s, 1, 2),
+                (2, false),
+                "{s}"
+            );
+        }
+        let all_cores = sc("throughput-tls13-ecdsa-p256-allcores");
+        assert_eq!(single_lanes(Measure::Time, &all_cores, 2, 2), (1, false));
+        let one_core = sc("throughput-tls13-ecdsa-p256-1core");
+        assert_eq!(single_lanes(Measure::Time, &one_core, 2, 2), (2, true));
+        let memory = sc("memory-tls13-ecdsa-p256-n100");
+        assert_eq!(single_lanes(Measure::Time, &memory, 1, 2), (2, false));
     }
 
     #[test]
