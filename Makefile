@@ -30,8 +30,8 @@ PQ_PASSES ?= 4
 # The two post-quantum handshakes beside their classical twin (the first): what ML-DSA-44 and
 # X25519MLKEM768 cost each stack in instructions (about 60 s more, once; the stage is reused).
 INSTR_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full,bulk-tls13-aes-128-gcm-16k,handshake-tls13-mldsa44-x25519-full,handshake-tls13-ecdsa-p256-x25519mlkem768-full
-# Counts repeat within 0.1% (make test checks it on three samples of the slowest-varying
-# cell, OpenSSL's RSA server), so one sample a cell is the figure; a second doubled the stage.
+# Counts repeat within 0.1%, an RSA server's within about 0.15% (make test checks three
+# samples of OpenSSL's), so one sample a cell is the figure; a second doubled the stage.
 INSTR_RUNS ?= 1
 # The published tables the report sets beside ours (`tlsmatrix run --plan NAME`): rustls's
 # report of 2026-03-07 and seeds/002, each configuration repeated here: 20 samples in 4 passes.
@@ -126,7 +126,7 @@ build-go: setup
 	@$(STEP) go-binaries sh -c 'cd go && $(GO) build $(GO_TAGS) -o ../$(BIN)/ ./cmd/tlsmatrix-go-peer ./cmd/tlsmatrix-go-libp2p-peer ./cmd/tlsmatrix-driver-go'
 
 # The stacks built from sources of their own (the OpenSSL releases, BoringSSL, AWS-LC), the
-# system's wolfSSL and Mbed TLS, BoGo's runner, the Go transport's libssl builds and its benchmarks' binaries.
+# system's wolfSSL and Mbed TLS, BoGo's runner and the Go transport's libssl builds.
 build-stacks: build-workspace build-go
 	@for v in $(OPENSSL_RELEASES); do $(MAKE) --no-print-directory driver-openssl-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory driver-boringssl driver-aws-lc driver-wolfssl driver-mbedtls
@@ -135,10 +135,6 @@ build-stacks: build-workspace build-go
 	@$(STEP) bogo-runner $(BIN)/tlsmatrix conformance --build-runner
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
-	@# The Go benchmarks' binaries, one per libssl: compiled here with the other builds, so that
-	@# make report's go-benchmarks stage finds them in Go's cache and no compiler runs beside
-	@# its samples (a new machine's stage took 78 s with them compiled in it, 50 s without).
-	@$(STEP) go-bench-binaries scripts/bench-go build $(GO_LIBSSL)
 
 # The compiler axis (below): only the variants stage runs it, and `make report` does not build
 # it (it follows the first answer: `make build-compilers`, or `make build`, then `make
@@ -290,6 +286,11 @@ report: timings-begin build-workspace
 	  $(BIN)/tlsmatrix estimate --reference $(REFERENCE_TIMINGS) || echo "(no estimate of the rest: above)"; \
 	fi
 	@$(MAKE) --no-print-directory build-stacks
+	@# The Go benchmarks' binaries, one per libssl: compiled here with the other builds (not in
+	@# build-stacks, which make test shares and whose smoke run needs two of them), so that the
+	@# go-benchmarks stage finds them in Go's cache and no compiler runs beside its samples (a
+	@# new machine's stage took 78 s with them compiled in it, 52 s without).
+	@$(STEP) go-bench-binaries scripts/bench-go build $(GO_LIBSSL)
 	@# The lanes balanced by a new machine's CPU times (results/timings.tsv's fifth field): instruction
 	@# counts (8 CPU-min, one core) and heap bytes (2.3) beside BoGo's quick subset, interop (4.5)
 	@# and the outside scan (5.7); BoGo's full suite (11 CPU-min), where asked for, is lane 1's.

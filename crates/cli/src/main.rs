@@ -91,7 +91,8 @@ enum Command {
         /// The candidate: a run id, `latest`, or a .jsonl results file.
         candidate: String,
         /// How much worse a figure may get before it counts as a regression, e.g. 5% (use
-        /// about 0.5% for instruction counts, which repeat within 0.1%).
+        /// about 0.5% for instruction counts, which repeat within 0.1%; an RSA server's
+        /// within about 0.15%).
         #[arg(long, default_value = "5%", value_parser = compare::parse_threshold)]
         threshold: f64,
         #[command(flatten)]
@@ -436,8 +437,8 @@ struct RunArgs {
     /// most the number of cores). Pairs stay inside one process, so a factor's two sides
     /// always share a core and its weather; 2 on a 2-core machine halves the timed suite's
     /// time, and the absolute figures are then taken with the other core busy too. One-thread
-    /// cells measured alone (ceilings, counters, one-thread throughput windows, perf profiles) run this many
-    /// at once the same way.
+    /// cells measured alone (ceilings, counters, one-thread throughput windows, perf profiles)
+    /// run this many at once the same way.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     lanes: u32,
     /// JSON-lines file the records are appended to; test certificates are cached in a
@@ -463,7 +464,8 @@ struct RunArgs {
     cell_timeout: Option<u64>,
     /// `time` (the monotonic clock per side); `instructions`: each cell's driver runs under
     /// valgrind's callgrind, which counts the instructions of each side's calls only;
-    /// repeated samples agree within 0.1%, so 3 runs are plenty (save an ML-DSA server's,
+    /// repeated samples agree within 0.1% (an RSA server's within about 0.15%: its blinding's
+    /// random draw and inverse), so 3 runs are plenty (save an ML-DSA server's,
     /// whose signing loop runs a varying number of times: a sample is then 64 handshakes
     /// and still moves several percent); or `wire` (handshake
     /// scenarios): the bytes and flights of each traced connection, checked against the round

@@ -12,8 +12,8 @@ use tlsmatrix_model::side::Side;
 
 /// Three samples of instruction counts of `imp` with itself, in `handshake` and in TLS 1.3
 /// AES-128-GCM bulk: the run succeeds and gives each side's figure, in order, every sample
-/// within `spread` (a fraction) of its median.
-fn counted(d: &Path, imp: &str, handshake: &str, spread: f64) -> Vec<Record> {
+/// within `spread(metric)` (a fraction) of its median.
+fn counted(d: &Path, imp: &str, handshake: &str, spread: impl Fn(Metric) -> f64) -> Vec<Record> {
     let out = d.join("r.jsonl");
     let scenarios = format!("{handshake},bulk-tls13-aes-128-gcm-16k");
     let r = tlsmatrix(&[
@@ -49,7 +49,7 @@ fn counted(d: &Path, imp: &str, handshake: &str, spread: f64) -> Vec<Record> {
         assert_eq!(rec.samples.len(), 3);
         for v in &rec.samples {
             assert!(
-                (v / rec.median - 1.0).abs() < spread,
+                (v / rec.median - 1.0).abs() < spread(rec.metric),
                 "{}: {:?}",
                 rec.metric,
                 rec.samples
@@ -104,18 +104,20 @@ fn check_split(split: &[Record], totals: &[Record], imp: &str) {
 /// Instruction counts under callgrind: deterministic enough to gate CI on. OpenSSL's RSA
 /// server refreshes its blinding every 32 signatures, which a sample must average over.
 #[test]
-fn instruction_counts_repeat_within_a_tenth_of_a_percent() {
+fn instruction_counts_repeat_from_sample_to_sample() {
     // Callgrind keeps a core busy for half a minute; beside it a ceiling's open samples ran
     // at 0.58 of their rate where its bulk samples did not (a receive share of 1.74, twice).
     let _alone = exclusive();
     let d = scratch("instr");
-    // Every sample within 0.1% of the median. What varies at all is data-dependent work
-    // such as the modular inverse of OpenSSL's fresh RSA blinding value (seen: ±0.06%).
+    // Every sample within 0.1% of the median, but the RSA server's: its sample of 32
+    // handshakes makes one fresh blinding value, whose random draw and modular inverse are
+    // data-dependent work (CI saw one sample 0.15% below the median; 0.3% still catches a
+    // sample that counted one handshake more or less, 3%).
     let records = counted(
         &d,
         "openssl-3.0",
         "handshake-tls13-rsa-2048-x25519-full",
-        0.001,
+        |m| if m == Metric::ServerInstructions { 0.003 } else { 0.001 },
     );
     for rec in &records {
         // A TLS 1.3 RSA handshake side is millions of instructions; AES-GCM a few per byte.
@@ -147,7 +149,7 @@ fn go_instruction_counts_are_steady_and_sane() {
         &d,
         "go-crypto-tls",
         "handshake-tls13-ecdsa-p256-x25519-full",
-        0.02,
+        |_| 0.02,
     );
     for rec in &records {
         assert!(
