@@ -117,7 +117,13 @@ fn instruction_counts_repeat_from_sample_to_sample() {
         &d,
         "openssl-3.0",
         "handshake-tls13-rsa-2048-x25519-full",
-        |m| if m == Metric::ServerInstructions { 0.003 } else { 0.001 },
+        |m| {
+            if m == Metric::ServerInstructions {
+                0.003
+            } else {
+                0.001
+            }
+        },
     );
     for rec in &records {
         // A TLS 1.3 RSA handshake side is millions of instructions; AES-GCM a few per byte.
