@@ -291,6 +291,10 @@ report: timings-begin build-workspace
 	@# go-benchmarks stage finds them in Go's cache and no compiler runs beside its samples (a
 	@# new machine's stage took 78 s with them compiled in it, 52 s without).
 	@$(STEP) go-bench-binaries scripts/bench-go build $(GO_LIBSSL)
+	@# After a first look, the rest again: the builds just taken say more of this host's speed
+	@# (a shared host drifts) than the workspace build the first estimate was scaled by.
+	@if grep -q '^first-look	' "$$TLSMATRIX_TIMINGS"; then \
+	  $(BIN)/tlsmatrix estimate --reference $(REFERENCE_TIMINGS) || echo "(no estimate of the rest: above)"; fi
 	@# The lanes balanced by a new machine's CPU times (results/timings.tsv's fifth field): instruction
 	@# counts (8 CPU-min, one core) and heap bytes (2.3) beside BoGo's quick subset, interop (4.5)
 	@# and the outside scan (5.7); BoGo's full suite (11 CPU-min), where asked for, is lane 1's.

@@ -234,8 +234,10 @@ enum Command {
     /// Estimate how long the rest of `make report` takes on this machine, from a new
     /// machine's whole run: its builds after the first look and its counted stages scaled by
     /// this run's Rust workspace build against the reference's (both are CPU work), its timed
-    /// stages as they were (their samples are fixed in milliseconds). `make report` prints it
-    /// after a new machine's first look.
+    /// stages as they were (their samples are fixed in milliseconds). Once this run's timings
+    /// hold builds after its first look, only the counted and timed stages are left, and the
+    /// counted ones are scaled by those builds against the reference's instead. `make report`
+    /// prints it after a new machine's first look and again once its stacks are built.
     Estimate {
         /// The reference run's timings file (a new machine's whole `make report`, as
         /// scripts/stage and scripts/step wrote its results/timings.tsv).

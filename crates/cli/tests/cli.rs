@@ -105,6 +105,25 @@ fn the_estimate_after_a_first_look_reads_the_shipped_reference() {
         text.contains("scaled by this machine's workspace build (5 min 00 s against "),
         "{text}"
     );
+    // Once the stacks are built, the rest is the counted and timed stages, scaled by the builds.
+    let mut built = std::fs::read_to_string(&now).unwrap();
+    built.push_str("build driver-boringssl\t900.0\tbuilt\t5311.0\n");
+    std::fs::write(&now, built).unwrap();
+    let r = tlsmatrix(&[
+        "estimate",
+        "--reference",
+        reference,
+        "--timings",
+        now.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.starts_with("the rest, estimated: about ")
+            && text.contains(" min (counted stages ")
+            && text.contains("scaled by this machine's builds of the other stacks (15 min 00 s against "),
+        "{text}"
+    );
     let missing = d.join("none.tsv");
     let r = tlsmatrix(&[
         "estimate",

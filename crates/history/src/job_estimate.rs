@@ -1,9 +1,11 @@
 //! How long the rest of `make report` will take on a new machine, told once its first look is
-//! on screen: the phases of a reference run (a whole `make report` on a new machine, its
-//! timings file as `scripts/stage` and `scripts/step` wrote it) after that run's first look,
-//! with the builds and the counted stages scaled by how long this machine took for the Rust
-//! workspace against the reference. Both are CPU work on every core; the timed stages are
-//! not scaled, since their samples and warm-ups are fixed in milliseconds.
+//! on screen and again once its stacks are built: the phases of a reference run (a whole
+//! `make report` on a new machine, its timings file as `scripts/stage` and `scripts/step`
+//! wrote it) after that point, with the builds and the counted stages scaled by how long this
+//! machine took for the work done so far against the reference: the Rust workspace, then the
+//! other stacks' builds, a larger and later measure of a shared host whose speed drifts. Both
+//! are CPU work on every core; the timed stages are not scaled, since their samples and
+//! warm-ups are fixed in milliseconds.
 
 use anyhow::{bail, Context, Result};
 
@@ -71,15 +73,38 @@ impl Phases {
     }
 }
 
+/// How far this run has come: what the estimate is of, and what it is scaled by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    /// Its first look is done: the builds, the counted and the timed stages are to come,
+    /// scaled by the workspace build.
+    FirstLook,
+    /// Its stacks are built too: the counted and the timed stages are to come, scaled by the
+    /// builds since the first look.
+    Built,
+}
+
+impl Point {
+    /// What this machine's speed is measured by at this point.
+    fn measure(self) -> &'static str {
+        match self {
+            Point::FirstLook => "workspace build",
+            Point::Built => "builds of the other stacks",
+        }
+    }
+}
+
 /// The rest of this run, estimated from a reference run's phases.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobEstimate {
+    pub point: Point,
     /// The reference's phases, as it took them.
     pub reference: Phases,
-    /// This machine's workspace build over the reference's (seconds), when this run built
-    /// the workspace whole.
+    /// This machine's time for the work done so far over the reference's (seconds), when this
+    /// run did that work whole.
     pub scale: Option<(f64, f64)>,
-    /// The phases here: builds and counted stages scaled, timed stages as they were.
+    /// The phases left here: builds (none once built) and counted stages scaled, timed stages
+    /// as they were.
     pub here: Phases,
     /// The reference's date and CPU, as its header gives them.
     pub reference_about: String,
@@ -95,7 +120,11 @@ impl JobEstimate {
                 .find(|s| s.name == WORKSPACE && s.outcome == "built")
                 .map(|s| s.seconds)
         };
-        let scale = match (built_whole(now), built_whole(reference)) {
+        let (point, here, there) = match builds_since_first_look(now) {
+            Some(built) => (Point::Built, Some(built), Some(phases.builds)),
+            None => (Point::FirstLook, built_whole(now), built_whole(reference)),
+        };
+        let scale = match (here, there) {
             (Some(here), Some(there)) if there > 0.0 && here / there >= LEAST_SCALE => {
                 Some((here, there))
             }
@@ -118,8 +147,12 @@ impl JobEstimate {
         .collect::<Vec<_>>()
         .join(", ");
         Ok(JobEstimate {
+            point,
             here: Phases {
-                builds: phases.builds * k,
+                builds: match point {
+                    Point::FirstLook => phases.builds * k,
+                    Point::Built => 0.0,
+                },
                 counted: phases.counted * k,
                 timed: phases.timed,
             },
@@ -138,13 +171,20 @@ impl JobEstimate {
     pub fn render(&self) -> String {
         let minutes = |s: f64| format!("{:.0}", (s / 60.0).max(1.0));
         let h = &self.here;
+        let builds = match self.point {
+            Point::FirstLook => format!("the other stacks' builds {}, ", minutes(h.builds)),
+            Point::Built => String::new(),
+        };
         let mut out = format!(
-            "the rest, estimated: about {} min (the other stacks' builds {}, counted stages {}, timed stages {})\n",
+            "the rest, estimated: about {} min ({builds}counted stages {}, timed stages {})\n",
             minutes(self.total()),
-            minutes(h.builds),
             minutes(h.counted),
             minutes(h.timed),
         );
+        let scaled = match self.point {
+            Point::FirstLook => "its builds and counted stages",
+            Point::Built => "its counted stages",
+        };
         let whose = if self.reference_about.is_empty() {
             "a new machine's run".to_string()
         } else {
@@ -152,16 +192,31 @@ impl JobEstimate {
         };
         match self.scale {
             Some((here, there)) => out.push_str(&format!(
-                "  from {whose}, its builds and counted stages scaled by this machine's workspace build ({} against {}); timed stages take the same time anywhere\n",
+                "  from {whose}, {scaled} scaled by this machine's {} ({} against {}); timed stages take the same time anywhere\n",
+                self.point.measure(),
                 duration(here),
                 duration(there)
             )),
             None => out.push_str(&format!(
-                "  from {whose} as it took them: this run did not build the whole workspace, so nothing here says how fast this machine is\n"
+                "  from {whose} as it took them: this run's {} took too little to say how fast this machine is (up to date, or a partial rebuild)\n",
+                self.point.measure()
             )),
         }
         out
     }
+}
+
+/// How long this run's builds after its first look took, from the first look's end to the
+/// last build step's end; `None` before any build step follows the first look (or without one).
+fn builds_since_first_look(now: &Timings) -> Option<f64> {
+    let looked = now.stages.iter().find(|s| s.name == FIRST_LOOK)?.span()?.1;
+    now.stages
+        .iter()
+        .filter(|s| s.is_build())
+        .filter_map(Stage::span)
+        .filter(|&(a, _)| a >= looked)
+        .map(|(_, b)| b - looked)
+        .reduce(f64::max)
 }
 
 #[cfg(test)]
@@ -222,8 +277,50 @@ mod tests {
             let e = JobEstimate::new(&reference, &parse(now).unwrap()).unwrap();
             assert_eq!(e.scale, None, "{now}");
             assert_eq!(e.here, e.reference);
-            assert!(e.render().contains("nothing here says how fast"));
+            assert!(e
+                .render()
+                .contains("workspace build took too little to say how fast"));
         }
+    }
+
+    #[test]
+    fn once_built_the_counted_stages_scale_with_the_builds_since_the_first_look() {
+        let reference = parse(REFERENCE).unwrap();
+        // The workspace as fast as the reference's, the builds after the first look (which
+        // ends at 5210) twice as slow: they end at 6390, 1,180 s against 590.
+        let now = parse(
+            "# epoch 5000.0\nbuild rust-workspace\t200.0\tbuilt\t5000.0\nfirst-look\t10.0\texit 0\t5200.0\n\
+             build rust-workspace\t0.3\tup to date\t5210.0\nbuild openssl-lib-3.5\t580.0\tbuilt\t5210.0\n\
+             build driver-boringssl\t600.0\tbuilt\t5790.0\n",
+        )
+        .unwrap();
+        let e = JobEstimate::new(&reference, &now).unwrap();
+        assert_eq!(e.point, Point::Built);
+        assert_eq!(e.scale, Some((1180.0, 590.0)));
+        assert_eq!(e.here.builds, 0.0);
+        assert_eq!(e.here.counted, 1400.0);
+        assert_eq!(e.here.timed, 600.0);
+        let text = e.render();
+        assert!(
+            text.starts_with(
+                "the rest, estimated: about 33 min (counted stages 23, timed stages 10)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("its counted stages scaled by this machine's builds of the other stacks (19 min 40 s against 9 min 50 s)"),
+            "{text}"
+        );
+        // Builds that were all up to date say nothing of the machine.
+        let quick = parse(
+            "# epoch 5000.0\nfirst-look\t10.0\texit 0\t5200.0\nbuild driver-boringssl\t0.2\tup to date\t5210.0\n",
+        )
+        .unwrap();
+        let e = JobEstimate::new(&reference, &quick).unwrap();
+        assert_eq!((e.point, e.scale), (Point::Built, None));
+        assert!(e
+            .render()
+            .contains("builds of the other stacks took too little to say"));
     }
 
     #[test]
