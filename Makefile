@@ -295,27 +295,13 @@ report: timings-begin build-workspace
 	@# (a shared host drifts) than the workspace build the first estimate was scaled by.
 	@if grep -q '^first-look	' "$$TLSMATRIX_TIMINGS"; then \
 	  $(BIN)/tlsmatrix estimate --reference $(REFERENCE_TIMINGS) || echo "(no estimate of the rest: above)"; fi
-	@# The lanes balanced by a new machine's CPU times (results/timings.tsv's fifth field): instruction
-	@# counts (8 CPU-min, one core) and heap bytes (2.3) beside BoGo's quick subset, interop (4.5)
-	@# and the outside scan (5.7); BoGo's full suite (11 CPU-min), where asked for, is lane 1's.
+	@# The counted stages on COUNTED_WORKERS workers, each taking the next stage as it frees up,
+	@# longest first (COUNTED_STAGES): no core stands idle while a stage is left, whatever the
+	@# day's weather makes each one take.
 	@status=0; \
 	$(if $(CONFORMANCE_ARGS),$(STAGE) --left-out "BoGo's full suite" "this run took its quick subset ($(QUICK_BOGO)); make report CONFORMANCE=full takes every test (about 9 min of a new machine's two cores, once: reused while the binaries stay)";) \
-	echo "counted stages, in two lanes beside each other:"; \
-	scripts/lane \
-	  '$(STAGE) --log --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
-	    sh -c "$(BIN)/tlsmatrix conformance $(CONFORMANCE_ARGS) --out results/conformance.jsonl --db $(DB) > results/conformance.txt"' \
-	  '$(STAGE) --log --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
-	    sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"' \
-	  '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json' \
-	  & lane1=$$!; \
-	scripts/lane \
-	  '$(STAGE) --log --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions \
-	    --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)' \
-	  '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
-	    --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)' \
-	  & lane2=$$!; \
-	wait $$lane1; s1=$$?; wait $$lane2; s2=$$?; \
-	for s in $$s1 $$s2; do [ $$s -le 1 ] || exit $$s; [ $$s -eq 0 ] || status=1; done; \
+	echo "counted stages, $(COUNTED_WORKERS) at a time, each worker taking the next as it frees up:"; \
+	scripts/lanes $(COUNTED_WORKERS) $(COUNTED_STAGES) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	echo "timed stages, alone on the machine:"; \
 	$(STAGE) timed-suite $(BIN)/tlsmatrix run --runs $(RUNS) --passes $(PASSES) $(SETTLE) --lanes $(LANES) --out $(OUT) --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) post-quantum $(BIN)/tlsmatrix run --pairs twins --runs $(PQ_RUNS) --passes $(PQ_PASSES) --lanes $(LANES) \
@@ -354,6 +340,23 @@ report: timings-begin build-workspace
 	scripts/chromium-headless --screenshot=$(CURDIR)/$(REPORT)/screenshot.png --window-size=1200,4000 \
 	  file://$(CURDIR)/$(REPORT)/index.html >/dev/null && echo "screenshot: $(REPORT)/screenshot.png"; \
 	exit $$status
+
+# The counted stages (make report, step 3), each one command line for scripts/lanes, and their
+# order: longest first by a new machine's times (instruction counts about 9-14 min on one core,
+# the outside scan 6-8, interop 4-5, heap bytes 2-3, BoGo's quick subset half a minute; its
+# full suite, where asked for, about 9 min of two cores, goes first).
+COUNTED_WORKERS ?= 2
+COUNTED_CONFORMANCE = '$(STAGE) --log --reuse conformance results/conformance.jsonl,results/conformance.txt,db:$(DB) \
+  sh -c "$(BIN)/tlsmatrix conformance $(CONFORMANCE_ARGS) --out results/conformance.jsonl --db $(DB) > results/conformance.txt"'
+COUNTED_INTEROP = '$(STAGE) --log --reuse interop results/interop.jsonl,results/interop.md,results/offers.json \
+  sh -c "$(BIN)/tlsmatrix interop --out results/interop.jsonl --format md > results/interop.md"'
+COUNTED_SCAN = '$(STAGE) --log --reuse outside-scan results/outside-scan.json $(BIN)/tlsmatrix scan --out results/outside-scan.json'
+COUNTED_INSTRUCTIONS = '$(STAGE) --log --reuse instructions results/instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions \
+  --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)'
+COUNTED_MEMORY = '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
+  --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)'
+COUNTED_STAGES = $(if $(CONFORMANCE_ARGS),,$(COUNTED_CONFORMANCE)) $(COUNTED_INSTRUCTIONS) $(COUNTED_SCAN) \
+  $(COUNTED_INTEROP) $(COUNTED_MEMORY) $(if $(CONFORMANCE_ARGS),$(COUNTED_CONFORMANCE))
 
 # BoGo in make report: quick, the subset that checks each shim and adapter work (about 50 tests
 # an impl, seconds), or full, every test (about 5,000 an impl: 9 of a new machine's 45 minutes

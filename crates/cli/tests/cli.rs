@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -77,61 +78,53 @@ fn bad_input_ends_in_one_clear_sentence() {
 }
 
 /// `tlsmatrix estimate` on the reference the repository ships (which must stay a new machine's
-/// whole run) and this run's timings so far; a missing file is one clear sentence.
+/// whole run) and this run's timings so far, after the first look and again once the stacks
+/// are built; a missing file is one clear sentence.
 #[test]
 fn the_estimate_after_a_first_look_reads_the_shipped_reference() {
     let d = scratch("estimate");
     let now = d.join("timings.tsv");
-    std::fs::write(
-        &now,
-        "# epoch 5000.0\nbuild rust-workspace\t300.0\tbuilt\t5000.0\nfirst-look\t11.0\texit 0\t5300.0\n",
-    )
-    .unwrap();
     let reference = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scripts/reference-timings.tsv"
     );
-    let r = tlsmatrix(&[
-        "estimate",
-        "--reference",
-        reference,
-        "--timings",
-        now.to_str().unwrap(),
-    ]);
+    let estimate = |timings: &Path| {
+        let r = tlsmatrix(&[
+            "estimate",
+            "--reference",
+            reference,
+            "--timings",
+            timings.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&r.stdout).to_string();
+        (r, text)
+    };
+    let looked = "# epoch 5000.0\nbuild rust-workspace\t300.0\tbuilt\t5000.0\nfirst-look\t11.0\texit 0\t5300.0\n";
+    std::fs::write(&now, looked).unwrap();
+    let (r, text) = estimate(&now);
     assert!(r.status.success(), "{}", stderr(&r));
-    let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.starts_with("the rest, estimated: about "), "{text}");
     assert!(
         text.contains("scaled by this machine's workspace build (5 min 00 s against "),
         "{text}"
     );
     // Once the stacks are built, the rest is the counted and timed stages, scaled by the builds.
-    let mut built = std::fs::read_to_string(&now).unwrap();
-    built.push_str("build driver-boringssl\t900.0\tbuilt\t5311.0\n");
-    std::fs::write(&now, built).unwrap();
-    let r = tlsmatrix(&[
-        "estimate",
-        "--reference",
-        reference,
-        "--timings",
-        now.to_str().unwrap(),
-    ]);
+    std::fs::write(
+        &now,
+        format!("{looked}build driver-boringssl\t900.0\tbuilt\t5311.0\n"),
+    )
+    .unwrap();
+    let (r, text) = estimate(&now);
     assert!(r.status.success(), "{}", stderr(&r));
-    let text = String::from_utf8_lossy(&r.stdout);
     assert!(
         text.starts_with("the rest, estimated: about ")
             && text.contains(" min (counted stages ")
-            && text.contains("scaled by this machine's builds of the other stacks (15 min 00 s against "),
+            && text.contains(
+                "scaled by this machine's builds of the other stacks (15 min 00 s against "
+            ),
         "{text}"
     );
-    let missing = d.join("none.tsv");
-    let r = tlsmatrix(&[
-        "estimate",
-        "--reference",
-        reference,
-        "--timings",
-        missing.to_str().unwrap(),
-    ]);
+    let (r, _) = estimate(&d.join("none.tsv"));
     assert_eq!(r.status.code(), Some(2));
     assert!(
         stderr(&r).contains("no timings of this run at"),

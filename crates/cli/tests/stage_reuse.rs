@@ -131,18 +131,22 @@ fn the_fingerprint_lists_the_binaries_the_packages_and_the_cpu() {
     assert!(!text.contains("-clang"), "{text}");
 }
 
+/// `scripts/lanes N LINE...` with its exit status.
+fn lanes(dir: &Path, workers: &str, lines: &[&str]) -> i32 {
+    Command::new(script("lanes"))
+        .current_dir(dir)
+        .arg(workers)
+        .args(lines)
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}
+
 #[test]
-fn a_lane_runs_its_stages_in_order_and_reports_the_worst() {
+fn one_worker_runs_the_stages_in_order_and_reports_the_worst() {
     let dir = common::scratch("stage-lane");
-    let lane = |lines: &[&str]| -> i32 {
-        Command::new(script("lane"))
-            .current_dir(&dir)
-            .args(lines)
-            .status()
-            .unwrap()
-            .code()
-            .unwrap_or(-1)
-    };
+    let lane = |lines: &[&str]| lanes(&dir, "1", lines);
     // A failed cell (1) does not stop the lane; what could not run (above 1) does.
     assert_eq!(lane(&["echo a >> seen", "exit 1", "echo b >> seen"]), 1);
     assert_eq!(lane(&["echo c >> seen", "exit 3", "echo d >> seen"]), 3);
@@ -151,7 +155,47 @@ fn a_lane_runs_its_stages_in_order_and_reports_the_worst() {
         std::fs::read_to_string(dir.join("seen")).unwrap(),
         "a\nb\nc\ne\n"
     );
-    assert_eq!(lane(&[]), 2, "a lane of nothing is a usage error");
+    assert_eq!(lane(&[]), 2, "no stage is a usage error");
+    assert_eq!(lanes(&dir, "0", &["true"]), 2, "no worker is a usage error");
+    assert_eq!(lanes(&dir, "two", &["true"]), 2);
+}
+
+#[test]
+fn a_worker_that_frees_up_takes_the_next_stage() {
+    let dir = common::scratch("stage-lanes");
+    // The first stage holds one worker; the other takes every other stage meanwhile, each
+    // once, in order.
+    let status = lanes(
+        &dir,
+        "2",
+        &[
+            "sleep 1; echo long >> seen",
+            "echo a >> seen",
+            "exit 1",
+            "echo b >> seen",
+        ],
+    );
+    assert_eq!(status, 1, "a failed cell is reported once all have run");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("seen")).unwrap(),
+        "a\nb\nlong\n"
+    );
+    // A stage that could not run stops both workers taking more; the one already running
+    // ends, and its status is the first stage's that could not.
+    let status = lanes(
+        &dir,
+        "2",
+        &[
+            "sleep 1; echo running >> stopped",
+            "exit 4",
+            "echo never >> stopped",
+        ],
+    );
+    assert_eq!(status, 4);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("stopped")).unwrap(),
+        "running\n"
+    );
 }
 
 #[test]
