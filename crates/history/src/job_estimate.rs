@@ -92,6 +92,14 @@ impl Point {
             Point::Built => "builds of the other stacks",
         }
     }
+
+    /// Which of the reference's phases left are scaled by that measure.
+    fn scaled(self) -> &'static str {
+        match self {
+            Point::FirstLook => "its builds and counted stages",
+            Point::Built => "its counted stages",
+        }
+    }
 }
 
 /// The rest of this run, estimated from a reference run's phases.
@@ -181,10 +189,6 @@ impl JobEstimate {
             minutes(h.counted),
             minutes(h.timed),
         );
-        let scaled = match self.point {
-            Point::FirstLook => "its builds and counted stages",
-            Point::Built => "its counted stages",
-        };
         let whose = if self.reference_about.is_empty() {
             "a new machine's run".to_string()
         } else {
@@ -192,7 +196,8 @@ impl JobEstimate {
         };
         match self.scale {
             Some((here, there)) => out.push_str(&format!(
-                "  from {whose}, {scaled} scaled by this machine's {} ({} against {}); timed stages take the same time anywhere\n",
+                "  from {whose}, {} scaled by this machine's {} ({} against {}); timed stages take the same time anywhere\n",
+                self.point.scaled(),
                 self.point.measure(),
                 duration(here),
                 duration(there)
