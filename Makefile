@@ -453,11 +453,14 @@ fuzz-go: setup
 	  else cat $$log; echo "fuzz $$f: FAILED (log: target/fuzz-$$f.log)"; exit 1; fi; \
 	done
 
-lint: setup mbedtls-lib aws-lc-lib
+lint: build-workspace mbedtls-lib aws-lc-lib
 	$(CARGO) fmt --all --check
 	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
-	$(CARGO) xtask modules
-	$(CARGO) xtask locks
+	@# The workspace build's xtask, not `cargo xtask` (cargo run -p xtask): features resolved
+	@# for xtask alone differ from the workspace's, and gave a new machine a second aws-lc-sys
+	@# and every tlsmatrix crate again (about 3 minutes of make test).
+	$(BIN)/xtask modules
+	$(BIN)/xtask locks
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/boringssl/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
@@ -499,7 +502,7 @@ bench: build
 # ratios per window. DRIFT_MINUTES (16) is about four `make repeatability` runs.
 DRIFT_MINUTES ?= 16
 drift:
-	$(CARGO) bench --locked -p tlsmatrix-impls --bench crypto_drift -- --minutes $(DRIFT_MINUTES)
+	$(CARGO) bench --locked --workspace --bench crypto_drift -- --minutes $(DRIFT_MINUTES)
 
 # Whether an impl's speed against the baseline follows the machine's memory weather (shared
 # cache and memory): the impl's own pair and the baseline's alone in turns on one core, with a
@@ -507,13 +510,15 @@ drift:
 WEATHER_MINUTES ?= 6
 WEATHER_IMPL ?= go-crypto-tls
 weather: build
-	$(CARGO) xtask weather --impl $(WEATHER_IMPL) --minutes $(WEATHER_MINUTES)
+	$(BIN)/xtask weather --impl $(WEATHER_IMPL) --minutes $(WEATHER_MINUTES)
 
 # What one TLS record costs each library's AES-128-GCM by record size (no TLS): aws-lc, ring
 # and the system OpenSSL in turns, time per record and a fixed + per-byte line per library.
 AEAD_SECONDS ?= 20
+# --workspace, not -p tlsmatrix-impls: the workspace's features, so the bench links the crates
+# the release build made instead of compiling rustls, openssl and the rest again (43 s).
 aead-sizes:
-	$(CARGO) bench --locked -p tlsmatrix-impls --bench aead_record_cost -- --seconds $(AEAD_SECONDS)
+	$(CARGO) bench --locked --workspace --bench aead_record_cost -- --seconds $(AEAD_SECONDS)
 
 # What NSS's own primitives cost outside TLS (ECDSA P-256 sign and verify, X25519 and P-256
 # agreement through PKCS#11): where its handshakes' time goes, as docs/findings.md reads it.

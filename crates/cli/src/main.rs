@@ -435,6 +435,13 @@ struct RunArgs {
     /// interval covers the differences between passes only once there are some).
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000), requires = "until_within")]
     min_passes: u32,
+    /// Leave out the memory weather, the two pointer chases (half and four times the
+    /// last-level cache) read between passes that every paired record otherwise carries.
+    /// Building them takes a second or two and a buffer of 4.5 times the cache, over a GiB
+    /// where a VM reports the host's 260 MiB L3: for quick checks whose figures nobody reads
+    /// against the weather.
+    #[arg(long)]
+    no_weather: bool,
     /// Timed groups sampled at once, each in its own process pinned to its own core (at
     /// most the number of cores). Pairs stay inside one process, so a factor's two sides
     /// always share a core and its weather; 2 on a 2-core machine halves the timed suite's
@@ -654,6 +661,7 @@ fn run_options(a: RunArgs) -> run::RunOptions {
         passes: a.passes,
         until_within: a.until_within.map(|pct| pct / 100.0),
         min_passes: a.min_passes,
+        weather: !a.no_weather,
         lanes: a.lanes as usize,
         cell_timeout: cell_timeout(a.cell_timeout, a.measure),
         command_line: command_line(),

@@ -1,6 +1,6 @@
-//! Records for tests, built the one way every crate's tests share (feature `fixtures`, a
-//! dev-dependency only): a metric's samples spread evenly around a centre, for one pair in
-//! one run, through [`Record::from_samples`] so the statistics are the real ones.
+//! Records for tests, built the one way every crate's tests share: a metric's samples spread
+//! evenly around a centre, for one pair in one run, through [`Record::from_samples`] so the
+//! statistics are the real ones.
 
 use crate::record::{Env, Metric, Record};
 

@@ -39,6 +39,9 @@ pub struct RunOptions {
     /// every group gets every pass.
     pub until_within: Option<f64>,
     pub min_passes: u32,
+    /// Read the memory weather before the first pass and after each (`weather`); off, the
+    /// records carry none and the run saves building the probe.
+    pub weather: bool,
     /// Timed groups (and one-thread cells measured alone) run at once, each on its own core
     /// (at most the number of cores).
     pub lanes: usize,
@@ -371,6 +374,7 @@ pub fn run(opts: RunOptions) -> Result<bool> {
             passes: plan.passes,
             until_within: opts.until_within,
             min_passes: opts.min_passes,
+            weather: opts.weather,
             lanes: opts.lanes,
             cpus: &cpus,
             rounds: plan.rounds,
@@ -868,6 +872,7 @@ struct PairedOptions<'a> {
     passes: u32,
     until_within: Option<f64>,
     min_passes: u32,
+    weather: bool,
     /// Groups sampled at once, each in its own process on its own core.
     lanes: usize,
     /// The CPUs lanes are pinned to, at least `lanes` of them.
@@ -905,13 +910,17 @@ fn run_paired(
         ended: (0..plan.len()).map(|_| BTreeMap::new()).collect(),
         block: 0,
     };
-    sink.bar.set_message("probing the memory weather");
-    let mut weather = match crate::weather::PassWeather::start(o.cpus[0]) {
-        Ok(w) => Some(w),
-        Err(why) => {
-            sink.log(&format!("memory weather not probed: {why}"));
-            None
+    let mut weather = if o.weather {
+        sink.bar.set_message("probing the memory weather");
+        match crate::weather::PassWeather::start(o.cpus[0]) {
+            Ok(w) => Some(w),
+            Err(why) => {
+                sink.log(&format!("memory weather not probed: {why}"));
+                None
+            }
         }
+    } else {
+        None
     };
     // The groups that have settled (`settle`), per scenario, by index: no more passes.
     let mut settled: Vec<Vec<bool>> = plan.iter().map(|p| vec![false; p.groups.len()]).collect();
