@@ -16,6 +16,7 @@ fn baseline_pairs_are_each_impl_with_itself_and_with_the_baseline() {
     let out = d.join("p.jsonl");
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--impl",
         "rustls-aws-lc,rustls-ring,openssl-3.0",
         "--pairs",
@@ -66,6 +67,7 @@ fn a_driver_without_the_baseline_is_paired_with_it_in_duet() {
     let out = d.join("d.jsonl");
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--impl",
         "rustls-aws-lc,go-crypto-tls",
         "--pairs",
@@ -125,6 +127,7 @@ fn a_group_stops_once_its_intervals_are_tight_and_not_before_its_minimum() {
         let out = d.join(name);
         let r = tlsmatrix(&[
             "run",
+            "--no-weather",
             "--impl",
             "rustls-aws-lc,rustls-ring",
             "--scenario",
@@ -356,6 +359,7 @@ fn a_plan_runs_its_configuration_and_reaches_the_report_beside_the_published_fig
     ];
     let mut args = vec![
         "run",
+        "--no-weather",
         "--impl",
         "rustls-aws-lc",
         "--scenario",
@@ -365,7 +369,7 @@ fn a_plan_runs_its_configuration_and_reaches_the_report_beside_the_published_fig
     args.extend(["--out", main_out.to_str().unwrap(), "--db", db_s]);
     let r = tlsmatrix(&args);
     assert!(r.status.success(), "{}", stderr(&r));
-    let mut args = vec!["run", "--plan", "rustls-report"];
+    let mut args = vec!["run", "--no-weather", "--plan", "rustls-report"];
     args.extend(fast);
     args.extend(["--out", plan_out.to_str().unwrap(), "--db", db_s]);
     let r = tlsmatrix(&args);

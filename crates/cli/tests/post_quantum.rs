@@ -18,6 +18,7 @@ fn twins_pair_each_post_quantum_handshake_with_its_classical_twin_on_the_same_st
     let out = d.join("pq.jsonl");
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--pairs",
         "twins",
         "--impl",
@@ -76,6 +77,7 @@ fn twins_pair_each_post_quantum_handshake_with_its_classical_twin_on_the_same_st
     let main = d.join("main.jsonl");
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--impl",
         "rustls-aws-lc,openssl-3.0",
         "--scenario",
@@ -130,6 +132,7 @@ fn twins_refuse_a_handshake_without_a_post_quantum_part() {
     let d = scratch("twins-bad");
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--pairs",
         "twins",
         "--impl",
@@ -158,6 +161,7 @@ fn an_mldsa_chains_wire_bytes_follow_its_certificates() {
     let three = "handshake-tls13-mldsa87-x25519-full-chain3";
     let r = tlsmatrix(&[
         "run",
+        "--no-weather",
         "--measure",
         "wire",
         "--impl",
