@@ -165,8 +165,10 @@ window.addEventListener('load', function () {
 </script>"#;
 
 fn chromium(args: &[&str]) -> Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/chromium-headless");
-    let o = Command::new(script).args(args).output().unwrap();
+    let o = Command::new(repo_script("chromium-headless"))
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         o.status.success(),
         "headless chromium failed (scripts/setup installs it): {}",

@@ -5,23 +5,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use tlsmatrix_model::fixture::RecordFixture;
 use tlsmatrix_model::record::Metric;
 
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts")
-        .join(name)
-}
-
 /// One `scripts/stage --reuse` of a stage that appends "ran" to `log`, writes a results file
 /// of one run (`out.jsonl`) and stores it in the database `db.sqlite`, run in `dir`; `extra`
 /// is appended to the stage's shell command (a different command line).
 fn stage(dir: &Path, extra: &str, reuse: Option<&str>) -> (i32, String) {
-    let mut cmd = Command::new(script("stage"));
+    let mut cmd = Command::new(common::repo_script("stage"));
     cmd.current_dir(dir)
         .env("TLSMATRIX_TIMINGS", dir.join("timings.tsv"))
         .args(["--reuse", "counted", "out.jsonl,db:db.sqlite", "sh", "-c"])
@@ -53,7 +47,7 @@ fn a_counted_stage_is_reused_only_while_nothing_it_depends_on_changed() {
         .run("counted-run")
         .build();
     std::fs::write(dir.join("run.jsonl"), record.to_line()).unwrap();
-    let begin = Command::new(script("stage"))
+    let begin = Command::new(common::repo_script("stage"))
         .arg("--begin")
         .env("TLSMATRIX_TIMINGS", dir.join("timings.tsv"))
         .status()
@@ -107,7 +101,9 @@ fn a_counted_stage_is_reused_only_while_nothing_it_depends_on_changed() {
 
 #[test]
 fn the_fingerprint_lists_the_binaries_the_packages_and_the_cpu() {
-    let o = Command::new(script("fingerprint")).output().unwrap();
+    let o = Command::new(common::repo_script("fingerprint"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     for needle in [
@@ -127,7 +123,7 @@ fn the_fingerprint_lists_the_binaries_the_packages_and_the_cpu() {
 
 /// `scripts/lanes N LINE...` with its exit status.
 fn lanes(dir: &Path, workers: &str, lines: &[&str]) -> i32 {
-    Command::new(script("lanes"))
+    Command::new(common::repo_script("lanes"))
         .current_dir(dir)
         .arg(workers)
         .args(lines)
@@ -197,7 +193,7 @@ fn a_stage_beside_others_logs_its_output_and_its_start() {
     let dir = common::scratch("stage-log");
     let timings = dir.join("timings.tsv");
     let run = |args: &[&str]| {
-        Command::new(script("stage"))
+        Command::new(common::repo_script("stage"))
             .current_dir(&dir)
             .env("TLSMATRIX_TIMINGS", &timings)
             .args(args)
@@ -266,7 +262,7 @@ fn a_driver_folder_is_seeded_with_the_registry_units_of_its_graph() {
     let manifest =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../libssl-drivers/openssl/Cargo.toml");
     let seed = || {
-        let o = Command::new(script("seed-units"))
+        let o = Command::new(common::repo_script("seed-units"))
             .args([&dest, &from, &manifest])
             .output()
             .expect("scripts/seed-units runs");

@@ -17,6 +17,13 @@ pub fn release_dir() -> PathBuf {
     bin().parent().unwrap().to_path_buf()
 }
 
+/// One of the repository's scripts (`scripts/NAME`), which make runs.
+pub fn repo_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(name)
+}
+
 /// Runs `tlsmatrix` with the drivers in `driver_dir`.
 pub fn tlsmatrix_with(driver_dir: &Path, args: &[&str]) -> Output {
     assert!(
