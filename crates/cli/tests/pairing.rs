@@ -183,10 +183,67 @@ fn a_group_stops_once_its_intervals_are_tight_and_not_before_its_minimum() {
     );
     // ±0.001%: no interval is that tight, so every group takes all six passes.
     let (tight, said) = run("tight.jsonl", "0.001");
-    assert!(!said.contains("settled"), "{said}");
+    let after: Vec<&str> = said.lines().filter(|l| l.contains("after pass")).collect();
+    assert_eq!(after.len(), 3, "passes 3, 4 and 5 say how far: {said}");
+    for line in after {
+        assert!(line.contains(": 0 group(s) settled"), "{line}");
+        assert!(line.contains("whose widest intervals are ±"), "{line}");
+    }
     for r in tight.iter().filter(|r| r.paired.is_some()) {
         assert_eq!(blocks(r), 6, "{} {}>{}", r.scenario, r.client, r.server);
     }
+}
+
+/// A group whose cells cannot run (GnuTLS 3.7 has no ML-DSA) is no longer sampled, and the
+/// line after each pass does not count it among the groups still sampled.
+#[test]
+fn a_group_that_cannot_run_is_not_counted_as_still_sampled() {
+    let d = scratch("settle-ended");
+    let still_sampled = |scenario: &str| -> Vec<String> {
+        let out = d.join(format!("{scenario}.jsonl"));
+        let r = tlsmatrix(&[
+            "run",
+            "--no-weather",
+            "--impl",
+            "rustls-aws-lc,gnutls",
+            "--scenario",
+            scenario,
+            "--runs",
+            "6",
+            "--passes",
+            "3",
+            "--until-within",
+            "0.001",
+            "--min-passes",
+            "2",
+            "--warmup-ms",
+            "5",
+            "--sample-ms",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let said = stderr(&r);
+        let line = said
+            .lines()
+            .find(|l| l.contains("after pass 2:"))
+            .unwrap_or_else(|| panic!("no line after pass 2: {said}"));
+        let count = line
+            .split(", ")
+            .find_map(|part| part.strip_suffix(" still sampled"))
+            .unwrap_or_else(|| panic!("{line}"));
+        vec![count.to_string(), said]
+    };
+    let runs = still_sampled("handshake-tls13-ecdsa-p256-x25519-full");
+    let cannot = still_sampled("handshake-tls13-mldsa44-x25519-full");
+    assert!(
+        cannot[1].contains("gnutls -> gnutls: unsupported"),
+        "{}",
+        cannot[1]
+    );
+    let (runs, cannot): (usize, usize) = (runs[0].parse().unwrap(), cannot[0].parse().unwrap());
+    assert_eq!(cannot + 1, runs, "GnuTLS's ML-DSA group counted as sampled");
 }
 
 /// `tlsmatrix repeatability` over two small runs of one plan: a line for every paired factor

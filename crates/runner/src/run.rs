@@ -991,16 +991,24 @@ fn settle_groups(
     if passes_done >= o.passes {
         return;
     }
-    let (mut newly, mut open) = (0usize, 0usize);
+    let mut newly = 0usize;
+    // The open groups' widest half-widths (a group without pairs yet counts as unbounded).
+    let mut open: Vec<f64> = Vec::new();
     for (si, sg) in plan.iter().enumerate() {
         for (gi, g) in sg.groups.iter().enumerate() {
             if settled[si][gi] {
                 continue;
             }
             let reference = g.reference.as_ref().unwrap_or(&got.reference);
-            let widest = crate::settle::widest_half_width(g, &got.gathered[si], reference);
+            // A cell that ended has no samples to judge and takes no more passes: only the
+            // live cells count, and a group with none but the reference's is no longer sampled.
+            let g = without_ended(g, &got.ended[si]);
+            if g.cells.iter().all(|c| &c.label == reference) {
+                continue;
+            }
+            let widest = crate::settle::widest_half_width(&g, &got.gathered[si], reference);
             if !crate::settle::settled(widest, passes_done, o.min_passes, within) {
-                open += 1;
+                open.push(widest.unwrap_or(f64::INFINITY));
                 continue;
             }
             settled[si][gi] = true;
@@ -1012,10 +1020,14 @@ fn settle_groups(
             }
         }
     }
-    if newly > 0 {
+    // From the first pass that may stop a group on, every pass says how far the open groups
+    // are from the rule, so that a run whose groups never settle shows by how much.
+    if passes_done >= o.min_passes {
         let line = format!(
-            "after pass {passes_done}: {newly} group(s) settled within ±{:.1}%, {open} still sampled",
-            within * 100.0
+            "after pass {passes_done}: {newly} group(s) settled within ±{:.1}%, {} still sampled{}",
+            within * 100.0,
+            open.len(),
+            crate::settle::spread(&mut open)
         );
         if sink.interactive {
             sink.bar.println(line);
@@ -1203,8 +1215,7 @@ fn pass_blocks<'a>(
             if settled[si][gi] {
                 continue;
             }
-            let mut g = group.clone();
-            g.cells.retain(|c| !ended[si].contains_key(&c.label));
+            let mut g = without_ended(group, &ended[si]);
             if !g.cells.is_empty() {
                 let n = g.cells.len();
                 g.cells.rotate_left(pass % n);
@@ -1225,6 +1236,16 @@ fn pass_blocks<'a>(
         }
     }
     blocks
+}
+
+/// A group without the cells that ended (unsupported or failed) in earlier passes.
+fn without_ended<'a>(
+    group: &groups::Group<'a>,
+    ended: &BTreeMap<Label, CellOutcome>,
+) -> groups::Group<'a> {
+    let mut g = group.clone();
+    g.cells.retain(|c| !ended.contains_key(&c.label));
+    g
 }
 
 /// A pass's blocks gathered into batches, one process each: the blocks of one subject in

@@ -47,6 +47,29 @@ pub fn settled(widest: Option<f64>, passes_done: u32, min_passes: u32, within: f
     passes_done >= min_passes && widest.is_some_and(|w| w <= within)
 }
 
+/// How wide the open groups' widest intervals are, for the line after each pass: ", whose
+/// widest intervals are ±3.1% at the median and ±6.0% at the 90th percentile"; empty when
+/// no group is open.
+pub fn spread(open: &mut [f64]) -> String {
+    if open.is_empty() {
+        return String::new();
+    }
+    open.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let w = open[((open.len() - 1) as f64 * q).round() as usize];
+        if w.is_finite() {
+            format!("±{:.1}%", w * 100.0)
+        } else {
+            "unbounded (no pairs yet)".to_string()
+        }
+    };
+    format!(
+        ", whose widest intervals are {} at the median and {} at the 90th percentile",
+        at(0.5),
+        at(0.9)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +153,16 @@ mod tests {
         data.remove(&("x".into(), "base".into()));
         assert_eq!(widest_half_width(&group, &data, &reference), None);
         assert!(!settled(None, 8, 3, 0.015));
+    }
+
+    #[test]
+    fn the_spread_names_the_median_and_90th_percentile_widths() {
+        let mut open: Vec<f64> = (1..=10).map(|i| f64::from(i) / 100.0).collect();
+        open.reverse();
+        let line = spread(&mut open);
+        assert!(line.contains("±6.0% at the median"), "{line}");
+        assert!(line.contains("±9.0% at the 90th"), "{line}");
+        assert_eq!(spread(&mut []), "");
+        assert!(spread(&mut [f64::INFINITY]).contains("unbounded"));
     }
 }
