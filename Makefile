@@ -501,9 +501,11 @@ conformance: build
 	$(BIN)/tlsmatrix conformance --out results/conformance.jsonl --db $(DB)
 
 # Benchmarks that are not tests: the harness-overhead check against a raw rustls loop.
+# --workspace, not -p tlsmatrix-impls: features resolved for one package alone recompile
+# rustls, openssl and the rest (as for aead-sizes).
 bench: build
-	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_loop
-	$(CARGO) bench --locked -p tlsmatrix-impls --bench raw_rustls_bulk
+	$(CARGO) bench --locked --workspace --bench raw_rustls_loop
+	$(CARGO) bench --locked --workspace --bench raw_rustls_bulk
 
 # Whether the relative speed of crypto libraries drifts over minutes here (no TLS): ECDSA
 # P-256 and X25519 with aws-lc, ring and the system OpenSSL sampled in turns, one line of
