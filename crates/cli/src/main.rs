@@ -14,19 +14,19 @@ use tlsmatrix_runner::{conformance, run, wire};
 
 use clap::{Parser, Subcommand};
 
-/// How long a silent driver may take before its cell fails (`--cell-timeout`).
-const CELL_TIMEOUT_SECONDS: u64 = 120;
-/// The same under callgrind (`--measure instructions`).
-const INSTRUCTIONS_CELL_TIMEOUT_SECONDS: u64 = 600;
-
-/// `--cell-timeout`, else the default of the measure.
+/// `--cell-timeout`, else the measure's own (`MeasureRow::cell_timeout_s`).
 fn cell_timeout(given: Option<u64>, measure: tlsmatrix_model::protocol::Measure) -> Duration {
-    let default = if measure == tlsmatrix_model::protocol::Measure::Instructions {
-        INSTRUCTIONS_CELL_TIMEOUT_SECONDS
-    } else {
-        CELL_TIMEOUT_SECONDS
-    };
-    Duration::from_secs(given.unwrap_or(default))
+    Duration::from_secs(given.unwrap_or(measure.row().cell_timeout_s))
+}
+
+/// `--measure`'s long help: the paragraph above it and the measure table's lines.
+fn measure_help() -> String {
+    format!(
+        "What to measure; each is one row of the measure table (crates/model/src/measure.rs), \
+         which says the scenario kinds it takes, whether each impl runs it with itself, how many \
+         cells run at once and its default scenarios.\n{}",
+        tlsmatrix_model::measure::help()
+    )
 }
 
 #[derive(Parser)]
@@ -471,34 +471,10 @@ struct RunArgs {
     /// alone, and more than 120 s beside another stage on two cores].
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     cell_timeout: Option<u64>,
-    /// `time` (the monotonic clock per side); `instructions`: each cell's driver runs under
-    /// valgrind's callgrind, which counts the instructions of each side's calls only;
-    /// repeated samples agree within 0.1% (an RSA server's within about 0.15%: its blinding's
-    /// random draw and inverse), so 3 runs are plenty (save an ML-DSA server's,
-    /// whose signing loop runs a varying number of times: a sample is then 64 handshakes
-    /// and still moves several percent); or `wire` (handshake
-    /// scenarios): the bytes and flights of each traced connection, checked against the round
-    /// trips its protocol allows, and the CPU on its path (`tlsmatrix wire` models time from
-    /// them); each run is one connection; `counters` (handshake and bulk scenarios): page
-    /// faults and context switches during each side's calls (getrusage around every call),
-    /// per handshake or per MiB; or `ceiling` (bulk scenarios, each impl with itself): the
-    /// library's own AEAD sealing and opening the scenario's records through its crypto API,
-    /// the most its bulk figures could reach; or `profile` (bulk scenarios, each impl with
-    /// itself; needs perf): `perf record -e cpu-clock` attached to the driver, each perf
-    /// sample charged to the side whose call it fell in and classed by its function (cipher,
-    /// copies, malloc, kernel, elsewhere); 200 ms samples by default; or `setup` (handshake
-    /// scenarios, each impl with itself): what a connection costs beside its handshake, each
-    /// side's context (chain and key loaded from memory) and connection object, made and
-    /// freed, in ns per operation; or `floor` (handshake scenarios, each impl with itself):
-    /// the crypto floor, the library's own primitives timed through its crypto API for
-    /// exactly the operations each side must perform (key shares and secrets, signatures
-    /// made and verified, the key schedule's HMACs), in turns with the handshake itself;
-    /// without --scenario, the default suite's handshakes; or `contention` (full handshakes,
-    /// each impl with itself, alone on the machine): one server context shared by 1, 2 and 8
-    /// threads, each with a client context of its own: the rate of each, its scaling over one
-    /// thread's and blocking waits (voluntary context switches) per handshake; without
-    /// --scenario, TLS 1.3 with ECDSA P-256 and X25519.
-    #[arg(long, default_value = "time", value_name = "WHAT")]
+    /// What to measure (one row each of the measure table, crates/model/src/measure.rs:
+    /// the scenario kinds it takes, whether each impl runs it with itself, its lanes and
+    /// default samples). Without --scenario, each measure runs its own default scenarios.
+    #[arg(long, default_value = "time", value_name = "WHAT", long_help = measure_help())]
     measure: tlsmatrix_model::protocol::Measure,
     /// `all` client x server pairs of the chosen impls, or `baseline`: each impl with itself
     /// and against the baseline (the first impl) on the other side, which is every pair the

@@ -180,6 +180,43 @@ fn chromium(args: &[&str]) -> Output {
 #[test]
 fn the_report_draws_every_chart_and_table_in_a_browser() {
     let d = scratch("report-render");
+    let (db, interop) = write_render_inputs(&d);
+    let db_s = db.to_str().unwrap();
+    let out = d.join("report");
+    let o = tlsmatrix(&[
+        "report",
+        "--db",
+        db_s,
+        "--out",
+        out.to_str().unwrap(),
+        "--interop",
+        interop.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // Self-contained: nothing is fetched from anywhere.
+    for needle in ["http://", "https://", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(needle), "index.html contains {needle}");
+    }
+    assert!(html.contains("r2") && html.contains("beta"));
+    // The interop matrix: colour and text both say the outcome, the title why.
+    assert!(
+        html.contains("<td class=\"num failed\" title=\"why fail\">fail</td>"),
+        "{html}"
+    );
+    assert!(html.contains("interop case version-mismatch"));
+    check_report_markdown(&std::fs::read_to_string(out.join("report.md")).unwrap());
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    // Header, then 3 scenarios x 4 pairs x 2 figures but the unsupported cell.
+    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 2 - 2);
+
+    check_in_a_browser(&d, &out, &html);
+}
+
+/// The render test's database (two matrix runs, the Go benchmarks, a memory run), its
+/// interop file and the step times beside it.
+fn write_render_inputs(d: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let db = d.join("h.db");
     let db_s = db.to_str().unwrap();
     for (name, text) in [
@@ -214,31 +251,12 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
          timed-suite\t293.0\texit 0\t1632.0\t527.4\n",
     )
     .unwrap();
-    let out = d.join("report");
-    let o = tlsmatrix(&[
-        "report",
-        "--db",
-        db_s,
-        "--out",
-        out.to_str().unwrap(),
-        "--interop",
-        interop.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (db, interop)
+}
 
-    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    // Self-contained: nothing is fetched from anywhere.
-    for needle in ["http://", "https://", "<script", "<link", "@import", "url("] {
-        assert!(!html.contains(needle), "index.html contains {needle}");
-    }
-    assert!(html.contains("r2") && html.contains("beta"));
-    // The interop matrix: colour and text both say the outcome, the title why.
-    assert!(
-        html.contains("<td class=\"num failed\" title=\"why fail\">fail</td>"),
-        "{html}"
-    );
-    assert!(html.contains("interop case version-mismatch"));
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+/// The markdown report of the render test's inputs: its tables, the step times, the
+/// summary and the memory section.
+fn check_report_markdown(md: &str) {
     assert!(md.contains("| scenario | figure | impl A | impl B | A | B | factor A vs B |"));
     assert!(md.contains("How long `make report` took here"), "{md}");
     // When each step began, its CPU where the file gives it, what ran beside it, and the
@@ -293,10 +311,11 @@ fn the_report_draws_every_chart_and_table_in_a_browser() {
         ),
         "{md}"
     );
-    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
-    // Header, then 3 scenarios x 4 pairs x 2 figures but the unsupported cell.
-    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 2 - 2);
+}
 
+/// The report in headless Chromium: nothing fetched, every chart draws and every table has
+/// rows, and a screenshot is a real picture.
+fn check_in_a_browser(d: &std::path::Path, out: &std::path::Path, html: &str) {
     let probe = d.join("probe.html");
     std::fs::write(
         &probe,

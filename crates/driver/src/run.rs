@@ -20,15 +20,9 @@ pub(crate) struct RunArgs {
     /// Bytes sent per bulk sample.
     #[arg(long, default_value_t = 64 << 20)]
     bulk_bytes: usize,
-    /// `time`, `instructions` (needs valgrind --tool=callgrind --collect-atstart=no),
-    /// `wire` (each sample one traced connection; the median trace follows the samples),
-    /// `counters` (page faults and context switches per side), `ceiling` (the library's
-    /// own AEAD on a bulk scenario's records; client and server the same impl), `setup`
-    /// (contexts and connection objects without a handshake; the same impl on both sides) or
-    /// `floor` (handshakes in turns with the library's own crypto for their operations; the
-    /// same impl on both sides) or `contention` (one server context shared by 1, 2 and 8
-    /// threads; full handshakes, the same impl on both sides).
-    #[arg(long, default_value = "time")]
+    /// Instructions need valgrind --tool=callgrind --collect-atstart=no around the driver;
+    /// a wire cell's median trace follows its samples.
+    #[arg(long, default_value = "time", long_help = tlsmatrix_model::measure::help())]
     measure: Measure,
     /// `floor`: the operations to time, as the runner lists them for every driver
     /// (`tlsmatrix_model::floor::encode`); without it, this driver lists them itself.
@@ -47,7 +41,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     let cell = args.cell.open()?;
     let with_itself = cell.client.name() == cell.server.name();
-    if let Some(reason) = unmeasurable(args.measure, cell.scenario, with_itself) {
+    if let Some(reason) = args.measure.row().refusal(&cell.scenario, with_itself) {
         return refuse(reason.into());
     }
     let own_aead = match own_aead(args, &cell) {
@@ -73,56 +67,6 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     }
     emit(&DriverMessage::Done);
     Ok(())
-}
-
-/// Why `measure` cannot be taken on `scenario` (`with_itself`: client and server are one
-/// impl), before any library is asked.
-fn unmeasurable(measure: Measure, scenario: Scenario, with_itself: bool) -> Option<&'static str> {
-    match (measure, scenario) {
-        (Measure::Instructions, Scenario::Memory(_)) => {
-            Some("a memory scenario measures heap bytes, not instructions")
-        }
-        (Measure::Instructions, Scenario::Throughput(_)) => {
-            Some("a throughput scenario measures wall time across threads, not instructions")
-        }
-        (Measure::Wire, Scenario::Handshake(_)) => None,
-        (Measure::Wire, _) => Some("wire figures are measured on handshake scenarios"),
-        (Measure::Counters, Scenario::Handshake(_) | Scenario::Bulk(_)) => None,
-        (Measure::Counters, _) => Some("OS counters are taken on handshake and bulk scenarios"),
-        (Measure::Ceiling, Scenario::Bulk(_)) if with_itself => None,
-        (Measure::Ceiling, Scenario::Bulk(_)) => {
-            Some("a ceiling is one library's own AEAD: run each impl with itself")
-        }
-        (Measure::Ceiling, _) => Some("a ceiling is taken on a bulk scenario's records"),
-        (Measure::Profile, Scenario::Bulk(_) | Scenario::Handshake(_)) if with_itself => None,
-        (Measure::Profile, Scenario::Bulk(_) | Scenario::Handshake(_)) => {
-            Some("a profile splits one stack's time by side: run each impl with itself")
-        }
-        (Measure::Profile, _) => Some("a profile is taken on handshake and bulk scenarios"),
-        (Measure::Setup, Scenario::Handshake(_)) if with_itself => None,
-        (Measure::Setup, Scenario::Handshake(_)) => Some(
-            "setup costs are one library's contexts and connections: run each impl with itself",
-        ),
-        (Measure::Setup, _) => Some("setup costs are taken on handshake scenarios"),
-        (Measure::Floor, Scenario::Handshake(_)) if with_itself => None,
-        (Measure::Floor, Scenario::Handshake(_)) => {
-            Some("a crypto floor is one library's own primitives: run each impl with itself")
-        }
-        (Measure::Floor, _) => Some("a crypto floor is taken on handshake scenarios"),
-        (Measure::Contention, Scenario::Handshake(h))
-            if with_itself && !h.resumption.is_resumed() =>
-        {
-            None
-        }
-        (Measure::Contention, Scenario::Handshake(h)) if h.resumption.is_resumed() => Some(
-            "contention is measured on full handshakes (a resumption shares its session store too)",
-        ),
-        (Measure::Contention, Scenario::Handshake(_)) => {
-            Some("contention is one library's context shared by threads: run each impl with itself")
-        }
-        (Measure::Contention, _) => Some("contention is measured on handshake scenarios"),
-        _ => None,
-    }
 }
 
 /// The library's own AEAD for a ceiling, found before the hello: a library without one makes

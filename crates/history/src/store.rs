@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use tlsmatrix_model::measure::Measure;
 use tlsmatrix_model::record::{BlockWeather, CellRecord, Env, Paired, Record, CELL_SCHEMA, SCHEMA};
 use tlsmatrix_model::trace::Trace;
 
@@ -87,24 +88,12 @@ pub struct Store {
 pub enum RunKind {
     Any,
     Matrix,
-    Instructions,
-    /// Wire figures (`tlsmatrix run --measure wire`).
-    Wire,
+    /// A run of one measure other than time (`tlsmatrix run --measure NAME`): its row in the
+    /// measure table names it.
+    Measured(Measure),
     Memory,
     Throughput,
     Libp2p,
-    /// OS counters (`--measure counters`).
-    Counters,
-    /// Each library's own AEAD (`--measure ceiling`).
-    Ceiling,
-    /// Where each side's time goes (`--measure profile`).
-    Profile,
-    /// Contexts and connection objects without a handshake (`--measure setup`).
-    Setup,
-    /// Handshakes against their crypto floor (`--measure floor`).
-    Floor,
-    /// Threads sharing one server context (`--measure contention`).
-    Contention,
     /// A timed run with allocator variants (`impl+jemalloc`), which no main run has.
     Allocators,
     /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
@@ -116,17 +105,10 @@ impl RunKind {
         match self {
             RunKind::Any => "",
             RunKind::Matrix => "timed `tlsmatrix run` ",
-            RunKind::Instructions => "instruction-count ",
-            RunKind::Wire => "wire ",
+            RunKind::Measured(m) => m.row().run_kind,
             RunKind::Memory => "memory ",
             RunKind::Throughput => "throughput ",
             RunKind::Libp2p => "libp2p benchmark ",
-            RunKind::Counters => "OS-counter ",
-            RunKind::Ceiling => "AEAD-ceiling ",
-            RunKind::Profile => "profile ",
-            RunKind::Setup => "setup-cost ",
-            RunKind::Floor => "crypto-floor ",
-            RunKind::Contention => "contention ",
             RunKind::Allocators => "allocator ",
             RunKind::Twins => "post-quantum twin ",
         }
@@ -327,14 +309,8 @@ impl Store {
             RunKind::Allocators => format!(
                 "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
             ),
-            RunKind::Counters => "r.measure = 'counters'".into(),
-            RunKind::Ceiling => "r.measure = 'ceiling'".into(),
-            RunKind::Profile => "r.measure = 'profile'".into(),
-            RunKind::Setup => "r.measure = 'setup'".into(),
-            RunKind::Floor => "r.measure = 'floor'".into(),
-            RunKind::Contention => "r.measure = 'contention'".into(),
-            RunKind::Instructions => "r.measure = 'instructions'".into(),
-            RunKind::Wire => "r.measure = 'wire'".into(),
+            // A measure's name is one of the table's, never a user's text.
+            RunKind::Measured(m) => format!("r.measure = '{}'", m.as_str()),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),
             RunKind::Throughput => "x.scenario LIKE 'throughput-%'".into(),
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'".into(),

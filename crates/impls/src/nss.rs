@@ -538,30 +538,7 @@ impl TlsLibrary for NssLibrary {
             }
             None => {}
         }
-        let own = match side {
-            Side::Server => Some((cfg.server_chain_pem(), cfg.certs.key_pem.as_str())),
-            Side::Client if cfg.client_cert => Some((
-                cfg.certs.client_chain_pem.as_str(),
-                cfg.certs.client_key_pem.as_str(),
-            )),
-            Side::Client => None,
-        };
-        if let Some((chain, key)) = own.filter(|(chain, _)| !chain.is_empty()) {
-            let cred = Credential::new(chain, key)?;
-            // SAFETY: a valid model; the credential outlives it (kept in the model).
-            unsafe {
-                match side {
-                    Side::Server => {
-                        check(ffi::tm_nss_server_cred(m, cred.0), "the certificate")?;
-                        check(ffi::tm_nss_server_sni(m), "the SNI hook")?;
-                    }
-                    Side::Client => {
-                        check(ffi::tm_nss_client_cred(m, cred.0), "the client certificate")?
-                    }
-                }
-            }
-            model.creds.push(cred);
-        }
+        add_own_credential(&mut model, side, cfg)?;
         let url = match &cfg.open {
             // NSS's client caches and looks up sessions under the host name it was given
             // (SSL_SetURL) and sends none as SNI for an address, so without a name to send
@@ -576,6 +553,37 @@ impl TlsLibrary for NssLibrary {
             peer_id: CString::new(format!("tlsmatrix-{}", next_peer_id()))?,
         }))
     }
+}
+
+/// The side's own chain and key, when it has one (a server, or a client sending a
+/// certificate), loaded into the model and kept there.
+fn add_own_credential(model: &mut Model, side: Side, cfg: &EndpointConfig) -> Result<()> {
+    let m = model.fd;
+    let own = match side {
+        Side::Server => Some((cfg.server_chain_pem(), cfg.certs.key_pem.as_str())),
+        Side::Client if cfg.client_cert => Some((
+            cfg.certs.client_chain_pem.as_str(),
+            cfg.certs.client_key_pem.as_str(),
+        )),
+        Side::Client => None,
+    };
+    if let Some((chain, key)) = own.filter(|(chain, _)| !chain.is_empty()) {
+        let cred = Credential::new(chain, key)?;
+        // SAFETY: a valid model; the credential outlives it (kept in the model).
+        unsafe {
+            match side {
+                Side::Server => {
+                    check(ffi::tm_nss_server_cred(m, cred.0), "the certificate")?;
+                    check(ffi::tm_nss_server_sni(m), "the SNI hook")?;
+                }
+                Side::Client => {
+                    check(ffi::tm_nss_client_cred(m, cred.0), "the client certificate")?
+                }
+            }
+        }
+        model.creds.push(cred);
+    }
+    Ok(())
 }
 
 /// What a configuration keeps for resumption.

@@ -287,92 +287,8 @@ impl TlsLibrary for OpensslLibrary {
             Side::Server => SslMethod::tls_server(),
         };
         let mut b = SslContextBuilder::new(method)?;
-        match &cfg.open {
-            Some(open) => {
-                // For BoGo every TLS 1.2 suite the library has, as BoringSSL's shim enables
-                // "ALL" (and the two CBC-SHA256 suites "ALL" leaves out of BoringSSL); else the
-                // library's default list. TLS 1.3 suites and signature schemes as the library
-                // defaults them, within the versions allowed.
-                b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
-                b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
-                if open.every_tls12_suite {
-                    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-                    b.set_cipher_list(
-                        "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
-                    )?;
-                    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-                    b.set_cipher_list("ALL")?;
-                }
-                if let Some(list) = &open.extras.cipher_list {
-                    b.set_cipher_list(list)
-                        .with_context(|| format!("the library rejects the cipher list {list:?}"))?;
-                    b.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
-                }
-            }
-            None => {
-                let v = ssl_version(cfg.version);
-                b.set_min_proto_version(Some(v))?;
-                b.set_max_proto_version(Some(v))?;
-                let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
-                match cfg.version {
-                    // BoringSSL's TLS 1.3 suites are fixed; its one knob over them is the
-                    // CNSA 2024-07 compliance policy, which puts AES-256-GCM first on both
-                    // sides and changes nothing else. `supports` admits AES-128-GCM (the
-                    // default) and AES-256-GCM (this policy) only.
-                    #[cfg(feature = "boringssl")]
-                    Version::Tls13 => {
-                        if codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) == 0x1302 {
-                            // SAFETY: a valid context; the policy is one of the enum's values.
-                            let r = unsafe {
-                                ffi::SSL_CTX_set_compliance_policy(
-                                    b.as_ptr(),
-                                    ffi::ssl_compliance_policy_t::ssl_compliance_policy_cnsa_202407,
-                                )
-                            };
-                            if r != 1 {
-                                return Err(anyhow!(
-                                    "BoringSSL refused its CNSA 2024-07 policy (AES-256-GCM first)"
-                                ));
-                            }
-                        }
-                    }
-                    #[cfg(not(feature = "boringssl"))]
-                    Version::Tls13 => calls::set_ciphersuites(&mut b, suite)?,
-                    Version::Tls12 => b.set_cipher_list(suite)?,
-                }
-                calls::set_sigalgs_list(&mut b, sigalg_name(cfg.sig))?;
-            }
-        }
-        // A client sends its key share for the first group only. An open configuration
-        // without groups keeps the library's.
-        let named = cfg.groups_for(side).into_iter().map(codes::group_code);
-        let by_code = cfg
-            .open
-            .iter()
-            .flat_map(|o| o.extras.group_codes.iter().copied());
-        let groups = named
-            .chain(by_code)
-            .map(|code| {
-                codes::openssl_group_name(code).ok_or_else(|| {
-                    Unimplemented(format!("{} has no name for group {code:#06x}", self.name))
-                })
-            })
-            .collect::<Result<Vec<&str>, _>>()?;
-        if !groups.is_empty() {
-            #[cfg(feature = "boringssl")]
-            let set = b.set_curves_list(&groups.join(":"));
-            #[cfg(not(feature = "boringssl"))]
-            let set = b.set_groups_list(&groups.join(":"));
-            // A group this build lacks (P-521 in a build without it, ML-KEM before OpenSSL
-            // 3.5) makes the test unimplemented on this library, not failed.
-            if let Err(e) = set {
-                let why = format!("the library rejects the group list {groups:?}: {e}");
-                return Err(match cfg.open {
-                    Some(_) => Unimplemented(why).into(),
-                    None => anyhow!(why),
-                });
-            }
-        }
+        versions_and_suites(&mut b, cfg)?;
+        set_groups(&mut b, side, cfg, self.name)?;
         let session = resumption(&mut b, side, cfg.resumption)?;
         if cfg.open.as_ref().is_some_and(|o| o.extras.no_ticket) {
             // OpenSSL's TLS 1.3 server still issues (stateful) tickets under NO_TICKET; a
@@ -401,79 +317,8 @@ impl TlsLibrary for OpensslLibrary {
                 .map_or(&OpenExtras::default(), |o| &o.extras),
         ));
         match side {
-            Side::Client => {
-                for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
-                    b.cert_store_mut().add_cert(ca)?;
-                }
-                // An open configuration takes any chain (see `OpenPolicy`); the signature
-                // over the handshake is still checked.
-                match &cfg.open {
-                    Some(open) => {
-                        let mode = match open.extras.verify_soft {
-                            true => SslVerifyMode::NONE,
-                            false => SslVerifyMode::PEER,
-                        };
-                        open_verify(&mut b, mode, &verify_plan, &open.extras)
-                    }
-                    None => b.set_verify(SslVerifyMode::PEER),
-                }
-                // BoringSSL takes the expected host per connection (see `endpoint`).
-                #[cfg(not(feature = "boringssl"))]
-                if cfg.open.is_none() {
-                    b.verify_param_mut().set_host(&cfg.server_name)?;
-                }
-                if !cfg.alpn.is_empty() {
-                    b.set_alpn_protos(&cfg.alpn_wire()?)?;
-                }
-                let from_callback = cfg
-                    .open
-                    .as_ref()
-                    .is_some_and(|o| o.extras.old_client_cert_callback);
-                if from_callback {
-                    old_client_cert::install(&mut b, cfg)?;
-                } else if cfg.client_cert {
-                    use_pem_pair(
-                        &mut b,
-                        &cfg.certs.client_chain_pem,
-                        &cfg.certs.client_key_pem,
-                    )?;
-                }
-            }
-            Side::Server => {
-                // A server may have only the credentials or the pre-shared key of an open
-                // configuration.
-                let credentials_only = cfg.certs.key_pem.is_empty()
-                    && cfg.open.as_ref().is_some_and(|o| {
-                        !o.extras.credentials.is_empty() || o.extras.psk.is_some()
-                    });
-                if !credentials_only {
-                    use_pem_pair(&mut b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
-                }
-                let mut mode = SslVerifyMode::PEER;
-                if cfg.require_client_cert {
-                    mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
-                }
-                match &cfg.open {
-                    Some(open) if open.request_client_cert => {
-                        open_verify(&mut b, mode, &verify_plan, &open.extras)
-                    }
-                    Some(_) => {}
-                    None if cfg.require_client_cert => {
-                        for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
-                            b.cert_store_mut().add_cert(ca)?;
-                        }
-                        b.set_verify(mode);
-                    }
-                    None => {}
-                }
-                if !cfg.alpn.is_empty() {
-                    let ours = cfg.alpn_wire()?;
-                    // No protocol in common is fatal (RFC 7301, 3.2), as rustls does it.
-                    b.set_alpn_select_callback(move |_, theirs| {
-                        alpn_pick(&ours, theirs).ok_or(openssl::ssl::AlpnError::ALERT_FATAL)
-                    });
-                }
-            }
+            Side::Client => client_context(&mut b, cfg, &verify_plan)?,
+            Side::Server => server_context(&mut b, cfg, &verify_plan)?,
         }
         if let Some(open) = &cfg.open {
             ocsp::install_callback(&mut b, side, &open.extras)?;
@@ -507,6 +352,196 @@ impl TlsLibrary for OpensslLibrary {
             },
         }))
     }
+}
+
+/// The versions, cipher suites and signature schemes of a context: an open configuration's
+/// (BoGo's), or exactly the scenario's.
+fn versions_and_suites(b: &mut SslContextBuilder, cfg: &EndpointConfig) -> Result<()> {
+    match &cfg.open {
+        Some(open) => {
+            // For BoGo every TLS 1.2 suite the library has, as BoringSSL's shim enables
+            // "ALL" (and the two CBC-SHA256 suites "ALL" leaves out of BoringSSL); else the
+            // library's default list. TLS 1.3 suites and signature schemes as the library
+            // defaults them, within the versions allowed.
+            b.set_min_proto_version(Some(ssl_version(open.min_version)))?;
+            b.set_max_proto_version(Some(ssl_version(open.max_version)))?;
+            if open.every_tls12_suite {
+                #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
+                b.set_cipher_list(
+                    "ALL:TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256:TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+                )?;
+                #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
+                b.set_cipher_list("ALL")?;
+            }
+            if let Some(list) = &open.extras.cipher_list {
+                b.set_cipher_list(list)
+                    .with_context(|| format!("the library rejects the cipher list {list:?}"))?;
+                b.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
+            }
+        }
+        None => {
+            let v = ssl_version(cfg.version);
+            b.set_min_proto_version(Some(v))?;
+            b.set_max_proto_version(Some(v))?;
+            let suite = suite_name(codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig));
+            match cfg.version {
+                // BoringSSL's TLS 1.3 suites are fixed; its one knob over them is the
+                // CNSA 2024-07 compliance policy, which puts AES-256-GCM first on both
+                // sides and changes nothing else. `supports` admits AES-128-GCM (the
+                // default) and AES-256-GCM (this policy) only.
+                #[cfg(feature = "boringssl")]
+                Version::Tls13 => {
+                    if codes::cipher_suite_code(cfg.version, cfg.aead, cfg.sig) == 0x1302 {
+                        // SAFETY: a valid context; the policy is one of the enum's values.
+                        let r = unsafe {
+                            ffi::SSL_CTX_set_compliance_policy(
+                                b.as_ptr(),
+                                ffi::ssl_compliance_policy_t::ssl_compliance_policy_cnsa_202407,
+                            )
+                        };
+                        if r != 1 {
+                            return Err(anyhow!(
+                                "BoringSSL refused its CNSA 2024-07 policy (AES-256-GCM first)"
+                            ));
+                        }
+                    }
+                }
+                #[cfg(not(feature = "boringssl"))]
+                Version::Tls13 => calls::set_ciphersuites(b, suite)?,
+                Version::Tls12 => b.set_cipher_list(suite)?,
+            }
+            calls::set_sigalgs_list(b, sigalg_name(cfg.sig))?;
+        }
+    }
+    Ok(())
+}
+
+/// The groups a context offers or accepts, by the scenario or an open configuration's codes;
+/// a client sends its key share for the first only. An open configuration without groups keeps
+/// the library's.
+fn set_groups(
+    b: &mut SslContextBuilder,
+    side: Side,
+    cfg: &EndpointConfig,
+    library: &str,
+) -> Result<()> {
+    // A client sends its key share for the first group only. An open configuration
+    // without groups keeps the library's.
+    let named = cfg.groups_for(side).into_iter().map(codes::group_code);
+    let by_code = cfg
+        .open
+        .iter()
+        .flat_map(|o| o.extras.group_codes.iter().copied());
+    let groups = named
+        .chain(by_code)
+        .map(|code| {
+            codes::openssl_group_name(code).ok_or_else(|| {
+                Unimplemented(format!("{} has no name for group {code:#06x}", library))
+            })
+        })
+        .collect::<Result<Vec<&str>, _>>()?;
+    if !groups.is_empty() {
+        #[cfg(feature = "boringssl")]
+        let set = b.set_curves_list(&groups.join(":"));
+        #[cfg(not(feature = "boringssl"))]
+        let set = b.set_groups_list(&groups.join(":"));
+        // A group this build lacks (P-521 in a build without it, ML-KEM before OpenSSL
+        // 3.5) makes the test unimplemented on this library, not failed.
+        if let Err(e) = set {
+            let why = format!("the library rejects the group list {groups:?}: {e}");
+            return Err(match cfg.open {
+                Some(_) => Unimplemented(why).into(),
+                None => anyhow!(why),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Puts the test CA in the context's store, for verifying the peer's chain.
+fn trust_test_ca(b: &mut SslContextBuilder, cfg: &EndpointConfig) -> Result<()> {
+    for ca in X509::stack_from_pem(cfg.certs.ca_pem.as_bytes())? {
+        b.cert_store_mut().add_cert(ca)?;
+    }
+    Ok(())
+}
+
+/// A client context's trust, verification, ALPN and certificate.
+fn client_context(
+    b: &mut SslContextBuilder,
+    cfg: &EndpointConfig,
+    verify_plan: &Arc<VerifyPlan>,
+) -> Result<()> {
+    trust_test_ca(b, cfg)?;
+    // An open configuration takes any chain (see `OpenPolicy`); the signature
+    // over the handshake is still checked.
+    match &cfg.open {
+        Some(open) => {
+            let mode = match open.extras.verify_soft {
+                true => SslVerifyMode::NONE,
+                false => SslVerifyMode::PEER,
+            };
+            open_verify(b, mode, verify_plan, &open.extras)
+        }
+        None => b.set_verify(SslVerifyMode::PEER),
+    }
+    // BoringSSL takes the expected host per connection (see `endpoint`).
+    #[cfg(not(feature = "boringssl"))]
+    if cfg.open.is_none() {
+        b.verify_param_mut().set_host(&cfg.server_name)?;
+    }
+    if !cfg.alpn.is_empty() {
+        b.set_alpn_protos(&cfg.alpn_wire()?)?;
+    }
+    let from_callback = cfg
+        .open
+        .as_ref()
+        .is_some_and(|o| o.extras.old_client_cert_callback);
+    if from_callback {
+        old_client_cert::install(b, cfg)?;
+    } else if cfg.client_cert {
+        use_pem_pair(b, &cfg.certs.client_chain_pem, &cfg.certs.client_key_pem)?;
+    }
+    Ok(())
+}
+
+/// A server context's chain and key, client-certificate request and ALPN choice.
+fn server_context(
+    b: &mut SslContextBuilder,
+    cfg: &EndpointConfig,
+    verify_plan: &Arc<VerifyPlan>,
+) -> Result<()> {
+    // A server may have only the credentials or the pre-shared key of an open
+    // configuration.
+    let credentials_only = cfg.certs.key_pem.is_empty()
+        && cfg
+            .open
+            .as_ref()
+            .is_some_and(|o| !o.extras.credentials.is_empty() || o.extras.psk.is_some());
+    if !credentials_only {
+        use_pem_pair(b, cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+    }
+    let mut mode = SslVerifyMode::PEER;
+    if cfg.require_client_cert {
+        mode |= SslVerifyMode::FAIL_IF_NO_PEER_CERT;
+    }
+    match &cfg.open {
+        Some(open) if open.request_client_cert => open_verify(b, mode, verify_plan, &open.extras),
+        Some(_) => {}
+        None if cfg.require_client_cert => {
+            trust_test_ca(b, cfg)?;
+            b.set_verify(mode);
+        }
+        None => {}
+    }
+    if !cfg.alpn.is_empty() {
+        let ours = cfg.alpn_wire()?;
+        // No protocol in common is fatal (RFC 7301, 3.2), as rustls does it.
+        b.set_alpn_select_callback(move |_, theirs| {
+            alpn_pick(&ours, theirs).ok_or(openssl::ssl::AlpnError::ALERT_FATAL)
+        });
+    }
+    Ok(())
 }
 
 /// Whether the verification callback fails, connection by connection: BoGo's runner may ask
@@ -603,402 +638,15 @@ fn context_index<T: Send + Sync + 'static>(
     Ok(*cell.get_or_init(|| i))
 }
 
-/// A client certificate given through the oldest callback the family has
-/// (`SSL_CTX_set_client_cert_cb`), which hands over a leaf and its key (no chain) when the
-/// server asks, or nothing.
-mod old_client_cert {
-    use super::*;
-    use std::os::raw::c_int;
-    use std::sync::OnceLock;
+mod old_client_cert;
 
-    type Identity = Option<(X509, PKey<openssl::pkey::Private>)>;
+mod npn;
 
-    /// Where the context keeps the identity its callback hands over.
-    fn index() -> Result<ContextIndex<Identity>> {
-        static INDEX: OnceLock<ContextIndex<Identity>> = OnceLock::new();
-        context_index(&INDEX)
-    }
+mod psk;
 
-    pub fn install(b: &mut SslContextBuilder, cfg: &EndpointConfig) -> Result<()> {
-        let identity = match cfg.client_cert {
-            true => {
-                let leaf = X509::stack_from_pem(cfg.certs.client_chain_pem.as_bytes())?
-                    .into_iter()
-                    .next()
-                    .context("the client's certificate chain is empty")?;
-                let key = PKey::private_key_from_pem(cfg.certs.client_key_pem.as_bytes())?;
-                Some((leaf, key))
-            }
-            false => None,
-        };
-        b.set_ex_data(index()?, identity);
-        // SAFETY: a valid context; the callback is a plain function that reads the context's
-        // data and hands the library references of its own.
-        unsafe { SSL_CTX_set_client_cert_cb(b.as_ptr(), Some(hand_over)) };
-        Ok(())
-    }
+mod ocsp;
 
-    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-    type ClientCertCallback =
-        unsafe extern "C" fn(*mut ffi::SSL, *mut *mut ffi::X509, *mut *mut ffi::EVP_PKEY) -> c_int;
-
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    use ffi::SSL_CTX_set_client_cert_cb;
-    // openssl-sys does not bind it; every OpenSSL release since 0.9.7 has it.
-    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-    extern "C" {
-        fn SSL_CTX_set_client_cert_cb(ctx: *mut ffi::SSL_CTX, cb: Option<ClientCertCallback>);
-    }
-
-    /// 1 with a certificate and key, 0 for none (as BoringSSL's shim answers).
-    unsafe extern "C" fn hand_over(
-        ssl: *mut ffi::SSL,
-        out_x509: *mut *mut ffi::X509,
-        out_pkey: *mut *mut ffi::EVP_PKEY,
-    ) -> c_int {
-        let ssl = openssl::ssl::SslRef::from_ptr(ssl);
-        let Ok(index) = index() else { return -1 };
-        match ssl.ssl_context().ex_data(index) {
-            Some(Some((leaf, key))) => {
-                // The library takes ownership: give it references of its own.
-                let (leaf, key) = (leaf.clone(), key.clone());
-                *out_x509 = leaf.as_ptr();
-                *out_pkey = key.as_ptr();
-                std::mem::forget((leaf, key));
-                1
-            }
-            _ => 0,
-        }
-    }
-}
-
-/// Next Protocol Negotiation (the pre-standard ALPN, TLS 1.2 only), which the whole family
-/// still has: a server advertises a list and a client picks one protocol, as BoringSSL's
-/// shim does it (its callbacks answer with the configured bytes, whatever was offered).
-mod npn {
-    use super::*;
-    use std::os::raw::{c_int, c_uchar, c_uint, c_void};
-    use std::sync::OnceLock;
-
-    /// What the context's callbacks answer: the server's list (wire form; empty advertises
-    /// an empty list) and the client's choice.
-    #[derive(Default)]
-    struct Npn {
-        advertised: Option<Vec<u8>>,
-        selected: Option<Vec<u8>>,
-    }
-
-    fn index() -> Result<ContextIndex<Npn>> {
-        static INDEX: OnceLock<ContextIndex<Npn>> = OnceLock::new();
-        context_index(&INDEX)
-    }
-
-    pub fn install(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
-        if extras.npn_advertised.is_none() && extras.npn_selected.is_none() {
-            return Ok(());
-        }
-        let select = extras.npn_selected.is_some();
-        b.set_ex_data(
-            index()?,
-            Npn {
-                advertised: extras.npn_advertised.clone(),
-                selected: extras.npn_selected.clone(),
-            },
-        );
-        // SAFETY: a valid context; the callbacks read the context's data, which lives as long
-        // as the context.
-        unsafe {
-            #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-            {
-                ffi::SSL_CTX_set_next_protos_advertised_cb(b.as_ptr(), advertise, ptr::null_mut());
-                if select {
-                    ffi::SSL_CTX_set_next_proto_select_cb(b.as_ptr(), choose, ptr::null_mut());
-                }
-            }
-            #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-            {
-                ffi::SSL_CTX_set_next_protos_advertised_cb(
-                    b.as_ptr(),
-                    Some(advertise),
-                    ptr::null_mut(),
-                );
-                if select {
-                    ffi::SSL_CTX_set_next_proto_select_cb(
-                        b.as_ptr(),
-                        Some(choose),
-                        ptr::null_mut(),
-                    );
-                }
-            }
-        }
-        Ok(())
-    }
-
-    use std::ptr;
-
-    /// The context's NPN answers, from inside a callback.
-    ///
-    /// SAFETY: `ssl` is the valid connection a callback was called with.
-    unsafe fn of<'a>(ssl: *mut ffi::SSL) -> Option<&'a Npn> {
-        let ssl = openssl::ssl::SslRef::from_ptr(ssl);
-        let ctx: &'a openssl::ssl::SslContextRef = &*(ssl.ssl_context() as *const _);
-        ctx.ex_data(index().ok()?)
-    }
-
-    extern "C" fn advertise(
-        ssl: *mut ffi::SSL,
-        out: *mut *const c_uchar,
-        out_len: *mut c_uint,
-        _: *mut c_void,
-    ) -> c_int {
-        const NOACK: c_int = 3;
-        // SAFETY: called by the library with its connection and out-pointers.
-        unsafe {
-            match of(ssl).and_then(|n| n.advertised.as_ref()) {
-                Some(list) => {
-                    *out = list.as_ptr();
-                    *out_len = list.len() as c_uint;
-                    0
-                }
-                None => NOACK,
-            }
-        }
-    }
-
-    extern "C" fn choose(
-        ssl: *mut ffi::SSL,
-        out: *mut *mut c_uchar,
-        out_len: *mut c_uchar,
-        _: *const c_uchar,
-        _: c_uint,
-        _: *mut c_void,
-    ) -> c_int {
-        // SAFETY: as above; the library only reads what `out` points at.
-        unsafe {
-            match of(ssl).and_then(|n| n.selected.as_ref()) {
-                Some(p) if p.len() <= 255 => {
-                    *out = p.as_ptr() as *mut c_uchar;
-                    *out_len = p.len() as c_uchar;
-                    0
-                }
-                _ => 2, // SSL_TLSEXT_ERR_ALERT_FATAL
-            }
-        }
-    }
-
-    /// The protocol NPN agreed on (empty: none).
-    pub fn negotiated(ssl: *mut ffi::SSL) -> Vec<u8> {
-        let mut data = ptr::null();
-        let mut len: c_uint = 0;
-        // SAFETY: a valid connection; the protocol is owned by it and copied here.
-        unsafe {
-            ffi::SSL_get0_next_proto_negotiated(ssl, &mut data, &mut len);
-            match data.is_null() {
-                true => Vec::new(),
-                false => std::slice::from_raw_parts(data, len as usize).to_vec(),
-            }
-        }
-    }
-}
-
-/// TLS 1.2 pre-shared keys through the family's PSK callbacks, as BoringSSL's shim sets
-/// them: a client requires the server's hint to be its identity (or no hint when it has
-/// none), and a server requires the client's identity to be its own.
-mod psk {
-    use super::*;
-    use std::ffi::CString;
-
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    use ffi::SSL_CTX_use_psk_identity_hint;
-    // openssl-sys does not bind it; OpenSSL has it since 1.0.0.
-    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-    extern "C" {
-        fn SSL_CTX_use_psk_identity_hint(
-            ctx: *mut ffi::SSL_CTX,
-            hint: *const std::os::raw::c_char,
-        ) -> std::os::raw::c_int;
-    }
-
-    pub fn install(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
-        let Some(key) = extras.psk.clone() else {
-            return Ok(());
-        };
-        let identity = extras.psk_identity.clone();
-        let (client_key, client_identity) = (key.clone(), identity.clone());
-        b.set_psk_client_callback(move |_, hint, out_identity, out_key| {
-            let hint_ok = match client_identity.is_empty() {
-                true => hint.is_none(),
-                false => hint == Some(client_identity.as_bytes()),
-            };
-            // Room for the identity's terminating NUL.
-            if !hint_ok
-                || client_identity.len() >= out_identity.len()
-                || client_key.len() > out_key.len()
-            {
-                return Ok(0);
-            }
-            out_identity[..client_identity.len()].copy_from_slice(client_identity.as_bytes());
-            out_identity[client_identity.len()] = 0;
-            out_key[..client_key.len()].copy_from_slice(&client_key);
-            Ok(client_key.len())
-        });
-        let server_identity = identity.clone();
-        b.set_psk_server_callback(move |_, got, out_key| {
-            if got.unwrap_or_default() != server_identity.as_bytes() || key.len() > out_key.len() {
-                return Ok(0);
-            }
-            out_key[..key.len()].copy_from_slice(&key);
-            Ok(key.len())
-        });
-        if !identity.is_empty() {
-            let hint = CString::new(identity)?;
-            // SAFETY: a valid context; the library copies the hint.
-            if unsafe { SSL_CTX_use_psk_identity_hint(b.as_ptr(), hint.as_ptr()) } != 1 {
-                return Err(describe_stack("setting the PSK identity hint"));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// OCSP stapling as BoringSSL's shim asks for it, through the status callback every libssl
-/// of the family has (`SSL_CTX_set_tlsext_status_cb`).
-mod ocsp {
-    use super::*;
-    use openssl::error::ErrorStack;
-
-    /// Whether a server's response is set from its callback: when the test asks so, and
-    /// always on OpenSSL, whose server staples only what its status callback sets.
-    pub fn set_in_callback(extras: &OpenExtras) -> bool {
-        let asked = extras
-            .ocsp_callback
-            .is_some_and(|c| c.used && c.sets_response);
-        asked
-            || (!cfg!(any(feature = "boringssl", feature = "aws-lc"))
-                && extras.ocsp_response.is_some())
-    }
-
-    /// The application's status callback, where the test installs one or OpenSSL's server
-    /// needs one to staple at all. A client's accepts the response unless it fails; a
-    /// server's staples unless it declines, and a failing one ends the handshake.
-    pub fn install_callback(
-        b: &mut SslContextBuilder,
-        side: Side,
-        extras: &OpenExtras,
-    ) -> Result<()> {
-        let callback = extras.ocsp_callback.filter(|c| c.used);
-        let response = extras
-            .ocsp_response
-            .clone()
-            .filter(|_| set_in_callback(extras));
-        match (side, callback) {
-            (Side::Client, None) => Ok(()),
-            (Side::Client, Some(c)) => Ok(b.set_status_callback(move |_| Ok(!c.fails))?),
-            (Side::Server, None) if response.is_none() => Ok(()),
-            (Side::Server, c) => Ok(b.set_status_callback(move |ssl| {
-                if let Some(r) = &response {
-                    if !probe::set_ocsp_response(ssl.as_ptr(), r) {
-                        return Err(ErrorStack::get());
-                    }
-                }
-                match c {
-                    Some(c) if c.fails => Err(ErrorStack::get()),
-                    Some(c) => Ok(!c.declines),
-                    None => Ok(true),
-                }
-            })?),
-        }
-    }
-}
-
-/// The extras beyond the cipher list and the verification callback, on the libraries that
-/// take them (`open_extras` refuses them elsewhere). The compliance policy goes last: BoringSSL
-/// defines its effect only when nothing configures the context after it.
-mod extras {
-    use super::*;
-
-    /// `SSL_CTX_set_signing_algorithm_prefs` or `SSL_CTX_set_verify_algorithm_prefs`.
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    type SetPrefs =
-        unsafe extern "C" fn(*mut ffi::SSL_CTX, *const u16, usize) -> std::os::raw::c_int;
-
-    /// A list the library refuses names a scheme it does not implement (AWS-LC has no ML-DSA
-    /// in TLS, nor BoringSSL's legacy RSA code point): the test cannot be configured on this
-    /// library, which BoGo counts as unimplemented, not failed.
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    fn set_prefs(
-        b: &mut SslContextBuilder,
-        prefs: &[u16],
-        set: SetPrefs,
-        what: &str,
-    ) -> Result<()> {
-        // SAFETY: a valid context; the list is read during the call only.
-        if prefs.is_empty() || unsafe { set(b.as_ptr(), prefs.as_ptr(), prefs.len()) } == 1 {
-            return Ok(());
-        }
-        Err(Unimplemented(format!(
-            "the library refuses the {what} preferences {prefs:04x?}: {}",
-            openssl::error::ErrorStack::get()
-        ))
-        .into())
-    }
-
-    #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-    pub fn apply(b: &mut SslContextBuilder, extras: &OpenExtras) -> Result<()> {
-        set_prefs(
-            b,
-            &extras.signing_prefs,
-            ffi::SSL_CTX_set_signing_algorithm_prefs,
-            "signing",
-        )?;
-        set_prefs(
-            b,
-            &extras.verify_prefs,
-            ffi::SSL_CTX_set_verify_algorithm_prefs,
-            "verification",
-        )?;
-        if extras.reverify_on_resume {
-            // SAFETY: a valid context.
-            unsafe { ffi::SSL_CTX_set_reverify_on_resume(b.as_ptr(), 1) };
-        }
-        if extras.channel_id_enabled {
-            // SAFETY: a valid context.
-            unsafe { ffi::SSL_CTX_set_tls_channel_id_enabled(b.as_ptr(), 1) };
-        }
-        if let Some(pem) = &extras.channel_id_key_pem {
-            let key = PKey::private_key_from_pem(pem.as_bytes())?;
-            // SAFETY: a valid context and key; the context takes its own reference.
-            if unsafe { ffi::SSL_CTX_set1_tls_channel_id(b.as_ptr(), key.as_ptr()) } != 1 {
-                return Err(describe_stack("setting the Channel ID key"));
-            }
-        }
-        #[cfg(feature = "boringssl")]
-        super::credentials::apply(b, extras)?;
-        #[cfg(feature = "boringssl")]
-        if let Some(policy) = extras.compliance {
-            use ffi::ssl_compliance_policy_t as P;
-            use tlsmatrix_harness::endpoint::CompliancePolicy as C;
-            let named = match policy {
-                C::Fips202205 => P::ssl_compliance_policy_fips_202205,
-                C::Fips202609 => P::ssl_compliance_policy_fips_202609,
-                C::Wpa3_192_202304 => P::ssl_compliance_policy_wpa3_192_202304,
-                C::Cnsa202407 => P::ssl_compliance_policy_cnsa_202407,
-                C::Cnsa1_202603 => P::ssl_compliance_policy_cnsa1_202603,
-                C::Cnsa2_202603 => P::ssl_compliance_policy_cnsa2_202603,
-            };
-            // SAFETY: a valid context and one of the enum's values.
-            if unsafe { ffi::SSL_CTX_set_compliance_policy(b.as_ptr(), named) } != 1 {
-                return Err(describe_stack("setting the compliance policy"));
-            }
-        }
-        Ok(())
-    }
-
-    #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-    pub fn apply(_: &mut SslContextBuilder, _: &OpenExtras) -> Result<()> {
-        Ok(())
-    }
-}
+mod extras;
 
 /// Context calls the `openssl` crate binds for OpenSSL (and the `boring` crate for
 /// BoringSSL, where it has them) but not for AWS-LC, which has them.

@@ -177,29 +177,7 @@ pub fn run(opts: Options) -> Result<bool> {
             std::process::id() & 0xffff
         )
     });
-    // Each case pairs the peers of its family: TLS peers, or libp2p peers.
-    let mut plan: Vec<(&'static Case, usize, usize)> = Vec::new();
-    for &c in &cases {
-        let family: Vec<usize> = (0..peers.len())
-            .filter(|&i| peers[i].family() == c.family)
-            .collect();
-        for &ci in &family {
-            for &si in &family {
-                plan.push((c, ci, si));
-            }
-        }
-    }
-    if plan.is_empty() {
-        bail!("no peer on this machine takes part in the chosen cases");
-    }
-    let plan = opts.shard.select(&plan);
-    if plan.is_empty() {
-        bail!(
-            "shard {}/{} of these cases has no cell; use fewer shards",
-            opts.shard.index,
-            opts.shard.count
-        );
-    }
+    let plan = plan_cells(&cases, &peers, &opts.shard)?;
     eprintln!(
         "interop {run_id}: {} cases, {} peers, {} cells, {} at a time, {} s limit each -> {}",
         cases.len(),
@@ -240,16 +218,7 @@ pub fn run(opts: Options) -> Result<bool> {
         drop(tx);
         for mut d in rx {
             let (c, s) = (&peers[d.client], &peers[d.server]);
-            if d.verdict.outcome == Outcome::Fail {
-                if let Some(k) = deviations::explain(d.case.id, &c.name, &s.name, &d.verdict.reason)
-                {
-                    d.verdict.outcome = Outcome::KnownDeviation;
-                    d.verdict.reason = format!(
-                        "known deviation of {}: {}; {}. Seen: {}",
-                        k.peer, k.what, k.why, d.verdict.reason
-                    );
-                }
-            }
+            explain_known_deviation(&mut d, &c.name, &s.name);
             let line = Line {
                 schema: SCHEMA,
                 run_id: &run_id,
@@ -292,19 +261,7 @@ pub fn run(opts: Options) -> Result<bool> {
             d.server,
         )
     });
-    let lines: Vec<CellLine> = done
-        .iter()
-        .map(|d| CellLine {
-            run_id: run_id.clone(),
-            case: d.case.id.to_string(),
-            client: peers[d.client].name.clone(),
-            server: peers[d.server].name.clone(),
-            client_version: peers[d.client].version.clone(),
-            server_version: peers[d.server].version.clone(),
-            outcome: d.verdict.outcome.as_str().to_string(),
-            reason: d.verdict.reason.clone(),
-        })
-        .collect();
+    let lines = cell_lines(&done, &peers, &run_id);
     print!(
         "{}",
         tlsmatrix_report::interop::render(&lines, opts.markdown, opts.verbose)
@@ -331,6 +288,69 @@ pub fn run(opts: Options) -> Result<bool> {
         );
     }
     Ok(count(Outcome::Fail) == 0)
+}
+
+/// Every cell of the chosen cases, this shard's part: each case pairs the peers of its family
+/// (TLS peers, or libp2p peers), every client with every server.
+fn plan_cells(
+    cases: &[&'static Case],
+    peers: &[Peer],
+    shard: &tlsmatrix_registry::shard::Shard,
+) -> Result<Vec<(&'static Case, usize, usize)>> {
+    let mut plan: Vec<(&'static Case, usize, usize)> = Vec::new();
+    for &c in cases {
+        let family: Vec<usize> = (0..peers.len())
+            .filter(|&i| peers[i].family() == c.family)
+            .collect();
+        for &ci in &family {
+            for &si in &family {
+                plan.push((c, ci, si));
+            }
+        }
+    }
+    if plan.is_empty() {
+        bail!("no peer on this machine takes part in the chosen cases");
+    }
+    let plan = shard.select(&plan);
+    if plan.is_empty() {
+        bail!(
+            "shard {}/{} of these cases has no cell; use fewer shards",
+            shard.index,
+            shard.count
+        );
+    }
+    Ok(plan)
+}
+
+/// A failed cell that a third-party peer's known deviation explains becomes that deviation,
+/// with what was seen.
+fn explain_known_deviation(d: &mut Done, client: &str, server: &str) {
+    if d.verdict.outcome != Outcome::Fail {
+        return;
+    }
+    if let Some(k) = deviations::explain(d.case.id, client, server, &d.verdict.reason) {
+        d.verdict.outcome = Outcome::KnownDeviation;
+        d.verdict.reason = format!(
+            "known deviation of {}: {}; {}. Seen: {}",
+            k.peer, k.what, k.why, d.verdict.reason
+        );
+    }
+}
+
+/// The finished cells as the report reads them.
+fn cell_lines(done: &[Done], peers: &[Peer], run_id: &str) -> Vec<CellLine> {
+    done.iter()
+        .map(|d| CellLine {
+            run_id: run_id.to_string(),
+            case: d.case.id.to_string(),
+            client: peers[d.client].name.clone(),
+            server: peers[d.server].name.clone(),
+            client_version: peers[d.client].version.clone(),
+            server_version: peers[d.server].version.clone(),
+            outcome: d.verdict.outcome.as_str().to_string(),
+            reason: d.verdict.reason.clone(),
+        })
+        .collect()
 }
 
 /// Reads what each TLS client offers on its defaults, writes it beside the interop results

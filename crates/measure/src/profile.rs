@@ -17,7 +17,7 @@ use anyhow::{bail, ensure, Context, Result};
 use tlsmatrix_harness::pair::Meter;
 use tlsmatrix_model::side::Side;
 
-use crate::split::{self, Part};
+use crate::split::{self, Class};
 
 /// What a sampled function does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,26 +147,19 @@ pub struct PerfSample {
     pub object: String,
 }
 
-/// How many classes a handshake's samples fall in: the instruction split's parts
-/// ([`split::Part::ALL`], by the same names), then the kernel.
-pub const HANDSHAKE_CLASSES: usize = 8;
+/// How many classes a handshake's samples fall in: every class of the list (the kernel's
+/// only a profile sees).
+pub use tlsmatrix_model::class::TIME_CLASSES;
 
-/// A handshake sample's class (an index into [`split::Part::ALL`], or the kernel's last), and
-/// whether it is unnamed: the handshake's time split as its instructions are.
+/// A handshake sample's class (its place in the time split, `Class::all`), and whether it is
+/// unnamed: the handshake's time split as its instructions are.
 pub fn handshake_class(p: &PerfSample) -> (usize, bool) {
-    if p.category == Category::Kernel {
-        return (HANDSHAKE_CLASSES - 1, false);
-    }
-    let part = if p.category == Category::Unnamed {
-        Part::Unnamed
-    } else {
-        split::classify(&p.symbol)
+    let class = match p.category {
+        Category::Kernel => Class::Kernel,
+        Category::Unnamed => Class::Unnamed,
+        _ => split::classify(&p.symbol),
     };
-    let at = Part::ALL
-        .iter()
-        .position(|q| *q == part)
-        .expect("every part");
-    (at, part == Part::Unnamed)
+    (class.time_index(), class == Class::Unnamed)
 }
 
 /// A bulk sample's class ([`Category`]) and whether it is unnamed.
@@ -451,7 +444,7 @@ mod tests {
             at("ecp_nistz256_point_mul", lib),
             at("ecp_nistz256_point_mul", lib),
         ];
-        let t: Tally<HANDSHAKE_CLASSES> = attribute(&calls, &perf, 1, handshake_class);
+        let t: Tally<TIME_CLASSES> = attribute(&calls, &perf, 1, handshake_class);
         let server = &t[0][1];
         assert_eq!(server.counts, [2, 1, 0, 0, 0, 1, 0, 0]);
         assert_eq!(server.unnamed_share(), 0.25);

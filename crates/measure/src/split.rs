@@ -7,38 +7,15 @@
 
 use std::collections::HashMap;
 
-/// What a function does, as its name tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Part {
-    Crypto,
-    Parsing,
-    Allocation,
-    Locks,
-    Copies,
-    /// A function with no name in the dump: a stripped library's internal code (the
-    /// system's libcrypto ships its exported symbols only), which no name can class.
-    Unnamed,
-    Other,
-}
-
-impl Part {
-    pub const ALL: [Part; 7] = [
-        Part::Crypto,
-        Part::Parsing,
-        Part::Allocation,
-        Part::Locks,
-        Part::Copies,
-        Part::Unnamed,
-        Part::Other,
-    ];
-}
+/// What a function does, as its name tells: the class list every split shares.
+pub use tlsmatrix_model::class::Class;
 
 /// Name fragments, lower case, in the order they are tried: a lock before an allocation
 /// (`CRYPTO_THREAD_write_lock` is a lock), both before crypto (`CRYPTO_malloc` allocates),
 /// X.509 before crypto (`crypto/x509` is parsing, not cryptography).
-const RULES: &[(Part, &[&str])] = &[
+const RULES: &[(Class, &[&str])] = &[
     (
-        Part::Locks,
+        Class::Locks,
         &[
             "pthread_mutex",
             "pthread_rwlock",
@@ -59,7 +36,7 @@ const RULES: &[(Part, &[&str])] = &[
         ],
     ),
     (
-        Part::Allocation,
+        Class::Allocation,
         &[
             "malloc",
             "calloc",
@@ -88,7 +65,7 @@ const RULES: &[(Part, &[&str])] = &[
         ],
     ),
     (
-        Part::Copies,
+        Class::Copies,
         &[
             "memcpy",
             "memmove",
@@ -100,7 +77,7 @@ const RULES: &[(Part, &[&str])] = &[
         ],
     ),
     (
-        Part::Parsing,
+        Class::Parsing,
         &[
             "x509",
             "asn1",
@@ -120,7 +97,7 @@ const RULES: &[(Part, &[&str])] = &[
         ],
     ),
     (
-        Part::Crypto,
+        Class::Crypto,
         &[
             "sha",
             "aes",
@@ -241,16 +218,16 @@ const RULES: &[(Part, &[&str])] = &[
 ];
 
 /// The part a function's work belongs to, by its name.
-pub fn classify(function: &str) -> Part {
+pub fn classify(function: &str) -> Class {
     // Callgrind names a function it has no symbol for by its address.
     if function.starts_with("0x") {
-        return Part::Unnamed;
+        return Class::Unnamed;
     }
     let name = symbol(function).to_ascii_lowercase();
     RULES
         .iter()
         .find(|(_, fragments)| fragments.iter().any(|f| names(&name, f)))
-        .map_or(Part::Other, |(part, _)| *part)
+        .map_or(Class::Other, |(part, _)| *part)
 }
 
 /// Whether `name` holds `fragment`; one written `|fragment` only where a word starts (at the
@@ -294,7 +271,7 @@ fn takes_a_lock(function: &str) -> bool {
 /// (callgrind's global bus events, `Ge`, where the dump has them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Split {
-    pub instructions: HashMap<Part, u64>,
+    pub instructions: HashMap<Class, u64>,
     pub lock_calls: u64,
     pub atomics: u64,
 }
@@ -329,7 +306,7 @@ pub fn parse(text: &str) -> Split {
     // Which column of a cost line holds the bus events, after the position: none unless the
     // `events:` line names them (`--collect-bus=yes`).
     let mut atomics_at = None;
-    let mut current = Part::Other;
+    let mut current = Class::Other;
     let mut callee = String::new();
     let mut call_cost_next = false;
     for line in text.lines() {
@@ -391,48 +368,48 @@ mod tests {
     #[test]
     fn names_are_classed_by_what_the_function_does() {
         for (name, part) in [
-            ("sha256_block_data_order_avx2", Part::Crypto),
-            ("aws_lc_0_47_0_ecp_nistz256_point_mul", Part::Crypto),
+            ("sha256_block_data_order_avx2", Class::Crypto),
+            ("aws_lc_0_47_0_ecp_nistz256_point_mul", Class::Crypto),
             (
                 "crypto/internal/fips140/nistec.(*P256Point).ScalarMult",
-                Part::Crypto,
+                Class::Crypto,
             ),
-            ("crypto/x509.parseCertificate", Part::Parsing),
-            ("X509_verify_cert", Part::Parsing),
-            ("webpki::cert::Cert::from_der", Part::Parsing),
-            ("CRYPTO_THREAD_write_lock", Part::Locks),
-            ("pthread_rwlock_rdlock", Part::Locks),
-            ("CRYPTO_malloc", Part::Allocation),
-            ("_int_free", Part::Allocation),
-            ("__memmove_avx_unaligned_erms", Part::Copies),
-            ("OPENSSL_cleanse", Part::Copies),
-            ("__gmpn_mul_basecase", Part::Crypto),
-            ("mulx4x_internal", Part::Crypto),
-            ("aws_lc_0_47_0_rsaz_amm52x20_x2_ifma256", Part::Crypto),
-            ("__bn_sqrx8x_reduction", Part::Crypto),
-            ("_nettle_sec_tabselect", Part::Crypto),
-            ("mbedtls_mpi_core_mla", Part::Crypto),
-            ("fe4_sub", Part::Crypto),
-            ("fe_loose_invert", Part::Crypto),
-            ("ge_p3_tobytes", Part::Crypto),
-            ("x25519_ge_p1p1_to_p3", Part::Crypto),
-            ("table_select", Part::Crypto),
-            ("cmov", Part::Crypto),
-            ("fe_cmov", Part::Crypto),
-            ("sc_muladd", Part::Crypto),
+            ("crypto/x509.parseCertificate", Class::Parsing),
+            ("X509_verify_cert", Class::Parsing),
+            ("webpki::cert::Cert::from_der", Class::Parsing),
+            ("CRYPTO_THREAD_write_lock", Class::Locks),
+            ("pthread_rwlock_rdlock", Class::Locks),
+            ("CRYPTO_malloc", Class::Allocation),
+            ("_int_free", Class::Allocation),
+            ("__memmove_avx_unaligned_erms", Class::Copies),
+            ("OPENSSL_cleanse", Class::Copies),
+            ("__gmpn_mul_basecase", Class::Crypto),
+            ("mulx4x_internal", Class::Crypto),
+            ("aws_lc_0_47_0_rsaz_amm52x20_x2_ifma256", Class::Crypto),
+            ("__bn_sqrx8x_reduction", Class::Crypto),
+            ("_nettle_sec_tabselect", Class::Crypto),
+            ("mbedtls_mpi_core_mla", Class::Crypto),
+            ("fe4_sub", Class::Crypto),
+            ("fe_loose_invert", Class::Crypto),
+            ("ge_p3_tobytes", Class::Crypto),
+            ("x25519_ge_p1p1_to_p3", Class::Crypto),
+            ("table_select", Class::Crypto),
+            ("cmov", Class::Crypto),
+            ("fe_cmov", Class::Crypto),
+            ("sc_muladd", Class::Crypto),
             // A field helper's name only where a word starts: OpenSSL's safe_math is not.
-            ("safe_add_int", Part::Other),
-            ("safe_sub_size_t", Part::Other),
-            ("add_sub_mpi", Part::Crypto),
-            ("0x00000000001d0280", Part::Unnamed),
-            ("tls_process_server_hello", Part::Other),
+            ("safe_add_int", Class::Other),
+            ("safe_sub_size_t", Class::Other),
+            ("add_sub_mpi", Class::Crypto),
+            ("0x00000000001d0280", Class::Unnamed),
+            ("tls_process_server_hello", Class::Other),
             // Fragments that hide in other words are not matched: "der_" in "order_",
             // "ge_" in "message_", "rsa" in "universal".
-            ("tls_construct_message_header", Part::Other),
-            ("traverse_universal_reader_", Part::Other),
+            ("tls_construct_message_header", Class::Other),
+            ("traverse_universal_reader_", Class::Other),
             (
                 "rustls::conn::ConnectionCommon<Data>::process_new_packets",
-                Part::Other,
+                Class::Other,
             ),
         ] {
             assert_eq!(classify(name), part, "{name}");
@@ -450,9 +427,9 @@ mod tests {
             fn=(3) sha256_block_data_order\n* 100\n\
             totals: 155\n";
         let s = parse(dump);
-        assert_eq!(s.instructions[&Part::Other], 15);
-        assert_eq!(s.instructions[&Part::Locks], 40);
-        assert_eq!(s.instructions[&Part::Crypto], 100);
+        assert_eq!(s.instructions[&Class::Other], 15);
+        assert_eq!(s.instructions[&Class::Locks], 40);
+        assert_eq!(s.instructions[&Class::Crypto], 100);
         assert_eq!(s.total(), 155);
         assert_eq!(s.lock_calls, 2);
         assert_eq!(s.atomics, 0);

@@ -9,7 +9,7 @@ use crate::counters::CounterMeter;
 use crate::flights;
 use crate::heap::{self, HeapMeter};
 use crate::sample::{Sample, Sampler};
-use crate::split::Part;
+use crate::split::Class;
 use tlsmatrix_harness::aead::{self, RecordAead};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::memio::{MemIo, Probe};
@@ -455,7 +455,7 @@ pub fn handshake_profile(
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     use crate::profile::{
-        attribute, handshake_class, CallLog, PerfRecording, Tally, ATTACH, HANDSHAKE_CLASSES,
+        attribute, handshake_class, CallLog, PerfRecording, Tally, ATTACH, TIME_CLASSES,
     };
     let perf = PerfRecording::start()?;
     let warmup = budget.warmup.max(ATTACH);
@@ -467,11 +467,11 @@ pub fn handshake_profile(
             pair::handshake_metered(&mut log, client, server, params)?;
         }
     }
-    let tally: Tally<HANDSHAKE_CLASSES> =
+    let tally: Tally<TIME_CLASSES> =
         attribute(&log.calls, &perf.finish()?, budget.runs, handshake_class);
     let mut samples = Vec::with_capacity(tally.len());
     for (k, sides) in tally.iter().enumerate() {
-        let mut values = Vec::with_capacity(2 * HANDSHAKE_CLASSES);
+        let mut values = Vec::with_capacity(2 * TIME_CLASSES);
         for (t, side) in sides.iter().zip([Side::Client, Side::Server]) {
             let n = t.total();
             anyhow::ensure!(
@@ -569,8 +569,8 @@ pub fn handshake_instructions(
             let per = |v: u64| v as f64 / f64::from(n);
             let (all, parts, locks) = Metric::split_of(side);
             sample.push((all, per(total)));
-            for (m, part) in parts.into_iter().zip(Part::ALL) {
-                sample.push((m, per(split.instructions.get(&part).copied().unwrap_or(0))));
+            for (m, class) in parts.into_iter().zip(Class::split()) {
+                sample.push((m, per(split.instructions.get(&class).copied().unwrap_or(0))));
             }
             sample.push((locks, per(split.lock_calls)));
             sample.push((Metric::atomics_of(side), per(split.atomics)));

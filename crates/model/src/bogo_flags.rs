@@ -297,65 +297,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
                 .cloned()
                 .ok_or_else(|| Unimplemented(format!("{flag} without a value")))
         };
-        let number = |v: String| -> Result<u64, Unimplemented> {
-            v.parse()
-                .map_err(|_| Unimplemented(format!("{flag} {v}: not a number")))
-        };
-        let one_connection: Option<SetConnection> = match flag {
-            "-expect-version" => {
-                let v = number(value()?)? as u16;
-                Some(Box::new(move |c| c.expect_version = Some(v)))
-            }
-            "-expect-curve-id" => {
-                let v = number(value()?)? as u16;
-                Some(Box::new(move |c| c.expect_curve_id = Some(v)))
-            }
-            "-expect-peer-signature-algorithm" => {
-                let v = number(value()?)? as u16;
-                Some(Box::new(move |c| c.expect_peer_signature = Some(v)))
-            }
-            "-expect-alpn" => {
-                let v = value()?;
-                Some(Box::new(move |c| c.expect_alpn = Some(v.clone())))
-            }
-            "-expect-server-name" => {
-                let v = value()?;
-                Some(Box::new(move |c| c.expect_server_name = Some(v.clone())))
-            }
-            "-expect-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(true))),
-            "-expect-no-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(false))),
-            "-shim-writes-first" => Some(Box::new(|c| c.shim_writes_first = true)),
-            "-shim-shuts-down" => Some(Box::new(|c| c.shim_shuts_down = true)),
-            "-check-close-notify" => Some(Box::new(|c| c.check_close_notify = true)),
-            "-key-update" => Some(Box::new(|c| c.key_update = true)),
-            "-verify-fail" => Some(Box::new(|c| c.verify_fail = true)),
-            "-expect-selected-credential" => {
-                let v = value()?;
-                let n: i32 = v
-                    .parse()
-                    .map_err(|_| Unimplemented(format!("{flag} {v}: not a credential index")))?;
-                Some(Box::new(move |c| c.expect_selected_credential = Some(n)))
-            }
-            "-expect-ocsp-response" => {
-                let v = base64_value(flag, value()?)?;
-                Some(Box::new(move |c| c.expect_ocsp_response = Some(v.clone())))
-            }
-            "-expect-next-proto" => {
-                let v = value()?.into_bytes();
-                Some(Box::new(move |c| c.expect_next_proto = Some(v.clone())))
-            }
-            "-expect-no-next-proto" => Some(Box::new(|c| c.expect_next_proto = Some(Vec::new()))),
-            "-expect-extended-master-secret" => {
-                Some(Box::new(|c| c.expect_extended_master_secret = true))
-            }
-            "-expect-peer-certificate-type" => {
-                let v = number(value()?)? as u8;
-                Some(Box::new(move |c| c.expect_peer_certificate_type = Some(v)))
-            }
-            _ => None,
-        };
         // A flag of one connection: applied to the connections its prefix names.
-        if let Some(set) = one_connection {
+        if let Some(set) = connection_flag(flag, &mut value)? {
             if applies != Applies::Resume {
                 set(&mut f.initial);
             }
@@ -374,117 +317,197 @@ pub fn parse(args: &[String]) -> Result<Invocation, Unimplemented> {
             f.compliance = Some(policy);
             continue;
         }
-        match flag {
-            "-is-handshaker-supported" => return Ok(Invocation::HandshakerQuery),
-            "-port" => f.port = number(value()?)? as u16,
-            "-shim-id" => f.shim_id = number(value()?)?,
-            "-ipv6" => f.ipv6 = true,
-            "-server" => f.server = true,
-            // Before any -new-*-credential these configure the default credential; after
-            // one, the last credential added (as BoringSSL's shim reads them).
-            "-key-file" => match f.credentials.last_mut() {
-                Some(c) => c.key_file = Some(value()?),
-                None => f.key_file = Some(value()?),
-            },
-            "-cert-file" => match f.credentials.last_mut() {
-                Some(c) => c.cert_file = Some(value()?),
-                None => f.cert_file = Some(value()?),
-            },
-            "-signing-prefs" => {
-                let v = number(value()?)? as u16;
-                match f.credentials.last_mut() {
-                    Some(c) => c.signing_prefs.push(v),
-                    None => f.signing_prefs.push(v),
-                }
-            }
-            "-new-x509-credential" | "-new-rpk-credential" => f.credentials.push(Credential {
-                raw_public_key: flag == "-new-rpk-credential",
-                ..Credential::default()
-            }),
-            "-must-match-issuer" => match f.credentials.last_mut() {
-                Some(c) => c.must_match_issuer = true,
-                None => return Err(Unimplemented(format!("{flag} before any credential"))),
-            },
-            "-accepted-peer-cert-types" => f.accepted_peer_cert_types.push(number(value()?)? as u8),
-            "-available-client-cert-types" => {
-                f.available_client_cert_types.push(number(value()?)? as u8)
-            }
-            "-expect-peer-rpk-sha256" => {
-                f.expect_peer_rpk_sha256 = Some(base64_value(flag, value()?)?)
-            }
-            "-ocsp-response" => {
-                let response = base64_value(flag, value()?)?;
-                match f.credentials.last_mut() {
-                    Some(c) => c.ocsp_response = Some(response),
-                    None => f.ocsp_response = Some(response),
-                }
-            }
-            "-enable-ocsp-stapling" => f.enable_ocsp_stapling = true,
-            "-use-old-client-cert-callback" => f.old_client_cert_callback = true,
-            "-advertise-npn" => f.advertise_npn = Some(value()?.into_bytes()),
-            "-advertise-empty-npn" => f.advertise_npn = Some(Vec::new()),
-            "-select-next-proto" => f.select_next_proto = Some(value()?.into_bytes()),
-            "-select-empty-next-proto" => f.select_next_proto = Some(Vec::new()),
-            "-psk" => f.psk = Some(value()?.into_bytes()),
-            "-psk-identity" => f.psk_identity = Some(value()?),
-            "-use-ocsp-callback" => {
-                f.ocsp_callback.get_or_insert_with(Default::default).used = true
-            }
-            "-set-ocsp-in-callback" => {
-                f.ocsp_callback
-                    .get_or_insert_with(Default::default)
-                    .sets_response = true
-            }
-            "-decline-ocsp-callback" => {
-                f.ocsp_callback
-                    .get_or_insert_with(Default::default)
-                    .declines = true
-            }
-            "-fail-ocsp-callback" => {
-                f.ocsp_callback.get_or_insert_with(Default::default).fails = true
-            }
-            "-trust-cert" => f.trust_cert = Some(value()?),
-            "-verify-peer" => f.verify_peer = true,
-            "-expect-verify-result" => f.expect_verify_result = true,
-            "-reverify-on-resume" => f.reverify_on_resume = true,
-            "-jdk11-workaround" => f.jdk11_workaround = true,
-            "-no-ticket" => f.no_ticket = true,
-            "-enable-channel-id" => f.enable_channel_id = true,
-            "-send-channel-id" => f.send_channel_id = Some(value()?),
-            "-expect-channel-id" => f.expect_channel_id = Some(base64_value(flag, value()?)?),
-            "-require-any-client-certificate" => f.require_client_cert = true,
-            "-resume-count" => f.resume_count = number(value()?)? as u32,
-            "-expect-session-miss" => f.expect_session_miss = true,
-            "-advertise-alpn" => f.advertise_alpn = Some(value()?.into_bytes()),
-            "-select-alpn" => f.select_alpn = Some(value()?),
-            "-curves" => f.curves.push(number(value()?)? as u16),
-            "-min-version" => f.min_version = Some(number(value()?)? as u16),
-            "-max-version" => f.max_version = Some(number(value()?)? as u16),
-            "-no-tls13" => f.no_tls13 = true,
-            "-no-tls12" => f.no_tls12 = true,
-            "-host-name" => f.host_name = Some(value()?),
-            "-verify-prefs" => f.verify_prefs.push(number(value()?)? as u16),
-            "-cipher" => f.cipher = Some(value()?),
-            "-export-keying-material" => f.export_keying_material = number(value()?)? as usize,
-            "-export-label" => f.export_label = value()?,
-            "-export-context" => f.export_context = value()?,
-            "-use-export-context" => f.use_export_context = true,
-            // Non-blocking I/O and a handshake driven by the first read or write: the wire
-            // below always works that way, so these ask nothing more of it.
-            "-async" | "-implicit-handshake" => {}
-            "-use-custom-verify-callback" => f.custom_verify = true,
-            _ => {
-                return Err(Unimplemented(match not_honoured(flag) {
-                    Some(why) => format!("{arg}: {why}"),
-                    None => arg.to_string(),
-                }))
-            }
+        if let Some(query) = library_flag(&mut f, arg, flag, &mut value)? {
+            return Ok(query);
         }
     }
     if f.port == 0 {
         return Err(Unimplemented("no -port: not started by the runner".into()));
     }
     Ok(Invocation::Test(Box::new(f)))
+}
+
+/// What the runner takes from the shim's next argument, or why it has none.
+type NextValue<'a> = dyn FnMut() -> Result<String, Unimplemented> + 'a;
+
+/// A flag's value as a number.
+fn number(flag: &str, v: String) -> Result<u64, Unimplemented> {
+    v.parse()
+        .map_err(|_| Unimplemented(format!("{flag} {v}: not a number")))
+}
+
+/// A flag that may differ between the test's connections, as what it sets on one; `None`
+/// for any other flag.
+fn connection_flag(
+    flag: &str,
+    value: &mut NextValue,
+) -> Result<Option<SetConnection>, Unimplemented> {
+    Ok(match flag {
+        "-expect-version" => {
+            let v = number(flag, value()?)? as u16;
+            Some(Box::new(move |c| c.expect_version = Some(v)))
+        }
+        "-expect-curve-id" => {
+            let v = number(flag, value()?)? as u16;
+            Some(Box::new(move |c| c.expect_curve_id = Some(v)))
+        }
+        "-expect-peer-signature-algorithm" => {
+            let v = number(flag, value()?)? as u16;
+            Some(Box::new(move |c| c.expect_peer_signature = Some(v)))
+        }
+        "-expect-alpn" => {
+            let v = value()?;
+            Some(Box::new(move |c| c.expect_alpn = Some(v.clone())))
+        }
+        "-expect-server-name" => {
+            let v = value()?;
+            Some(Box::new(move |c| c.expect_server_name = Some(v.clone())))
+        }
+        "-expect-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(true))),
+        "-expect-no-hrr" => Some(Box::new(|c| c.expect_hello_retry = Some(false))),
+        "-shim-writes-first" => Some(Box::new(|c| c.shim_writes_first = true)),
+        "-shim-shuts-down" => Some(Box::new(|c| c.shim_shuts_down = true)),
+        "-check-close-notify" => Some(Box::new(|c| c.check_close_notify = true)),
+        "-key-update" => Some(Box::new(|c| c.key_update = true)),
+        "-verify-fail" => Some(Box::new(|c| c.verify_fail = true)),
+        "-expect-selected-credential" => {
+            let v = value()?;
+            let n: i32 = v
+                .parse()
+                .map_err(|_| Unimplemented(format!("{flag} {v}: not a credential index")))?;
+            Some(Box::new(move |c| c.expect_selected_credential = Some(n)))
+        }
+        "-expect-ocsp-response" => {
+            let v = base64_value(flag, value()?)?;
+            Some(Box::new(move |c| c.expect_ocsp_response = Some(v.clone())))
+        }
+        "-expect-next-proto" => {
+            let v = value()?.into_bytes();
+            Some(Box::new(move |c| c.expect_next_proto = Some(v.clone())))
+        }
+        "-expect-no-next-proto" => Some(Box::new(|c| c.expect_next_proto = Some(Vec::new()))),
+        "-expect-extended-master-secret" => {
+            Some(Box::new(|c| c.expect_extended_master_secret = true))
+        }
+        "-expect-peer-certificate-type" => {
+            let v = number(flag, value()?)? as u8;
+            Some(Box::new(move |c| c.expect_peer_certificate_type = Some(v)))
+        }
+        _ => None,
+    })
+}
+
+/// Reads a flag that configures the library into `f`; `Some` for the one flag that asks a
+/// question instead of starting a test.
+fn library_flag(
+    f: &mut ShimFlags,
+    arg: &str,
+    flag: &str,
+    value: &mut NextValue,
+) -> Result<Option<Invocation>, Unimplemented> {
+    match flag {
+        "-is-handshaker-supported" => return Ok(Some(Invocation::HandshakerQuery)),
+        "-port" => f.port = number(flag, value()?)? as u16,
+        "-shim-id" => f.shim_id = number(flag, value()?)?,
+        "-ipv6" => f.ipv6 = true,
+        "-server" => f.server = true,
+        // Before any -new-*-credential these configure the default credential; after
+        // one, the last credential added (as BoringSSL's shim reads them).
+        "-key-file" => match f.credentials.last_mut() {
+            Some(c) => c.key_file = Some(value()?),
+            None => f.key_file = Some(value()?),
+        },
+        "-cert-file" => match f.credentials.last_mut() {
+            Some(c) => c.cert_file = Some(value()?),
+            None => f.cert_file = Some(value()?),
+        },
+        "-signing-prefs" => {
+            let v = number(flag, value()?)? as u16;
+            match f.credentials.last_mut() {
+                Some(c) => c.signing_prefs.push(v),
+                None => f.signing_prefs.push(v),
+            }
+        }
+        "-new-x509-credential" | "-new-rpk-credential" => f.credentials.push(Credential {
+            raw_public_key: flag == "-new-rpk-credential",
+            ..Credential::default()
+        }),
+        "-must-match-issuer" => match f.credentials.last_mut() {
+            Some(c) => c.must_match_issuer = true,
+            None => return Err(Unimplemented(format!("{flag} before any credential"))),
+        },
+        "-accepted-peer-cert-types" => f
+            .accepted_peer_cert_types
+            .push(number(flag, value()?)? as u8),
+        "-available-client-cert-types" => f
+            .available_client_cert_types
+            .push(number(flag, value()?)? as u8),
+        "-expect-peer-rpk-sha256" => f.expect_peer_rpk_sha256 = Some(base64_value(flag, value()?)?),
+        "-ocsp-response" => {
+            let response = base64_value(flag, value()?)?;
+            match f.credentials.last_mut() {
+                Some(c) => c.ocsp_response = Some(response),
+                None => f.ocsp_response = Some(response),
+            }
+        }
+        "-enable-ocsp-stapling" => f.enable_ocsp_stapling = true,
+        "-use-old-client-cert-callback" => f.old_client_cert_callback = true,
+        "-advertise-npn" => f.advertise_npn = Some(value()?.into_bytes()),
+        "-advertise-empty-npn" => f.advertise_npn = Some(Vec::new()),
+        "-select-next-proto" => f.select_next_proto = Some(value()?.into_bytes()),
+        "-select-empty-next-proto" => f.select_next_proto = Some(Vec::new()),
+        "-psk" => f.psk = Some(value()?.into_bytes()),
+        "-psk-identity" => f.psk_identity = Some(value()?),
+        "-use-ocsp-callback" => f.ocsp_callback.get_or_insert_with(Default::default).used = true,
+        "-set-ocsp-in-callback" => {
+            f.ocsp_callback
+                .get_or_insert_with(Default::default)
+                .sets_response = true
+        }
+        "-decline-ocsp-callback" => {
+            f.ocsp_callback
+                .get_or_insert_with(Default::default)
+                .declines = true
+        }
+        "-fail-ocsp-callback" => f.ocsp_callback.get_or_insert_with(Default::default).fails = true,
+        "-trust-cert" => f.trust_cert = Some(value()?),
+        "-verify-peer" => f.verify_peer = true,
+        "-expect-verify-result" => f.expect_verify_result = true,
+        "-reverify-on-resume" => f.reverify_on_resume = true,
+        "-jdk11-workaround" => f.jdk11_workaround = true,
+        "-no-ticket" => f.no_ticket = true,
+        "-enable-channel-id" => f.enable_channel_id = true,
+        "-send-channel-id" => f.send_channel_id = Some(value()?),
+        "-expect-channel-id" => f.expect_channel_id = Some(base64_value(flag, value()?)?),
+        "-require-any-client-certificate" => f.require_client_cert = true,
+        "-resume-count" => f.resume_count = number(flag, value()?)? as u32,
+        "-expect-session-miss" => f.expect_session_miss = true,
+        "-advertise-alpn" => f.advertise_alpn = Some(value()?.into_bytes()),
+        "-select-alpn" => f.select_alpn = Some(value()?),
+        "-curves" => f.curves.push(number(flag, value()?)? as u16),
+        "-min-version" => f.min_version = Some(number(flag, value()?)? as u16),
+        "-max-version" => f.max_version = Some(number(flag, value()?)? as u16),
+        "-no-tls13" => f.no_tls13 = true,
+        "-no-tls12" => f.no_tls12 = true,
+        "-host-name" => f.host_name = Some(value()?),
+        "-verify-prefs" => f.verify_prefs.push(number(flag, value()?)? as u16),
+        "-cipher" => f.cipher = Some(value()?),
+        "-export-keying-material" => f.export_keying_material = number(flag, value()?)? as usize,
+        "-export-label" => f.export_label = value()?,
+        "-export-context" => f.export_context = value()?,
+        "-use-export-context" => f.use_export_context = true,
+        // Non-blocking I/O and a handshake driven by the first read or write: the wire
+        // below always works that way, so these ask nothing more of it.
+        "-async" | "-implicit-handshake" => {}
+        "-use-custom-verify-callback" => f.custom_verify = true,
+        _ => {
+            return Err(Unimplemented(match not_honoured(flag) {
+                Some(why) => format!("{arg}: {why}"),
+                None => arg.to_string(),
+            }))
+        }
+    }
+    Ok(None)
 }
 
 /// A flag's base64 value, decoded.

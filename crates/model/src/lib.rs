@@ -7,6 +7,8 @@
 pub mod allocator;
 pub mod bogo_flags;
 pub mod cert_files;
+pub mod class;
+mod class_list;
 pub mod client_hello;
 pub mod codes;
 // Record builders for other crates' tests. Compiled always, not behind a feature that only
@@ -17,6 +19,7 @@ pub mod floor;
 pub mod glob;
 pub mod impls;
 pub mod interop;
+pub mod measure;
 pub mod metric;
 pub mod plan;
 pub mod protocol;

@@ -363,9 +363,79 @@ impl MetricRow {
     }
 }
 
+/// The metric table's rows with the class split's rows in their places: the rows before
+/// the instruction split, then a row per class and side of instructions, the rows between,
+/// a row per class and side of time shares, and the rest (see `crate::class`).
+macro_rules! metric_rows {
+    (classes: [$(($class:ident, $name:literal, $short:literal, $key:literal,
+        [$($ci:ident, $si:ident, $instr:literal)?],
+        [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal])),* $(,)?]
+     [$($before:expr),* $(,)?] [$($between:expr),* $(,)?] [$($after:expr),* $(,)?]) => {
+        [
+            $($before,)*
+            $($(instructions_row!(Client, "client", $ci, ClientInstructions, $key, $instr),)?)*
+            $($(instructions_row!(Server, "server", $si, ServerInstructions, $key, $instr),)?)*
+            $($between,)*
+            $(time_share_row!(Client, "client", $ct, $better, $key, $shown, $time),)*
+            $(time_share_row!(Server, "server", $st, $better, $key, $shown, $time),)*
+            $($after,)*
+        ]
+    };
+}
+
+/// A side's instructions per handshake in one class.
+macro_rules! instructions_row {
+    ($side:ident, $who:literal, $metric:ident, $whole:ident, $key:literal, $about:literal) => {
+        row(
+            Metric::$metric,
+            concat!($who, "_", $key, "_instructions"),
+            "instructions",
+            Lower,
+            $side,
+            Source::Instructions,
+            concat!(
+                "instructions the ",
+                $who,
+                " executes per handshake ",
+                $about
+            ),
+        )
+        .shown(
+            concat!($who, " ", $key, " instr/hs"),
+            "instructions",
+            Scale::Same,
+        )
+        .part_of(Metric::$whole)
+    };
+}
+
+/// A side's share of its handshake's perf samples in one class.
+macro_rules! time_share_row {
+    ($side:ident, $who:literal, $metric:ident, $better:ident, $key:literal, $shown:literal,
+        $about:literal) => {
+        row(
+            Metric::$metric,
+            concat!($who, "_", $key, "_time_share"),
+            "fraction",
+            $better,
+            $side,
+            Source::Profile,
+            concat!(
+                "share of the ",
+                $who,
+                "'s perf samples during its handshake calls ",
+                $about,
+                ", classed by function name as the instruction split classes them"
+            ),
+        )
+        .shown(concat!($who, " % ", $shown), "%", Percent)
+    };
+}
+
 /// Every metric, in the order reports list them.
 #[rustfmt::skip]
-pub const METRICS: &[MetricRow] = &[
+pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows {
+    [
     row(Metric::ClientCpuNs, "client_cpu_ns", "ns", Lower, Client, Source::Time,
         "CPU time of the client's calls per handshake")
         .shown("client hs/s", "handshakes/s", PerSecond)
@@ -426,62 +496,8 @@ pub const METRICS: &[MetricRow] = &[
         "instructions the server executes per handshake")
         .shown("server instr/hs", "instructions", Scale::Same)
         .words(HANDSHAKE_INSTRUCTIONS),
-    row(Metric::ClientCryptoInstructions, "client_crypto_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile")
-        .shown("client crypto instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientParsingInstructions, "client_parsing_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile")
-        .shown("client parsing instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientAllocInstructions, "client_alloc_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in allocation and freeing, classed by function name from callgrind's profile")
-        .shown("client alloc instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientLockInstructions, "client_lock_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in locks and once-guards, classed by function name from callgrind's profile")
-        .shown("client lock instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientCopyInstructions, "client_copy_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
-        .shown("client copy instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientUnnamedInstructions, "client_unnamed_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class")
-        .shown("client unnamed instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ClientOtherInstructions, "client_other_instructions", "instructions", Lower, Client, Source::Instructions,
-        "instructions the client executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
-        .shown("client other instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ClientInstructions),
-    row(Metric::ServerCryptoInstructions, "server_crypto_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile")
-        .shown("server crypto instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerParsingInstructions, "server_parsing_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile")
-        .shown("server parsing instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerAllocInstructions, "server_alloc_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in allocation and freeing, classed by function name from callgrind's profile")
-        .shown("server alloc instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerLockInstructions, "server_lock_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in locks and once-guards, classed by function name from callgrind's profile")
-        .shown("server lock instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerCopyInstructions, "server_copy_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile")
-        .shown("server copy instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerUnnamedInstructions, "server_unnamed_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class")
-        .shown("server unnamed instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
-    row(Metric::ServerOtherInstructions, "server_other_instructions", "instructions", Lower, Server, Source::Instructions,
-        "instructions the server executes per handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile")
-        .shown("server other instr/hs", "instructions", Scale::Same)
-        .part_of(Metric::ServerInstructions),
+    ]
+    [
     row(Metric::ClientLockCalls, "client_lock_calls", "calls", Lower, Client, Source::Instructions,
         "lock acquisitions (pthread mutex and rwlock, Go's sync.Mutex) the client makes per handshake, counted by callgrind")
         .shown("client locks/hs", "calls", Scale::Same)
@@ -642,54 +658,8 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::RecvOtherShare, "recv_other_share", "fraction", Lower, Server, Source::Profile,
         "share of the receiver's perf samples elsewhere")
         .shown("recv % elsewhere", "%", Percent),
-    row(Metric::ClientCryptoTimeShare, "client_crypto_time_share", "fraction", Higher, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them")
-        .shown("client % in crypto", "%", Percent),
-    row(Metric::ClientParsingTimeShare, "client_parsing_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them")
-        .shown("client % in X.509 & encoding", "%", Percent),
-    row(Metric::ClientAllocTimeShare, "client_alloc_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them")
-        .shown("client % in allocation", "%", Percent),
-    row(Metric::ClientLockTimeShare, "client_lock_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them")
-        .shown("client % in locks", "%", Percent),
-    row(Metric::ClientCopyTimeShare, "client_copy_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them")
-        .shown("client % in copies", "%", Percent),
-    row(Metric::ClientUnnamedTimeShare, "client_unnamed_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them")
-        .shown("client % unnamed", "%", Percent),
-    row(Metric::ClientOtherTimeShare, "client_other_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them")
-        .shown("client % in state machine & rest", "%", Percent),
-    row(Metric::ClientKernelTimeShare, "client_kernel_time_share", "fraction", Lower, Client, Source::Profile,
-        "share of the client's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them")
-        .shown("client % in kernel", "%", Percent),
-    row(Metric::ServerCryptoTimeShare, "server_crypto_time_share", "fraction", Higher, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them")
-        .shown("server % in crypto", "%", Percent),
-    row(Metric::ServerParsingTimeShare, "server_parsing_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them")
-        .shown("server % in X.509 & encoding", "%", Percent),
-    row(Metric::ServerAllocTimeShare, "server_alloc_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in allocation and freeing, classed by function name as the instruction split classes them")
-        .shown("server % in allocation", "%", Percent),
-    row(Metric::ServerLockTimeShare, "server_lock_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in locks and once-guards, classed by function name as the instruction split classes them")
-        .shown("server % in locks", "%", Percent),
-    row(Metric::ServerCopyTimeShare, "server_copy_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them")
-        .shown("server % in copies", "%", Percent),
-    row(Metric::ServerUnnamedTimeShare, "server_unnamed_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them")
-        .shown("server % unnamed", "%", Percent),
-    row(Metric::ServerOtherTimeShare, "server_other_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them")
-        .shown("server % in state machine & rest", "%", Percent),
-    row(Metric::ServerKernelTimeShare, "server_kernel_time_share", "fraction", Lower, Server, Source::Profile,
-        "share of the server's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them")
-        .shown("server % in kernel", "%", Percent),
+    ]
+    [
     row(Metric::ClientContextNs, "client_context_ns", "ns", Lower, Client, Source::Setup,
         "making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it")
         .shown("client context µs", "µs", Scale::Micros),
@@ -753,7 +723,8 @@ pub const METRICS: &[MetricRow] = &[
     row(Metric::Contention8Waits, "contention_8t_waits_per_handshake", "1", Lower, Pair, Source::Contention,
         "voluntary context switches (a thread blocked on a lock another holds) per handshake, eight threads sharing one server context")
         .shown("8 threads waits/hs", "waits", Scale::Same),
-];
+    ]
+});
 
 const fn all() -> [Metric; METRICS.len()] {
     let mut out = [Metric::ClientCpuNs; METRICS.len()];
@@ -773,43 +744,6 @@ impl Metric {
 
     /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
     /// order: cipher, copies, malloc, kernel, elsewhere.
-    /// A side's handshake instructions by part, in `tlsmatrix_measure::split::Part`'s order.
-    pub const CLIENT_SPLIT: [Metric; 7] = [
-        Metric::ClientCryptoInstructions,
-        Metric::ClientParsingInstructions,
-        Metric::ClientAllocInstructions,
-        Metric::ClientLockInstructions,
-        Metric::ClientCopyInstructions,
-        Metric::ClientUnnamedInstructions,
-        Metric::ClientOtherInstructions,
-    ];
-    pub const SERVER_SPLIT: [Metric; 7] = [
-        Metric::ServerCryptoInstructions,
-        Metric::ServerParsingInstructions,
-        Metric::ServerAllocInstructions,
-        Metric::ServerLockInstructions,
-        Metric::ServerCopyInstructions,
-        Metric::ServerUnnamedInstructions,
-        Metric::ServerOtherInstructions,
-    ];
-
-    /// A side's handshake instructions, their parts (`CLIENT_SPLIT`, `SERVER_SPLIT`) and the
-    /// side's lock calls.
-    pub fn split_of(side: crate::side::Side) -> (Metric, [Metric; 7], Metric) {
-        match side {
-            crate::side::Side::Client => (
-                Metric::ClientInstructions,
-                Metric::CLIENT_SPLIT,
-                Metric::ClientLockCalls,
-            ),
-            crate::side::Side::Server => (
-                Metric::ServerInstructions,
-                Metric::SERVER_SPLIT,
-                Metric::ServerLockCalls,
-            ),
-        }
-    }
-
     /// A side's crypto floor and its parts (`FloorPart::ALL`'s order).
     pub fn floor_of(side: crate::side::Side) -> (Metric, [Metric; 3]) {
         match side {
@@ -848,41 +782,11 @@ impl Metric {
         }
     }
 
-    /// A side's handshake time by part (`--measure profile` on a handshake scenario), in
-    /// `tlsmatrix_measure::split::Part`'s order, then the kernel.
-    pub const CLIENT_TIME_SPLIT: [Metric; 8] = [
-        Metric::ClientCryptoTimeShare,
-        Metric::ClientParsingTimeShare,
-        Metric::ClientAllocTimeShare,
-        Metric::ClientLockTimeShare,
-        Metric::ClientCopyTimeShare,
-        Metric::ClientUnnamedTimeShare,
-        Metric::ClientOtherTimeShare,
-        Metric::ClientKernelTimeShare,
-    ];
-    pub const SERVER_TIME_SPLIT: [Metric; 8] = [
-        Metric::ServerCryptoTimeShare,
-        Metric::ServerParsingTimeShare,
-        Metric::ServerAllocTimeShare,
-        Metric::ServerLockTimeShare,
-        Metric::ServerCopyTimeShare,
-        Metric::ServerUnnamedTimeShare,
-        Metric::ServerOtherTimeShare,
-        Metric::ServerKernelTimeShare,
-    ];
-
     /// A side's atomic read-modify-writes per handshake (`--measure instructions`).
     pub fn atomics_of(side: crate::side::Side) -> Metric {
         match side {
             crate::side::Side::Client => Metric::ClientAtomics,
             crate::side::Side::Server => Metric::ServerAtomics,
-        }
-    }
-
-    pub fn time_split_of(side: crate::side::Side) -> [Metric; 8] {
-        match side {
-            crate::side::Side::Client => Metric::CLIENT_TIME_SPLIT,
-            crate::side::Side::Server => Metric::SERVER_TIME_SPLIT,
         }
     }
 

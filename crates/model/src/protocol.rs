@@ -4,94 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metric::{Metric, Source};
+use crate::metric::Metric;
 
-/// What a run measures: time on the monotonic clock, or instructions counted by callgrind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Measure {
-    #[default]
-    Time,
-    Instructions,
-    /// The bytes and flights of a handshake (`tlsmatrix_measure::flights`), handshake scenarios only.
-    Wire,
-    /// Page faults and context switches per side (`tlsmatrix_measure::counters`), handshake and bulk.
-    Counters,
-    /// The library's own AEAD on a bulk scenario's records, each impl with itself.
-    Ceiling,
-    /// Where each side's time goes, from perf samples charged to the side whose call they
-    /// fell in (`tlsmatrix_measure::profile`), bulk scenarios, each impl with itself.
-    Profile,
-    /// What a connection costs beside its handshake: a context with its certificate and key
-    /// loaded, and a connection object made and freed, per side (handshake scenarios, each
-    /// impl with itself).
-    Setup,
-    /// A handshake against its crypto floor: the library's own primitives for the operations
-    /// each side must perform, timed in turns with the handshake (handshake scenarios, each
-    /// impl with itself).
-    Floor,
-    /// One server context shared by 1, 2 and 8 threads handshaking at once: the rate, its
-    /// scaling and blocking waits (full handshakes, each impl with itself).
-    Contention,
-}
-
-impl Measure {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Measure::Time => "time",
-            Measure::Instructions => "instructions",
-            Measure::Wire => "wire",
-            Measure::Counters => "counters",
-            Measure::Ceiling => "ceiling",
-            Measure::Profile => "profile",
-            Measure::Setup => "setup",
-            Measure::Floor => "floor",
-            Measure::Contention => "contention",
-        }
-    }
-}
-
-impl Measure {
-    /// What a run measured, read from its figures (a results file does not say): a ceiling
-    /// run also has bulk rates and a wire run also has time on the path, so any figure that
-    /// only one measure gives decides.
-    pub fn of_run(metrics: impl IntoIterator<Item = Metric>) -> Measure {
-        metrics
-            .into_iter()
-            .map(|m| match m.row().source {
-                Source::Instructions => Measure::Instructions,
-                Source::Profile => Measure::Profile,
-                Source::Wire | Source::WirePath => Measure::Wire,
-                Source::Counters => Measure::Counters,
-                Source::Ceiling => Measure::Ceiling,
-                Source::Setup => Measure::Setup,
-                Source::Floor => Measure::Floor,
-                Source::Contention => Measure::Contention,
-                Source::Time | Source::GoBench | Source::Proxy => Measure::Time,
-            })
-            .find(|m| *m != Measure::Time)
-            .unwrap_or(Measure::Time)
-    }
-}
-
-impl std::str::FromStr for Measure {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "time" => Ok(Measure::Time),
-            "instructions" => Ok(Measure::Instructions),
-            "wire" => Ok(Measure::Wire),
-            "counters" => Ok(Measure::Counters),
-            "ceiling" => Ok(Measure::Ceiling),
-            "profile" => Ok(Measure::Profile),
-            "setup" => Ok(Measure::Setup),
-            "floor" => Ok(Measure::Floor),
-            "contention" => Ok(Measure::Contention),
-            _ => Err(format!(
-                "unknown measure '{s}' (time, instructions, wire, counters, ceiling, profile, setup, floor, contention)"
-            )),
-        }
-    }
-}
+pub use crate::measure::Measure;
 
 /// What `tlsmatrix-driver info` prints: the impls this build contains.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,30 +100,6 @@ impl DriverMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_runs_measure_is_read_from_the_figures_only_it_gives() {
-        use Metric::*;
-        assert_eq!(Measure::of_run([SendMbPerS, RecvMbPerS]), Measure::Time);
-        assert_eq!(Measure::of_run([]), Measure::Time);
-        assert_eq!(
-            Measure::of_run([SendMbPerS, SealMbPerS, RecvShareOfOpen]),
-            Measure::Ceiling
-        );
-        assert_eq!(Measure::of_run([PathCpuNs, ClientFlights]), Measure::Wire);
-        assert_eq!(
-            Measure::of_run([ClientCpuNs, ClientInstructions]),
-            Measure::Instructions
-        );
-        assert_eq!(
-            Measure::of_run([SendColdBlocksPerMib, SendPageFaultsPerMib]),
-            Measure::Counters
-        );
-        assert_eq!(
-            Measure::of_run([SendCipherShare, RecvKernelShare]),
-            Measure::Profile
-        );
-    }
 
     #[test]
     fn messages_round_trip() {

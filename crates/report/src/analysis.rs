@@ -4,16 +4,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use tlsmatrix_model::measure::Measure;
 use tlsmatrix_model::record::{is_aa, Metric, Record};
 use tlsmatrix_model::stats::Factor;
 
 use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
-use crate::environment::environment;
+use crate::environment::{environment, timings_table};
 use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Side};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::ProxyCheck;
-use tlsmatrix_history::timings::duration;
 use tlsmatrix_history::RunData;
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal),
@@ -626,11 +626,13 @@ fn noise_note(run: &RunData) -> String {
     note
 }
 
-/// Runs reported beside the main one: the newest instruction-count run and the newest run of
-/// the Go transport's benchmarks.
+/// Runs reported beside the main one: the newest run of each measure the measure table marks
+/// as a companion, the areas measured apart, the Go transport's benchmarks, interop and the rest.
 #[derive(Default)]
 pub struct Companions {
-    pub instructions: Option<RunData>,
+    /// The newest run of each companion measure (`MeasureRow::companion`) other than the
+    /// main run.
+    pub measured: BTreeMap<Measure, RunData>,
     /// The newest runs of the areas measured apart (`memory-*`, `throughput-*`); each joins
     /// the report unless the main run covers its area already.
     pub areas: Vec<RunData>,
@@ -639,20 +641,8 @@ pub struct Companions {
     pub interop: Option<Vec<CellLine>>,
     /// What each client offered on its defaults, as the newest full interop run read it.
     pub offers: Option<tlsmatrix_history::offers::Offers>,
-    /// The newest wire run (`tlsmatrix run --measure wire`) and delay-proxy check.
-    pub wire: Option<RunData>,
+    /// The newest delay-proxy check (`tlsmatrix wire --check`).
     pub proxy_check: Option<ProxyCheck>,
-    /// The newest OS-counter, AEAD-ceiling and allocator runs (the bulk section's causes).
-    pub counters: Option<RunData>,
-    pub ceiling: Option<RunData>,
-    /// The newest profile run: where each side's time goes.
-    pub profile: Option<RunData>,
-    /// The newest setup run: contexts and connection objects without a handshake.
-    pub setup: Option<RunData>,
-    /// The newest crypto-floor run: handshakes against their own library's primitives.
-    pub floor: Option<RunData>,
-    /// The newest contention run: one server context shared by threads.
-    pub contention: Option<RunData>,
     pub allocators: Option<RunData>,
     /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
     /// with its classical twin on the same stack.
@@ -668,124 +658,10 @@ pub struct Companions {
     pub timings: Option<tlsmatrix_history::timings::Timings>,
 }
 
-/// How long `make report` took on this machine, step by step, as `scripts/stage` and
-/// `scripts/step` wrote it (results/timings.tsv): when each began after the job did, what ran
-/// beside it, and the job's length (the report itself is the last step, so it is not in the
-/// file).
-fn timings_table(t: &tlsmatrix_history::timings::Timings) -> Table {
-    let about: Vec<String> = t.about.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let build: f64 = t
-        .stages
-        .iter()
-        .filter(|s| s.is_build())
-        .map(|s| s.seconds)
-        .sum();
-    let first = t
-        .epoch
-        .or_else(|| t.stages.iter().filter_map(|s| s.start).reduce(f64::min));
-    let besides: Vec<Vec<&str>> = (0..t.stages.len())
-        .map(|i| t.beside(i).iter().map(|b| b.name.as_str()).collect())
-        .collect();
-    let mut rows: Vec<Vec<Cell>> = t
-        .stages
-        .iter()
-        .zip(&besides)
-        .map(|(s, beside)| {
-            let began = match (s.start, first) {
-                (Some(a), Some(f)) => clock(a - f),
-                _ => "-".to_string(),
-            };
-            vec![
-                Cell::plain(s.name.clone()),
-                Cell::plain(began),
-                Cell::plain(duration(s.seconds)),
-                Cell::plain(cpu_of(s.cpu_seconds, s.seconds)),
-                Cell::plain(s.outcome.clone()),
-                Cell::plain(if beside.is_empty() {
-                    "-".to_string()
-                } else {
-                    beside.join(", ")
-                }),
-            ]
-        })
-        .collect();
-    let overlapped = besides.iter().filter(|b| !b.is_empty()).count();
-    let wall = t.wall_seconds();
-    let whole = match wall {
-        Some(wall) if overlapped > 0 => format!(
-            "{} from the first step's start to the last one's end; the steps' times add up to {}, since {overlapped} of them ran beside others (the last column)",
-            duration(wall),
-            duration(t.total_seconds())
-        ),
-        Some(wall) => format!(
-            "{}: the steps ran one after another, none beside another",
-            duration(wall)
-        ),
-        None => format!(
-            "{}, the steps' times added up (this file gives no start times, so what ran beside what is not known)",
-            duration(t.total_seconds())
-        ),
-    };
-    // Steps this machine's job did not take, each with how to get it: the report is not
-    // whole without them, and says so where its times are.
-    rows.extend(t.left_out.iter().map(|(name, how)| {
-        vec![
-            Cell::plain(name.clone()),
-            Cell::plain("-"),
-            Cell::plain("-"),
-            Cell::plain("-"),
-            Cell::plain(format!("left out: {how}")),
-            Cell::plain("-"),
-        ]
-    }));
-    let whole_seconds = wall.unwrap_or(t.total_seconds());
-    rows.push(vec![
-        Cell::plain("all steps until the report"),
-        Cell::plain(""),
-        Cell::plain(duration(whole_seconds)),
-        Cell::plain(cpu_of(t.cpu_seconds(), whole_seconds)),
-        Cell::plain(format!("of which builds {}", duration(build))),
-        Cell::plain(""),
-    ]);
-    Table {
-        caption: format!(
-            "How long `make report` took here, each step as the tools timed it ({}): {whole}. CPU is the user and system time of the step's processes, and in brackets how many cores that kept busy on average over its time.{}",
-            about.join("; "),
-            match t.left_out.len() {
-                0 => String::new(),
-                n => format!(" {n} step(s) left out on this run, each with how to get it."),
-            }
-        ),
-        header: vec![
-            "step".into(),
-            "began".into(),
-            "took".into(),
-            "CPU (cores busy)".into(),
-            "outcome".into(),
-            "ran beside".into(),
-        ],
-        rows,
-        label_cols: 1,
-    }
-}
-
-/// A step's CPU time and how many cores that kept busy on average over its wall time: "7 min
-/// 12 s (1.8)"; "-" where the file does not give it.
-fn cpu_of(cpu: Option<f64>, wall: f64) -> String {
-    match cpu {
-        Some(cpu) if wall > 0.0 => format!("{} ({:.1})", duration(cpu), cpu / wall),
-        Some(cpu) => duration(cpu),
-        None => "-".to_string(),
-    }
-}
-
-/// "12:05" minutes and seconds after the job began; "1:02:05" past an hour.
-fn clock(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
+impl Companions {
+    /// The newest run of a companion measure, if the database has one.
+    pub fn of(&self, measure: Measure) -> Option<&RunData> {
+        self.measured.get(&measure)
     }
 }
 
@@ -986,31 +862,30 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         &run.cells,
         &impls,
         extra.twins.as_ref(),
-        extra.instructions.as_ref(),
-        extra.wire.as_ref(),
+        extra.of(Measure::Instructions),
+        extra.of(Measure::Wire),
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(
-        extra.instructions.as_ref(),
-        extra.setup.as_ref(),
-        extra.floor.as_ref(),
-        extra.profile.as_ref(),
-        extra.contention.as_ref(),
+        extra.of(Measure::Instructions),
+        extra.of(Measure::Setup),
+        extra.of(Measure::Floor),
+        extra.of(Measure::Profile),
+        extra.of(Measure::Contention),
     ));
     sections.extend(crate::releases::section(&run.records, &impls));
     sections.extend(extra.published.iter().filter_map(crate::published::section));
     sections.extend(history_section(history));
     sections.extend(
         extra
-            .wire
-            .as_ref()
+            .of(Measure::Wire)
             .and_then(|w| crate::network::section(w, extra.proxy_check.as_ref(), &baseline)),
     );
     sections.extend(crate::bulk_causes::section(&crate::bulk_causes::Inputs {
         main: Some(run),
-        ceiling: extra.ceiling.as_ref(),
-        profile: extra.profile.as_ref(),
-        counters: extra.counters.as_ref(),
+        ceiling: extra.of(Measure::Ceiling),
+        profile: extra.of(Measure::Profile),
+        counters: extra.of(Measure::Counters),
         allocators: extra.allocators.as_ref(),
     }));
     if let Some(cells) = extra.interop.as_ref().filter(|c| !c.is_empty()) {
@@ -1046,7 +921,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
 /// apart), and the glance rows they give.
 fn area_parts(run: &RunData, extra: &Companions, baseline: &str) -> (Vec<GlanceRow>, Vec<Section>) {
     let (mut glance, mut sections_by_area) = area_sections(run, "", None);
-    if let Some(ir) = &extra.instructions {
+    if let Some(ir) = extra.of(Measure::Instructions) {
         // The split of each side's count is its own section ("Where the time goes"); the
         // instruction area's tables keep the totals.
         let totals = RunData {

@@ -8,6 +8,7 @@
 //! rather than stretching or cutting them to fit.
 
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::class::{Class as CodeClass, TIME_CLASSES};
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::side::Side;
 
@@ -15,29 +16,30 @@ use crate::doc::{Block, Cell, Class, Table};
 use crate::figures::figure;
 use crate::self_pairs::record;
 
-/// What a side's code does, by its functions' names: the instruction split's parts
-/// (`tlsmatrix_measure::split::Part`), then the kernel, which only a profile sees; in
-/// `Metric::time_split_of`'s order.
-pub const CLASS_NAMES: [&str; 8] = [
-    "crypto",
-    "X.509 & encoding",
-    "allocation",
-    "locks",
-    "copies",
-    "unnamed",
-    "state machine & rest",
-    "kernel",
+/// The split table's columns after the crypto beyond the floor: every class but the crypto,
+/// the largest parts of a handshake first.
+const TABLE_ORDER: [CodeClass; TIME_CLASSES - 1] = [
+    CodeClass::Parsing,
+    CodeClass::Other,
+    CodeClass::Allocation,
+    CodeClass::Locks,
+    CodeClass::Copies,
+    CodeClass::Kernel,
+    CodeClass::Unnamed,
 ];
 
-/// The overhead's parts, in the order of a split's `parts` (after the crypto beyond the
-/// floor): every class but the crypto.
-const PARTS: [&str; 7] = {
-    let c = CLASS_NAMES;
-    [c[1], c[2], c[3], c[4], c[5], c[6], c[7]]
-};
-
-/// `PARTS`' index of the samples perf could not name.
-const UNNAMED: usize = 4;
+/// The stacked chart's segments between the crypto beyond the floor and the unsplit rest:
+/// each its label and the classes it draws.
+const CHART_GROUPS: [(&str, &[CodeClass]); 5] = [
+    ("X.509 & encoding", &[CodeClass::Parsing]),
+    ("state machine & rest", &[CodeClass::Other]),
+    ("allocation", &[CodeClass::Allocation]),
+    ("locks", &[CodeClass::Locks]),
+    (
+        "copies, kernel & unnamed",
+        &[CodeClass::Copies, CodeClass::Kernel, CodeClass::Unnamed],
+    ),
+];
 
 /// How far the parts may sum from the overhead before the cell says they do not.
 pub const TOLERANCE: f64 = 0.10;
@@ -59,8 +61,9 @@ pub struct OverheadSplit {
     /// The profile's cryptography less the floor; below zero when the profile names less
     /// cryptography than the floor.
     pub crypto_beyond: f64,
-    /// The other parts, in `PARTS`' order.
-    pub parts: [f64; 7],
+    /// Each class's time, by its place in the time split (`CodeClass::time_index`); the
+    /// crypto's slot is zero, its time being `crypto_beyond` and the floor.
+    pub parts: [f64; TIME_CLASSES],
 }
 
 impl OverheadSplit {
@@ -74,7 +77,7 @@ impl OverheadSplit {
         handshake: f64,
         floor: f64,
     ) -> Option<OverheadSplit> {
-        let mut shares = [0.0; 8];
+        let mut shares = [0.0; TIME_CLASSES];
         for (slot, m) in shares.iter_mut().zip(Metric::time_split_of(side)) {
             *slot = record(profile, scenario, imp, m)?.median;
         }
@@ -84,14 +87,13 @@ impl OverheadSplit {
             return None;
         }
         let time = |share: f64| share / sum * handshake;
-        let mut parts = [0.0; 7];
-        for (slot, &share) in parts.iter_mut().zip(&shares[1..]) {
-            *slot = time(share);
-        }
+        let crypto = CodeClass::Crypto.time_index();
+        let mut parts = shares.map(time);
+        parts[crypto] = 0.0;
         Some(OverheadSplit {
             handshake,
             overhead: handshake - floor,
-            crypto_beyond: time(shares[0]) - floor,
+            crypto_beyond: time(shares[crypto]) - floor,
             parts,
         })
     }
@@ -113,17 +115,25 @@ impl OverheadSplit {
         self.judged() && (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
     }
 
+    /// A class's time above the floor, ns per handshake (none for the crypto: see
+    /// `crypto_beyond`).
+    pub fn part(&self, class: CodeClass) -> f64 {
+        self.parts[class.time_index()]
+    }
+
     /// The side's time perf could not name, ns per handshake.
     pub fn unnamed(&self) -> f64 {
-        self.parts[UNNAMED]
+        self.part(CodeClass::Unnamed)
     }
 
     /// The largest named cost above the floor: its name and ns.
     pub fn largest(&self) -> (&'static str, f64) {
         let mut best = ("cryptography beyond the floor", self.crypto_beyond);
-        for (i, (&name, &v)) in PARTS.iter().zip(&self.parts).enumerate() {
-            if i != UNNAMED && v > best.1 {
-                best = (name, v);
+        for class in
+            CodeClass::all().filter(|c| !matches!(c, CodeClass::Crypto | CodeClass::Unnamed))
+        {
+            if self.part(class) > best.1 {
+                best = (class.name(), self.part(class));
             }
         }
         best
@@ -131,31 +141,29 @@ impl OverheadSplit {
 
     /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
     /// sum or are not judged, the whole overhead as one unsplit segment.
-    pub fn segments(&self) -> [f64; 7] {
+    pub fn segments(&self) -> [f64; CHART_PARTS.len()] {
+        let mut out = [0.0; CHART_PARTS.len()];
         if !self.sums() {
-            return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, self.overhead.max(0.0)];
+            out[CHART_PARTS.len() - 1] = self.overhead.max(0.0);
+            return out;
         }
-        let p = &self.parts;
-        [
-            self.crypto_beyond.max(0.0),
-            p[0],
-            p[5],
-            p[1],
-            p[2],
-            p[3] + p[4] + p[6],
-            0.0,
-        ]
+        out[0] = self.crypto_beyond.max(0.0);
+        for (slot, (_, classes)) in out[1..].iter_mut().zip(CHART_GROUPS) {
+            *slot = classes.iter().map(|&c| self.part(c)).sum();
+        }
+        out
     }
 }
 
-/// The stacked chart's segments above the floor.
-pub const CHART_PARTS: [&str; 7] = [
+/// The stacked chart's segments above the floor: the crypto beyond it, `CHART_GROUPS`, and
+/// the whole overhead where it is not split.
+pub const CHART_PARTS: [&str; CHART_GROUPS.len() + 2] = [
     "crypto beyond the floor",
-    "X.509 & encoding",
-    "state machine & rest",
-    "allocation",
-    "locks",
-    "copies, kernel & unnamed",
+    CHART_GROUPS[0].0,
+    CHART_GROUPS[1].0,
+    CHART_GROUPS[2].0,
+    CHART_GROUPS[3].0,
+    CHART_GROUPS[4].0,
     "above the floor, not split",
 ];
 
@@ -189,9 +197,8 @@ pub fn clause(s: &OverheadSplit) -> String {
 fn row(s: &OverheadSplit) -> Vec<Cell> {
     let us = |v: f64| Cell::plain(figure(v / 1e3));
     let mut row = vec![us(s.overhead), us(s.crypto_beyond)];
-    // The table's order: X.509, state machine, allocation, locks, copies, kernel, unnamed.
-    for i in [0, 5, 1, 2, 3, 6, 4] {
-        row.push(us(s.parts[i]));
+    for class in TABLE_ORDER {
+        row.push(us(s.part(class)));
     }
     let sum = s.sum_over_overhead();
     row.push(if !s.judged() {
@@ -225,22 +232,12 @@ pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadS
             "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {}; crypto beyond: the profile's cryptography less the floor; state machine: the TLS state machine, records and the rest; parts sum: the parts over the time above the floor)",
             profile.run_id
         ),
-        header: [
-            "impl",
-            "side",
-            "above floor",
-            "crypto beyond",
-            "X.509",
-            "state machine",
-            "alloc",
-            "locks",
-            "copies",
-            "kernel",
-            "unnamed",
-            "parts sum",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: ["impl", "side", "above floor", "crypto beyond"]
+            .into_iter()
+            .chain(TABLE_ORDER.map(|c| c.row().short))
+            .chain(["parts sum"])
+            .map(String::from)
+            .collect(),
         rows: rows
             .iter()
             .map(|(imp, side, s)| {
@@ -293,7 +290,10 @@ mod tests {
         let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 60e3).unwrap();
         assert!((s.crypto_beyond - 10e3).abs() < 1.0, "{s:?}");
-        assert!((s.parts[0] - 10e3).abs() < 1.0 && (s.parts[5] - 20e3).abs() < 1.0);
+        assert!(
+            (s.part(CodeClass::Parsing) - 10e3).abs() < 1.0
+                && (s.part(CodeClass::Other) - 20e3).abs() < 1.0
+        );
         assert!((s.sum_over_overhead() - 1.0).abs() < 1e-9);
         assert!(s.sums());
         assert_eq!(s.largest().0, "state machine & rest");
@@ -348,7 +348,9 @@ mod tests {
     fn shares_whose_medians_miss_one_are_scaled_and_a_missing_part_is_no_split() {
         let p = profile([0.45, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 40e3).unwrap();
-        assert!((s.crypto_beyond - 10e3).abs() < 1.0 && (s.parts[5] - 50e3).abs() < 1.0);
+        assert!(
+            (s.crypto_beyond - 10e3).abs() < 1.0 && (s.part(CodeClass::Other) - 50e3).abs() < 1.0
+        );
         assert!(OverheadSplit::of(&p, "s", "a", Side::Server, 100e3, 40e3).is_none());
         assert!(OverheadSplit::of(&p, "other", "a", Side::Client, 100e3, 40e3).is_none());
     }

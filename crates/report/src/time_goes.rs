@@ -4,19 +4,11 @@
 //! is that run's own counts.
 
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::class::{Class as CodeClass, SPLIT_CLASSES};
 use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
-
-/// The instruction split's parts, named as the time split names them (which adds the kernel).
-const PART_NAMES: [&str; 7] = {
-    let all = crate::overhead::CLASS_NAMES;
-    [all[0], all[1], all[2], all[3], all[4], all[5], all[6]]
-};
-
-/// `PART_NAMES`' index of the instructions in functions without a name.
-const UNNAMED: usize = 5;
 
 /// Above this share of unnamed instructions a stack's split is called incomplete.
 const UNNAMED_LIMIT: f64 = 0.10;
@@ -40,16 +32,24 @@ fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<
 /// One impl's side: total instructions, the parts and the lock calls, medians.
 struct SideSplit {
     total: f64,
-    parts: [f64; 7],
+    /// By class, in the instruction split's order (`CodeClass::split`).
+    parts: [f64; SPLIT_CLASSES],
     locks: f64,
     /// Atomic read-modify-writes, where the run counted them.
     atomics: Option<f64>,
 }
 
+impl SideSplit {
+    /// A class's instructions; zero for one callgrind does not see (the kernel).
+    fn part(&self, class: CodeClass) -> f64 {
+        class.split_index().map_or(0.0, |i| self.parts[i])
+    }
+}
+
 fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
     let (all, parts, locks) = Metric::split_of(side);
     let total = figure(run, scenario, imp, all)?.median;
-    let mut out = [0.0; 7];
+    let mut out = [0.0; SPLIT_CLASSES];
     for (slot, m) in out.iter_mut().zip(parts) {
         *slot = figure(run, scenario, imp, m)?.median;
     }
@@ -107,34 +107,32 @@ fn sentence(imp: &str, side: Side, s: &SideSplit) -> String {
     } else {
         "; no lock acquired through pthread or sync.Mutex".into()
     };
-    if s.parts[UNNAMED] > UNNAMED_LIMIT * s.total {
+    if s.part(CodeClass::Unnamed) > UNNAMED_LIMIT * s.total {
         return format!(
             "{imp} ({side}): {:.0}% of its {} instructions are in functions its library's build does not name (a stripped package), so its split is incomplete: {:.0}% named cryptography, {:.0}% the state machine and rest{locks}.",
-            share(s.parts[UNNAMED]),
+            share(s.part(CodeClass::Unnamed)),
             count(s.total),
-            share(s.parts[0]),
-            share(s.parts[6])
+            share(s.part(CodeClass::Crypto)),
+            share(s.part(CodeClass::Other))
         );
     }
-    let (idx, largest) = largest_above_crypto(s);
+    let (class, largest) = largest_above_crypto(s);
     format!(
         "{imp} ({side}): {:.0}% of its {} instructions are cryptography; its largest part above that is {} ({:.0}%){locks}.",
-        share(s.parts[0]),
+        share(s.part(CodeClass::Crypto)),
         count(s.total),
-        PART_NAMES[idx],
+        class.name(),
         share(largest)
     )
 }
 
-/// The largest named part besides the cryptography: its index and instructions.
-fn largest_above_crypto(s: &SideSplit) -> (usize, f64) {
-    s.parts
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != 0 && i != UNNAMED)
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(i, v)| (i, *v))
-        .unwrap_or((6, 0.0))
+/// The largest named part besides the cryptography: its class and instructions.
+fn largest_above_crypto(s: &SideSplit) -> (CodeClass, f64) {
+    CodeClass::split()
+        .filter(|c| !matches!(c, CodeClass::Crypto | CodeClass::Unnamed))
+        .map(|c| (c, s.part(c)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((CodeClass::Other, 0.0))
 }
 
 /// The section, when the instruction run has a split.
@@ -149,8 +147,8 @@ pub fn section(
 ) -> Option<Section> {
     let largest_above = |scenario: &str, imp: &str, side: Side| {
         let s = side_split(instructions?, scenario, imp, side)?;
-        let (i, v) = largest_above_crypto(&s);
-        Some((PART_NAMES[i], v / s.total.max(1.0)))
+        let (class, v) = largest_above_crypto(&s);
+        Some((class.name(), v / s.total.max(1.0)))
     };
     let mut blocks = floor
         .map(|f| crate::crypto_floor::blocks(f, &largest_above, profile))
@@ -199,7 +197,7 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
     let impls = run.impls();
     let mut blocks = vec![Block::Para(METHOD.into())];
     let mut header = vec!["impl".to_string(), "side".into(), "instr/hs".into()];
-    header.extend(PART_NAMES.iter().map(|p| p.to_string()));
+    header.extend(CodeClass::split().map(|c| c.name().to_string()));
     header.push("locks/hs".into());
     header.push("atomics/hs".into());
     for scenario in &scenarios {

@@ -9,6 +9,8 @@ use tlsmatrix_history::{
     interop_file, offers, outside_scan, proxy_check, resolve, timings, RunData, RunKind, Store,
 };
 
+use tlsmatrix_model::measure::MEASURES;
+
 use crate::area::{area, Area};
 use crate::{analysis, csv, html, md};
 
@@ -49,8 +51,14 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
                 _ => Ok(None),
             }
         };
+        let mut measured = std::collections::BTreeMap::new();
+        for row in MEASURES.iter().filter(|r| r.companion) {
+            if let Some(data) = companion(RunKind::Measured(row.measure))? {
+                measured.insert(row.measure, data);
+            }
+        }
         let extra = analysis::Companions {
-            instructions: companion(RunKind::Instructions)?,
+            measured,
             areas: [RunKind::Memory, RunKind::Throughput]
                 .into_iter()
                 .map(companion)
@@ -58,17 +66,10 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
                 .collect::<Result<_>>()?,
             libp2p: companion(RunKind::Libp2p)?,
             interop: None,
-            wire: companion(RunKind::Wire)?,
             proxy_check: None,
             offers: None,
             outside_scan: None,
             timings: None,
-            counters: companion(RunKind::Counters)?,
-            ceiling: companion(RunKind::Ceiling)?,
-            profile: companion(RunKind::Profile)?,
-            setup: companion(RunKind::Setup)?,
-            floor: companion(RunKind::Floor)?,
-            contention: companion(RunKind::Contention)?,
             allocators: companion(RunKind::Allocators)?,
             twins: companion(RunKind::Twins)?,
             published: tlsmatrix_model::plan::PLANS

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use tlsmatrix_history::{read_jsonl, RunData};
+use tlsmatrix_model::measure::MEASURES;
 use tlsmatrix_report::{markdown, Companions};
 
 /// Tokens that are the method's choices, not measurements.
@@ -241,17 +242,15 @@ fn prose(run: &RunData, extra: &Companions) -> Vec<String> {
 
 fn companions(load: &dyn Fn(&str) -> Option<RunData>) -> Companions {
     Companions {
-        instructions: load("instructions"),
+        measured: MEASURES
+            .iter()
+            .filter(|r| r.companion)
+            .filter_map(|r| Some((r.measure, load(r.name)?)))
+            .collect(),
         areas: ["memory", "throughput"]
             .into_iter()
             .filter_map(load)
             .collect(),
-        counters: load("counters"),
-        ceiling: load("ceiling"),
-        profile: load("profile"),
-        setup: load("setup"),
-        floor: load("floor"),
-        contention: load("contention"),
         allocators: load("allocators"),
         ..Companions::default()
     }

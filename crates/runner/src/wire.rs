@@ -44,7 +44,11 @@ impl ModelOptions {
 
 /// Prints the wire figures of a run and the model's time to first byte.
 pub fn model(o: &ModelOptions) -> Result<()> {
-    let run = resolve(&o.run, &o.db, RunKind::Wire)?;
+    let run = resolve(
+        &o.run,
+        &o.db,
+        RunKind::Measured(tlsmatrix_model::measure::Measure::Wire),
+    )?;
     let rows = network::wire_rows(&run);
     if rows.is_empty() {
         bail!(

@@ -4,7 +4,10 @@
 //! a circle. Cargo already forbids cycles between crates; inside one, `a` using `b` and `b`
 //! using `a` compiles, and a crate that grew that way cannot be split or read one file at a time.
 //!
-//! `cargo xtask metrics` writes the Go side's metric names from the metric table.
+//! `cargo xtask metrics` writes the Go side's metric and measure names from their tables.
+//!
+//! `cargo xtask lengths` fails on a function over 150 lines or a source file over 1,200, in
+//! the Rust crates and the Go module.
 //!
 //! `cargo xtask locks` fails when a driver workspace locks a package at a version the main
 //! `Cargo.lock` does not have.
@@ -13,19 +16,24 @@
 //! baseline follows the machine's memory weather (`make weather`).
 
 mod go_metrics;
+mod lengths;
 mod locks;
 mod modules;
 mod weather;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: cargo xtask modules [CRATE_DIR...] | metrics | locks | weather --impl NAME ...
+    "usage: cargo xtask modules [CRATE_DIR...] | metrics | lengths | locks | weather --impl NAME ...
   modules   fail when the modules of a crate import each other in a circle (default: every
             crate under crates/); each cycle is printed with the line of every edge in it
   metrics   write go/internal/metrics/names.go from the metric table
-            (crates/model/src/metric.rs); a test fails while the two differ
+            (crates/model/src/metric.rs) and go/internal/measures/names.go from the measure
+            table (crates/model/src/measure.rs); a test fails while a file and its table differ
+  lengths   fail on a function over 150 lines (signature to closing brace) or a source file
+            over 1,200 lines, in crates/, libssl-drivers/, build-support/ and go/; each is
+            printed with its file and line
   locks     fail when a driver workspace (libssl-drivers/) locks a package at a version the
             main Cargo.lock does not have
   weather   follow an impl against the baseline over minutes with the memory probe between
@@ -57,9 +65,32 @@ fn main() -> ExitCode {
         }
         Some("metrics") => match go_metrics::write() {
             Ok(changed) => {
-                let what = if changed { "wrote" } else { "unchanged:" };
-                println!("{what} {}", go_metrics::GO_FILE);
+                for &(name, _) in go_metrics::GO_FILES {
+                    let what = if changed.contains(&name) {
+                        "wrote"
+                    } else {
+                        "unchanged:"
+                    };
+                    println!("{what} {name}");
+                }
                 ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("xtask: {e:#}");
+                ExitCode::from(2)
+            }
+        },
+        Some("lengths") => match lengths::check(Path::new(".")) {
+            Ok(found) if found.is_empty() => ExitCode::SUCCESS,
+            Ok(found) => {
+                for f in &found {
+                    eprintln!("{f}");
+                }
+                eprintln!(
+                    "{} place(s) over the limits: split them into functions or modules with one job each",
+                    found.len()
+                );
+                ExitCode::FAILURE
             }
             Err(e) => {
                 eprintln!("xtask: {e:#}");

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tlsmatrix/tlsmatrix/go/internal/bogo"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/callgrind"
+	"github.com/tlsmatrix/tlsmatrix/go/internal/measures"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/scenario"
 )
@@ -56,13 +57,7 @@ func Main(args []string) int {
 	case "info":
 		b, _ := json.Marshal(map[string]any{"impls": []map[string]any{{
 			"name": implName, "version": implVersion(),
-			"refuses": []map[string]string{
-				{"measure": "counters", "reason": noCounters},
-				{"measure": "ceiling", "reason": noCeiling},
-				{"measure": "profile", "reason": noProfile},
-				{"measure": "setup", "reason": noSetup},
-				{"measure": "contention", "reason": noContention},
-			},
+			"refuses": refusalList(),
 		}}})
 		fmt.Println(string(b))
 	case "run":
@@ -88,16 +83,44 @@ func Main(args []string) int {
 	return 0
 }
 
-// Reasons for the measures this driver does not take yet.
-const (
-	noCounters = "the Go driver does not split getrusage counts by side: both sides are goroutines, and the runtime's own threads (GC workers) fault on their behalf"
-	noCeiling  = "the Go driver has no AEAD ceiling yet (crypto/cipher's GCM outside crypto/tls)"
-	noProfile  = "the Go driver does not log its sides' calls for a profile: both sides are goroutines, and the runtime's own threads work on their behalf"
-	noSetup    = "the Go driver does not time setup costs yet: crypto/tls has no context of its own (a tls.Config holds parsed certificates) and tls.Client only allocates a struct until its handshake"
+// Reasons for the measures this driver does not take yet, by measure; info lists them and
+// run refuses them, so the orchestrator never starts this driver for one.
+var refusals = map[string]string{
+	measures.Counters: "the Go driver does not split getrusage counts by side: both sides are goroutines, and the runtime's own threads (GC workers) fault on their behalf",
+	measures.Ceiling:  "the Go driver has no AEAD ceiling yet (crypto/cipher's GCM outside crypto/tls)",
+	measures.Profile:  "the Go driver does not log its sides' calls for a profile: both sides are goroutines, and the runtime's own threads work on their behalf",
+	measures.Setup:    "the Go driver does not time setup costs yet: crypto/tls has no context of its own (a tls.Config holds parsed certificates) and tls.Client only allocates a struct until its handshake",
 	// Go's scheduler runs goroutines on its own threads, so voluntary context switches count
 	// the runtime's parking, not a library's lock waits.
-	noContention = "the Go driver does not measure a shared context on threads yet: goroutines run on the runtime's threads, whose context switches are the scheduler's, not crypto/tls's locks"
-)
+	measures.Contention: "the Go driver does not measure a shared context on threads yet: goroutines run on the runtime's threads, whose context switches are the scheduler's, not crypto/tls's locks",
+}
+
+// refusalList is info's list of refusals, in the measure table's order.
+func refusalList() []map[string]string {
+	var list []map[string]string
+	for _, m := range measures.Names {
+		if why, ok := refusals[m]; ok {
+			list = append(list, map[string]string{"measure": m, "reason": why})
+		}
+	}
+	return list
+}
+
+// measureRefusal is why this driver does not take the measure on a scenario of this kind,
+// or "" where it does: the measure table's refusal of the kind, else this driver's own.
+func measureRefusal(measure, kind string) (string, error) {
+	known := false
+	for _, m := range measures.Names {
+		known = known || m == measure
+	}
+	if !known {
+		return "", fmt.Errorf("unknown measure '%s' (%s)", measure, strings.Join(measures.Names, ", "))
+	}
+	if why := measures.KindRefusal(measure, kind); why != "" {
+		return why, nil
+	}
+	return refusals[measure], nil
+}
 
 // messagesEnd ends a command that speaks in messages: a failure is its last message.
 func messagesEnd(err error) int {
@@ -153,7 +176,7 @@ func run(args []string) error {
 	server := fs.String("server", "", "server impl name (go-crypto-tls)")
 	runs := fs.Int("runs", 10, "samples to produce after warm-up")
 	bulkBytes := fs.Int("bulk-bytes", 64<<20, "bytes sent per bulk sample")
-	measure := fs.String("measure", "time", "time, instructions, wire or floor")
+	measure := fs.String("measure", measures.Time, "what to measure: "+strings.Join(measures.Names, ", ")+" (this driver takes time, instructions, wire and floor)")
 	floorOps := fs.String("floor-ops", "", "floor: the operations to time, side:op:arg:count joined by ';' (tlsmatrix_model::floor::encode)")
 	callgrindOut := fs.String("callgrind-out", "", "instructions: the --callgrind-out-file given to valgrind (%p is the process id)")
 	perSample := fs.Int("per-sample", 10, "instructions: handshakes counted per sample")
@@ -170,43 +193,16 @@ func run(args []string) error {
 	if *runs < 1 {
 		return errors.New("--runs must be at least 1")
 	}
-	switch *measure {
-	case "time":
-	case "instructions":
-		if sc.Kind != "handshake" && sc.Kind != "bulk" {
-			unsupported(-1, "instructions are counted on handshake and bulk scenarios")
-			return nil
-		}
-	case "counters":
-		unsupported(-1, noCounters)
+	why, err := measureRefusal(*measure, sc.Kind)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		unsupported(-1, why)
 		return nil
-	case "ceiling":
-		unsupported(-1, noCeiling)
-		return nil
-	case "profile":
-		unsupported(-1, noProfile)
-		return nil
-	case "setup":
-		unsupported(-1, noSetup)
-		return nil
-	case "contention":
-		unsupported(-1, noContention)
-		return nil
-	case "floor":
-		if sc.Kind != "handshake" {
-			unsupported(-1, "a crypto floor is taken on handshake scenarios")
-			return nil
-		}
-		if *floorOps == "" {
-			return errors.New("--measure floor needs --floor-ops (tlsmatrix run passes the list)")
-		}
-	case "wire":
-		if sc.Kind != "handshake" {
-			unsupported(-1, "wire figures are measured on handshake scenarios")
-			return nil
-		}
-	default:
-		return fmt.Errorf("unknown measure '%s' (time, instructions, wire, floor)", *measure)
+	}
+	if *measure == measures.Floor && *floorOps == "" {
+		return errors.New("--measure floor needs --floor-ops (tlsmatrix run passes the list)")
 	}
 	c, refused, err := newCell(sc, cf.certs)
 	if err != nil {
@@ -221,7 +217,7 @@ func run(args []string) error {
 	target := time.Duration(cf.sampleMS) * time.Millisecond
 	on := func(s sample) { emitSample(-1, -1, s) }
 	switch {
-	case *measure == "instructions":
+	case *measure == measures.Instructions:
 		var counter *callgrind.Counter
 		if counter, err = callgrind.NewCounter(*callgrindOut); err != nil {
 			break
@@ -231,7 +227,7 @@ func run(args []string) error {
 		} else {
 			err = bulkInstructions(c, sc.WriteSize, *runs, *bulkBytes, counter, on)
 		}
-	case *measure == "floor":
+	case *measure == measures.Floor:
 		var h *handshakeSampler
 		var f *floorSampler
 		if h, err = warmHandshakes(c, warmup, target); err == nil {
@@ -239,7 +235,7 @@ func run(args []string) error {
 				err = handshakesAgainstFloor(h, f, *runs, on)
 			}
 		}
-	case *measure == "wire":
+	case *measure == measures.Wire:
 		var t *trace
 		if t, err = wire(c, *runs, warmup, on); err == nil {
 			emit(message{Type: "trace", Trace: t})

@@ -1,0 +1,60 @@
+//! The class list itself, as tokens: what a handshake's code does, by its functions' names
+//! (see `crate::class`, which builds the classes from it, and `crate::metric`, which builds
+//! their metric rows). A module of its own so that both read it and neither reads the other
+//! for it.
+
+/// The class list, once, handed to a macro (`with_classes!(callback { args })` expands to
+/// `callback! { classes: [...] args }`). Each entry: the variant; its name in sentences and
+/// charts; its column heading; its key in metric names; its instruction metrics (client, server) and what they count, where
+/// callgrind sees it (the kernel it does not); its time-share metrics, the direction that is
+/// better, the words a table shows and what they measure.
+macro_rules! with_classes {
+    ($callback:ident { $($args:tt)* }) => {
+        $callback! {
+            classes: [
+                (Crypto, "crypto", "crypto", "crypto",
+                    [ClientCryptoInstructions, ServerCryptoInstructions,
+                        "in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile"],
+                    [ClientCryptoTimeShare, ServerCryptoTimeShare, Higher, "in crypto",
+                        "in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers)"]),
+                (Parsing, "X.509 & encoding", "X.509", "parsing",
+                    [ClientParsingInstructions, ServerParsingInstructions,
+                        "in X.509, ASN.1 and encoding, classed by function name from callgrind's profile"],
+                    [ClientParsingTimeShare, ServerParsingTimeShare, Lower, "in X.509 & encoding",
+                        "in X.509, ASN.1 and encoding"]),
+                (Allocation, "allocation", "alloc", "alloc",
+                    [ClientAllocInstructions, ServerAllocInstructions,
+                        "in allocation and freeing, classed by function name from callgrind's profile"],
+                    [ClientAllocTimeShare, ServerAllocTimeShare, Lower, "in allocation",
+                        "in allocation and freeing"]),
+                (Locks, "locks", "locks", "lock",
+                    [ClientLockInstructions, ServerLockInstructions,
+                        "in locks and once-guards, classed by function name from callgrind's profile"],
+                    [ClientLockTimeShare, ServerLockTimeShare, Lower, "in locks",
+                        "in locks and once-guards"]),
+                (Copies, "copies", "copies", "copy",
+                    [ClientCopyInstructions, ServerCopyInstructions,
+                        "in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile"],
+                    [ClientCopyTimeShare, ServerCopyTimeShare, Lower, "in copies",
+                        "in memcpy, memmove, memset and cleansing"]),
+                (Unnamed, "unnamed", "unnamed", "unnamed",
+                    [ClientUnnamedInstructions, ServerUnnamedInstructions,
+                        "in functions the dump has no name for (a stripped library's internal code), which the split cannot class"],
+                    [ClientUnnamedTimeShare, ServerUnnamedTimeShare, Lower, "unnamed",
+                        "in functions perf cannot name (a stripped library's internal code)"]),
+                (Other, "state machine & rest", "state machine", "other",
+                    [ClientOtherInstructions, ServerOtherInstructions,
+                        "in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile"],
+                    [ClientOtherTimeShare, ServerOtherTimeShare, Lower, "in state machine & rest",
+                        "in everything else: the TLS state machine, records and the rest"]),
+                (Kernel, "kernel", "kernel", "kernel",
+                    [],
+                    [ClientKernelTimeShare, ServerKernelTimeShare, Lower, "in kernel",
+                        "in the kernel, on the side's behalf"]),
+            ]
+            $($args)*
+        }
+    };
+}
+
+pub(crate) use with_classes;
