@@ -11,7 +11,7 @@ use tlsmatrix_model::stats::Factor;
 use crate::area::{area, Area};
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
 use crate::environment::{environment, timings_table};
-use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Side};
+use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Describe, Side};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::ProxyCheck;
 use tlsmatrix_history::RunData;

@@ -188,7 +188,7 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                     high: f.floor.ci_high / 1e3,
                 }));
                 let unsplit = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (h - fl).max(0.0)];
-                let segments = split_of.as_ref().map_or(unsplit, OverheadSplit::segments);
+                let segments = split_of.as_ref().map_or(unsplit, overhead::segments);
                 for (s, v) in series[1..].iter_mut().zip(segments) {
                     s.points.push(point(v));
                 }

@@ -22,7 +22,7 @@ mod html;
 pub mod interop;
 pub mod libp2p;
 mod md;
-pub mod netmodel;
+pub use tlsmatrix_analysis::netmodel;
 pub mod network;
 pub mod offers;
 pub mod outside_scan;

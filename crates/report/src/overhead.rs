@@ -9,12 +9,12 @@
 
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::class::{Class as CodeClass, TIME_CLASSES};
-use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::side::Side;
+
+pub use tlsmatrix_analysis::overhead::{OverheadSplit, MOSTLY_CRYPTO, TOLERANCE};
 
 use crate::doc::{Block, Cell, Class, Table};
 use crate::figures::figure;
-use crate::self_pairs::record;
 
 /// The split table's columns after the crypto beyond the floor: every class but the crypto,
 /// the largest parts of a handshake first.
@@ -41,118 +41,21 @@ const CHART_GROUPS: [(&str, &[CodeClass]); 5] = [
     ),
 ];
 
-/// How far the parts may sum from the overhead before the cell says they do not.
-pub const TOLERANCE: f64 = 0.10;
-
-/// The floor's share of its handshake above which the floor is called most of it: what lies
-/// above is then within the two runs' noise (a floor and a profile share each move by a few
-/// percent of the handshake), so it is neither split nor judged.
-pub const MOSTLY_CRYPTO: f64 = 0.80;
-
 pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: the transcript hash, random numbers and ticket keys the floor leaves out, or primitives slower inside the stack than through its own API. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, a name the classes miss, or time the floor spends inside its crypto API's own machinery, such as OpenSSL 3's provider dispatch and name lookups, which the profile classes as the rest), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
 
-/// One side's time above its floor, in ns per handshake.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OverheadSplit {
-    /// The floor run's handshake.
-    pub handshake: f64,
-    /// The handshake less its floor.
-    pub overhead: f64,
-    /// The profile's cryptography less the floor; below zero when the profile names less
-    /// cryptography than the floor.
-    pub crypto_beyond: f64,
-    /// Each class's time, by its place in the time split (`CodeClass::time_index`); the
-    /// crypto's slot is zero, its time being `crypto_beyond` and the floor.
-    pub parts: [f64; TIME_CLASSES],
-}
-
-impl OverheadSplit {
-    /// The split of `imp`'s `side` in `scenario` from a profile run, against the floor run's
-    /// handshake and floor (ns): `None` where the profile has no such cell.
-    pub fn of(
-        profile: &RunData,
-        scenario: &str,
-        imp: &str,
-        side: Side,
-        handshake: f64,
-        floor: f64,
-    ) -> Option<OverheadSplit> {
-        let mut shares = [0.0; TIME_CLASSES];
-        for (slot, m) in shares.iter_mut().zip(Metric::time_split_of(side)) {
-            *slot = record(profile, scenario, imp, m)?.median;
-        }
-        // Medians of shares need not sum to one: scale them so they do.
-        let sum: f64 = shares.iter().sum();
-        if sum <= 0.0 {
-            return None;
-        }
-        let time = |share: f64| share / sum * handshake;
-        let crypto = CodeClass::Crypto.time_index();
-        let mut parts = shares.map(time);
-        parts[crypto] = 0.0;
-        Some(OverheadSplit {
-            handshake,
-            overhead: handshake - floor,
-            crypto_beyond: time(shares[crypto]) - floor,
-            parts,
-        })
+/// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
+/// sum or are not judged, the whole overhead as one unsplit segment.
+pub fn segments(s: &OverheadSplit) -> [f64; CHART_PARTS.len()] {
+    let mut out = [0.0; CHART_PARTS.len()];
+    if !s.sums() {
+        out[CHART_PARTS.len() - 1] = s.overhead.max(0.0);
+        return out;
     }
-
-    /// The parts' sum (the crypto beyond the floor where positive) over the overhead.
-    pub fn sum_over_overhead(&self) -> f64 {
-        let sum = self.crypto_beyond.max(0.0) + self.parts.iter().sum::<f64>();
-        sum / self.overhead.max(1.0)
+    out[0] = s.crypto_beyond.max(0.0);
+    for (slot, (_, classes)) in out[1..].iter_mut().zip(CHART_GROUPS) {
+        *slot = classes.iter().map(|&c| s.part(c)).sum();
     }
-
-    /// Whether enough lies above the floor to split: the floor under `MOSTLY_CRYPTO` of the
-    /// handshake.
-    pub fn judged(&self) -> bool {
-        self.overhead > (1.0 - MOSTLY_CRYPTO) * self.handshake
-    }
-
-    /// Whether the parts sum to the overhead within `TOLERANCE` (where it is judged).
-    pub fn sums(&self) -> bool {
-        self.judged() && (self.sum_over_overhead() - 1.0).abs() <= TOLERANCE
-    }
-
-    /// A class's time above the floor, ns per handshake (none for the crypto: see
-    /// `crypto_beyond`).
-    pub fn part(&self, class: CodeClass) -> f64 {
-        self.parts[class.time_index()]
-    }
-
-    /// The side's time perf could not name, ns per handshake.
-    pub fn unnamed(&self) -> f64 {
-        self.part(CodeClass::Unnamed)
-    }
-
-    /// The largest named cost above the floor: its name and ns.
-    pub fn largest(&self) -> (&'static str, f64) {
-        let mut best = ("cryptography beyond the floor", self.crypto_beyond);
-        for class in
-            CodeClass::all().filter(|c| !matches!(c, CodeClass::Crypto | CodeClass::Unnamed))
-        {
-            if self.part(class) > best.1 {
-                best = (class.name(), self.part(class));
-            }
-        }
-        best
-    }
-
-    /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
-    /// sum or are not judged, the whole overhead as one unsplit segment.
-    pub fn segments(&self) -> [f64; CHART_PARTS.len()] {
-        let mut out = [0.0; CHART_PARTS.len()];
-        if !self.sums() {
-            out[CHART_PARTS.len() - 1] = self.overhead.max(0.0);
-            return out;
-        }
-        out[0] = self.crypto_beyond.max(0.0);
-        for (slot, (_, classes)) in out[1..].iter_mut().zip(CHART_GROUPS) {
-            *slot = classes.iter().map(|&c| self.part(c)).sum();
-        }
-        out
-    }
+    out
 }
 
 /// The stacked chart's segments above the floor: the crypto beyond it, `CHART_GROUPS`, and
@@ -253,7 +156,7 @@ pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::record::{Env, Record};
+    use tlsmatrix_model::record::{Env, Metric, Record};
 
     /// A profile run of one impl's client with these shares (`Metric::time_split_of`'s order).
     fn profile(shares: [f64; 8]) -> RunData {
@@ -302,7 +205,7 @@ mod tests {
             "{}",
             clause(&s)
         );
-        assert_eq!(s.segments()[6], 0.0);
+        assert_eq!(segments(&s)[6], 0.0);
     }
 
     #[test]
@@ -320,7 +223,7 @@ mod tests {
             said.contains("50.0 µs of its time is in code perf cannot name"),
             "{said}"
         );
-        assert_eq!(s.segments(), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 40e3]);
+        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 40e3]);
         let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
             panic!("a table")
         };
@@ -334,14 +237,14 @@ mod tests {
         let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 95e3).unwrap();
         assert!(!s.judged() && !s.sums());
-        assert_eq!(s.segments(), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5e3]);
+        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5e3]);
         let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
             panic!("a table")
         };
         assert_eq!(t.rows[0].last().unwrap().text, "-");
         // A floor above its handshake draws nothing above it.
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 110e3).unwrap();
-        assert_eq!(s.segments(), [0.0; 7]);
+        assert_eq!(segments(&s), [0.0; 7]);
     }
 
     #[test]

@@ -3,22 +3,12 @@
 //! naming the impls the run could not measure.
 
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::record::Record;
 
 use crate::doc::{Block, Cell, Class};
 use crate::figures::figure;
 
-/// The record of `imp` with itself for `m` in `scenario`.
-pub(crate) fn record<'a>(
-    run: &'a RunData,
-    scenario: &str,
-    imp: &str,
-    m: Metric,
-) -> Option<&'a Record> {
-    run.records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
-}
+pub(crate) use tlsmatrix_analysis::self_pairs::record;
 
 /// A figure in ns shown in µs, its interval as hover text.
 pub(crate) fn micros(r: &Record) -> Cell {

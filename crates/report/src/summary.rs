@@ -8,6 +8,7 @@ use tlsmatrix_model::record::{CellRecord, CellStatus, Record};
 
 use crate::area::{area, Area};
 use crate::doc::{self, scenario_order, Class};
+use crate::figures::Describe;
 use crate::text_table::Table;
 
 /// The run at a glance: per area one table, a row per scenario and figure, a column per impl,

@@ -10,7 +10,7 @@ use tlsmatrix_model::record::{Metric, Record};
 
 use tlsmatrix_history::{resolve, RunData, RunKind};
 use tlsmatrix_report::comparison::{ConformanceComparison, FigureComparison, Row, Verdict};
-use tlsmatrix_report::figures::{self, shown};
+use tlsmatrix_report::figures::{self, shown, Describe};
 
 fn same_reference(a: &Record, b: &Record) -> bool {
     match (&a.paired, &b.paired) {

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use tlsmatrix_analysis::netmodel::{self, Conditions};
 use tlsmatrix_history::proxy_check::{self, CheckRow, ProxyCheck};
 use tlsmatrix_history::{resolve, RunKind};
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::Scenario;
 use tlsmatrix_model::stats;
-use tlsmatrix_report::netmodel::{self, Conditions};
 use tlsmatrix_report::network;
 use tlsmatrix_report::text_table::Table;
 
