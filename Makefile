@@ -79,6 +79,9 @@ PROFILE_RUNS ?= 1
 # connection object, made and freed, each impl with itself (`tlsmatrix run --measure setup`).
 SETUP_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
 SETUP_RUNS ?= 5
+# What ending a connection costs each side after a full handshake: close_notify each way and
+# the connection freed, each impl with itself (`tlsmatrix run --measure teardown`).
+TEARDOWN_RUNS ?= 5
 # Each handshake of the default suite against its crypto floor: the library's own primitives
 # for exactly the operations each side must perform, timed in turns with the handshake, each
 # impl with itself (`tlsmatrix run --measure floor`); about 75 s over the 15 default impls.
@@ -275,7 +278,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/floor.jsonl results/contention.jsonl \
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl \
 	  results/first-look.jsonl results/first-look.db
 	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
 	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
@@ -320,6 +323,8 @@ report: timings-begin build-workspace
 	  --out results/counters.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) setup-costs $(BIN)/tlsmatrix run --measure setup --scenario '$(SETUP_SCENARIOS)' --runs $(SETUP_RUNS) --lanes $(LANES) \
 	  --out results/setup.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) teardown-costs $(BIN)/tlsmatrix run --measure teardown --runs $(TEARDOWN_RUNS) --lanes $(LANES) \
+	  --out results/teardown.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) crypto-floor $(BIN)/tlsmatrix run --measure floor --runs $(FLOOR_RUNS) --warmup-ms 50 --sample-ms 40 --lanes $(LANES) \
 	  --out results/floor.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) contention $(BIN)/tlsmatrix run --measure contention --runs $(CONTENTION_RUNS) --sample-ms $(CONTENTION_MS) --warmup-ms 100 \

@@ -49,7 +49,7 @@ fn missing_places() -> Vec<String> {
                 ));
             }
         }
-        if row.companion && !report.contains(&format!("of({variant})")) {
+        if row.companion && !report.contains(&variant) {
             missing.push(format!(
                 "{name}: no report module reads its run (`extra.of({variant})` in crates/report/src)"
             ));

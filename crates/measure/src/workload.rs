@@ -829,6 +829,70 @@ pub fn wire(
     })
 }
 
+/// What ending a connection costs each side (`--measure teardown`): after a handshake that is
+/// not timed, the client sends close_notify, the server reads it and sends its own, the client
+/// reads that, and each side's connection is freed, every call timed on its side's clock. A
+/// sample is a batch of connections sized, handshakes included, to `budget.sample_target`;
+/// its figures are ns per connection.
+pub fn teardowns(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    budget: &Budget,
+    mut on_sample: impl FnMut(Sample),
+) -> anyhow::Result<()> {
+    let batch = |n: usize| -> anyhow::Result<Clock> {
+        let mut clock = Clock::default();
+        for _ in 0..n {
+            teardown(pair::handshake(client, server, params)?, &mut clock)?;
+        }
+        Ok(clock)
+    };
+    let started = Instant::now();
+    let mut warm = 0usize;
+    while warm == 0 || started.elapsed() < budget.warmup {
+        batch(1)?;
+        warm += 1;
+    }
+    let each = started.elapsed().as_secs_f64() / warm as f64;
+    let n = (budget.sample_target.as_secs_f64() / each.max(1e-9)).clamp(1.0, 1e5) as usize;
+    for _ in 0..budget.runs {
+        let clock = batch(n)?;
+        let per = |ns: u64| ns as f64 / n as f64;
+        on_sample(vec![
+            (Metric::ClientTeardownNs, per(clock.client_ns)),
+            (Metric::ServerTeardownNs, per(clock.server_ns)),
+        ]);
+    }
+    Ok(())
+}
+
+/// One connection's end, each side's calls on its clock.
+fn teardown(pair: Pair, clock: &mut Clock) -> anyhow::Result<()> {
+    let (mut c, mut s) = (pair.client, pair.server);
+    let mut buf = [0u8; 64];
+    clock.on(Side::Client, || c.close())?;
+    let read = clock.on(Side::Server, || s.recv(&mut buf));
+    peer_closed(Side::Server, read)?;
+    clock.on(Side::Server, || s.close())?;
+    let read = clock.on(Side::Client, || c.recv(&mut buf));
+    peer_closed(Side::Client, read)?;
+    clock.on(Side::Client, || drop(c));
+    clock.on(Side::Server, || drop(s));
+    Ok(())
+}
+
+/// A read that must have found the peer's close_notify.
+fn peer_closed(side: Side, read: anyhow::Result<usize>) -> anyhow::Result<()> {
+    match read {
+        Err(e) if e.is::<tlsmatrix_harness::endpoint::PeerClosed>() => Ok(()),
+        Err(e) => Err(e.context(format!("the {side} failed to read its peer's close_notify"))),
+        Ok(n) => anyhow::bail!(
+            "the {side} read {n} bytes where its peer's close_notify should have ended the stream"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ pub enum Measure {
     Setup,
     Floor,
     Contention,
+    Teardown,
 }
 
 /// How many of a measure's cells run at once, when each runs in a driver of its own.
@@ -294,6 +295,26 @@ pub const MEASURES: &[MeasureRow] = &[
         companion: true,
         stage: Some(("contention", "results/contention.jsonl")),
     },
+    MeasureRow {
+        measure: Measure::Teardown,
+        name: "teardown",
+        help: "ending a connection after a full handshake: close_notify sent and read each way and the connection freed, per side",
+        kinds: HANDSHAKES,
+        other_kinds: "teardown costs are taken on handshake scenarios",
+        self_only: Some(
+            "teardown costs are one library's connections: run each impl with itself",
+        ),
+        full_only: Some("teardown is measured after full handshakes"),
+        lanes: Lanes::Pinned,
+        tool: Tool::None,
+        sample_ms: (100, 100),
+        cell_timeout_s: 120,
+        defaults: DefaultScenarios::Named(&["handshake-tls13-ecdsa-p256-x25519-full"]),
+        sources: &[Source::Teardown],
+        run_kind: "teardown-cost ",
+        companion: true,
+        stage: Some(("teardown-costs", "results/teardown.jsonl")),
+    },
 ];
 
 impl Measure {
@@ -423,6 +444,7 @@ mod tests {
             Measure::Setup,
             Measure::Floor,
             Measure::Contention,
+            Measure::Teardown,
         ];
         for m in all {
             assert_eq!(

@@ -107,6 +107,8 @@ pub enum Metric {
     ServerContextNs,
     ClientConnectionNs,
     ServerConnectionNs,
+    ClientTeardownNs,
+    ServerTeardownNs,
     ClientFloorNs,
     ClientFloorKexNs,
     ClientFloorSigNs,
@@ -179,6 +181,8 @@ pub enum Source {
     Floor,
     /// Threads sharing one server context (`--measure contention`).
     Contention,
+    /// Connections closed and freed after a handshake (`--measure teardown`).
+    Teardown,
 }
 
 impl Source {
@@ -196,6 +200,7 @@ impl Source {
             Source::Setup => "run --measure setup",
             Source::Floor => "run --measure floor",
             Source::Contention => "run --measure contention",
+            Source::Teardown => "run --measure teardown",
         }
     }
 }
@@ -672,6 +677,12 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::ServerConnectionNs, "server_connection_ns", "ns", Lower, Server, Source::Setup,
         "making a server connection object from its context and freeing it, without a handshake")
         .shown("server connection µs", "µs", Scale::Micros),
+    row(Metric::ClientTeardownNs, "client_teardown_ns", "ns", Lower, Client, Source::Teardown,
+        "ending a client connection after a full handshake: its close_notify sent, the server's read, and the connection freed")
+        .shown("client teardown µs", "µs", Scale::Micros),
+    row(Metric::ServerTeardownNs, "server_teardown_ns", "ns", Lower, Server, Source::Teardown,
+        "ending a server connection after a full handshake: the client's close_notify read, its own sent, and the connection freed")
+        .shown("server teardown µs", "µs", Scale::Micros),
     row(Metric::ClientFloorNs, "client_floor_ns", "ns", Lower, Client, Source::Floor,
         "the client's crypto floor: the library's own primitives timed for exactly the operations a client must perform in the handshake")
         .shown("client floor µs", "µs", Scale::Micros),

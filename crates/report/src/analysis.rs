@@ -9,11 +9,11 @@ use tlsmatrix_model::record::{is_aa, Metric, Record};
 use tlsmatrix_model::stats::Factor;
 
 use crate::area::{area, Area};
+pub use crate::companions::Companions;
 use crate::doc::{self, Block, Cell, Chart, ChartKind, Class, Doc, Point, Section, Series, Table};
 use crate::environment::{environment, timings_table};
 use crate::figures::{self, advantage, pairs_for, shown, side, with_itself, Describe, Side};
 use tlsmatrix_history::interop_file::CellLine;
-use tlsmatrix_history::proxy_check::ProxyCheck;
 use tlsmatrix_history::RunData;
 
 /// (what the impl does, the word when better, the word when worse, the phrase when equal),
@@ -626,45 +626,6 @@ fn noise_note(run: &RunData) -> String {
     note
 }
 
-/// Runs reported beside the main one: the newest run of each measure the measure table marks
-/// as a companion, the areas measured apart, the Go transport's benchmarks, interop and the rest.
-#[derive(Default)]
-pub struct Companions {
-    /// The newest run of each companion measure (`MeasureRow::companion`) other than the
-    /// main run.
-    pub measured: BTreeMap<Measure, RunData>,
-    /// The newest runs of the areas measured apart (`memory-*`, `throughput-*`); each joins
-    /// the report unless the main run covers its area already.
-    pub areas: Vec<RunData>,
-    pub libp2p: Option<RunData>,
-    /// The newest `tlsmatrix interop` run.
-    pub interop: Option<Vec<CellLine>>,
-    /// What each client offered on its defaults, as the newest full interop run read it.
-    pub offers: Option<tlsmatrix_history::offers::Offers>,
-    /// The newest delay-proxy check (`tlsmatrix wire --check`).
-    pub proxy_check: Option<ProxyCheck>,
-    pub allocators: Option<RunData>,
-    /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
-    /// with its classical twin on the same stack.
-    pub twins: Option<RunData>,
-    /// The newest run of each named plan (`tlsmatrix run --plan`): published figures beside
-    /// ours.
-    pub published: Vec<RunData>,
-    /// The newest conformance run: its id and every test's row.
-    pub conformance: Option<(String, Vec<tlsmatrix_history::conformance::ConformanceRow>)>,
-    /// The newest outside scan (`tlsmatrix scan`): testssl.sh against the defaults peers.
-    pub outside_scan: Option<tlsmatrix_history::outside_scan::OutsideScan>,
-    /// How long each step of the `make report` that made this report took.
-    pub timings: Option<tlsmatrix_history::timings::Timings>,
-}
-
-impl Companions {
-    /// The newest run of a companion measure, if the database has one.
-    pub fn of(&self, measure: Measure) -> Option<&RunData> {
-        self.measured.get(&measure)
-    }
-}
-
 /// Per case a client-by-server matrix; colour and text both give the outcome, the hover the
 /// reason.
 fn interop_section(cells: &[CellLine]) -> Section {
@@ -866,13 +827,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.of(Measure::Wire),
         extra.offers.as_ref(),
     ));
-    sections.extend(crate::time_goes::section(
-        extra.of(Measure::Instructions),
-        extra.of(Measure::Setup),
-        extra.of(Measure::Floor),
-        extra.of(Measure::Profile),
-        extra.of(Measure::Contention),
-    ));
+    sections.extend(crate::time_goes::section(extra));
     sections.extend(crate::releases::section(&run.records, &impls));
     sections.extend(extra.published.iter().filter_map(crate::published::section));
     sections.extend(history_section(history));

@@ -10,6 +10,7 @@
 mod analysis;
 pub mod area;
 pub mod bulk_causes;
+mod companions;
 pub mod comparison;
 pub mod conformance;
 mod contention;

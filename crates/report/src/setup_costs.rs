@@ -1,25 +1,61 @@
-//! What a connection costs beside its handshake, from a setup run (`tlsmatrix run --measure
-//! setup`): each library's contexts and connection objects, per side, a table per scenario.
+//! What a connection costs beside its handshake: each library's contexts and connection
+//! objects made and freed (`tlsmatrix run --measure setup`), and a connection ended after its
+//! handshake (`tlsmatrix run --measure teardown`), per side, a table per scenario.
 
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::measure::Measure;
 use tlsmatrix_model::record::Metric;
 
+use crate::companions::Companions;
 use crate::doc::{Block, Cell, Table};
 use crate::self_pairs::{micros, record, refusals};
 
-const COSTS: [Metric; 4] = [
-    Metric::ClientContextNs,
-    Metric::ServerContextNs,
-    Metric::ClientConnectionNs,
-    Metric::ServerConnectionNs,
+/// One kind of cost: its measure, its figures with their column headings, what it is, and
+/// what a table of it is about.
+struct Costs {
+    measure: Measure,
+    columns: &'static [(Metric, &'static str)],
+    method: &'static str,
+    about: &'static str,
+}
+
+const COSTS: [Costs; 2] = [
+    Costs {
+        measure: Measure::Setup,
+        columns: &[
+            (Metric::ClientContextNs, "client context"),
+            (Metric::ServerContextNs, "server context (chain and key loaded)"),
+            (Metric::ClientConnectionNs, "client connection"),
+            (Metric::ServerConnectionNs, "server connection"),
+        ],
+        method: "What an application pays per connection beside the handshake, each library with itself: a context made from the certificate chain and key in memory and freed (the client's holds its trusted CA), and a connection object made from a context and freed without a byte exchanged (perftools' sslnew is OpenSSL's own measure of the second). A library that starts its handshake when the object is made (rustls's client builds its ClientHello and key shares then) pays that here. Each figure is the median of the run's samples, each a batch of the same operation.",
+        about: "what a connection costs beside its handshake",
+    },
+    Costs {
+        measure: Measure::Teardown,
+        columns: &[
+            (Metric::ClientTeardownNs, "client teardown"),
+            (Metric::ServerTeardownNs, "server teardown"),
+        ],
+        method: "What ending a connection costs each side after a full handshake, each library with itself: the client sends close_notify, the server reads it and sends its own, the client reads that, and each side frees its connection (its session, keys, buffers and the peer's certificates), each side's calls timed on its own clock. Each figure is the median of the run's samples, each a batch of connections.",
+        about: "what ending a connection costs",
+    },
 ];
 
-const METHOD: &str = "What an application pays per connection beside the handshake, each library with itself: a context made from the certificate chain and key in memory and freed (the client's holds its trusted CA), and a connection object made from a context and freed without a byte exchanged (perftools' sslnew is OpenSSL's own measure of the second). A library that starts its handshake when the object is made (rustls's client builds its ClientHello and key shares then) pays that here. Each figure is the median of the run's samples, each a batch of the same operation.";
+/// The tables of the newest setup and teardown runs, each with its method first and the
+/// libraries that could not be measured last.
+pub fn blocks(extra: &Companions) -> Vec<Block> {
+    COSTS
+        .iter()
+        .filter_map(|c| extra.of(c.measure).map(|run| cost_blocks(run, c)))
+        .flatten()
+        .collect()
+}
 
-/// The tables, with the method first and the libraries that could not be measured last.
-pub fn blocks(run: &RunData) -> Vec<Block> {
+fn cost_blocks(run: &RunData, costs: &Costs) -> Vec<Block> {
+    let metrics: Vec<Metric> = costs.columns.iter().map(|(m, _)| *m).collect();
     let mut scenarios: Vec<&str> = Vec::new();
-    for r in run.records.iter().filter(|r| COSTS.contains(&r.metric)) {
+    for r in run.records.iter().filter(|r| metrics.contains(&r.metric)) {
         if !scenarios.contains(&r.scenario.as_str()) {
             scenarios.push(&r.scenario);
         }
@@ -27,11 +63,11 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
     if scenarios.is_empty() {
         return Vec::new();
     }
-    let mut blocks = vec![Block::Para(METHOD.into())];
+    let mut blocks = vec![Block::Para(costs.method.into())];
     for scenario in scenarios {
         let mut rows = Vec::new();
         for imp in run.impls() {
-            let cells: Vec<Cell> = COSTS
+            let cells: Vec<Cell> = metrics
                 .iter()
                 .map(|&m| record(run, scenario, &imp, m).map_or_else(|| Cell::plain("-"), micros))
                 .collect();
@@ -44,18 +80,13 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
         }
         blocks.push(Block::Table(Table {
             caption: format!(
-                "{scenario}: what a connection costs beside its handshake, µs (run {}; hover: the interval)",
-                run.run_id
+                "{scenario}: {}, µs (run {}; hover: the interval)",
+                costs.about, run.run_id
             ),
-            header: [
-                "impl",
-                "client context",
-                "server context (chain and key loaded)",
-                "client connection",
-                "server connection",
-            ]
-            .map(String::from)
-            .to_vec(),
+            header: std::iter::once("impl")
+                .chain(costs.columns.iter().map(|(_, h)| *h))
+                .map(String::from)
+                .collect(),
             rows,
             label_cols: 1,
         }));
@@ -83,7 +114,11 @@ mod tests {
             )
             .unwrap()
         };
-        let mut records: Vec<Record> = COSTS.iter().map(|&m| rec("a", m, 12_345.0)).collect();
+        let mut records: Vec<Record> = COSTS[0]
+            .columns
+            .iter()
+            .map(|&(m, _)| rec("a", m, 12_345.0))
+            .collect();
         records.push(rec("b", Metric::ServerContextNs, 150_000.0));
         let run = RunData {
             run_id: "setup".into(),
@@ -100,7 +135,7 @@ mod tests {
                 reason: "no contexts".into(),
             }],
         };
-        let b = blocks(&run);
+        let b = cost_blocks(&run, &COSTS[0]);
         let Block::Table(t) = &b[1] else {
             panic!("a table after the method")
         };

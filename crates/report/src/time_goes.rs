@@ -8,6 +8,9 @@ use tlsmatrix_model::class::{Class as CodeClass, SPLIT_CLASSES};
 use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::side::Side;
 
+use tlsmatrix_model::measure::Measure;
+
+use crate::companions::Companions;
 use crate::doc::{Block, Cell, Class, Section, Table};
 
 /// Above this share of unnamed instructions a stack's split is called incomplete.
@@ -135,16 +138,13 @@ fn largest_above_crypto(s: &SideSplit) -> (CodeClass, f64) {
         .unwrap_or((CodeClass::Other, 0.0))
 }
 
-/// The section, when the instruction run has a split.
-/// The instruction split of an instruction-count run, then what a connection costs beside
-/// its handshake from a setup run; either may be missing.
-pub fn section(
-    instructions: Option<&RunData>,
-    setup: Option<&RunData>,
-    floor: Option<&RunData>,
-    profile: Option<&RunData>,
-    contention: Option<&RunData>,
-) -> Option<Section> {
+/// "Where the time goes", from the companion runs the report has: each handshake against
+/// its crypto floor (split by the profile), contention, the instruction split, and what a
+/// connection costs beside its handshake; any may be missing.
+pub fn section(extra: &Companions) -> Option<Section> {
+    let instructions = extra.of(Measure::Instructions);
+    let (floor, profile) = (extra.of(Measure::Floor), extra.of(Measure::Profile));
+    let contention = extra.of(Measure::Contention);
     let largest_above = |scenario: &str, imp: &str, side: Side| {
         let s = side_split(instructions?, scenario, imp, side)?;
         let (class, v) = largest_above_crypto(&s);
@@ -165,7 +165,7 @@ pub fn section(
             .unwrap_or_default(),
     );
     blocks.extend(instructions.map(split_blocks).unwrap_or_default());
-    blocks.extend(setup.map(crate::setup_costs::blocks).unwrap_or_default());
+    blocks.extend(crate::setup_costs::blocks(extra));
     if blocks.is_empty() {
         return None;
     }
@@ -308,7 +308,7 @@ mod tests {
         records.push(rec("slow", Metric::ServerAtomics, 130.0));
         records.push(rec("go", Metric::ClientAtomics, 40.0));
         records.push(rec("go", Metric::ServerAtomics, 41.0));
-        let s = section(Some(&run(records)), None, None, None, None).unwrap();
+        let s = section(&instructions_only(run(records))).unwrap();
         let Block::Table(t) = &s.blocks[1] else {
             panic!("no table")
         };
@@ -353,15 +353,17 @@ mod tests {
         assert!(said.contains("incomplete") && said.contains("40 lock acquisitions"));
     }
 
+    /// The companions of a report with an instruction-count run and nothing else.
+    fn instructions_only(run: RunData) -> Companions {
+        Companions {
+            measured: [(Measure::Instructions, run)].into_iter().collect(),
+            ..Companions::default()
+        }
+    }
+
     #[test]
     fn a_run_without_a_split_has_no_section() {
-        assert!(section(
-            Some(&run(vec![rec("a", Metric::ClientInstructions, 1.0)])),
-            None,
-            None,
-            None,
-            None
-        )
-        .is_none());
+        let run = run(vec![rec("a", Metric::ClientInstructions, 1.0)]);
+        assert!(section(&instructions_only(run)).is_none());
     }
 }

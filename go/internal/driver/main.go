@@ -83,6 +83,16 @@ func Main(args []string) int {
 	return 0
 }
 
+// The measures this driver takes; it refuses every other measure of the table, so that a
+// measure added to the table is refused here until the Go driver implements it, never run
+// as another.
+var takes = map[string]bool{
+	measures.Time:         true,
+	measures.Instructions: true,
+	measures.Wire:         true,
+	measures.Floor:        true,
+}
+
 // Reasons for the measures this driver does not take yet, by measure; info lists them and
 // run refuses them, so the orchestrator never starts this driver for one.
 var refusals = map[string]string{
@@ -95,11 +105,22 @@ var refusals = map[string]string{
 	measures.Contention: "the Go driver does not measure a shared context on threads yet: goroutines run on the runtime's threads, whose context switches are the scheduler's, not crypto/tls's locks",
 }
 
+// measureNotTaken is why this driver does not take a measure of the table, or "" where it does.
+func measureNotTaken(measure string) string {
+	if takes[measure] {
+		return ""
+	}
+	if why, ok := refusals[measure]; ok {
+		return why
+	}
+	return "the Go driver does not take --measure " + measure + " yet"
+}
+
 // refusalList is info's list of refusals, in the measure table's order.
 func refusalList() []map[string]string {
 	var list []map[string]string
 	for _, m := range measures.Names {
-		if why, ok := refusals[m]; ok {
+		if why := measureNotTaken(m); why != "" {
 			list = append(list, map[string]string{"measure": m, "reason": why})
 		}
 	}
@@ -119,7 +140,7 @@ func measureRefusal(measure, kind string) (string, error) {
 	if why := measures.KindRefusal(measure, kind); why != "" {
 		return why, nil
 	}
-	return refusals[measure], nil
+	return measureNotTaken(measure), nil
 }
 
 // messagesEnd ends a command that speaks in messages: a failure is its last message.

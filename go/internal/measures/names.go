@@ -15,10 +15,11 @@ const (
 	Setup        = "setup"
 	Floor        = "floor"
 	Contention   = "contention"
+	Teardown     = "teardown"
 )
 
 // Names lists every measure, in the table's order.
-var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention}
+var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown}
 
 // KindRefusal is why a measure cannot be taken on a scenario of this kind ("handshake",
 // "bulk", "memory", "throughput"), or "" where it can.
@@ -66,6 +67,12 @@ func KindRefusal(measure, kind string) string {
 		return "contention is measured on handshake scenarios"
 	case "contention throughput":
 		return "contention is measured on handshake scenarios"
+	case "teardown bulk":
+		return "teardown costs are taken on handshake scenarios"
+	case "teardown memory":
+		return "teardown costs are taken on handshake scenarios"
+	case "teardown throughput":
+		return "teardown costs are taken on handshake scenarios"
 	}
 	return ""
 }

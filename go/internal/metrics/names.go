@@ -294,6 +294,12 @@ const (
 	// ServerConnectionNs: making a server connection object from its context and freeing it, without a handshake.
 	ServerConnectionNs = "server_connection_ns"
 
+	// ClientTeardownNs: ending a client connection after a full handshake: its close_notify sent, the server's read, and the connection freed.
+	ClientTeardownNs = "client_teardown_ns"
+
+	// ServerTeardownNs: ending a server connection after a full handshake: the client's close_notify read, its own sent, and the connection freed.
+	ServerTeardownNs = "server_teardown_ns"
+
 	// ClientFloorNs: the client's crypto floor: the library's own primitives timed for exactly the operations a client must perform in the handshake.
 	ClientFloorNs = "client_floor_ns"
 
@@ -377,7 +383,7 @@ func Unit(name string) string {
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs:
 		return "ns"
 	case ClientContextSwitches, ServerContextSwitches:
 		return "switches"
