@@ -88,7 +88,11 @@ fn check_split(split: &[Record], totals: &[Record], imp: &str) {
         let (all, parts, locks) = Metric::split_of(side);
         let total = totals.iter().find(|r| r.metric == all).unwrap();
         let parts: Vec<&Record> = split.iter().filter(|r| parts.contains(&r.metric)).collect();
-        assert_eq!(parts.len(), 7, "{imp}: {all}'s parts");
+        assert_eq!(
+            parts.len(),
+            tlsmatrix_model::class::SPLIT_CLASSES,
+            "{imp}: {all}'s parts"
+        );
         for (i, v) in total.samples.iter().enumerate() {
             let sum: f64 = parts.iter().map(|p| p.samples[i]).sum();
             assert!(

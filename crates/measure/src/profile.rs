@@ -420,16 +420,18 @@ mod tests {
         };
         let lib = "/x/tlsmatrix-driver";
         for (sym, object, want) in [
-            ("aws_lc_0_47_0_ecp_nistz256_point_mul", lib, (0, false)),
-            ("aws_lc_0_47_0_aes_gcm_encrypt_avx512", lib, (0, false)),
-            ("X509_verify_cert", lib, (1, false)),
-            ("_int_malloc", lib, (2, false)),
-            ("pthread_rwlock_rdlock", lib, (3, false)),
-            ("__memmove_avx_unaligned_erms", lib, (4, false)),
-            ("[unknown]", "/usr/lib/libcrypto.so.3", (5, true)),
-            ("tls_process_server_hello", lib, (6, false)),
-            ("clear_page_erms", "[kernel.kallsyms]", (7, false)),
+            ("aws_lc_0_47_0_ecp_nistz256_point_mul", lib, Class::Crypto),
+            ("aws_lc_0_47_0_aes_gcm_encrypt_avx512", lib, Class::Crypto),
+            ("EVP_MD_fetch", lib, Class::Provider),
+            ("X509_verify_cert", lib, Class::Parsing),
+            ("_int_malloc", lib, Class::Allocation),
+            ("pthread_rwlock_rdlock", lib, Class::Locks),
+            ("__memmove_avx_unaligned_erms", lib, Class::Copies),
+            ("[unknown]", "/usr/lib/libcrypto.so.3", Class::Unnamed),
+            ("tls_process_server_hello", lib, Class::Other),
+            ("clear_page_erms", "[kernel.kallsyms]", Class::Kernel),
         ] {
+            let want = (want.time_index(), want == Class::Unnamed);
             assert_eq!(handshake_class(&at(sym, object)), want, "{sym}");
         }
         let calls = [Call {
@@ -446,7 +448,11 @@ mod tests {
         ];
         let t: Tally<TIME_CLASSES> = attribute(&calls, &perf, 1, handshake_class);
         let server = &t[0][1];
-        assert_eq!(server.counts, [2, 1, 0, 0, 0, 1, 0, 0]);
+        let mut counts = [0; TIME_CLASSES];
+        counts[Class::Crypto.time_index()] = 2;
+        counts[Class::Parsing.time_index()] = 1;
+        counts[Class::Unnamed.time_index()] = 1;
+        assert_eq!(server.counts, counts);
         assert_eq!(server.unnamed_share(), 0.25);
         assert_eq!(server.unnamed_in, ["/usr/lib/libcrypto.so.3"]);
         assert_eq!(server.class_shares().iter().sum::<f64>(), 1.0);

@@ -59,13 +59,13 @@ pub fn costs(
 }
 
 /// How many operations make one batch.
-struct Batch {
-    n: u32,
+pub(crate) struct Batch {
+    pub(crate) n: u32,
 }
 
 impl Batch {
     /// Runs `op` for `warmup` (at least once), then sizes a batch to take about `target`.
-    fn warm(
+    pub(crate) fn warm(
         warmup: Duration,
         target: Duration,
         mut op: impl FnMut() -> anyhow::Result<()>,

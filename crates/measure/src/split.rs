@@ -12,7 +12,7 @@ pub use tlsmatrix_model::class::Class;
 
 /// Name fragments, lower case, in the order they are tried: a lock before an allocation
 /// (`CRYPTO_THREAD_write_lock` is a lock), both before crypto (`CRYPTO_malloc` allocates),
-/// X.509 before crypto (`crypto/x509` is parsing, not cryptography).
+/// the provider layer and X.509 before crypto (`crypto/x509` is parsing, not cryptography).
 const RULES: &[(Class, &[&str])] = &[
     (
         Class::Locks,
@@ -74,6 +74,27 @@ const RULES: &[(Class, &[&str])] = &[
             "cleanse",
             "runtime.memmove",
             "runtime.memclr",
+        ],
+    ),
+    // OpenSSL 3's provider layer: what 1.1.1 had none of and every algorithm use now goes
+    // through. Before the parsing and the crypto (`evp_md_fetch` holds `md_`,
+    // `ossl_decoder_*` decodes keys); after the locks, allocation and copies it calls, which
+    // stay theirs. A stack without the layer (BoringSSL, AWS-LC, 1.1.1) has no such names.
+    (
+        Class::Provider,
+        &[
+            "_fetch",
+            "ossl_method_",
+            "ossl_namemap",
+            "ossl_property",
+            "ossl_decoder",
+            "ossl_encoder",
+            "ossl_lib_ctx",
+            "ossl_provider",
+            "ossl_algorithm",
+            "ossl_param",
+            "evp_keymgmt",
+            "evp_pkey_export_to_provider",
         ],
     ),
     (
@@ -403,6 +424,19 @@ mod tests {
             ("add_sub_mpi", Class::Crypto),
             ("0x00000000001d0280", Class::Unnamed),
             ("tls_process_server_hello", Class::Other),
+            // OpenSSL 3's provider layer, before the crypto its names hold (`md_`), and not
+            // its locks or its frees.
+            ("EVP_MD_fetch", Class::Provider),
+            ("inner_evp_generic_fetch", Class::Provider),
+            ("ossl_method_store_fetch", Class::Provider),
+            ("ossl_namemap_name2num", Class::Provider),
+            ("ossl_property_match_count", Class::Provider),
+            ("OSSL_DECODER_CTX_new_for_pkey", Class::Provider),
+            ("ossl_lib_ctx_get_data", Class::Provider),
+            ("OSSL_PARAM_locate", Class::Provider),
+            ("evp_keymgmt_util_export_to_provider", Class::Provider),
+            ("CRYPTO_THREAD_read_lock", Class::Locks),
+            ("EVP_DigestUpdate", Class::Crypto),
             // Fragments that hide in other words are not matched: "der_" in "order_",
             // "ge_" in "message_", "rsa" in "universal".
             ("tls_construct_message_header", Class::Other),

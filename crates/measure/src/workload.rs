@@ -841,24 +841,21 @@ pub fn teardowns(
     budget: &Budget,
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
-    let batch = |n: usize| -> anyhow::Result<Clock> {
+    let one = |clock: &mut Clock| teardown(pair::handshake(client, server, params)?, clock);
+    let n = crate::setup::Batch::warm(budget.warmup, budget.sample_target, || {
+        one(&mut Clock::default())
+    })?
+    .n;
+    let batch = |n: u32| -> anyhow::Result<Clock> {
         let mut clock = Clock::default();
         for _ in 0..n {
-            teardown(pair::handshake(client, server, params)?, &mut clock)?;
+            one(&mut clock)?;
         }
         Ok(clock)
     };
-    let started = Instant::now();
-    let mut warm = 0usize;
-    while warm == 0 || started.elapsed() < budget.warmup {
-        batch(1)?;
-        warm += 1;
-    }
-    let each = started.elapsed().as_secs_f64() / warm as f64;
-    let n = (budget.sample_target.as_secs_f64() / each.max(1e-9)).clamp(1.0, 1e5) as usize;
     for _ in 0..budget.runs {
         let clock = batch(n)?;
-        let per = |ns: u64| ns as f64 / n as f64;
+        let per = |ns: u64| ns as f64 / f64::from(n);
         on_sample(vec![
             (Metric::ClientTeardownNs, per(clock.client_ns)),
             (Metric::ServerTeardownNs, per(clock.server_ns)),

@@ -183,7 +183,7 @@ mod tests {
         }
         assert_eq!(SPLIT_CLASSES, TIME_CLASSES - 1);
         assert_eq!(Class::Kernel.split_index(), None);
-        assert_eq!(Class::Unnamed.split_index(), Some(5));
+        assert_eq!(Class::Unnamed.split_index(), Some(6));
         assert_eq!(Class::Kernel.time_index(), TIME_CLASSES - 1);
     }
 }

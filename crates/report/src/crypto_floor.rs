@@ -187,7 +187,8 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                     low: f.floor.ci_low / 1e3,
                     high: f.floor.ci_high / 1e3,
                 }));
-                let unsplit = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (h - fl).max(0.0)];
+                let mut unsplit = [0.0; overhead::CHART_PARTS.len()];
+                unsplit[overhead::CHART_PARTS.len() - 1] = (h - fl).max(0.0);
                 let segments = split_of.as_ref().map_or(unsplit, overhead::segments);
                 for (s, v) in series[1..].iter_mut().zip(segments) {
                     s.points.push(point(v));
@@ -303,7 +304,8 @@ mod tests {
         assert_eq!(c.categories.len(), 6);
         assert_eq!(c.series[0].points[0].as_ref().unwrap().median, 100.0);
         // Without a profile, the time above the floor is one segment, not split.
-        assert_eq!(c.series[7].points[0].as_ref().unwrap().median, 300.0);
+        let unsplit = &c.series[overhead::CHART_PARTS.len()];
+        assert_eq!(unsplit.points[0].as_ref().unwrap().median, 300.0);
         let Block::Table(t) = &b[2] else {
             panic!("then the table")
         };
@@ -334,12 +336,21 @@ mod tests {
         let records = run_of("slow", 400_000.0, 100_000.0);
         let run = run_data("floor", records);
         // 25% crypto (the floor's 100 µs), 50% the state machine, 25% allocation.
-        let shares = [0.25, 0.0, 0.25, 0.0, 0.0, 0.0, 0.5, 0.0];
+        use tlsmatrix_model::class::Class as CodeClass;
+        let share = |c: CodeClass| match c {
+            CodeClass::Crypto | CodeClass::Allocation => 0.25,
+            CodeClass::Other => 0.5,
+            _ => 0.0,
+        };
         let profile = run_data(
             "profile",
             [Side::Client, Side::Server]
                 .into_iter()
-                .flat_map(|side| Metric::time_split_of(side).into_iter().zip(shares))
+                .flat_map(|side| {
+                    Metric::time_split_of(side)
+                        .into_iter()
+                        .zip(CodeClass::all().map(share))
+                })
                 .map(|(m, v)| rec("slow", m, v))
                 .collect(),
         );

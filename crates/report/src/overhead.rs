@@ -19,6 +19,7 @@ use crate::figures::figure;
 /// The split table's columns after the crypto beyond the floor: every class but the crypto,
 /// the largest parts of a handshake first.
 const TABLE_ORDER: [CodeClass; TIME_CLASSES - 1] = [
+    CodeClass::Provider,
     CodeClass::Parsing,
     CodeClass::Other,
     CodeClass::Allocation,
@@ -30,7 +31,8 @@ const TABLE_ORDER: [CodeClass; TIME_CLASSES - 1] = [
 
 /// The stacked chart's segments between the crypto beyond the floor and the unsplit rest:
 /// each its label and the classes it draws.
-const CHART_GROUPS: [(&str, &[CodeClass]); 5] = [
+const CHART_GROUPS: [(&str, &[CodeClass]); 6] = [
+    ("provider layer", &[CodeClass::Provider]),
     ("X.509 & encoding", &[CodeClass::Parsing]),
     ("state machine & rest", &[CodeClass::Other]),
     ("allocation", &[CodeClass::Allocation]),
@@ -41,7 +43,7 @@ const CHART_GROUPS: [(&str, &[CodeClass]); 5] = [
     ),
 ];
 
-pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: the transcript hash, random numbers and ticket keys the floor leaves out, or primitives slower inside the stack than through its own API. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, a name the classes miss, or time the floor spends inside its crypto API's own machinery, such as OpenSSL 3's provider dispatch and name lookups, which the profile classes as the rest), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
+pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: OpenSSL 3's provider layer, X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: the transcript hash, random numbers and ticket keys the floor leaves out, or primitives slower inside the stack than through its own API. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, a name the classes miss, or time the floor spends inside its crypto API's own machinery, such as OpenSSL 3's provider dispatch and name lookups, whose own functions the profile names as the provider layer but whose hash-table walks and comparisons it classes as the rest), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
 
 /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
 /// sum or are not judged, the whole overhead as one unsplit segment.
@@ -67,6 +69,7 @@ pub const CHART_PARTS: [&str; CHART_GROUPS.len() + 2] = [
     CHART_GROUPS[2].0,
     CHART_GROUPS[3].0,
     CHART_GROUPS[4].0,
+    CHART_GROUPS[5].0,
     "above the floor, not split",
 ];
 
@@ -158,11 +161,12 @@ mod tests {
     use super::*;
     use tlsmatrix_model::record::{Env, Metric, Record};
 
-    /// A profile run of one impl's client with these shares (`Metric::time_split_of`'s order).
-    fn profile(shares: [f64; 8]) -> RunData {
+    /// A profile run of one impl's client with these shares by class (the rest none).
+    fn profile(shares: &[(CodeClass, f64)]) -> RunData {
+        let share = |c: CodeClass| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
         let records = Metric::time_split_of(Side::Client)
             .into_iter()
-            .zip(shares)
+            .zip(CodeClass::all().map(share))
             .map(|(m, v)| {
                 Record::from_samples(
                     "p",
@@ -190,7 +194,11 @@ mod tests {
     {
         // 100 µs handshake, 60 µs floor; the profile finds 70% crypto, 10% X.509, 20% state
         // machine: 10 µs crypto beyond the floor, 10 and 20 µs for the others.
-        let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
+        let p = profile(&[
+            (CodeClass::Crypto, 0.7),
+            (CodeClass::Parsing, 0.1),
+            (CodeClass::Other, 0.2),
+        ]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 60e3).unwrap();
         assert!((s.crypto_beyond - 10e3).abs() < 1.0, "{s:?}");
         assert!(
@@ -205,14 +213,19 @@ mod tests {
             "{}",
             clause(&s)
         );
-        assert_eq!(segments(&s)[6], 0.0);
+        assert_eq!(segments(&s)[CHART_PARTS.len() - 1], 0.0);
     }
 
     #[test]
     fn a_profile_naming_less_crypto_than_the_floor_is_said_and_not_drawn() {
         // The floor is 60 µs; the profile names only 30% crypto and half the time unnamed
         // (a stripped library): the other parts are 70 µs against 40 µs above the floor.
-        let p = profile([0.3, 0.1, 0.0, 0.0, 0.0, 0.5, 0.1, 0.0]);
+        let p = profile(&[
+            (CodeClass::Crypto, 0.3),
+            (CodeClass::Parsing, 0.1),
+            (CodeClass::Unnamed, 0.5),
+            (CodeClass::Other, 0.1),
+        ]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 60e3).unwrap();
         assert!((s.sum_over_overhead() - 1.75).abs() < 1e-9, "{s:?}");
         assert!(!s.sums());
@@ -223,7 +236,7 @@ mod tests {
             said.contains("50.0 µs of its time is in code perf cannot name"),
             "{said}"
         );
-        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 40e3]);
+        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 40e3]);
         let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
             panic!("a table")
         };
@@ -234,22 +247,26 @@ mod tests {
     #[test]
     fn a_floor_that_is_most_of_its_handshake_is_neither_split_nor_judged() {
         // A 100 µs handshake with a 95 µs floor: 5 µs above it, within the runs' noise.
-        let p = profile([0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0]);
+        let p = profile(&[
+            (CodeClass::Crypto, 0.7),
+            (CodeClass::Parsing, 0.1),
+            (CodeClass::Other, 0.2),
+        ]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 95e3).unwrap();
         assert!(!s.judged() && !s.sums());
-        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5e3]);
+        assert_eq!(segments(&s), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5e3]);
         let Block::Table(t) = table("s", &p, &[("a".into(), Side::Client, s)]) else {
             panic!("a table")
         };
         assert_eq!(t.rows[0].last().unwrap().text, "-");
         // A floor above its handshake draws nothing above it.
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 110e3).unwrap();
-        assert_eq!(segments(&s), [0.0; 7]);
+        assert_eq!(segments(&s), [0.0; CHART_PARTS.len()]);
     }
 
     #[test]
     fn shares_whose_medians_miss_one_are_scaled_and_a_missing_part_is_no_split() {
-        let p = profile([0.45, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0]);
+        let p = profile(&[(CodeClass::Crypto, 0.45), (CodeClass::Other, 0.45)]);
         let s = OverheadSplit::of(&p, "s", "a", Side::Client, 100e3, 40e3).unwrap();
         assert!(
             (s.crypto_beyond - 10e3).abs() < 1.0 && (s.part(CodeClass::Other) - 50e3).abs() < 1.0

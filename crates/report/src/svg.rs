@@ -10,6 +10,8 @@ use crate::figures::figure;
 /// Colour-blind-safe (Okabe-Ito); an impl keeps its colour across charts by its index.
 pub const PALETTE: &[&str] = &[
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+    // A ninth, grey, for the floor chart's nine parts.
+    "#999999",
 ];
 
 pub fn escape(s: &str) -> String {

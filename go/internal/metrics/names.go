@@ -51,6 +51,9 @@ const (
 	// ClientCryptoInstructions: instructions the client executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
 	ClientCryptoInstructions = "client_crypto_instructions"
 
+	// ClientProviderInstructions: instructions the client executes per handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ClientProviderInstructions = "client_provider_instructions"
+
 	// ClientParsingInstructions: instructions the client executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
 	ClientParsingInstructions = "client_parsing_instructions"
 
@@ -71,6 +74,9 @@ const (
 
 	// ServerCryptoInstructions: instructions the server executes per handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
 	ServerCryptoInstructions = "server_crypto_instructions"
+
+	// ServerProviderInstructions: instructions the server executes per handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ServerProviderInstructions = "server_provider_instructions"
 
 	// ServerParsingInstructions: instructions the server executes per handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
 	ServerParsingInstructions = "server_parsing_instructions"
@@ -237,6 +243,9 @@ const (
 	// ClientCryptoTimeShare: share of the client's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
 	ClientCryptoTimeShare = "client_crypto_time_share"
 
+	// ClientProviderTimeShare: share of the client's perf samples during its handshake calls in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name as the instruction split classes them.
+	ClientProviderTimeShare = "client_provider_time_share"
+
 	// ClientParsingTimeShare: share of the client's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
 	ClientParsingTimeShare = "client_parsing_time_share"
 
@@ -260,6 +269,9 @@ const (
 
 	// ServerCryptoTimeShare: share of the server's perf samples during its handshake calls in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
 	ServerCryptoTimeShare = "server_crypto_time_share"
+
+	// ServerProviderTimeShare: share of the server's perf samples during its handshake calls in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name as the instruction split classes them.
+	ServerProviderTimeShare = "server_provider_time_share"
 
 	// ServerParsingTimeShare: share of the server's perf samples during its handshake calls in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
 	ServerParsingTimeShare = "server_parsing_time_share"
@@ -377,9 +389,9 @@ func Unit(name string) string {
 		return "faults/MiB"
 	case ClientFlights, ServerFlights:
 		return "flights"
-	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
+	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientProviderTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerProviderTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
 		return "fraction"
-	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientProviderInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerProviderInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
