@@ -3,6 +3,7 @@
 //! clock, heap through the malloc wrapper, OS counters, callgrind, perf profiles), plus each
 //! library's own AEAD ceiling and the memory-weather probe.
 
+pub mod batch;
 pub mod callgrind;
 pub mod ceiling;
 pub mod contention;

@@ -5,13 +5,14 @@
 //! when its object is made (rustls's client builds its ClientHello, key shares included) pays
 //! it here too, which is what an application pays per connection either way.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::memio::MemIo;
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::side::Side;
 
+use crate::batch::Batch;
 use crate::sample::Sample;
 use crate::workload::Budget;
 
@@ -56,39 +57,6 @@ pub fn costs(
         ]);
     }
     Ok(())
-}
-
-/// How many operations make one batch.
-pub(crate) struct Batch {
-    pub(crate) n: u32,
-}
-
-impl Batch {
-    /// Runs `op` for `warmup` (at least once), then sizes a batch to take about `target`.
-    pub(crate) fn warm(
-        warmup: Duration,
-        target: Duration,
-        mut op: impl FnMut() -> anyhow::Result<()>,
-    ) -> anyhow::Result<Batch> {
-        let started = Instant::now();
-        let mut done = 0u32;
-        while done == 0 || started.elapsed() < warmup {
-            op()?;
-            done += 1;
-        }
-        let each = started.elapsed().as_secs_f64() / f64::from(done);
-        let n = (target.as_secs_f64() / each.max(1e-9)).clamp(1.0, 1e6) as u32;
-        Ok(Batch { n })
-    }
-
-    /// Nanoseconds per operation over one batch.
-    fn time(&self, mut op: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
-        let started = Instant::now();
-        for _ in 0..self.n {
-            op()?;
-        }
-        Ok(started.elapsed().as_nanos() as f64 / f64::from(self.n))
-    }
 }
 
 /// Nanoseconds per connection object made and dropped, over `n` of them.

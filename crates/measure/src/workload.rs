@@ -842,7 +842,7 @@ pub fn teardowns(
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     let one = |clock: &mut Clock| teardown(pair::handshake(client, server, params)?, clock);
-    let n = crate::setup::Batch::warm(budget.warmup, budget.sample_target, || {
+    let n = crate::batch::Batch::warm(budget.warmup, budget.sample_target, || {
         one(&mut Clock::default())
     })?
     .n;
