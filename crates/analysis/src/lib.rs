@@ -1,10 +1,12 @@
 //! tlsmatrix's analysis: what the report says, computed as data. Factors and the statistics
 //! of a figure (`factors`), the time above a crypto floor joined from two runs and judged
-//! (`overhead`), a self pair's record (`self_pairs`), and the network model (`netmodel`).
+//! (`overhead`), the libp2p transport against upstream with its target's verdict
+//! (`libp2p`), a self pair's record (`self_pairs`), and the network model (`netmodel`).
 //! Nothing here renders: `tlsmatrix_report` turns these into tables, charts and sentences,
 //! and a test of any of it needs no document.
 
 pub mod factors;
+pub mod libp2p;
 pub mod netmodel;
 pub mod overhead;
 pub mod self_pairs;

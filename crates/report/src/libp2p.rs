@@ -8,17 +8,12 @@
 //! backend over the like-for-like arm is the quotient of their ratios round by round, a
 //! paired factor of its own.
 
-use tlsmatrix_model::record::{Metric, Record};
-use tlsmatrix_model::stats::{paired_factor, Factor};
+use tlsmatrix_model::record::Record;
+
+use tlsmatrix_analysis::libp2p::against_upstream;
+pub use tlsmatrix_analysis::libp2p::STD_TARGET;
 
 use crate::figures::factor_text;
-
-/// The transports' impl names, as `go/internal/bench` writes them.
-const UPSTREAM: &str = "go-libp2p-upstream";
-const SPEC: &str = "go-libp2p-upstream-selfsig";
-const STD: &str = "go-libp2p-std";
-/// The std backend's limit against the like-for-like reference, in time.
-pub const STD_TARGET: f64 = 1.03;
 
 /// The handshake workloads, the one users feel first, with the words that say which is which
 /// and whether the like-for-like reference applies: reconnecting, the std backend's cache
@@ -57,67 +52,30 @@ pub fn headlines(records: &[Record]) -> Vec<String> {
 }
 
 fn headline(records: &[Record], scenario: &str, what: &str, like_for_like: bool) -> Option<String> {
-    let time_of = |imp: &str| {
-        records.iter().find(|r| {
-            r.scenario == scenario
-                && r.metric == Metric::NsPerOp
-                && r.client == imp
-                && r.server == imp
-        })
-    };
-    let std = time_of(STD)?;
-    let spec = time_of(SPEC).filter(|_| like_for_like);
-    let against_upstream = std.paired.as_ref()?.factor()?;
+    let f = against_upstream(records, scenario, like_for_like)?;
     let group = scenario.rsplit('-').next().unwrap_or_default();
     let mut line = format!(
         "{what}, {group}: the std backend takes {} upstream's time",
-        factor_text(&against_upstream)
+        factor_text(&f.std)
     );
-    if let Some(spec) = spec {
-        if let (Some(check), Some(like)) = (
-            spec.paired.as_ref().and_then(|p| p.factor()),
-            quotient(std, spec),
-        ) {
-            let verdict = if like.ratio <= STD_TARGET {
-                "met"
-            } else {
-                "missed"
-            };
-            line.push_str(&format!(
-                "; upstream with the self-signature check the spec requires (and upstream skips) takes {}, so the std backend against that like-for-like reference takes {} (target <= {STD_TARGET:.2}x: {verdict})",
-                factor_text(&check),
-                factor_text(&like)
-            ));
-        }
+    if let Some(like) = f.like_for_like {
+        let verdict = if like.met { "met" } else { "missed" };
+        line.push_str(&format!(
+            "; upstream with the self-signature check the spec requires (and upstream skips) takes {}, so the std backend against that like-for-like reference takes {} (target <= {STD_TARGET:.2}x: {verdict})",
+            factor_text(&like.spec),
+            factor_text(&like.std_over_spec)
+        ));
     }
     line.push('.');
     Some(line)
 }
 
-/// A's time over B's, round by round, for two arms paired with the same reference in the
-/// same rounds; `None` unless their rounds line up.
-fn quotient(a: &Record, b: &Record) -> Option<Factor> {
-    let (pa, pb) = (a.paired.as_ref()?, b.paired.as_ref()?);
-    if pa.reference_client != pb.reference_client
-        || pa.reference_client != UPSTREAM
-        || pa.ratios.len() != pb.ratios.len()
-        || pa.blocks != pb.blocks
-    {
-        return None;
-    }
-    let ratios: Vec<f64> = pa
-        .ratios
-        .iter()
-        .zip(&pb.ratios)
-        .map(|(x, y)| x / y)
-        .collect();
-    paired_factor(&ratios, &pa.blocks)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsmatrix_analysis::libp2p::{SPEC, STD, UPSTREAM};
     use tlsmatrix_model::fixture::RecordFixture;
+    use tlsmatrix_model::record::Metric;
 
     fn arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
         RecordFixture::new(Metric::NsPerOp, 1000.0)
@@ -149,11 +107,5 @@ mod tests {
         assert!(lines[0].contains("target <= 1.03x: missed"), "{}", lines[0]);
         assert!(lines[1].starts_with("Reconnecting"), "{}", lines[1]);
         assert!(!lines[1].contains("like-for-like"), "{}", lines[1]);
-    }
-
-    #[test]
-    fn arms_from_different_rounds_give_no_quotient() {
-        let s = "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519";
-        assert!(quotient(&arm(s, STD, &[1.0; 5]), &arm(s, SPEC, &[1.0; 6])).is_none());
     }
 }
