@@ -336,13 +336,18 @@ impl Measure {
     pub fn of_run(metrics: impl IntoIterator<Item = Metric>) -> Measure {
         metrics
             .into_iter()
-            .filter_map(|m| {
-                let source = m.row().source;
-                MEASURES.iter().find(|r| r.sources.contains(&source))
-            })
-            .map(|r| r.measure)
+            .map(|m| Measure::of_source(m.row().source))
             .find(|m| *m != Measure::Time)
             .unwrap_or(Measure::Time)
+    }
+
+    /// The measure whose runs give a source's figures (each source has one, checked by a
+    /// test).
+    pub fn of_source(source: Source) -> Measure {
+        MEASURES
+            .iter()
+            .find(|r| r.sources.contains(&source))
+            .map_or(Measure::Time, |r| r.measure)
     }
 }
 
@@ -381,6 +386,18 @@ impl MeasureRow {
             .copied()
             .filter(|k| self.takes(*k))
             .collect()
+    }
+}
+
+impl Source {
+    /// The command that produces it: `run --measure NAME` for a measure's own figures.
+    pub fn command(self) -> String {
+        match (self, Measure::of_source(self)) {
+            (Source::GoBench, _) => "make bench-go".into(),
+            (Source::Proxy, _) => "wire --check".into(),
+            (_, Measure::Time) => "run".into(),
+            (_, m) => format!("run --measure {}", m.as_str()),
+        }
     }
 }
 

@@ -189,26 +189,6 @@ pub enum Source {
     Teardown,
 }
 
-impl Source {
-    /// The command that produces it.
-    pub fn command(self) -> &'static str {
-        match self {
-            Source::Time => "run",
-            Source::GoBench => "make bench-go",
-            Source::Instructions => "run --measure instructions",
-            Source::Wire | Source::WirePath => "run --measure wire",
-            Source::Proxy => "wire --check",
-            Source::Counters => "run --measure counters",
-            Source::Ceiling => "run --measure ceiling",
-            Source::Profile => "run --measure profile",
-            Source::Setup => "run --measure setup",
-            Source::Floor => "run --measure floor",
-            Source::Contention => "run --measure contention",
-            Source::Teardown => "run --measure teardown",
-        }
-    }
-}
-
 /// How a recorded sample becomes the figure people see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
