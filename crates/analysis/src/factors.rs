@@ -309,6 +309,32 @@ mod tests {
     }
 
     #[test]
+    fn memory_weather_counts_each_block_once_across_records() {
+        use tlsmatrix_model::record::BlockWeather;
+        use tlsmatrix_model::weather::Weather;
+        let at = |block, cache_ns, memory_ns| BlockWeather {
+            block,
+            weather: Weather {
+                cache_ns,
+                memory_ns,
+            },
+        };
+        let mut a = on("x", Metric::ClientCpuNs, 1e6);
+        a.weather = vec![at(0, 14.0, 150.0), at(1, 120.0, 180.0)];
+        let mut b = a.clone();
+        // Block 1 again (another cell of the same pass), and a shard's block 1 of its own.
+        b.weather = vec![at(1, 120.0, 180.0), at(1, 30.0, 160.0)];
+        let w = MemoryWeather::of(&[a, b]).expect("probed");
+        assert_eq!(w.blocks, 3);
+        assert_eq!(w.cache_ns, (14.0, 30.0, 120.0));
+        assert_eq!(w.memory_ns, (150.0, 160.0, 180.0));
+        assert_eq!(
+            MemoryWeather::of(&[on("x", Metric::ClientCpuNs, 1e6)]),
+            None
+        );
+    }
+
+    #[test]
     fn timings_from_two_cpu_models_are_never_compared_counts_are() {
         let (x, y) = ("EPYC 7B13", "Xeon 8375C");
         let time = |cpu| on(cpu, Metric::ClientCpuNs, 1e6);

@@ -6,6 +6,8 @@
 //! and a test of any of it needs no document.
 
 pub mod factors;
+// Runs for other crates' tests, compiled always (see the module).
+pub mod fixture;
 pub mod libp2p;
 pub mod netmodel;
 pub mod overhead;

@@ -85,15 +85,7 @@ pub fn quotient(a: &Record, b: &Record) -> Option<Factor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::fixture::RecordFixture;
-
-    fn arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
-        RecordFixture::new(Metric::NsPerOp, 1000.0)
-            .scenario(scenario)
-            .pair(imp, imp)
-            .paired_with(UPSTREAM, ratios)
-            .build()
-    }
+    use crate::fixture::libp2p_arm as arm;
 
     #[test]
     fn arms_from_different_rounds_give_no_quotient() {

@@ -118,54 +118,35 @@ impl OverheadSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::record::{Env, Record};
-
-    /// A profile run of one impl's client with these shares (the time split's order).
-    fn profile(shares: [f64; TIME_CLASSES]) -> RunData {
-        let records = Metric::time_split_of(Side::Client)
-            .into_iter()
-            .zip(shares)
-            .filter_map(|(m, v)| {
-                Record::from_samples(
-                    "p",
-                    "s",
-                    ("a", "1"),
-                    ("a", "1"),
-                    m,
-                    vec![v; 3],
-                    Env::default(),
-                )
-            })
-            .collect();
-        RunData {
-            run_id: "p".into(),
-            env: Env::default(),
-            status: "complete".into(),
-            records,
-            cells: Vec::new(),
-        }
-    }
+    use crate::fixture::profile_run;
 
     /// A 100 µs handshake over a 60 µs floor: the profile's 70% crypto leaves 10 µs beyond the
     /// floor, its 10% X.509 and 20% state machine 10 and 20 µs; they sum to the 40 µs above.
     /// With 40% crypto the profile names 20 µs less than the floor and the parts overshoot.
     #[test]
     fn the_join_of_floor_and_profile_is_judged_by_its_sum() {
-        let mut shares = [0.0; TIME_CLASSES];
-        shares[Class::Crypto.time_index()] = 0.7;
-        shares[Class::Parsing.time_index()] = 0.1;
-        shares[Class::Other.time_index()] = 0.2;
-        let s = OverheadSplit::of(&profile(shares), "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        let shares = [
+            (Class::Crypto, 0.7),
+            (Class::Parsing, 0.1),
+            (Class::Other, 0.2),
+        ];
+        let s =
+            OverheadSplit::of(&profile_run(&shares), "s", "a", Side::Client, 100e3, 60e3).unwrap();
         assert!((s.crypto_beyond - 10e3).abs() < 1.0, "{s:?}");
         assert!((s.part(Class::Other) - 20e3).abs() < 1.0, "{s:?}");
         assert_eq!(s.part(Class::Crypto), 0.0);
         assert!(s.judged() && s.sums());
         assert_eq!(s.largest().0, "state machine & rest");
-        shares[Class::Crypto.time_index()] = 0.4;
-        shares[Class::Other.time_index()] = 0.5;
+        let shares = [
+            (Class::Crypto, 0.4),
+            (Class::Parsing, 0.1),
+            (Class::Other, 0.5),
+        ];
         let over =
-            OverheadSplit::of(&profile(shares), "s", "a", Side::Client, 100e3, 60e3).unwrap();
+            OverheadSplit::of(&profile_run(&shares), "s", "a", Side::Client, 100e3, 60e3).unwrap();
         assert!(over.judged() && !over.sums(), "{over:?}");
-        assert!(OverheadSplit::of(&profile(shares), "s", "b", Side::Client, 100e3, 60e3).is_none());
+        assert!(
+            OverheadSplit::of(&profile_run(&shares), "s", "b", Side::Client, 100e3, 60e3).is_none()
+        );
     }
 }

@@ -114,8 +114,6 @@ pub fn varying_count_note<'a>(scenarios: impl IntoIterator<Item = &'a str>) -> &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::fixture::RecordFixture;
-    use tlsmatrix_model::record::{Metric, Record};
 
     #[test]
     fn figures_read_with_thousands_separators() {
@@ -125,46 +123,17 @@ mod tests {
         assert_eq!(figure(f64::NAN), "-");
     }
 
-    fn on(cpu: &str, metric: Metric, centre: f64) -> Record {
-        let env = tlsmatrix_model::record::Env {
-            cpu_model: cpu.into(),
-            ..Default::default()
-        };
-        RecordFixture::new(metric, centre)
-            .scenario("s")
-            .pair("a", "b")
-            .env(env)
-            .build()
-    }
-
     #[test]
-    fn memory_weather_counts_each_block_once_across_records() {
-        use tlsmatrix_model::record::BlockWeather;
-        use tlsmatrix_model::weather::Weather;
-        let at = |block, cache_ns, memory_ns| BlockWeather {
-            block,
-            weather: Weather {
-                cache_ns,
-                memory_ns,
-            },
+    fn memory_weather_says_each_probes_range_and_median() {
+        let w = MemoryWeather {
+            cache_ns: (14.0, 30.0, 120.0),
+            memory_ns: (150.0, 160.0, 180.0),
+            blocks: 3,
         };
-        let mut a = on("x", Metric::ClientCpuNs, 1e6);
-        a.weather = vec![at(0, 14.0, 150.0), at(1, 120.0, 180.0)];
-        let mut b = a.clone();
-        // Block 1 again (another cell of the same pass), and a shard's block 1 of its own.
-        b.weather = vec![at(1, 120.0, 180.0), at(1, 30.0, 160.0)];
-        let w = MemoryWeather::of(&[a, b]).expect("probed");
-        assert_eq!(w.blocks, 3);
-        assert_eq!(w.cache_ns, (14.0, 30.0, 120.0));
-        assert_eq!(w.memory_ns, (150.0, 160.0, 180.0));
         assert!(
             w.describe().contains("14-120 (median 30)"),
             "{}",
             w.describe()
-        );
-        assert_eq!(
-            MemoryWeather::of(&[on("x", Metric::ClientCpuNs, 1e6)]),
-            None
         );
     }
 

@@ -73,17 +73,8 @@ fn headline(records: &[Record], scenario: &str, what: &str, like_for_like: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_analysis::libp2p::{SPEC, STD, UPSTREAM};
-    use tlsmatrix_model::fixture::RecordFixture;
-    use tlsmatrix_model::record::Metric;
-
-    fn arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
-        RecordFixture::new(Metric::NsPerOp, 1000.0)
-            .scenario(scenario)
-            .pair(imp, imp)
-            .paired_with(UPSTREAM, ratios)
-            .build()
-    }
+    use tlsmatrix_analysis::fixture::libp2p_arm as arm;
+    use tlsmatrix_analysis::libp2p::{SPEC, STD};
 
     #[test]
     fn new_peers_lead_and_the_like_for_like_factor_is_the_round_by_round_quotient() {

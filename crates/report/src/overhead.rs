@@ -159,35 +159,7 @@ pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::record::{Env, Metric, Record};
-
-    /// A profile run of one impl's client with these shares by class (the rest none).
-    fn profile(shares: &[(CodeClass, f64)]) -> RunData {
-        let share = |c: CodeClass| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
-        let records = Metric::time_split_of(Side::Client)
-            .into_iter()
-            .zip(CodeClass::all().map(share))
-            .map(|(m, v)| {
-                Record::from_samples(
-                    "p",
-                    "s",
-                    ("a", "1"),
-                    ("a", "1"),
-                    m,
-                    vec![v; 3],
-                    Env::default(),
-                )
-                .unwrap()
-            })
-            .collect();
-        RunData {
-            run_id: "p".into(),
-            env: Env::default(),
-            status: "complete".into(),
-            records,
-            cells: Vec::new(),
-        }
-    }
+    use tlsmatrix_analysis::fixture::profile_run as profile;
 
     #[test]
     fn parts_are_shares_of_the_handshake_and_sum_to_the_overhead_when_the_profile_covers_the_floor()

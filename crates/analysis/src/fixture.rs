@@ -1,0 +1,48 @@
+//! Runs for other crates' tests (the report's renders what these compute), compiled always
+//! as `tlsmatrix_model::fixture` is: a dev-dependency feature would give every crate above
+//! this one a second release build for `cargo test`.
+
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::class::Class;
+use tlsmatrix_model::fixture::RecordFixture;
+use tlsmatrix_model::record::{Env, Metric, Record};
+use tlsmatrix_model::side::Side;
+
+/// A profile run of impl "a"'s client in scenario "s", with these shares of its samples by
+/// class (the classes not named none), three samples each.
+pub fn profile_run(shares: &[(Class, f64)]) -> RunData {
+    let share = |c: Class| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
+    let records = Metric::time_split_of(Side::Client)
+        .into_iter()
+        .zip(Class::all().map(share))
+        .map(|(m, v)| {
+            Record::from_samples(
+                "p",
+                "s",
+                ("a", "1"),
+                ("a", "1"),
+                m,
+                vec![v; 3],
+                Env::default(),
+            )
+            .expect("three samples make a record")
+        })
+        .collect();
+    RunData {
+        run_id: "p".into(),
+        env: Env::default(),
+        status: "complete".into(),
+        records,
+        cells: Vec::new(),
+    }
+}
+
+/// One arm of a libp2p benchmark: `imp`'s handshake time, paired round by round with
+/// upstream go-libp2p's at these ratios.
+pub fn libp2p_arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
+    RecordFixture::new(Metric::NsPerOp, 1000.0)
+        .scenario(scenario)
+        .pair(imp, imp)
+        .paired_with(crate::libp2p::UPSTREAM, ratios)
+        .build()
+}
