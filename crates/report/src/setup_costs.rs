@@ -37,7 +37,7 @@ const COSTS: [Costs; 2] = [
             (Metric::ClientTeardownNs, "client teardown"),
             (Metric::ServerTeardownNs, "server teardown"),
         ],
-        method: "What ending a connection costs each side after a full handshake, each library with itself: the client sends close_notify, the server reads it and sends its own, the client reads that, and each side frees its connection (its session, keys, buffers and the peer's certificates), each side's calls timed on its own clock. Each figure is the median of the run's samples, each a batch of connections.",
+        method: "What ending a connection costs each side after a full handshake, each library with itself: the client sends close_notify, the server reads it and sends its own, the client reads that, and each side frees its connection object, each side's calls timed on its own clock. Each figure is the median of the run's samples, each a batch of connections.",
         about: "what ending a connection costs",
     },
 ];
