@@ -4,40 +4,17 @@
 //! the cipher; the counters and the allocator columns say whether the kernel or malloc is
 //! where.
 
+use tlsmatrix_analysis::bulk::{
+    bulk_scenarios, copy_probe, median, record, shortfalls, size_flips, variant_shortfalls, Cause,
+    ColdBlocks, Shortfall,
+};
+pub use tlsmatrix_analysis::bulk::{Inputs, CEILING_TARGET, FLIP};
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::record::{self, Metric, Record};
-use tlsmatrix_model::scenario::Scenario;
 use tlsmatrix_model::variant;
 
 use crate::doc::{scenario_order, Block, Cell, Class, Section, Table};
-use crate::figures::{factor_text, paired_advantage};
-use tlsmatrix_model::stats::Factor;
-
-/// How close to its own ceiling a stack should get (the target the tables are read against).
-pub const CEILING_TARGET: f64 = 0.85;
-
-/// The runs the section reads; any may be missing.
-pub struct Inputs<'a> {
-    /// The report's timed run: its factors against the baseline are paired.
-    pub main: Option<&'a RunData>,
-    /// Bulk rates and ceilings sampled in turns (`--measure ceiling`).
-    pub ceiling: Option<&'a RunData>,
-    pub counters: Option<&'a RunData>,
-    pub allocators: Option<&'a RunData>,
-    /// Where each side's time goes (`--measure profile`).
-    pub profile: Option<&'a RunData>,
-}
-
-/// The record of `imp` with itself.
-fn record<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
-    run.records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
-}
-
-fn median(run: Option<&RunData>, scenario: &str, imp: &str, m: Metric) -> Option<f64> {
-    record(run?, scenario, imp, m).map(|r| r.median)
-}
+use crate::figures::factor_text;
 
 fn mbps(v: Option<f64>) -> Cell {
     v.map_or_else(|| Cell::plain("–"), |v| Cell::plain(format!("{v:.0}")))
@@ -66,12 +43,6 @@ fn share(r: Option<&Record>) -> Cell {
 
 fn count(v: Option<f64>) -> Cell {
     v.map_or_else(|| Cell::plain("–"), |v| Cell::plain(format!("{v:.2}")))
-}
-
-/// Bulk scenarios of a run, in the run's order.
-fn bulk_scenarios(run: &RunData) -> Vec<String> {
-    let ids = run.records.iter().map(|r| r.scenario.as_str());
-    scenario_order(ids.filter(|s| s.starts_with("bulk-")), &[])
 }
 
 fn ceiling_table(inp: &Inputs, impls: &[String]) -> Option<Table> {
@@ -217,18 +188,12 @@ const METHOD: &str = "A bulk figure counts the time of each side's TLS calls (se
 /// The copy probe of the ceiling run (the baseline's, or the first impl's): memcpy of one
 /// record apart and 4 KiB-aliased, as a sentence with this run's figures.
 fn aliasing_sentence(ceiling: &RunData) -> Option<String> {
-    let find = |m: Metric| {
-        ceiling
-            .records
-            .iter()
-            .find(|r| r.metric == m && r.scenario.ends_with("-16k"))
-    };
-    let (apart, aliased) = (find(Metric::CopyMbPerS)?, find(Metric::AliasedCopyMbPerS)?);
+    let probe = copy_probe(ceiling)?;
     Some(format!(
         "Copies matter because of one trap, measured in this run: glibc's memcpy of a 16 KiB record ran at {:.0} MB/s with its destination half a page from its source, and at {:.0} MB/s ({:.0} times slower) with the destination 5 bytes past the source modulo 4 KiB (4 KiB aliasing: the CPU takes each store for one the next loads may depend on). rustls copies each record's plaintext to 5 bytes into a fresh block (behind the record header), and jemalloc and mimalloc hand out 16 KiB blocks page-aligned, so an application whose plaintext buffer is page-aligned too, as those allocators make it, falls into the trap on every record: where this was found, a perf call graph put rustls's lost send rate on mimalloc in the copy of OutboundChunks::copy_to_vec, not in the cipher, and memcpy alone reproduced it ({}). Other short distances that are not a multiple of 32 slow the copy too, and libraries keep records a few bytes into page-aligned blocks on both sides of the copy, so tlsmatrix places the application's buffers in the middle of a page whatever the allocator: no allocator decides whether a stack meets the trap.",
-        apart.median,
-        aliased.median,
-        apart.median / aliased.median.max(1.0),
+        probe.apart,
+        probe.aliased,
+        probe.slowdown,
         ALIASING_FINDING.cite()
     ))
 }
@@ -242,38 +207,10 @@ const PROFILE_CATEGORIES: [&str; 5] = [
     "the rest of the library (record framing, buffer management, state)",
 ];
 
-/// The largest share of a side's profile outside the cipher: (category index, share), with
-/// the cipher's share.
-fn profile_lead(inp: &Inputs, scenario: &str, imp: &str, send: bool) -> Option<(usize, f64, f64)> {
-    let metrics = if send {
-        Metric::SEND_PROFILE
-    } else {
-        Metric::RECV_PROFILE
-    };
-    let shares: Vec<f64> = metrics
-        .iter()
-        .map(|m| median(inp.profile, scenario, imp, *m))
-        .collect::<Option<_>>()?;
-    let (lead, share) = shares
-        .iter()
-        .enumerate()
-        .skip(1)
-        .max_by(|a, b| a.1.total_cmp(b.1))?;
-    Some((lead, *share, shares[0]))
-}
-
-/// Figures under the ceiling target that share a cause: their shares of the ceiling with
-/// labels, and, when a profile named the cause, the lead category's and the cipher's shares.
-#[derive(Default)]
-struct Group {
-    under: Vec<(f64, String)>,
-    lead: Vec<f64>,
-    cipher: Vec<f64>,
-}
-
-fn range(v: &[f64]) -> String {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min) * 100.0;
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 100.0;
+/// A range of shares, "12-30%", or one figure where they round alike.
+fn range(v: impl Iterator<Item = f64> + Clone) -> String {
+    let lo = v.clone().fold(f64::INFINITY, f64::min) * 100.0;
+    let hi = v.fold(f64::NEG_INFINITY, f64::max) * 100.0;
     if (hi - lo).abs() < 0.5 {
         format!("{lo:.0}%")
     } else {
@@ -281,113 +218,77 @@ fn range(v: &[f64]) -> String {
     }
 }
 
-/// One line per impl and scenario far from its ceiling whose counters point at the kernel
-/// or at cold memory; the rest, whose counters show neither (or that have no counters),
-/// one line per cause with how many there are and the range of their shares: from the
-/// profile run, what takes the most of a side's time beside the cipher.
-fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
-    let Some(ceiling) = inp.ceiling else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut groups: Vec<(String, Group)> = Vec::new();
-    let mut under = 0;
-    for scenario in bulk_scenarios(ceiling) {
-        for imp in impls {
-            for (rate_m, ceil_m, share_m, faults_m, cold_m, verb) in [
-                (
-                    Metric::SendMbPerS,
-                    Metric::SealMbPerS,
-                    Metric::SendShareOfSeal,
-                    Metric::SendPageFaultsPerMib,
-                    Metric::SendColdBlocksPerMib,
-                    "sends",
+/// What a shortfall's counters and profile say, as the clause after its figure.
+fn cause_text(cause: &Cause) -> String {
+    match cause {
+        Cause::PageFaults(f) => {
+            format!("{f:.1} page faults per MiB: the kernel maps memory it keeps giving back")
+        }
+        Cause::ColdBlocks(b) => format!(
+            "{b:.0} large blocks per MiB that were not just freed (cold in cache), no page faults"
+        ),
+        Cause::Elsewhere { counted, lead } => {
+            let counted = if *counted {
+                "no page faults and no cold blocks"
+            } else {
+                "no counters in this report"
+            };
+            match lead {
+                Some(i) => format!(
+                    "{counted}; beside the cipher, the profile puts {} first",
+                    PROFILE_CATEGORIES[*i]
                 ),
-                (
-                    Metric::RecvMbPerS,
-                    Metric::OpenMbPerS,
-                    Metric::RecvShareOfOpen,
-                    Metric::RecvPageFaultsPerMib,
-                    Metric::RecvColdBlocksPerMib,
-                    "receives",
-                ),
-            ] {
-                let at = |m| median(Some(ceiling), &scenario, imp, m);
-                let (Some(rate), Some(ceil), Some(share)) = (at(rate_m), at(ceil_m), at(share_m))
-                else {
-                    continue;
-                };
-                if share >= CEILING_TARGET {
-                    continue;
-                }
-                under += 1;
-                let c = inp.counters;
-                let faults = median(c, &scenario, imp, faults_m);
-                let cold = median(c, &scenario, imp, cold_m);
-                let why = match (faults, cold) {
-                    (Some(f), _) if f >= 1.0 => format!(
-                        "{f:.1} page faults per MiB: the kernel maps memory it keeps giving back"
-                    ),
-                    (_, Some(b)) if b >= 1.0 => format!(
-                        "{b:.0} large blocks per MiB that were not just freed (cold in cache), no page faults"
-                    ),
-                    _ => {
-                        let counted = if faults.is_some() && cold.is_some() {
-                            "no page faults and no cold blocks"
-                        } else {
-                            "no counters in this report"
-                        };
-                        let lead = profile_lead(inp, &scenario, imp, verb == "sends");
-                        let cause = match lead {
-                            Some((i, _, _)) => format!(
-                                "{counted}; beside the cipher, the profile puts {} first",
-                                PROFILE_CATEGORIES[i]
-                            ),
-                            None => format!("{counted}, and no profile to say where the rest goes"),
-                        };
-                        let g = match groups.iter().position(|(c, _)| *c == cause) {
-                            Some(i) => &mut groups[i].1,
-                            None => {
-                                groups.push((cause, Group::default()));
-                                &mut groups.last_mut().expect("pushed").1
-                            }
-                        };
-                        g.under.push((share, format!("{imp} {verb} {scenario}")));
-                        if let Some((_, lead, cipher)) = lead {
-                            g.lead.push(lead);
-                            g.cipher.push(cipher);
-                        }
-                        continue;
-                    }
-                };
-                out.push(format!(
-                    "{imp} {verb} {scenario} at {:.0}% of its own AEAD ({rate:.0} against {ceil:.0} MB/s); {why}.",
-                    share * 100.0
-                ));
+                None => format!("{counted}, and no profile to say where the rest goes"),
             }
         }
     }
-    for (cause, mut g) in groups {
-        g.under.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (Some(low), Some(high)) = (g.under.first(), g.under.last()) else {
+}
+
+/// One line per impl and scenario far from its ceiling whose counters point at the kernel
+/// or at cold memory; the rest, one line per cause with how many there are and the range
+/// of their shares.
+fn findings(inp: &Inputs, impls: &[String]) -> Vec<String> {
+    let found = shortfalls(inp, impls);
+    let mut out: Vec<String> = found
+        .counted
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {} at {:.0}% of its own AEAD ({:.0} against {:.0} MB/s); {}.",
+                s.imp,
+                s.dir.verb(),
+                s.scenario,
+                s.share * 100.0,
+                s.rate,
+                s.ceiling,
+                cause_text(&s.cause)
+            )
+        })
+        .collect();
+    let label = |s: &Shortfall| format!("{} {} {}", s.imp, s.dir.verb(), s.scenario);
+    for g in &found.groups {
+        let (Some(low), Some(high)) = (g.first(), g.last()) else {
             continue;
         };
-        let profiled = if g.lead.is_empty() {
+        let leads = g.iter().filter_map(|s| s.lead);
+        let profiled = if leads.clone().next().is_none() {
             String::new()
         } else {
             format!(
                 " ({} of those sides' time there, {} in the cipher)",
-                range(&g.lead),
-                range(&g.cipher)
+                range(leads.clone().map(|l| l.share)),
+                range(leads.map(|l| l.cipher))
             )
         };
         out.push(format!(
-            "{} of the {under} figures under the target, from {:.0}% of the own AEAD ({}) to {:.0}% ({}): {cause}{profiled}.",
-            g.under.len(),
-            low.0 * 100.0,
-            low.1,
-            high.0 * 100.0,
-            high.1
+            "{} of the {} figures under the target, from {:.0}% of the own AEAD ({}) to {:.0}% ({}): {}{profiled}.",
+            g.len(),
+            found.total,
+            low.share * 100.0,
+            label(low),
+            high.share * 100.0,
+            label(high),
+            cause_text(&low.cause)
         ));
     }
     out
@@ -460,103 +361,41 @@ fn profile_table(profile: &RunData) -> Option<Table> {
     })
 }
 
-/// How far apart two stacks' rates must be, each way, before an order that changes with
-/// the write size counts as a flip (beyond the few percent a rerun moves a factor).
-const FLIP: f64 = 1.05;
-
-/// One bulk scenario of a protocol and cipher: its write size as named ("1k"), in bytes, and
-/// the scenario id.
-type SizedScenario<'a> = (&'a str, usize, &'a str);
-
 /// One line per impl whose order against the baseline flips between write sizes of the same
 /// protocol and cipher, with whether their AEADs alone flip the same way; and whether any of
-/// them did. Both ratios come from figures taken side by side, since cells taken at
-/// different times on a shared machine can differ by half: the stack's factor is the main
-/// run's, paired with the baseline's own pair, and the AEADs' ratio follows from it and each
-/// stack's share of its own AEAD in the ceiling run (itself a ratio of figures taken in
-/// turns): a/b = (a/b stacks) x (b's share / a's share).
-fn size_flips(main: &RunData, ceiling: &RunData) -> (Vec<String>, bool) {
-    let impls = main.impls();
-    let Some((base, others)) = impls.split_first() else {
-        return (Vec::new(), false);
-    };
-    // Per protocol and cipher ("bulk-tls13-aes-128-gcm"), its write sizes, smallest first.
-    let scenarios = bulk_scenarios(main);
-    let mut families: Vec<(&str, Vec<SizedScenario>)> = Vec::new();
-    for s in &scenarios {
-        let (Ok(Scenario::Bulk(bulk)), Some((family, size))) =
-            (s.parse::<Scenario>(), s.rsplit_once('-'))
-        else {
-            continue;
-        };
-        let at = (size, bulk.size.bytes(), s.as_str());
-        match families.iter_mut().find(|(f, _)| *f == family) {
-            Some((_, sizes)) => sizes.push(at),
-            None => families.push((family, vec![at])),
-        }
-    }
-    let (mut out, mut in_crypto) = (Vec::new(), false);
-    for (family, mut sizes) in families {
-        sizes.sort_by_key(|a| a.1);
-        for imp in others.iter().filter(|i| !record::is_aa(i)) {
-            for (rate_m, share_m, verb, aead_verb) in [
-                (Metric::SendMbPerS, Metric::SendShareOfSeal, "sends", "seal"),
-                (
-                    Metric::RecvMbPerS,
-                    Metric::RecvShareOfOpen,
-                    "receives",
-                    "open",
-                ),
-            ] {
-                // (write size, stack factor, AEAD ratio), each against the baseline.
-                let at: Vec<(&str, Factor, f64)> = sizes
-                    .iter()
-                    .filter_map(|&(size, _, scenario)| {
-                        let stack = record(main, scenario, imp, rate_m)?;
-                        let paired = stack.paired.as_ref()?;
-                        if paired.reference_client != *base || paired.reference_server != *base {
-                            return None;
-                        }
-                        let f = paired_advantage(stack)?;
-                        let share = |i: &str| median(Some(ceiling), scenario, i, share_m);
-                        Some((size, f, f.ratio * share(base)? / share(imp)?))
-                    })
-                    .collect();
-                let ahead = at.iter().position(|a| a.1.significant && a.1.ratio >= FLIP);
-                let behind = at
-                    .iter()
-                    .position(|a| a.1.significant && a.1.ratio <= 1.0 / FLIP);
-                let (Some(i), Some(j)) = (ahead, behind) else {
-                    continue;
-                };
-                let ((small, f_small, c_small), (large, f_large, c_large)) =
-                    (&at[i.min(j)], &at[i.max(j)]);
-                // The AEADs flip too when each of their ratios lies on the stacks' side of 1,
-                // by more than a rerun moves a ratio.
-                let beyond = |f: &Factor, c: f64| {
-                    (c - 1.0).signum() == (f.ratio - 1.0).signum() && (c - 1.0).abs() >= 0.02
-                };
-                let crypto_flips = beyond(f_small, *c_small) && beyond(f_large, *c_large);
-                in_crypto |= crypto_flips;
-                let why = if crypto_flips {
-                    "the same way: the order flips in the crypto, not in the TLS stacks".into()
-                } else {
-                    format!(
-                        "which is no flip (their ratio moves {:.2}x between the sizes, the stacks' {:.2}x): most of it lies outside the cipher",
-                        c_large / c_small,
-                        f_large.ratio / f_small.ratio
-                    )
-                };
-                out.push(format!(
-                    "{imp} {verb} {family} at {} {base}'s rate in {small} writes and {} in {large} writes (paired, run {}); their AEADs alone {aead_verb} the same records at {c_small:.2}x and {c_large:.2}x, {why}.",
-                    factor_text(f_small),
-                    factor_text(f_large),
-                    main.run_id
-                ));
-            }
-        }
-    }
-    (out, in_crypto)
+/// them did.
+fn size_flip_lines(main: &RunData, ceiling: &RunData) -> (Vec<String>, bool) {
+    let flips = size_flips(main, ceiling);
+    let lines = flips
+        .iter()
+        .map(|f| {
+            let why = if f.in_crypto {
+                "the same way: the order flips in the crypto, not in the TLS stacks".into()
+            } else {
+                format!(
+                    "which is no flip (their ratio moves {:.2}x between the sizes, the stacks' {:.2}x): most of it lies outside the cipher",
+                    f.large.aead / f.small.aead,
+                    f.large.stack.ratio / f.small.stack.ratio
+                )
+            };
+            format!(
+                "{} {} {} at {} {}'s rate in {} writes and {} in {} writes (paired, run {}); their AEADs alone {} the same records at {:.2}x and {:.2}x, {why}.",
+                f.imp,
+                f.dir.verb(),
+                f.family,
+                factor_text(&f.small.stack),
+                f.base,
+                f.small.size,
+                factor_text(&f.large.stack),
+                f.large.size,
+                main.run_id,
+                f.dir.aead_verb(),
+                f.small.aead,
+                f.large.aead
+            )
+        })
+        .collect();
+    (lines, flips.iter().any(|f| f.in_crypto))
 }
 
 /// Where an AES-GCM flip lies in the cipher: this run's ceiling shows it, and one cause found
@@ -572,35 +411,28 @@ fn flip_in_cipher(cpu: &str) -> String {
 /// One line per variant whose bulk rate falls well below its plain build's, with the cold
 /// blocks of both (from the counter run, which takes every variant).
 fn variant_findings(run: &RunData, counters: Option<&RunData>) -> Vec<String> {
-    let mut out = Vec::new();
-    for r in run.records.iter().filter(|r| r.client.contains('+')) {
-        let (rate_m, cold_m, verb) = match r.metric {
-            Metric::SendMbPerS => (r.metric, Metric::SendColdBlocksPerMib, "sends"),
-            Metric::RecvMbPerS => (r.metric, Metric::RecvColdBlocksPerMib, "receives"),
-            _ => continue,
-        };
-        let base = variant::base(&r.client);
-        let Some(plain) = record(run, &r.scenario, base, rate_m) else {
-            continue;
-        };
-        let ratio = r.median / plain.median;
-        if ratio >= 0.9 {
-            continue;
-        }
-        let cold = |imp: &str| median(counters, &r.scenario, imp, cold_m);
-        let why = match (cold(&r.client), cold(base)) {
-            (Some(v), Some(p)) if v >= 1.0 && v > 2.0 * p => format!(
-                "it gets {v:.0} cold large blocks per MiB where the plain build gets {p:.0}"
-            ),
-            (Some(_), Some(_)) => "cold blocks do not differ".into(),
-            _ => "no counters for it in this report".into(),
-        };
-        out.push(format!(
-            "{} {verb} {} at {ratio:.2}x of {base} ({:.0} against {:.0} MB/s); {why}.",
-            r.client, r.scenario, r.median, plain.median
-        ));
-    }
-    out
+    variant_shortfalls(run, counters)
+        .into_iter()
+        .map(|v| {
+            let why = match v.cold {
+                ColdBlocks::More { variant, plain } => format!(
+                    "it gets {variant:.0} cold large blocks per MiB where the plain build gets {plain:.0}"
+                ),
+                ColdBlocks::NoDifference => "cold blocks do not differ".into(),
+                ColdBlocks::NotCounted => "no counters for it in this report".into(),
+            };
+            format!(
+                "{} {} {} at {:.2}x of {} ({:.0} against {:.0} MB/s); {why}.",
+                v.variant,
+                v.dir.verb(),
+                v.scenario,
+                v.ratio,
+                v.base,
+                v.rate,
+                v.plain
+            )
+        })
+        .collect()
 }
 
 /// Where a variant is slower: this run's counters say how (cold blocks above); one cause found
@@ -673,7 +505,7 @@ pub fn section(inp: &Inputs) -> Option<Section> {
         }
     }
     if let (Some(main), Some(ceiling)) = (inp.main, inp.ceiling) {
-        let (flips, in_crypto) = size_flips(main, ceiling);
+        let (flips, in_crypto) = size_flip_lines(main, ceiling);
         if !flips.is_empty() {
             blocks.push(Block::Para(format!(
                 "Where one stack is ahead in one write size and behind in another (by {:.0}% or more each way):",
@@ -934,7 +766,7 @@ mod tests {
             shares.push(rec("c", scenario, imp, Metric::SendShareOfSeal, send_share));
         }
         let (main, ceiling) = (run("t", timed), run("c", shares));
-        let (found, in_crypto) = size_flips(&main, &ceiling);
+        let (found, in_crypto) = size_flip_lines(&main, &ceiling);
         assert!(in_crypto);
         assert_eq!(found.len(), 3, "ring both ways, ossl receiving: {found:?}");
         let ossl = found

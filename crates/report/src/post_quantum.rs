@@ -3,11 +3,14 @@
 //! stack what each post-quantum choice costs over its classical twin, per side, from the
 //! run's own figures only. Published byte counts are set beside them, labelled as such.
 
+use tlsmatrix_analysis::post_quantum::{
+    instruction_costs, paired_costs, stacks, support, unpaired_costs, wire_costs, Both, Cost,
+    Joined, Support,
+};
 use tlsmatrix_history::offers::Offers;
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::record::{CellRecord, CellStatus, Metric, Record};
-use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
-use tlsmatrix_model::stats::{self, Factor};
+use tlsmatrix_model::record::{CellRecord, CellStatus, Record};
+use tlsmatrix_model::scenario::Scenario;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
 use crate::figures::{factor_text, figure, varying_count_note};
@@ -20,69 +23,6 @@ const PUBLISHED_BYTES: &[&str] = &[
     "What differs from the published set-ups: theirs count a whole WebPKI chain (an intermediate under a root the client holds, the leaf, and the certificate transparency signatures a browser requires), where this run's ML-DSA handshake is a leaf signed by its root and CertificateVerify, and its longer chains are ML-DSA at the largest level; so the bytes table above is the lower end of what a deployment sends.",
 ];
 
-/// A post-quantum choice a handshake can make: its key or its group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Choice {
-    Sig(SigAlg),
-    Group(Group),
-}
-
-impl Choice {
-    fn name(self) -> String {
-        match self {
-            Choice::Sig(s) => sig_name(s),
-            Choice::Group(g) => group_name(g),
-        }
-    }
-
-    fn of(s: &Scenario) -> Vec<Choice> {
-        let Scenario::Handshake(h) = s else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if h.sig.is_mldsa() {
-            out.push(Choice::Sig(h.sig));
-        }
-        if h.group.is_post_quantum() {
-            out.push(Choice::Group(h.group));
-        }
-        out
-    }
-}
-
-fn sig_name(s: SigAlg) -> String {
-    match s {
-        SigAlg::MlDsa44 => "ML-DSA-44".into(),
-        SigAlg::MlDsa65 => "ML-DSA-65".into(),
-        SigAlg::MlDsa87 => "ML-DSA-87".into(),
-        SigAlg::EcdsaP256 => "ECDSA P-256".into(),
-        SigAlg::EcdsaP384 => "ECDSA P-384".into(),
-        other => other.to_string(),
-    }
-}
-
-fn group_name(g: Group) -> String {
-    let code = tlsmatrix_model::codes::group_code(g);
-    tlsmatrix_model::codes::openssl_group_name(code)
-        .map(str::to_string)
-        .unwrap_or_else(|| g.to_string())
-}
-
-/// The impls the section speaks of: each run with itself, variants and A/A copies aside.
-fn stacks(impls: &[String]) -> Vec<&str> {
-    impls
-        .iter()
-        .map(String::as_str)
-        .filter(|i| !i.contains('+') && !i.contains(' '))
-        .collect()
-}
-
-fn own<'a>(records: &'a [Record], scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
-    records
-        .iter()
-        .find(|r| r.scenario == scenario && r.client == imp && r.server == imp && r.metric == m)
-}
-
 /// The section, when the run (or its twin run) measured or refused a post-quantum handshake.
 pub fn section(
     records: &[Record],
@@ -93,60 +33,20 @@ pub fn section(
     wire: Option<&RunData>,
     offers: Option<&Offers>,
 ) -> Option<Section> {
-    // The twin run's cells of each stack with itself join the run's own.
-    let mut records: Vec<Record> = records.to_vec();
-    let mut cells: Vec<CellRecord> = cells.to_vec();
-    let mut impls: Vec<String> = impls.to_vec();
-    if let Some(t) = twins {
-        let stack = |c: &str, s: &str| c == s && !c.contains(" (twin of ");
-        records.extend(
-            t.records
-                .iter()
-                .filter(|r| stack(&r.client, &r.server))
-                .filter(|r| !records.iter().any(|m| same_cell(m, r)))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        cells.extend(
-            t.cells
-                .iter()
-                .filter(|c| stack(&c.client, &c.server))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        for i in t.impls() {
-            if !impls.contains(&i) {
-                impls.push(i);
-            }
-        }
-    }
-    let (records, cells, impls) = (&records[..], &cells[..], &impls[..]);
-    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
-    for id in records
-        .iter()
-        .map(|r| r.scenario.as_str())
-        .chain(cells.iter().map(|c| c.scenario.as_str()))
-    {
-        if let Ok(s) = id.parse::<Scenario>() {
-            if !Choice::of(&s).is_empty() && !scenarios.iter().any(|(have, _)| have == id) {
-                scenarios.push((id.to_string(), s));
-            }
-        }
-    }
+    let joined = Joined::new(records, cells, impls, twins);
+    let scenarios = joined.scenarios();
     if scenarios.is_empty() {
         return None;
     }
-    let stacks = stacks(impls);
+    let stacks = stacks(&joined.impls);
     let mut blocks = vec![Block::Para(
         "Each stack with itself, TLS 1.3 (the drafts define ML-DSA and the ML-KEM groups for TLS 1.3 only), every handshake checked to negotiate the scheme and group its scenario names. A cell says yes where the stack completed such handshakes in this run, and otherwise the library's own reason.".into(),
     )];
-    blocks.push(Block::Table(support_table(
-        records, cells, &stacks, &scenarios,
-    )));
-    if let Some(t) = twins.and_then(|t| paired_cost_table(&t.records)) {
+    blocks.push(Block::Table(support_table(&joined, &stacks, &scenarios)));
+    if let Some(t) = twins.and_then(|t| cost_matrix(&paired_costs(&t.records))) {
         blocks.push(Block::Para(format!("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. Each stack ran both handshakes in one process, one short sample of each in turn (run {}, `tlsmatrix run --pairs twins`); the factor is the median of the per-round ratios of CPU time (above 1: dearer), with its interval over passes and rounds.", twins.map_or("", |t| t.run_id.as_str()))));
         blocks.push(Block::Table(t));
-    } else if let Some(t) = cost_table(records, &stacks, &scenarios) {
+    } else if let Some(t) = cost_matrix(&unpaired_costs(&joined.records, &stacks, &scenarios)) {
         blocks.push(Block::Para("What each post-quantum choice costs a stack over its classical twin on the same stack, per side: ML-DSA over ECDSA P-256, a hybrid group over its own curve, pure ML-KEM over X25519, all else equal. The factor is the post-quantum handshake's CPU time over the twin's (above 1: dearer), from the two cells' samples in this run; they ran in separate rounds, so the factor is unpaired (u) and its interval is a bootstrap over both sets of samples.".into()));
         blocks.push(Block::Table(t));
     }
@@ -171,52 +71,27 @@ pub fn section(
 }
 
 /// Stack x post-quantum choice: yes, or why not.
-fn support_table(
-    records: &[Record],
-    cells: &[CellRecord],
-    stacks: &[&str],
-    scenarios: &[(String, Scenario)],
-) -> Table {
-    let mut choices: Vec<Choice> = Vec::new();
-    for (_, s) in scenarios {
-        for c in Choice::of(s) {
-            if !choices.contains(&c) {
-                choices.push(c);
-            }
-        }
-    }
+fn support_table(joined: &Joined, stacks: &[&str], scenarios: &[(String, Scenario)]) -> Table {
+    let (choices, rows) = support(joined, stacks, scenarios);
     let mut header = vec!["stack".to_string()];
     header.extend(choices.iter().map(|c| c.name()));
-    let rows = stacks
-        .iter()
-        .map(|&imp| {
+    let rows = rows
+        .into_iter()
+        .map(|(imp, supports)| {
             let mut row = vec![Cell::plain(imp)];
-            for &choice in &choices {
-                let ids: Vec<&str> = scenarios
-                    .iter()
-                    .filter(|(_, s)| Choice::of(s).contains(&choice))
-                    .map(|(id, _)| id.as_str())
-                    .collect();
-                let measured = ids
-                    .iter()
-                    .any(|id| own(records, id, imp, Metric::ServerCpuNs).is_some());
-                let refused = cells.iter().find(|c| {
-                    c.client == imp && c.server == imp && ids.contains(&c.scenario.as_str())
-                });
-                row.push(match (measured, refused) {
-                    (true, _) => Cell::with("yes", Class::Good, None),
-                    (false, Some(c)) => {
-                        let (class, text) = Class::of_status(c.outcome);
-                        let text = if c.outcome == CellStatus::Unsupported {
-                            "no"
-                        } else {
-                            text
-                        };
-                        Cell::with(text, class, Some(c.reason.clone()))
-                    }
-                    (false, None) => Cell::plain("-"),
-                });
-            }
+            row.extend(supports.into_iter().map(|s| match s {
+                Support::Measured => Cell::with("yes", Class::Good, None),
+                Support::Refused(outcome, reason) => {
+                    let (class, text) = Class::of_status(outcome);
+                    let text = if outcome == CellStatus::Unsupported {
+                        "no"
+                    } else {
+                        text
+                    };
+                    Cell::with(text, class, Some(reason))
+                }
+                Support::Absent => Cell::plain("-"),
+            }));
             row
         })
         .collect();
@@ -227,113 +102,6 @@ fn support_table(
         rows,
         label_cols: 1,
     }
-}
-
-/// Per stack and post-quantum scenario with its twin in the run: each side's µs and the
-/// cost factor.
-fn cost_table(
-    records: &[Record],
-    stacks: &[&str],
-    scenarios: &[(String, Scenario)],
-) -> Option<Table> {
-    let mut rows = Vec::new();
-    for &imp in stacks {
-        for (id, s) in scenarios {
-            let Some(classical) = s.classical_twin().map(|t| t.to_string()) else {
-                continue;
-            };
-            for (m, side) in [
-                (Metric::ClientCpuNs, "client"),
-                (Metric::ServerCpuNs, "server"),
-            ] {
-                let (Some(pq), Some(cl)) =
-                    (own(records, id, imp, m), own(records, &classical, imp, m))
-                else {
-                    continue;
-                };
-                let Some(f) = stats::factor(&pq.samples, &cl.samples) else {
-                    continue;
-                };
-                rows.push(Cost {
-                    stack: imp.to_string(),
-                    choice: choice_text(s),
-                    side,
-                    classical_us: cl.median / 1000.0,
-                    post_quantum_us: pq.median / 1000.0,
-                    factor: f,
-                });
-            }
-        }
-    }
-    cost_matrix(&rows)
-}
-
-fn same_cell(a: &Record, b: &Record) -> bool {
-    a.scenario == b.scenario && a.client == b.client && a.server == b.server && a.metric == b.metric
-}
-
-/// The twin run's post-quantum records, each paired with its twin cell: per stack and
-/// scenario, each side's µs and the paired cost factor.
-fn paired_cost_table(records: &[Record]) -> Option<Table> {
-    let mut rows = Vec::new();
-    for r in records {
-        let Some(p) = &r.paired else { continue };
-        let Some(twin_id) = &p.reference_scenario else {
-            continue;
-        };
-        let side = match r.metric {
-            Metric::ClientCpuNs => "client",
-            Metric::ServerCpuNs => "server",
-            _ => continue,
-        };
-        let (Ok(s), Some(f)) = (r.scenario.parse::<Scenario>(), p.factor()) else {
-            continue;
-        };
-        let twin = records.iter().find(|t| {
-            &t.scenario == twin_id && t.client == p.reference_client && t.metric == r.metric
-        });
-        rows.push(Cost {
-            stack: r.client.clone(),
-            choice: choice_text(&s),
-            side,
-            classical_us: twin.map_or(f64::NAN, |t| t.median / 1000.0),
-            post_quantum_us: r.median / 1000.0,
-            factor: f,
-        });
-    }
-    cost_matrix(&rows)
-}
-
-/// "ML-DSA-44 vs ECDSA P-256": the post-quantum parts and the classical ones they replace
-/// (what both handshakes share is the rest of the scenario).
-fn choice_text(s: &Scenario) -> String {
-    let what = Choice::of(s)
-        .iter()
-        .map(|c| c.name())
-        .collect::<Vec<_>>()
-        .join(" + ");
-    let Scenario::Handshake(h) = s else {
-        return what;
-    };
-    let mut replaced = Vec::new();
-    if h.sig.is_mldsa() {
-        replaced.push(sig_name(h.sig.classical_twin()));
-    }
-    if h.group.is_post_quantum() {
-        replaced.push(group_name(h.group.classical_twin()));
-    }
-    format!("{what} vs {}", replaced.join(" + "))
-}
-
-/// One stack's cost of one post-quantum choice on one side.
-struct Cost {
-    stack: String,
-    choice: String,
-    side: &'static str,
-    /// Each handshake's figure: µs, or instructions in the instruction table.
-    classical_us: f64,
-    post_quantum_us: f64,
-    factor: Factor,
 }
 
 /// Each stack's two sides down, each choice across: the factor with its interval, and each
@@ -389,57 +157,35 @@ fn cost_layout(costs: &[Cost], caption: &str, cell: impl Fn(&Cost) -> Cell) -> O
     })
 }
 
-/// The records of `metrics` of a stack with itself on a post-quantum handshake, each with its
-/// scenario and its classical twin's id.
-fn with_twins<'a>(
-    records: &'a [Record],
-    metrics: &'a [Metric],
-) -> impl Iterator<Item = (&'a Record, Scenario, String)> + 'a {
-    records.iter().filter_map(move |r| {
-        let s = r.scenario.parse::<Scenario>().ok()?;
-        let post_quantum = r.client == r.server && !Choice::of(&s).is_empty();
-        let twin = s.classical_twin().map(|t| t.to_string())?;
-        (metrics.contains(&r.metric) && post_quantum).then_some((r, s, twin))
-    })
-}
-
 /// What each post-quantum choice adds on the wire, from a wire run holding both handshakes of
 /// a stack with itself: each side's bytes over the twin's, the largest flight, and the round
 /// trips until the client can send (a server flight over TCP's initial window adds one).
 fn bytes_table(run: &RunData) -> Option<Table> {
-    let mut rows = Vec::new();
-    for (r, s, twin) in with_twins(&run.records, &[Metric::ServerWireBytes]) {
-        let both = |m: Metric| {
-            own(&run.records, &r.scenario, &r.client, m)
-                .zip(own(&run.records, &twin, &r.client, m))
-                .map(|(p, c)| (p.median, c.median))
-        };
-        let (Some(client), Some(server), Some(largest), Some(rtts)) = (
-            both(Metric::ClientWireBytes),
-            both(Metric::ServerWireBytes),
-            both(Metric::LargestFlightBytes),
-            both(Metric::ClientReadyRtts),
-        ) else {
-            continue;
-        };
-        // Whole bytes: `figure` keeps a decimal under 100.
-        let bytes = |v: f64| {
-            if v.abs() < 100.0 {
-                format!("{v:.0}")
-            } else {
-                figure(v)
-            }
-        };
-        let more = |(p, c): (f64, f64)| Cell::plain(format!("{} (+{})", bytes(p), bytes(p - c)));
-        rows.push(vec![
-            Cell::plain(r.client.clone()),
-            Cell::plain(s.to_string()),
-            more(client),
-            more(server),
-            more(largest),
-            Cell::plain(format!("{} (twin {})", rtts.0, rtts.1)),
-        ]);
-    }
+    // Whole bytes: `figure` keeps a decimal under 100.
+    let bytes = |v: f64| {
+        if v.abs() < 100.0 {
+            format!("{v:.0}")
+        } else {
+            figure(v)
+        }
+    };
+    let more = |(p, c): Both| Cell::plain(format!("{} (+{})", bytes(p), bytes(p - c)));
+    let rows: Vec<Vec<Cell>> = wire_costs(run)
+        .into_iter()
+        .map(|w| {
+            vec![
+                Cell::plain(w.stack),
+                Cell::plain(w.scenario),
+                more(w.client_bytes),
+                more(w.server_bytes),
+                more(w.largest_flight),
+                Cell::plain(format!(
+                    "{} (twin {})",
+                    w.client_ready_rtts.0, w.client_ready_rtts.1
+                )),
+            ]
+        })
+        .collect();
     if rows.is_empty() {
         return None;
     }
@@ -457,36 +203,7 @@ fn bytes_table(run: &RunData) -> Option<Table> {
 /// a stack with itself (`make report` counts them): counts repeat within 0.1% (save an
 /// ML-DSA server's, which the caption says), so the factor is their plain ratio.
 fn instruction_cost_table(run: &RunData) -> Option<Table> {
-    let mut costs = Vec::new();
-    let sides = [Metric::ClientInstructions, Metric::ServerInstructions];
-    for (r, s, twin) in with_twins(&run.records, &sides) {
-        let side = if r.metric == Metric::ClientInstructions {
-            "client"
-        } else {
-            "server"
-        };
-        let Some(cl) = own(&run.records, &twin, &r.client, r.metric) else {
-            continue;
-        };
-        if cl.median <= 0.0 {
-            continue;
-        }
-        let ratio = r.median / cl.median;
-        costs.push(Cost {
-            stack: r.client.clone(),
-            choice: choice_text(&s),
-            side,
-            classical_us: cl.median,
-            post_quantum_us: r.median,
-            factor: Factor {
-                ratio,
-                ci_low: ratio,
-                ci_high: ratio,
-                significant: true,
-                paired: false,
-            },
-        });
-    }
+    let costs = instruction_costs(run);
     cost_layout(
         &costs,
         &format!(
@@ -508,8 +225,8 @@ fn instruction_cost_table(run: &RunData) -> Option<Table> {
                 class,
                 Some(format!(
                     "{} instructions classical, {} post-quantum",
-                    figure(c.classical_us),
-                    figure(c.post_quantum_us)
+                    figure(c.classical),
+                    figure(c.post_quantum)
                 )),
             )
         },
@@ -531,8 +248,8 @@ fn cost_cell(c: &Cost) -> Cell {
         class,
         Some(format!(
             "{} µs classical, {} µs post-quantum",
-            figure(c.classical_us),
-            figure(c.post_quantum_us)
+            figure(c.classical),
+            figure(c.post_quantum)
         )),
     )
 }
@@ -540,7 +257,7 @@ fn cost_cell(c: &Cost) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::record::Env;
+    use tlsmatrix_model::record::{Env, Metric};
 
     fn rec(scenario: &str, imp: &str, m: Metric, ns: &[f64]) -> Record {
         Record::from_samples(
