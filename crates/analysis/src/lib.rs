@@ -9,10 +9,12 @@
 
 pub mod bulk;
 pub mod factors;
+pub mod floor;
 // Runs for other crates' tests, compiled always (see the module).
 pub mod fixture;
 pub mod libp2p;
 pub mod netmodel;
 pub mod overhead;
 pub mod post_quantum;
+pub mod provider;
 pub mod self_pairs;

@@ -828,7 +828,15 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(extra));
-    sections.extend(crate::releases::section(&run.records, &impls));
+    sections.extend(crate::releases::section(
+        &run.records,
+        &impls,
+        tlsmatrix_analysis::provider::Runs {
+            instructions: extra.of(Measure::Instructions),
+            profile: extra.of(Measure::Profile),
+            floor: extra.of(Measure::Floor),
+        },
+    ));
     sections.extend(extra.published.iter().filter_map(crate::published::section));
     sections.extend(history_section(history));
     sections.extend(

@@ -4,61 +4,19 @@
 //! a stacked bar per scenario, and a sentence per stack naming its largest cost above the floor
 //! from the instruction run's split of the same scenario where there is one.
 
+use tlsmatrix_analysis::floor::{scenarios, side_floor, SideFloor, Standing};
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
 use crate::overhead::{self, OverheadSplit, MOSTLY_CRYPTO};
-use crate::self_pairs::{micros, record, refusals};
+use crate::self_pairs::{micros, refusals};
 
 const METHOD: &str = "The crypto floor of a handshake is what its side's cryptography alone costs through the library's own crypto API: the key shares and the secret (for a hybrid group, both halves), each signature the side must make and each it must verify (the peer's handshake signature and one per certificate of the chain), and the HMACs of the key schedule (HKDF, Finished, binders; TLS 1.2's PRF). Each operation is timed apart from any TLS, in batches taken in turns with batches of the handshake itself in one process, so a floor and its handshake are figures taken milliseconds apart. The floor leaves out what a stack may do but the protocol does not require (ticket encryption, transcript hashing), so it is a lower bound: everything above it is protocol, parsing, allocation and locking.";
 
 /// The scenario shown first.
 const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
-
-/// One side's figures.
-struct SideFloor {
-    handshake: Record,
-    floor: Record,
-    /// `None` where the side performs no operation of the part (a resumption signs nothing).
-    parts: [Option<f64>; 3],
-    /// Whether the floor is above the handshake beyond the run's noise: the per-sample
-    /// share's whole interval above 1 (cells whose handshake is nearly all crypto, an RSA
-    /// server's, sit near 1 and cross it by noise alone).
-    above: bool,
-}
-
-fn side_floor(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideFloor> {
-    let (total, parts) = Metric::floor_of(side);
-    let mut p = [None; 3];
-    for (slot, m) in p.iter_mut().zip(parts) {
-        *slot = record(run, scenario, imp, m).map(|r| r.median);
-    }
-    Some(SideFloor {
-        handshake: record(run, scenario, imp, Metric::handshake_ns_of(side))?.clone(),
-        floor: record(run, scenario, imp, total)?.clone(),
-        parts: p,
-        above: record(run, scenario, imp, Metric::floor_share_of(side))
-            .is_some_and(|r| r.ci_low > 1.0),
-    })
-}
-
-/// The scenarios of the run with a floor, in the run's order.
-fn scenarios(run: &RunData) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.metric == Metric::ClientFloorNs)
-    {
-        if !out.contains(&r.scenario.as_str()) {
-            out.push(&r.scenario);
-        }
-    }
-    out
-}
 
 /// A side's sentence: how far above its floor it is, and what the instruction split says the
 /// rest is, where the instruction run counted the scenario.
@@ -71,7 +29,14 @@ fn sentence(
 ) -> String {
     let (h, fl) = (f.handshake.median, f.floor.median);
     let times = h / fl.max(1.0);
-    let head = if f.above {
+    let head = if let Standing::WithinNoise { low, high } = f.standing {
+        format!(
+            "{imp} ({side}): its {} µs handshake is its crypto floor within the run's noise (the floor's share of it, 95% interval {:.0}-{:.0}%); nothing measurable lies outside the cryptography",
+            figure(h / 1e3),
+            100.0 * low,
+            100.0 * high
+        )
+    } else if f.standing == Standing::Above {
         format!(
             "{imp} ({side}): its floor ({} µs) is above its handshake ({} µs): an operation is counted that this stack does not perform, or the two were measured apart",
             figure(fl / 1e3),
@@ -98,6 +63,43 @@ fn sentence(
             100.0 * share
         ),
         _ => format!("{head}."),
+    }
+}
+
+/// The "above the floor" and "floor share" cells: a floor above its handshake beyond noise
+/// is flagged; a handshake that is its floor within noise reads as about all floor, with
+/// the interval, never as a share above 100%.
+fn standing_cells(f: &SideFloor) -> (Cell, Cell) {
+    let (h, fl) = (f.handshake.median, f.floor.median);
+    let share = format!("{:.0}%", 100.0 * fl / h.max(1.0));
+    match f.standing {
+        Standing::Below => (
+            Cell::plain(figure(f.above_floor_ns() / 1e3)),
+            Cell::plain(share),
+        ),
+        Standing::Above => (
+            Cell::with(
+                figure((h - fl) / 1e3),
+                Class::Bad,
+                Some("the floor is above the handshake: a counting error".into()),
+            ),
+            Cell::with(share, Class::Bad, None),
+        ),
+        Standing::WithinNoise { low, high } => {
+            let why = format!(
+                "the handshake is its floor within the run's noise: the floor's share of it, per sample, has its 95% interval at {:.0}-{:.0}% (median {share})",
+                100.0 * low,
+                100.0 * high
+            );
+            (
+                Cell::with("≈0", Class::Same, Some(why.clone())),
+                Cell::with(
+                    format!("≈100% ({:.0}-{:.0}%)", 100.0 * low, 100.0 * high),
+                    Class::Same,
+                    Some(why),
+                ),
+            )
+        }
     }
 }
 
@@ -146,13 +148,8 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                 let (h, fl) = (f.handshake.median, f.floor.median);
                 let split_of = profile
                     .and_then(|p| OverheadSplit::of(p, scenario, imp, side, h, fl))
-                    .filter(|_| !f.above);
-                let over = Cell::with(
-                    figure((h - fl) / 1e3),
-                    if f.above { Class::Bad } else { Class::Plain },
-                    f.above
-                        .then(|| "the floor is above the handshake: a counting error".into()),
-                );
+                    .filter(|_| f.standing == Standing::Below);
+                let (over, share) = standing_cells(&f);
                 let mut row = vec![
                     Cell::plain(imp.clone()),
                     Cell::plain(side.to_string()),
@@ -165,7 +162,7 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                         .map(|p| Cell::plain(p.map_or("-".into(), |v| figure(v / 1e3)))),
                 );
                 row.push(over);
-                row.push(Cell::plain(format!("{:.0}%", 100.0 * fl / h.max(1.0))));
+                row.push(share);
                 rows.push(row);
                 said.push(sentence(
                     imp,
@@ -251,7 +248,7 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::record::Env;
+    use tlsmatrix_model::record::{Env, Metric, Record};
 
     fn rec(imp: &str, m: Metric, ns: f64) -> Record {
         Record::from_samples(
@@ -378,6 +375,47 @@ mod tests {
             said[0].contains("largest part of that in state machine & rest"),
             "{}",
             said[0]
+        );
+    }
+
+    #[test]
+    fn a_handshake_that_is_its_floor_within_noise_never_reads_above_100_percent() {
+        let mut records = run_of("rsa", 1_000_000.0, 1_040_000.0);
+        for r in records
+            .iter_mut()
+            .filter(|r| r.metric == Metric::ServerFloorShare)
+        {
+            *r = Record::from_samples(
+                "floor",
+                &r.scenario,
+                ("rsa", "v"),
+                ("rsa", "v"),
+                r.metric,
+                vec![1.04, 0.97, 1.09, 0.99, 1.06, 1.01, 0.98, 1.12],
+                Env::default(),
+            )
+            .unwrap();
+        }
+        let b = blocks(&run_data("floor", records), &|_, _, _| None, None);
+        let Block::Table(t) = &b[2] else {
+            panic!("the table")
+        };
+        let server = &t.rows[1];
+        assert_eq!(server[1].text, "server");
+        assert_eq!(server[7].text, "≈0");
+        assert!(server[8].text.starts_with("≈100% ("), "{}", server[8].text);
+        assert_eq!(server[8].class, Class::Same);
+        // The client's share stays above 1 beyond noise: flagged as before.
+        assert_eq!(t.rows[0][8].class, Class::Bad);
+        let Block::Bullets(said) = &b[3] else {
+            panic!("the sentences")
+        };
+        assert!(
+            said[1].contains(
+                "is its crypto floor within the run's noise (the floor's share of it, 95% interval"
+            ),
+            "{}",
+            said[1]
         );
     }
 }

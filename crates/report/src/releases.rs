@@ -7,7 +7,9 @@
 //! is the quotient of their factors against that baseline ([`Factor::over`]), which keeps
 //! both pairings and widens the interval for the two separate sets of rounds.
 
+use tlsmatrix_analysis::provider::{explained, layers, releases, Layer, Runs};
 use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::side::Side;
 use tlsmatrix_model::stats::Factor;
 
 use crate::doc::{Block, Cell, Class, Section, Table};
@@ -24,23 +26,6 @@ const SCENARIOS: &[&str] = &[
 /// What others measured: a FreeBSD openssl-bench run of TLS 1.3 server handshakes.
 const PUBLISHED: &str = "a published FreeBSD openssl-bench run measured TLS 1.3 server handshakes at 1,774/s on 1.1.1w and 1,334/s on 3.0.16 (0.75x, -25%)";
 
-/// An OpenSSL release line's impl name as numbers: `openssl-3.6` -> [3, 6]. Variants
-/// (`openssl-3.6+clang`) and other stacks are not release lines.
-fn release_of(imp: &str) -> Option<Vec<u32>> {
-    let line = imp.strip_prefix("openssl-")?;
-    line.split('.').map(|n| n.parse().ok()).collect()
-}
-
-/// The run's OpenSSL release lines, oldest first.
-fn releases(impls: &[String]) -> Vec<&str> {
-    let mut found: Vec<(Vec<u32>, &str)> = impls
-        .iter()
-        .filter_map(|i| release_of(i).map(|v| (v, i.as_str())))
-        .collect();
-    found.sort();
-    found.into_iter().map(|(_, i)| i).collect()
-}
-
 fn side_name(m: Metric) -> &'static str {
     if m == Metric::ClientCpuNs {
         "client"
@@ -49,8 +34,103 @@ fn side_name(m: Metric) -> &'static str {
     }
 }
 
-/// The section, when the run has at least two OpenSSL release lines.
-pub fn section(records: &[Record], impls: &[String]) -> Option<Section> {
+/// What others published about the provider layer, never restated as this run's.
+const PUBLISHED_PROVIDER: &str = "What others published, not measured here: OpenSSL 3.0 takes at least two read locks per algorithm lookup (openssl#20286, #23388), and nginx's QUIC handshakes on it were found spending 12% of their CPU walking one OpenSSL hash table against 2% over TCP (quictls#10).";
+
+/// Per release line and side, the provider layer on the lead handshake, and per side a
+/// sentence on how much of each release's time above the oldest the layer accounts for.
+fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
+    let scenario = SCENARIOS[0];
+    let mut rows = Vec::new();
+    let mut said = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        let found = layers(runs, lines, scenario, side);
+        rows.extend(found.iter().map(layer_row));
+        let Some((oldest, newer)) = found.split_first() else {
+            continue;
+        };
+        let parts: Vec<String> = newer
+            .iter()
+            .filter_map(|l| {
+                let e = explained(oldest, l)?;
+                Some(match e.share {
+                    Some(share) => format!(
+                        "{} {} µs above {}, of which the layer's own functions {} µs ({:.0}%)",
+                        l.release,
+                        figure(e.extra_us),
+                        oldest.release,
+                        figure(e.layer_us),
+                        100.0 * share
+                    ),
+                    None => format!("{} not slower than {}", l.release, oldest.release),
+                })
+            })
+            .collect();
+        if !parts.is_empty() {
+            said.push(format!("{side}: {}.", parts.join("; ")));
+        }
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![
+        Block::Para(format!("The provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, the library context) on {scenario}, per release and side: its functions' own instructions per handshake (callgrind, their share of the side's in brackets), and their time: the profile run's share of the side's samples times the floor run's handshake, the interval the share's. A function counts its own work only: the hash-table walks, string comparisons and locks the layer calls count where they run (the rest, locks), so these figures are the layer's lower bound. Locks and atomics are the whole side's.")),
+        Block::Table(Table {
+            caption: format!("OpenSSL's provider layer per release, {scenario} (hover: the time's interval)"),
+            header: [
+                "release",
+                "side",
+                "provider instr/hs",
+                "provider µs/hs",
+                "handshake µs",
+                "locks/hs",
+                "atomics/hs",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+            label_cols: 2,
+        }),
+    ];
+    if !said.is_empty() {
+        blocks.push(Block::Para(format!(
+            "Each release's handshake time above the oldest's (the floor run's handshakes, one run), and the part the provider layer's growth accounts for: {}",
+            said.join(" ")
+        )));
+    }
+    blocks.push(Block::Para(PUBLISHED_PROVIDER.into()));
+    blocks
+}
+
+fn layer_row(l: &Layer) -> Vec<Cell> {
+    let opt = |v: Option<f64>| Cell::plain(v.map_or("-".into(), figure));
+    vec![
+        Cell::plain(l.release.clone()),
+        Cell::plain(l.side.to_string()),
+        Cell::plain(l.instructions.map_or("-".into(), |(p, t)| {
+            format!("{} ({:.1}%)", figure(p), 100.0 * p / t.max(1.0))
+        })),
+        match l.time {
+            Some(t) => Cell::with(
+                figure(t.us),
+                Class::Plain,
+                Some(format!(
+                    "95% interval {}-{} µs",
+                    figure(t.low_us),
+                    figure(t.high_us)
+                )),
+            ),
+            None => Cell::plain("-"),
+        },
+        opt(l.time.map(|t| t.handshake_us)),
+        opt(l.locks),
+        opt(l.atomics),
+    ]
+}
+
+/// The section, when the run has at least two OpenSSL release lines; `runs` gives the
+/// provider layer's figures where the report has those runs.
+pub fn section(records: &[Record], impls: &[String], runs: Runs) -> Option<Section> {
     let lines = releases(impls);
     if lines.len() < 2 {
         return None;
@@ -133,6 +213,7 @@ pub fn section(records: &[Record], impls: &[String]) -> Option<Section> {
         rows,
         label_cols: 2,
     }));
+    blocks.extend(provider_blocks(runs, &lines));
     Some(Section {
         id: "openssl-releases".into(),
         title: "OpenSSL release by release".into(),
@@ -144,24 +225,6 @@ pub fn section(records: &[Record], impls: &[String]) -> Option<Section> {
 mod tests {
     use super::*;
     use tlsmatrix_model::fixture::RecordFixture;
-
-    #[test]
-    fn release_lines_are_ordered_by_number_and_variants_left_out() {
-        let impls: Vec<String> = [
-            "rustls-aws-lc",
-            "openssl-3.6",
-            "openssl-3.0",
-            "openssl-1.1.1",
-            "openssl-3.6+clang",
-            "openssl-4.0",
-        ]
-        .map(String::from)
-        .to_vec();
-        assert_eq!(
-            releases(&impls),
-            ["openssl-1.1.1", "openssl-3.0", "openssl-3.6", "openssl-4.0"]
-        );
-    }
 
     #[test]
     fn each_release_is_compared_with_the_one_before_through_the_baseline() {
@@ -182,7 +245,12 @@ mod tests {
         let impls: Vec<String> = [base, "openssl-1.1.1", "openssl-3.0", "openssl-3.6"]
             .map(String::from)
             .to_vec();
-        let s = section(&records, &impls).expect("three releases");
+        let none = Runs {
+            instructions: None,
+            profile: None,
+            floor: None,
+        };
+        let s = section(&records, &impls, none).expect("three releases");
         let Block::Table(t) = s.blocks.last().unwrap() else {
             panic!("no table")
         };
@@ -196,5 +264,73 @@ mod tests {
             panic!("no finding")
         };
         assert!(finding.contains("openssl-3.0 0.67x") && finding.contains("-25%"));
+    }
+
+    #[test]
+    fn the_provider_layer_is_set_out_per_release_and_its_share_of_the_time_above_the_oldest() {
+        use tlsmatrix_history::RunData;
+        use tlsmatrix_model::record::Env;
+        let rec = |imp: &str, m: Metric, v: f64| {
+            RecordFixture::new(m, v)
+                .scenario(SCENARIOS[0])
+                .pair(imp, imp)
+                .samples(vec![v; 5])
+                .build()
+        };
+        let run = |records| RunData {
+            run_id: "r".into(),
+            env: Env::default(),
+            status: "complete".into(),
+            records,
+            cells: Vec::new(),
+        };
+        let instructions = run(vec![
+            rec("openssl-1.1.1", Metric::ServerInstructions, 2_000_000.0),
+            rec("openssl-1.1.1", Metric::ServerProviderInstructions, 0.0),
+            rec("openssl-3.0", Metric::ServerInstructions, 2_500_000.0),
+            rec("openssl-3.0", Metric::ServerProviderInstructions, 45_000.0),
+        ]);
+        let profile = run(vec![
+            rec("openssl-1.1.1", Metric::ServerProviderTimeShare, 0.0),
+            rec("openssl-3.0", Metric::ServerProviderTimeShare, 0.04),
+        ]);
+        let floor = run(vec![
+            rec("openssl-1.1.1", Metric::ServerCpuNs, 150_000.0),
+            rec("openssl-3.0", Metric::ServerCpuNs, 200_000.0),
+        ]);
+        let runs = Runs {
+            instructions: Some(&instructions),
+            profile: Some(&profile),
+            floor: Some(&floor),
+        };
+        let b = provider_blocks(runs, &["openssl-1.1.1", "openssl-3.0"]);
+        let Block::Table(t) = &b[1] else {
+            panic!("the table second")
+        };
+        assert_eq!(t.rows.len(), 2, "the server side of each release");
+        let texts: Vec<&str> = t.rows[1].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "openssl-3.0",
+                "server",
+                "45,000 (1.8%)",
+                "8.0",
+                "200",
+                "-",
+                "-"
+            ]
+        );
+        let Block::Para(said) = &b[2] else {
+            panic!("the sentence third")
+        };
+        assert!(
+            said.contains("server: openssl-3.0 50.0 µs above openssl-1.1.1, of which the layer's own functions 8.0 µs (16%)"),
+            "{said}"
+        );
+        let Block::Para(published) = &b[3] else {
+            panic!("the published finding last")
+        };
+        assert!(published.starts_with("What others published, not measured here"));
     }
 }
