@@ -3,7 +3,9 @@
 //! (`overhead`), the libp2p transport against upstream with its target's verdict
 //! (`libp2p`), post-quantum support and costs over the classical twins (`post_quantum`),
 //! bulk transfers judged against their ceilings, write sizes and plain builds (`bulk`), a
-//! self pair's record (`self_pairs`), and the network model (`netmodel`).
+//! handshake side against its crypto floor (`floor`), OpenSSL's provider layer release by
+//! release (`provider`), a self pair's record (`self_pairs`), and the network model
+//! (`netmodel`).
 //! Nothing here renders: `tlsmatrix_report` turns these into tables, charts and sentences,
 //! and a test of any of it needs no document.
 

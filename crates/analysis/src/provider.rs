@@ -52,7 +52,14 @@ pub struct Layer {
     pub time: Option<LayerTime>,
     pub locks: Option<f64>,
     pub atomics: Option<f64>,
+    /// The share of the side's instructions callgrind had no name for (a stripped library's
+    /// internal functions, among them the layer's own where the library is stripped).
+    pub unnamed: Option<f64>,
 }
+
+/// Above this share of unnamed instructions a side's layer figure is incomplete (the
+/// instruction split's own bound).
+pub const UNNAMED_LIMIT: f64 = 0.10;
 
 /// The runs a layer's figures come from; any may be missing.
 #[derive(Clone, Copy)]
@@ -71,6 +78,10 @@ pub fn layers<'a>(runs: Runs<'a>, lines: &[&str], scenario: &str, side: Side) ->
         .instructions
         .expect("the instruction split names the provider layer")[side.index()];
     let share = row.time_share[side.index()];
+    let unnamed = Class::Unnamed
+        .row()
+        .instructions
+        .expect("the instruction split names unnamed code")[side.index()];
     lines
         .iter()
         .filter_map(|&line| {
@@ -96,6 +107,9 @@ pub fn layers<'a>(runs: Runs<'a>, lines: &[&str], scenario: &str, side: Side) ->
                 time,
                 locks: at(runs.instructions, locks).map(|r| r.median),
                 atomics: at(runs.instructions, Metric::atomics_of(side)).map(|r| r.median),
+                unnamed: at(runs.instructions, unnamed)
+                    .zip(instructions)
+                    .map(|(u, (_, t))| u.median / t.max(1.0)),
             };
             (layer.instructions.is_some() || layer.time.is_some()).then_some(layer)
         })
@@ -194,6 +208,7 @@ mod tests {
         assert_eq!(l[1].instructions, Some((50_000.0, 4_000_000.0)));
         assert_eq!(l[1].locks, Some(3_000.0));
         assert_eq!(l[1].atomics, None);
+        assert_eq!(l[1].unnamed, None, "no unnamed figure in the run");
         let t = l[1].time.unwrap();
         assert!(
             (t.us - 15.0).abs() < 1e-9 && t.handshake_us == 300.0,

@@ -7,7 +7,7 @@
 //! is the quotient of their factors against that baseline ([`Factor::over`]), which keeps
 //! both pairings and widens the interval for the two separate sets of rounds.
 
-use tlsmatrix_analysis::provider::{explained, layers, releases, Layer, Runs};
+use tlsmatrix_analysis::provider::{explained, layers, releases, Layer, Runs, UNNAMED_LIMIT};
 use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::side::Side;
 use tlsmatrix_model::stats::Factor;
@@ -74,7 +74,7 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
         return Vec::new();
     }
     let mut blocks = vec![
-        Block::Para(format!("The provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, the library context) on {scenario}, per release and side: its functions' own instructions per handshake (callgrind, their share of the side's in brackets), and their time: the profile run's share of the side's samples times the floor run's handshake, the interval the share's. A function counts its own work only: the hash-table walks, string comparisons and locks the layer calls count where they run (the rest, locks), so these figures are the layer's lower bound. Locks and atomics are the whole side's.")),
+        Block::Para(format!("The provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, the library context) on {scenario}, per release and side: its functions' own instructions per handshake (callgrind, their share of the side's in brackets), and their time: the profile run's share of the side's samples times the floor run's handshake, the interval the share's. A function counts its own work only: the hash-table walks, string comparisons and locks the layer calls count where they run (the rest, locks), so these figures are the layer's lower bound. Locks and atomics are the whole side's. *: the side's library is stripped (hover).")),
         Block::Table(Table {
             caption: format!("OpenSSL's provider layer per release, {scenario} (hover: the time's interval)"),
             header: [
@@ -102,14 +102,39 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
     blocks
 }
 
+/// A count per handshake, whole: `figure` keeps a decimal under 100.
+fn whole(v: f64) -> String {
+    if v.abs() < 100.0 {
+        format!("{v:.0}")
+    } else {
+        figure(v)
+    }
+}
+
 fn layer_row(l: &Layer) -> Vec<Cell> {
-    let opt = |v: Option<f64>| Cell::plain(v.map_or("-".into(), figure));
+    let opt = |v: Option<f64>| Cell::plain(v.map_or("-".into(), whole));
+    let incomplete = l.unnamed.filter(|u| *u > UNNAMED_LIMIT).map(|u| {
+        format!(
+            "split incompletely: {:.0}% of the side's instructions have no name (a stripped library), the layer's internal functions among them; the figure counts the layer's named functions only",
+            100.0 * u
+        )
+    });
     vec![
         Cell::plain(l.release.clone()),
         Cell::plain(l.side.to_string()),
-        Cell::plain(l.instructions.map_or("-".into(), |(p, t)| {
-            format!("{} ({:.1}%)", figure(p), 100.0 * p / t.max(1.0))
-        })),
+        match l.instructions {
+            Some((p, t)) => Cell::with(
+                format!(
+                    "{} ({:.1}%){}",
+                    whole(p),
+                    100.0 * p / t.max(1.0),
+                    if incomplete.is_some() { " *" } else { "" }
+                ),
+                Class::Plain,
+                incomplete,
+            ),
+            None => Cell::plain("-"),
+        },
         match l.time {
             Some(t) => Cell::with(
                 figure(t.us),
@@ -289,6 +314,11 @@ mod tests {
             rec("openssl-1.1.1", Metric::ServerProviderInstructions, 0.0),
             rec("openssl-3.0", Metric::ServerInstructions, 2_500_000.0),
             rec("openssl-3.0", Metric::ServerProviderInstructions, 45_000.0),
+            rec(
+                "openssl-3.0",
+                Metric::ServerUnnamedInstructions,
+                1_000_000.0,
+            ),
         ]);
         let profile = run(vec![
             rec("openssl-1.1.1", Metric::ServerProviderTimeShare, 0.0),
@@ -314,13 +344,16 @@ mod tests {
             [
                 "openssl-3.0",
                 "server",
-                "45,000 (1.8%)",
+                "45,000 (1.8%) *",
                 "8.0",
                 "200",
                 "-",
                 "-"
             ]
         );
+        let hover = t.rows[1][2].title.as_deref().unwrap();
+        assert!(hover.starts_with("split incompletely: 40%"), "{hover}");
+        assert_eq!(t.rows[0][2].text, "0 (0.0%)");
         let Block::Para(said) = &b[2] else {
             panic!("the sentence third")
         };
