@@ -10,6 +10,7 @@ use crate::certs::CertSet;
 use crate::floor::HandshakeCrypto;
 use crate::memio::MemIo;
 use crate::negotiated::Negotiated;
+use crate::quic_endpoint::QuicEndpointFactory;
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::{
     Aead, Chain, ConnParams, Extras, Group, Resumption, Scenario, SigAlg, Version,
@@ -361,6 +362,25 @@ impl EndpointConfig {
 }
 
 impl EndpointConfig {
+    /// Combinations QUIC itself rules out, whatever the stack: `Err(reason)`.
+    pub fn quic_limits(&self) -> Result<(), String> {
+        if self.version != Version::Tls13 {
+            return Err("QUIC carries TLS 1.3 only (RFC 9001 §4.2)".into());
+        }
+        if self.client_first_group.is_some() {
+            // Over TCP the pair counts the ClientHellos a client writes; inside QUIC they travel
+            // in Initial packets, which the pair does not decrypt yet.
+            return Err(
+                "a HelloRetryRequest inside QUIC cannot be checked yet: the pair does not read the ClientHellos in Initial packets"
+                    .into(),
+            );
+        }
+        if self.alpn.is_empty() {
+            return Err("QUIC requires ALPN (RFC 9001 §8.1); the configuration offers none".into());
+        }
+        Ok(())
+    }
+
     /// Combinations no TLS version allows, whatever the library: `Err(reason)`.
     pub fn protocol_limits(&self) -> Result<(), String> {
         if self.version == Version::Tls12 {
@@ -430,6 +450,28 @@ pub trait TlsLibrary: Send + Sync {
             "tlsmatrix does not yet call {}'s crypto API apart from its TLS stack",
             self.name()
         ))
+    }
+    /// The library's QUIC stack (RFC 9001) with its exact version, e.g. "quinn-proto
+    /// 0.11.19"; `Err(reason)` when tlsmatrix drives none on this library.
+    fn quic_stack(&self) -> Result<String, String> {
+        Err(format!(
+            "tlsmatrix drives no QUIC stack on {} yet",
+            self.name()
+        ))
+    }
+    /// `Err(reason)` when its QUIC stack cannot run the configuration as asked (QUIC's own
+    /// limits are [`EndpointConfig::quic_limits`]).
+    fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        self.quic_stack()?;
+        cfg.quic_limits()
+    }
+    /// `side`'s QUIC connections for `cfg`, where [`TlsLibrary::quic_supports`] takes it.
+    fn quic_factory(
+        &self,
+        _side: Side,
+        _cfg: &EndpointConfig,
+    ) -> anyhow::Result<Box<dyn QuicEndpointFactory>> {
+        Err(anyhow::anyhow!(self.quic_stack().err().unwrap_or_default()))
     }
     /// The library's own C allocation call, to check which allocator its blocks land in;
     /// `None` when its C code allocates nothing (ring) and all goes through Rust's allocator.
@@ -571,5 +613,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("over 255 bytes"));
+    }
+
+    #[test]
+    fn quic_refuses_tls12_and_a_configuration_without_alpn() {
+        let certs = Arc::new(CertSet::from_pems(
+            String::new(),
+            String::new(),
+            String::new(),
+        ));
+        let tls13: tlsmatrix_model::scenario::Scenario =
+            "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+        let mut cfg = EndpointConfig::for_scenario(&tls13, certs.clone());
+        assert!(cfg.quic_limits().unwrap_err().contains("ALPN"));
+        cfg.alpn = vec![crate::quic_endpoint::ALPN.into()];
+        assert_eq!(cfg.quic_limits(), Ok(()));
+        let tls12: tlsmatrix_model::scenario::Scenario =
+            "handshake-tls12-ecdsa-p256-x25519-full".parse().unwrap();
+        let mut cfg = EndpointConfig::for_scenario(&tls12, certs);
+        cfg.alpn = vec![crate::quic_endpoint::ALPN.into()];
+        assert!(cfg.quic_limits().unwrap_err().contains("TLS 1.3 only"));
     }
 }

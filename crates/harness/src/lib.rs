@@ -10,5 +10,7 @@ pub mod floor;
 pub mod memio;
 pub mod negotiated;
 pub mod pair;
+pub mod quic;
+pub mod quic_endpoint;
 pub mod tcp;
 pub mod witness;

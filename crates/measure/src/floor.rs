@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::sample::{Sample, Sampler};
+use crate::sample::{in_turns, value_of, Sample, Sampler};
 use crate::workload::{Budget, HandshakeSampler};
 use tlsmatrix_harness::certs::CertSet;
 use tlsmatrix_harness::endpoint::EndpointFactory;
@@ -152,31 +152,24 @@ pub fn handshakes_against_floor(
     params: &ConnParams,
     mut floor: FloorSampler,
     budget: &Budget,
-    mut on_sample: impl FnMut(Sample),
+    on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     let mut stack =
         HandshakeSampler::warm(client, server, params, budget.warmup, budget.sample_target)?;
-    for i in 0..budget.runs {
-        let (handshake, own) = if i % 2 == 0 {
-            let h = stack.sample()?;
-            (h, floor.sample()?)
-        } else {
-            let f = floor.sample()?;
-            (stack.sample()?, f)
-        };
-        let of = |s: &Sample, m: Metric| s.iter().find(|(x, _)| *x == m).map_or(0.0, |v| v.1);
-        let mut values = handshake.clone();
-        values.extend(own.iter().copied());
-        for side in [Side::Client, Side::Server] {
-            let (floor_metric, _) = Metric::floor_of(side);
-            let took = of(&handshake, Metric::handshake_ns_of(side));
-            values.push((
-                Metric::floor_share_of(side),
-                of(&own, floor_metric) / took.max(1e-9),
-            ));
-        }
-        on_sample(values);
-    }
+    let shares = |handshake: &Sample, own: &Sample| -> Sample {
+        [Side::Client, Side::Server]
+            .into_iter()
+            .map(|side| {
+                let (floor_metric, _) = Metric::floor_of(side);
+                let took = value_of(handshake, Metric::handshake_ns_of(side));
+                (
+                    Metric::floor_share_of(side),
+                    value_of(own, floor_metric) / took.max(1e-9),
+                )
+            })
+            .collect()
+    };
+    in_turns(&mut stack, &mut floor, budget.runs, shares, on_sample)?;
     Ok(())
 }
 

@@ -66,28 +66,9 @@ impl<'a> HandshakeSampler<'a> {
         sample_target: Duration,
     ) -> Result<Self, PairError> {
         pair::prime(client, server, params)?;
-        let start = Instant::now();
-        let mut warm = 0u32;
-        while warm < 2 || start.elapsed() < warmup {
-            pair::handshake(client, server, params)?;
-            warm += 1;
-        }
-        // The batch is sized from a stretch after the warm-up. Sized from the warm-up itself,
-        // the first cell of a process, whose first handshakes pay the process's one-time costs
-        // (lazy initialisation, first-touch page faults: 20 ms and more), got batches of one
-        // handshake where its partners got 19, and a sample of one handshake carries whatever
-        // ran before it in full.
-        let stretch = Instant::now();
-        let mut n = 0u32;
-        while n < 4 || stretch.elapsed() < warmup / 4 {
-            pair::handshake(client, server, params)?;
-            n += 1;
-        }
-        let per = stretch.elapsed() / n;
-        let batch = (sample_target.as_nanos() / per.as_nanos().max(1)).clamp(1, 100_000) as u64;
-        // Whole periods of the cost that repeats (RSA blinding renewals): with the re-warm
-        // handshake the renewal moves by one place per sample, so 32 of 33 samples hold one.
-        let batch = batch.next_multiple_of(params.handshake_period());
+        let batch = handshake_batch(warmup, sample_target, params.handshake_period(), || {
+            pair::handshake(client, server, params).map(drop)
+        })?;
         Ok(HandshakeSampler {
             client,
             server,
@@ -95,6 +76,39 @@ impl<'a> HandshakeSampler<'a> {
             batch,
         })
     }
+}
+
+/// Runs `handshake` for `warmup` (at least twice), then sizes a batch to take about
+/// `sample_target` in whole periods of `period` (the cost that repeats: RSA blinding
+/// renewals, so that with the re-warm handshake the renewal moves by one place per sample
+/// and 32 of 33 samples hold one).
+///
+/// The batch is sized from a stretch after the warm-up. Sized from the warm-up itself, the
+/// first cell of a process, whose first handshakes pay the process's one-time costs (lazy
+/// initialisation, first-touch page faults: 20 ms and more), got batches of one handshake
+/// where its partners got 19, and a sample of one handshake carries whatever ran before it
+/// in full.
+pub fn handshake_batch<E>(
+    warmup: Duration,
+    sample_target: Duration,
+    period: u64,
+    mut handshake: impl FnMut() -> Result<(), E>,
+) -> Result<u64, E> {
+    let start = Instant::now();
+    let mut warm = 0u32;
+    while warm < 2 || start.elapsed() < warmup {
+        handshake()?;
+        warm += 1;
+    }
+    let stretch = Instant::now();
+    let mut n = 0u32;
+    while n < 4 || stretch.elapsed() < warmup / 4 {
+        handshake()?;
+        n += 1;
+    }
+    let per = stretch.elapsed() / n;
+    let batch = (sample_target.as_nanos() / per.as_nanos().max(1)).clamp(1, 100_000) as u64;
+    Ok(batch.next_multiple_of(period))
 }
 
 /// Untimed handshakes before each timed batch. Paired cells take turns, so a sample starts

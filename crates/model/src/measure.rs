@@ -25,6 +25,7 @@ pub enum Measure {
     Floor,
     Contention,
     Teardown,
+    Quic,
 }
 
 /// How many of a measure's cells run at once, when each runs in a driver of its own.
@@ -315,6 +316,44 @@ pub const MEASURES: &[MeasureRow] = &[
         companion: true,
         stage: Some(("teardown-costs", "results/teardown.jsonl")),
     },
+    MeasureRow {
+        measure: Measure::Quic,
+        name: "quic",
+        help: "the library's QUIC handshake (RFC 9001) over in-memory datagrams in turns with its own TLS-over-TCP handshake on the same scenario: CPU per side, the paired factor QUIC/TCP, and the datagrams (bytes, the client's padding, round trips, what the amplification limit held back)",
+        kinds: HANDSHAKES,
+        other_kinds: "QUIC is measured on handshake scenarios",
+        self_only: Some(
+            "QUIC is measured against the same library's TCP handshake: run each impl with itself",
+        ),
+        full_only: Some("QUIC resumption and 0-RTT are not measured yet: full handshakes only"),
+        lanes: Lanes::Pinned,
+        tool: Tool::None,
+        sample_ms: (100, 100),
+        cell_timeout_s: 120,
+        defaults: DefaultScenarios::Named(QUIC_SUITE),
+        sources: &[Source::Quic],
+        run_kind: "QUIC ",
+        companion: true,
+        stage: Some(("quic", "results/quic.jsonl")),
+    },
+];
+
+/// The QUIC measure's scenarios: the lead handshake, each classical group and key type,
+/// every post-quantum group QUIC stacks offer, each ML-DSA level, chains of two and three,
+/// and mutual authentication.
+pub const QUIC_SUITE: &[&str] = &[
+    "handshake-tls13-ecdsa-p256-x25519-full",
+    "handshake-tls13-ecdsa-p256-p256-full",
+    "handshake-tls13-rsa-2048-x25519-full",
+    "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+    "handshake-tls13-ecdsa-p256-secp256r1mlkem768-full",
+    "handshake-tls13-ecdsa-p256-mlkem768-full",
+    "handshake-tls13-mldsa44-x25519-full",
+    "handshake-tls13-mldsa65-x25519-full",
+    "handshake-tls13-mldsa87-x25519-full",
+    "handshake-tls13-ecdsa-p256-x25519-full-chain2",
+    "handshake-tls13-ecdsa-p256-x25519-full-chain3",
+    "handshake-tls13-ecdsa-p256-x25519-full-mtls",
 ];
 
 impl Measure {
@@ -462,6 +501,7 @@ mod tests {
             Measure::Floor,
             Measure::Contention,
             Measure::Teardown,
+            Measure::Quic,
         ];
         for m in all {
             assert_eq!(

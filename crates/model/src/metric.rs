@@ -130,6 +130,18 @@ pub enum Metric {
     Contention8Scaling,
     Contention2Waits,
     Contention8Waits,
+    ClientQuicNs,
+    ServerQuicNs,
+    ClientQuicOverTcp,
+    ServerQuicOverTcp,
+    ClientQuicDatagrams,
+    ServerQuicDatagrams,
+    ClientQuicBytes,
+    ServerQuicBytes,
+    ClientQuicFirstDatagram,
+    ClientQuicReadyRtts,
+    ServerQuicHeldBytes,
+    ServerQuicFirstFlightRatio,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +199,8 @@ pub enum Source {
     Contention,
     /// Connections closed and freed after a handshake (`--measure teardown`).
     Teardown,
+    /// QUIC handshakes in turns with the same library's TCP handshakes (`--measure quic`).
+    Quic,
 }
 
 /// How a recorded sample becomes the figure people see.
@@ -718,6 +732,50 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::Contention8Waits, "contention_8t_waits_per_handshake", "1", Lower, Pair, Source::Contention,
         "voluntary context switches (a thread blocked on a lock another holds) per handshake, eight threads sharing one server context")
         .shown("8 threads waits/hs", "waits", Scale::Same),
+    row(Metric::ClientQuicNs, "client_quic_ns", "ns", Lower, Client, Source::Quic,
+        "the client's CPU time per QUIC handshake: its calls into the QUIC stack from creating the connection until both sides are done and no datagram is in flight")
+        .shown("client QUIC µs", "µs", Scale::Micros),
+    row(Metric::ServerQuicNs, "server_quic_ns", "ns", Lower, Server, Source::Quic,
+        "the server's CPU time per QUIC handshake: its calls into the QUIC stack from the client's first datagram until both sides are done and no datagram is in flight")
+        .shown("server QUIC µs", "µs", Scale::Micros),
+    row(Metric::ClientQuicOverTcp, "client_quic_over_tcp", "ratio", Lower, Client, Source::Quic,
+        "the client's QUIC handshake time over the same library's TLS-over-TCP handshake on the same scenario, taken in turns")
+        .shown("client QUIC/TCP", "×", Scale::Same),
+    row(Metric::ServerQuicOverTcp, "server_quic_over_tcp", "ratio", Lower, Server, Source::Quic,
+        "the server's QUIC handshake time over the same library's TLS-over-TCP handshake on the same scenario, taken in turns")
+        .shown("server QUIC/TCP", "×", Scale::Same),
+    row(Metric::ClientQuicDatagrams, "client_quic_datagrams", "datagrams", Lower, Client, Source::Quic,
+        "datagrams the client sends in a QUIC handshake, acknowledgements included")
+        .shown("client datagrams", "datagrams", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerQuicDatagrams, "server_quic_datagrams", "datagrams", Lower, Server, Source::Quic,
+        "datagrams the server sends in a QUIC handshake, acknowledgements included")
+        .shown("server datagrams", "datagrams", Scale::Same)
+        .machine_independent(),
+    row(Metric::ClientQuicBytes, "client_quic_bytes", "bytes", Lower, Client, Source::Quic,
+        "UDP payload bytes the client sends in a QUIC handshake, its Initial's padding included")
+        .shown("client bytes", "bytes", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerQuicBytes, "server_quic_bytes", "bytes", Lower, Server, Source::Quic,
+        "UDP payload bytes the server sends in a QUIC handshake")
+        .shown("server bytes", "bytes", Scale::Same)
+        .machine_independent(),
+    row(Metric::ClientQuicFirstDatagram, "client_quic_first_datagram_bytes", "bytes", Lower, Client, Source::Quic,
+        "the client's first datagram, its Initial padded to at least 1,200 bytes (RFC 9000 §14.1)")
+        .shown("client Initial datagram", "bytes", Scale::Same)
+        .machine_independent(),
+    row(Metric::ClientQuicReadyRtts, "client_quic_ready_rtts", "round trips", Lower, Client, Source::Quic,
+        "round trips before the client can send application data: 1, plus one for each flight the server's amplification limit or congestion window held back")
+        .shown("client ready RTTs", "RTT", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerQuicHeldBytes, "server_quic_held_bytes", "bytes", Lower, Server, Source::Quic,
+        "handshake bytes the server sent after its first flight, before the client could send: what its first flight held back")
+        .shown("server bytes held back", "bytes", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerQuicFirstFlightRatio, "server_quic_first_flight_ratio", "ratio", Lower, Server, Source::Quic,
+        "the server's first flight over the client's first datagram: at most 3 before the client's address is validated (RFC 9000 §8.1)")
+        .shown("server first flight ×", "×", Scale::Same)
+        .machine_independent(),
     ]
 });
 
@@ -766,6 +824,22 @@ impl Metric {
         match side {
             crate::side::Side::Client => Metric::ClientFloorShare,
             crate::side::Side::Server => Metric::ServerFloorShare,
+        }
+    }
+
+    /// A side's QUIC handshake time (`--measure quic`).
+    pub fn quic_ns_of(side: crate::side::Side) -> Metric {
+        match side {
+            crate::side::Side::Client => Metric::ClientQuicNs,
+            crate::side::Side::Server => Metric::ServerQuicNs,
+        }
+    }
+
+    /// A side's QUIC handshake time over its TCP handshake time.
+    pub fn quic_over_tcp_of(side: crate::side::Side) -> Metric {
+        match side {
+            crate::side::Side::Client => Metric::ClientQuicOverTcp,
+            crate::side::Side::Server => Metric::ServerQuicOverTcp,
         }
     }
 
@@ -828,7 +902,10 @@ impl Metric {
     pub fn may_be_zero(self) -> bool {
         matches!(self.row().source, Source::Counters | Source::Profile)
             || self.is_split()
-            || matches!(self, Metric::Contention2Waits | Metric::Contention8Waits)
+            || matches!(
+                self,
+                Metric::Contention2Waits | Metric::Contention8Waits | Metric::ServerQuicHeldBytes
+            )
     }
 
     /// A part of a side's handshake instructions by what the code does, or the side's lock
@@ -925,7 +1002,10 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::Contention8Waits as usize, METRICS.len() - 1);
+        assert_eq!(
+            Metric::ServerQuicFirstFlightRatio as usize,
+            METRICS.len() - 1
+        );
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

@@ -35,6 +35,10 @@ pub struct ImplInfo {
     /// where a driver that would refuse still costs the tool's start-up).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refuses: Vec<Refusal>,
+    /// The QUIC stack this build drives on the library, with its exact version (e.g.
+    /// "quinn-proto 0.11.19"); none where it drives none (`refuses` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

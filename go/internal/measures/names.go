@@ -16,10 +16,11 @@ const (
 	Floor        = "floor"
 	Contention   = "contention"
 	Teardown     = "teardown"
+	Quic         = "quic"
 )
 
 // Names lists every measure, in the table's order.
-var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown}
+var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic}
 
 // KindRefusal is why a measure cannot be taken on a scenario of this kind ("handshake",
 // "bulk", "memory", "throughput"), or "" where it can.
@@ -73,6 +74,12 @@ func KindRefusal(measure, kind string) string {
 		return "teardown costs are taken on handshake scenarios"
 	case "teardown throughput":
 		return "teardown costs are taken on handshake scenarios"
+	case "quic bulk":
+		return "QUIC is measured on handshake scenarios"
+	case "quic memory":
+		return "QUIC is measured on handshake scenarios"
+	case "quic throughput":
+		return "QUIC is measured on handshake scenarios"
 	}
 	return ""
 }

@@ -362,6 +362,42 @@ const (
 
 	// Contention8Waits: voluntary context switches (a thread blocked on a lock another holds) per handshake, eight threads sharing one server context.
 	Contention8Waits = "contention_8t_waits_per_handshake"
+
+	// ClientQuicNs: the client's CPU time per QUIC handshake: its calls into the QUIC stack from creating the connection until both sides are done and no datagram is in flight.
+	ClientQuicNs = "client_quic_ns"
+
+	// ServerQuicNs: the server's CPU time per QUIC handshake: its calls into the QUIC stack from the client's first datagram until both sides are done and no datagram is in flight.
+	ServerQuicNs = "server_quic_ns"
+
+	// ClientQuicOverTcp: the client's QUIC handshake time over the same library's TLS-over-TCP handshake on the same scenario, taken in turns.
+	ClientQuicOverTcp = "client_quic_over_tcp"
+
+	// ServerQuicOverTcp: the server's QUIC handshake time over the same library's TLS-over-TCP handshake on the same scenario, taken in turns.
+	ServerQuicOverTcp = "server_quic_over_tcp"
+
+	// ClientQuicDatagrams: datagrams the client sends in a QUIC handshake, acknowledgements included.
+	ClientQuicDatagrams = "client_quic_datagrams"
+
+	// ServerQuicDatagrams: datagrams the server sends in a QUIC handshake, acknowledgements included.
+	ServerQuicDatagrams = "server_quic_datagrams"
+
+	// ClientQuicBytes: UDP payload bytes the client sends in a QUIC handshake, its Initial's padding included.
+	ClientQuicBytes = "client_quic_bytes"
+
+	// ServerQuicBytes: UDP payload bytes the server sends in a QUIC handshake.
+	ServerQuicBytes = "server_quic_bytes"
+
+	// ClientQuicFirstDatagram: the client's first datagram, its Initial padded to at least 1,200 bytes (RFC 9000 §14.1).
+	ClientQuicFirstDatagram = "client_quic_first_datagram_bytes"
+
+	// ClientQuicReadyRTTs: round trips before the client can send application data: 1, plus one for each flight the server's amplification limit or congestion window held back.
+	ClientQuicReadyRTTs = "client_quic_ready_rtts"
+
+	// ServerQuicHeldBytes: handshake bytes the server sent after its first flight, before the client could send: what its first flight held back.
+	ServerQuicHeldBytes = "server_quic_held_bytes"
+
+	// ServerQuicFirstFlightRatio: the server's first flight over the client's first datagram: at most 3 before the client's address is validated (RFC 9000 §8.1).
+	ServerQuicFirstFlightRatio = "server_quic_first_flight_ratio"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -381,8 +417,12 @@ func Unit(name string) string {
 		return "allocs"
 	case SendColdBlocksPerMiB, RecvColdBlocksPerMiB:
 		return "blocks/MiB"
+	case ClientQuicBytes, ServerQuicBytes, ClientQuicFirstDatagram, ServerQuicHeldBytes:
+		return "bytes"
 	case ClientLockCalls, ServerLockCalls:
 		return "calls"
+	case ClientQuicDatagrams, ServerQuicDatagrams:
+		return "datagrams"
 	case ClientPageFaults, ServerPageFaults:
 		return "faults"
 	case SendPageFaultsPerMiB, RecvPageFaultsPerMiB:
@@ -395,8 +435,12 @@ func Unit(name string) string {
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs:
 		return "ns"
+	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio:
+		return "ratio"
+	case ClientQuicReadyRTTs:
+		return "round trips"
 	case ClientContextSwitches, ServerContextSwitches:
 		return "switches"
 	case SendContextSwitchesPerMiB, RecvContextSwitchesPerMiB:
