@@ -16,6 +16,8 @@ fn main() {
         "boring",
         "boring-sys",
         "s2n-tls",
+        "quinn-proto",
+        "quiche",
     ]);
     stamp_c_compiler();
     libcrypto_cfgs();
@@ -67,6 +69,12 @@ fn libcrypto_cfgs() {
         .and_then(|v| u64::from_str_radix(&v, 16).ok());
     if !aws_lc && version.is_some_and(|v| v >= 0x3000_0000) {
         println!("cargo:rustc-cfg=libcrypto_kem_by_name");
+    }
+    // OpenSSL's own QUIC server (SSL_new_listener) came in 3.5.
+    println!("cargo:rustc-check-cfg=cfg(openssl_quic)");
+    let boringssl = std::env::var_os("CARGO_FEATURE_BORINGSSL").is_some();
+    if !aws_lc && !boringssl && version.is_some_and(|v| v >= 0x3050_0000) {
+        println!("cargo:rustc-cfg=openssl_quic");
     }
 }
 

@@ -53,6 +53,10 @@ mod credentials;
     path = "probe_boringssl.rs"
 )]
 mod probe;
+#[cfg(openssl_quic)]
+mod quic;
+#[cfg(feature = "boringssl")]
+mod quiche;
 
 pub struct OpensslLibrary {
     name: &'static str,
@@ -229,6 +233,40 @@ impl TlsLibrary for OpensslLibrary {
         }
     }
 
+    fn quic_stack(&self) -> Result<String, String> {
+        #[cfg(openssl_quic)]
+        return Ok(quic::stack());
+        #[cfg(feature = "boringssl")]
+        return Ok(quiche::stack());
+        #[cfg(not(any(openssl_quic, feature = "boringssl")))]
+        Err(if cfg!(feature = "aws-lc") {
+            "AWS-LC has no QUIC transport of its own: its QUIC API serves stacks such as s2n-quic, which tlsmatrix does not build yet".into()
+        } else {
+            format!(
+                "{} has no QUIC server: OpenSSL's own QUIC client came in 3.2 and its server in 3.5",
+                self.version()
+            )
+        })
+    }
+
+    fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        self.quic_stack()?;
+        cfg.quic_limits()?;
+        self.supports(cfg)
+    }
+
+    #[cfg(any(openssl_quic, feature = "boringssl"))]
+    fn quic_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<Box<dyn tlsmatrix_harness::quic::QuicEndpointFactory>> {
+        #[cfg(openssl_quic)]
+        return self.openssl_quic_factory(side, cfg);
+        #[cfg(feature = "boringssl")]
+        self.quiche_factory(side, cfg)
+    }
+
     fn open_extras(&self, extras: &OpenExtras) -> Result<(), String> {
         // Every libssl takes a cipher list and a failing verification callback; the rest
         // are calls BoringSSL has and AWS-LC kept, bar the compliance policies.
@@ -287,45 +325,7 @@ impl TlsLibrary for OpensslLibrary {
             Side::Server => SslMethod::tls_server(),
         };
         let mut b = SslContextBuilder::new(method)?;
-        versions_and_suites(&mut b, cfg)?;
-        set_groups(&mut b, side, cfg, self.name)?;
-        let session = resumption(&mut b, side, cfg.resumption)?;
-        if cfg.open.as_ref().is_some_and(|o| o.extras.no_ticket) {
-            // OpenSSL's TLS 1.3 server still issues (stateful) tickets under NO_TICKET; a
-            // count of zero stops them.
-            b.set_options(SslOptions::NO_TICKET);
-            #[cfg(not(feature = "boringssl"))]
-            calls::set_num_tickets(&mut b, 0)?;
-        }
-        if cfg.open.is_some() && side == Side::Server {
-            // Session ids as well as tickets, as BoringSSL's server resumes by default.
-            b.set_session_cache_mode(SslSessionCacheMode::SERVER);
-            // A server that serves the name it was asked for acknowledges it (RFC 6066, 3);
-            // BoringSSL does so only through this callback, which its own shim installs.
-            // OpenSSL goes without (see config/openssl.json in the conformance crate).
-            #[cfg(feature = "boringssl")]
-            b.set_servername_callback(|_, _| Ok(()));
-        }
-        // Send certificates as configured: with the CA in its store (a client always, a
-        // server for mTLS) OpenSSL would complete the chain itself and send the root too.
-        #[cfg(not(feature = "boringssl"))]
-        b.set_mode(openssl::ssl::SslMode::NO_AUTO_CHAIN);
-
-        let verify_plan = Arc::new(VerifyPlan::new(
-            cfg.open
-                .as_ref()
-                .map_or(&OpenExtras::default(), |o| &o.extras),
-        ));
-        match side {
-            Side::Client => client_context(&mut b, cfg, &verify_plan)?,
-            Side::Server => server_context(&mut b, cfg, &verify_plan)?,
-        }
-        if let Some(open) = &cfg.open {
-            ocsp::install_callback(&mut b, side, &open.extras)?;
-            npn::install(&mut b, &open.extras)?;
-            psk::install(&mut b, &open.extras)?;
-            extras::apply(&mut b, &open.extras)?;
-        }
+        let (session, verify_plan) = self.configure(&mut b, side, cfg)?;
         Ok(Box::new(OpensslFactory {
             ctx: b.build(),
             side,
@@ -351,6 +351,59 @@ impl TlsLibrary for OpensslLibrary {
                 _ => None,
             },
         }))
+    }
+}
+
+impl OpensslLibrary {
+    /// Everything a context of `side` takes from `cfg` (versions, suites, groups,
+    /// resumption, trust and credentials, an open configuration's extras), whatever its
+    /// method: TLS over TCP, or QUIC.
+    fn configure(
+        &self,
+        b: &mut SslContextBuilder,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<(Option<SessionSlot>, Arc<VerifyPlan>)> {
+        versions_and_suites(b, cfg)?;
+        set_groups(b, side, cfg, self.name)?;
+        let session = resumption(b, side, cfg.resumption)?;
+        if cfg.open.as_ref().is_some_and(|o| o.extras.no_ticket) {
+            // OpenSSL's TLS 1.3 server still issues (stateful) tickets under NO_TICKET; a
+            // count of zero stops them.
+            b.set_options(SslOptions::NO_TICKET);
+            #[cfg(not(feature = "boringssl"))]
+            calls::set_num_tickets(b, 0)?;
+        }
+        if cfg.open.is_some() && side == Side::Server {
+            // Session ids as well as tickets, as BoringSSL's server resumes by default.
+            b.set_session_cache_mode(SslSessionCacheMode::SERVER);
+            // A server that serves the name it was asked for acknowledges it (RFC 6066, 3);
+            // BoringSSL does so only through this callback, which its own shim installs.
+            // OpenSSL goes without (see config/openssl.json in the conformance crate).
+            #[cfg(feature = "boringssl")]
+            b.set_servername_callback(|_, _| Ok(()));
+        }
+        // Send certificates as configured: with the CA in its store (a client always, a
+        // server for mTLS) OpenSSL would complete the chain itself and send the root too.
+        #[cfg(not(feature = "boringssl"))]
+        b.set_mode(openssl::ssl::SslMode::NO_AUTO_CHAIN);
+
+        let verify_plan = Arc::new(VerifyPlan::new(
+            cfg.open
+                .as_ref()
+                .map_or(&OpenExtras::default(), |o| &o.extras),
+        ));
+        match side {
+            Side::Client => client_context(b, cfg, &verify_plan)?,
+            Side::Server => server_context(b, cfg, &verify_plan)?,
+        }
+        if let Some(open) = &cfg.open {
+            ocsp::install_callback(b, side, &open.extras)?;
+            npn::install(b, &open.extras)?;
+            psk::install(b, &open.extras)?;
+            extras::apply(b, &open.extras)?;
+        }
+        Ok((session, verify_plan))
     }
 }
 
@@ -923,16 +976,29 @@ impl OpensslEndpoint {
     fn ssl_ptr(&self) -> *mut ffi::SSL {
         self.stream.ssl().as_ptr()
     }
+}
 
-    /// Certificates the peer sent. OpenSSL's peer chain holds the leaf on a client only; a
-    /// server gets the client's leaf separately.
-    fn peer_certs(&self) -> usize {
-        let ssl = self.stream.ssl();
-        let chain = ssl.peer_cert_chain().map_or(0, |c| c.len());
-        match self.side {
-            Side::Client => chain,
-            Side::Server => chain + usize::from(ssl.peer_certificate().is_some()),
-        }
+/// Certificates the peer sent. OpenSSL's peer chain holds the leaf on a client only; a server
+/// gets the client's leaf separately.
+fn peer_certs(ssl: &openssl::ssl::SslRef, side: Side) -> usize {
+    let chain = ssl.peer_cert_chain().map_or(0, |c| c.len());
+    match side {
+        Side::Client => chain,
+        Side::Server => chain + usize::from(ssl.peer_certificate().is_some()),
+    }
+}
+
+/// What `side` of a connection negotiated, its TLS version read as the caller knows it (a
+/// QUIC connection's `SSL_version` is QUIC's).
+fn negotiated_of(ssl: &openssl::ssl::SslRef, side: Side, version: Option<u16>) -> Negotiated {
+    let ptr = ssl.as_ptr();
+    Negotiated {
+        version,
+        cipher_suite: ssl.current_cipher().map(cipher_code),
+        group: probe::group(ptr),
+        signature_scheme: probe::signature_scheme(ptr, side),
+        resumed: Some(ssl.session_reused()),
+        peer_certs: Some(peer_certs(ssl, side)),
     }
 }
 
@@ -1112,13 +1178,6 @@ impl TlsEndpoint for OpensslEndpoint {
     fn negotiated(&self) -> Negotiated {
         // SAFETY: valid SSL pointer.
         let version = unsafe { ffi::SSL_version(self.ssl_ptr()) };
-        Negotiated {
-            version: u16::try_from(version).ok(),
-            cipher_suite: self.stream.ssl().current_cipher().map(cipher_code),
-            group: probe::group(self.ssl_ptr()),
-            signature_scheme: probe::signature_scheme(self.ssl_ptr(), self.side),
-            resumed: Some(self.stream.ssl().session_reused()),
-            peer_certs: Some(self.peer_certs()),
-        }
+        negotiated_of(self.stream.ssl(), self.side, u16::try_from(version).ok())
     }
 }

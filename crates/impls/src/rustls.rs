@@ -32,6 +32,7 @@ use tlsmatrix_model::scenario::{Resumption as ResumptionMode, Version};
 use tlsmatrix_model::side::Side;
 
 mod open;
+pub(crate) mod quinn;
 
 type Ticketer = fn() -> Result<Arc<dyn ProducesTickets>, rustls::Error>;
 
@@ -47,6 +48,9 @@ pub struct RustlsLibrary {
     c_allocation: Option<fn() -> CAllocation>,
     /// The provider's stateless ticket encrypter, for ticket resumption.
     ticketer: Ticketer,
+    /// HMAC-SHA256 through the provider's own crate, keyed once: quinn's stateless-reset
+    /// key, as quinn keys it with the one crypto crate a build enables.
+    reset_hmac: fn(&[u8]) -> quinn::ResetHmac,
     provider_version: String,
 }
 
@@ -60,6 +64,11 @@ impl RustlsLibrary {
             record_aead: crate::ceiling::aws_lc::record_aead,
             c_allocation: Some(crate::ceiling::aws_lc_allocation),
             ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
+            reset_hmac: |key| {
+                use aws_lc_rs::hmac;
+                let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+                Box::new(move |data, out| out.copy_from_slice(hmac::sign(&key, data).as_ref()))
+            },
             provider_version: format!(
                 "aws-lc-rs {} (aws-lc-sys {})",
                 env!("TLSMATRIX_VERSION_AWS_LC_RS"),
@@ -77,6 +86,11 @@ impl RustlsLibrary {
             record_aead: crate::ceiling::ring_aead::record_aead,
             c_allocation: None,
             ticketer: rustls::crypto::ring::Ticketer::new,
+            reset_hmac: |key| {
+                use ring::hmac;
+                let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+                Box::new(move |data, out| out.copy_from_slice(hmac::sign(&key, data).as_ref()))
+            },
             provider_version: format!("ring {}", env!("TLSMATRIX_VERSION_RING")),
         }
     }
@@ -213,6 +227,23 @@ impl TlsLibrary for RustlsLibrary {
         refuse_extras(self.name, &rest)
     }
 
+    fn quic_stack(&self) -> Result<String, String> {
+        Ok(quinn::stack())
+    }
+
+    fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
+        cfg.quic_limits()?;
+        self.supports(cfg)
+    }
+
+    fn quic_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<Box<dyn tlsmatrix_harness::quic::QuicEndpointFactory>> {
+        self.quinn_factory(side, cfg)
+    }
+
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
         if cfg.open.is_some() {
             return self.open_provider(cfg).map(|_| ());
@@ -226,64 +257,86 @@ impl TlsLibrary for RustlsLibrary {
             return self.open_factory(side, cfg, open);
         }
         let provider = Arc::new(self.pinned_provider(cfg, side).map_err(|e| anyhow!(e))?);
-        let versions = protocol_versions(cfg.version);
         match side {
             Side::Client => {
-                let webpki =
-                    WebPkiServerVerifier::builder_with_provider(roots(cfg)?, provider.clone())
-                        .build()?;
-                client_factory(
-                    provider,
-                    versions,
-                    webpki,
-                    Some(SignatureScheme::from(codes::signature_scheme_code(cfg.sig))),
-                    cfg,
-                    ServerName::try_from(cfg.server_name.clone())?,
-                )
-            }
-            Side::Server => {
-                let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
-                let builder = ServerConfig::builder_with_provider(provider.clone())
-                    .with_protocol_versions(versions)?;
-                let builder = if cfg.require_client_cert {
-                    builder.with_client_cert_verifier(
-                        WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider.clone())
-                            .build()?,
-                    )
-                } else {
-                    builder.with_no_client_auth()
-                };
-                // Sign with the scenario's scheme only: left to itself, rustls picks the
-                // first its key allows among the client's offers (rsa_pss_rsae_sha512 for
-                // an RSA key when the client offers everything, as s2n-tls does).
-                let key = PinnedScheme {
-                    inner: provider.key_provider.load_private_key(key)?,
-                    scheme: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
-                };
-                let certified = rustls::sign::CertifiedKey::new(chain, Arc::new(key));
-                let mut config = builder
-                    .with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
-                self.server_resumption(&mut config, cfg.resumption)?;
-                config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-                Ok(Box::new(ServerFactory {
+                let (config, verifier) = pinned_client_config(provider, cfg)?;
+                Ok(Box::new(ClientFactory {
                     config: Arc::new(config),
+                    server_name: ServerName::try_from(cfg.server_name.clone())?,
+                    verifier,
                 }))
             }
+            Side::Server => Ok(Box::new(ServerFactory {
+                config: Arc::new(self.pinned_server_config(provider, cfg)?),
+            })),
         }
     }
 }
 
-/// A client factory: the provider and versions, `inner` to verify the server (wrapped so
-/// that the scheme the server signed with is recorded), the client certificate when the
+impl RustlsLibrary {
+    /// The server's configuration for a scenario: `provider` (pinned), the scenario's one
+    /// version, its chain and key signing with its one scheme, client certificates when it
+    /// asks for them, resumption and ALPN as configured.
+    fn pinned_server_config(
+        &self,
+        provider: Arc<CryptoProvider>,
+        cfg: &EndpointConfig,
+    ) -> Result<ServerConfig> {
+        let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(protocol_versions(cfg.version))?;
+        let builder = if cfg.require_client_cert {
+            builder.with_client_cert_verifier(
+                WebPkiClientVerifier::builder_with_provider(roots(cfg)?, provider.clone())
+                    .build()?,
+            )
+        } else {
+            builder.with_no_client_auth()
+        };
+        // Sign with the scenario's scheme only: left to itself, rustls picks the first its
+        // key allows among the client's offers (rsa_pss_rsae_sha512 for an RSA key when the
+        // client offers everything, as s2n-tls does).
+        let key = PinnedScheme {
+            inner: provider.key_provider.load_private_key(key)?,
+            scheme: SignatureScheme::from(codes::signature_scheme_code(cfg.sig)),
+        };
+        let certified = rustls::sign::CertifiedKey::new(chain, Arc::new(key));
+        let mut config =
+            builder.with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
+        self.server_resumption(&mut config, cfg.resumption)?;
+        config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+        Ok(config)
+    }
+}
+
+/// The client's configuration for a scenario: `provider` (pinned), the scenario's one
+/// version, webpki against the test CA offering the scenario's one scheme, and the rest as
+/// [`client_config`] sets it.
+fn pinned_client_config(
+    provider: Arc<CryptoProvider>,
+    cfg: &EndpointConfig,
+) -> Result<(ClientConfig, Arc<RecordingVerifier>)> {
+    let webpki =
+        WebPkiServerVerifier::builder_with_provider(roots(cfg)?, provider.clone()).build()?;
+    client_config(
+        provider,
+        protocol_versions(cfg.version),
+        webpki,
+        Some(SignatureScheme::from(codes::signature_scheme_code(cfg.sig))),
+        cfg,
+    )
+}
+
+/// A client configuration: the provider and versions, `inner` to verify the server (wrapped
+/// so that the scheme the server signed with is recorded), the client certificate when the
 /// configuration has one, resumption and ALPN as configured.
-fn client_factory(
+fn client_config(
     provider: Arc<CryptoProvider>,
     versions: &[&'static SupportedProtocolVersion],
     inner: Arc<dyn ServerCertVerifier>,
     offered: Option<SignatureScheme>,
     cfg: &EndpointConfig,
-    server_name: ServerName<'static>,
-) -> Result<Box<dyn EndpointFactory>> {
+) -> Result<(ClientConfig, Arc<RecordingVerifier>)> {
     let verifier = Arc::new(RecordingVerifier {
         inner,
         offered,
@@ -301,11 +354,7 @@ fn client_factory(
     };
     config.resumption = client_resumption(cfg.resumption);
     config.alpn_protocols = cfg.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-    Ok(Box::new(ClientFactory {
-        config: Arc::new(config),
-        server_name,
-        verifier,
-    }))
+    Ok((config, verifier))
 }
 
 /// A server key that signs with one scheme or none.

@@ -22,7 +22,8 @@ use tlsmatrix_model::scenario::Resumption as ResumptionMode;
 use tlsmatrix_model::side::Side;
 
 use super::{
-    client_factory, pem_pair, protocol_versions, RustlsLibrary, ServerFactory, SESSION_CACHE_SIZE,
+    client_config, pem_pair, protocol_versions, ClientFactory, RustlsLibrary, ServerFactory,
+    SESSION_CACHE_SIZE,
 };
 
 impl RustlsLibrary {
@@ -73,14 +74,18 @@ impl RustlsLibrary {
                     Some(name) => ServerName::try_from(name.clone())?,
                     None => ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()),
                 };
-                client_factory(
+                let (config, verifier) = client_config(
                     provider.clone(),
                     &versions,
                     Arc::new(AnyCertificate(provider.signature_verification_algorithms)),
                     None,
                     cfg,
+                )?;
+                Ok(Box::new(ClientFactory {
+                    config: Arc::new(config),
                     server_name,
-                )
+                    verifier,
+                }))
             }
             Side::Server => {
                 let (chain, key) = pem_pair(cfg.server_chain_pem(), &cfg.certs.key_pem)?;

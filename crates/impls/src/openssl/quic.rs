@@ -1,0 +1,328 @@
+//! OpenSSL's own QUIC stack (3.5 and later, client and server), driven as its non-blocking
+//! API is driven: a client connection object per connection, and a server listener shared by
+//! the connections it accepts. Each side talks through a datagram BIO pair (the library's end
+//! and ours), so the datagrams cross in memory. The contexts are the TCP adapter's own for
+//! the scenario (`OpensslLibrary::configure`), made with QUIC's methods.
+//!
+//! OpenSSL's listener sends a Retry to every new client by default (address validation); it
+//! is turned off here (`SSL_LISTENER_FLAG_NO_VALIDATE`) so that every QUIC stack measures the
+//! same handshake, as quinn's default server does it.
+
+use std::os::raw::c_int;
+use std::rc::Rc;
+
+use anyhow::{anyhow, bail, Result};
+use foreign_types::{ForeignType, ForeignTypeRef};
+use openssl::ssl::{Ssl, SslContext, SslContextBuilder, SslMethod, SslRef};
+use openssl_sys as ffi;
+use tlsmatrix_harness::endpoint::EndpointConfig;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_model::side::Side;
+
+use super::{describe_stack, negotiated_of, OpensslLibrary};
+
+extern "C" {
+    fn OSSL_QUIC_server_method() -> *const ffi::SSL_METHOD;
+    fn SSL_new_listener(ctx: *mut ffi::SSL_CTX, flags: u64) -> *mut ffi::SSL;
+    fn SSL_listen(ssl: *mut ffi::SSL) -> c_int;
+    fn SSL_accept_connection(ssl: *mut ffi::SSL, flags: u64) -> *mut ffi::SSL;
+}
+
+const SSL_LISTENER_FLAG_NO_VALIDATE: u64 = 1 << 1;
+const SSL_ACCEPT_CONNECTION_NO_BLOCK: u64 = 1;
+
+/// The largest datagram a read takes whole.
+const MAX_DATAGRAM: usize = 65_536;
+
+/// The stack's name in `tlsmatrix list`.
+pub(super) fn stack() -> String {
+    "OpenSSL's own QUIC".into()
+}
+
+impl OpensslLibrary {
+    /// `side`'s QUIC connections for `cfg`.
+    pub(super) fn openssl_quic_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<Box<dyn QuicEndpointFactory>> {
+        // SAFETY: the methods are static tables of the linked library.
+        let method = unsafe {
+            SslMethod::from_ptr(match side {
+                Side::Client => ffi::OSSL_QUIC_client_method(),
+                Side::Server => OSSL_QUIC_server_method(),
+            })
+        };
+        let mut b = SslContextBuilder::new(method)?;
+        self.configure(&mut b, side, cfg)?;
+        let ctx = b.build();
+        match side {
+            Side::Client => Ok(Box::new(ClientFactory {
+                ctx,
+                server_name: cfg.server_name.clone(),
+            })),
+            Side::Server => Ok(Box::new(ServerFactory {
+                listener: Rc::new(Listener::new(&ctx)?),
+            })),
+        }
+    }
+}
+
+/// The ends of a datagram BIO pair: the library's, handed to an SSL object, and ours.
+fn dgram_pair() -> Result<(*mut ffi::BIO, *mut ffi::BIO)> {
+    let (mut theirs, mut ours) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: two out-pointers; 0 takes the default buffer sizes.
+    if unsafe { ffi::BIO_new_bio_dgram_pair(&mut theirs, 0, &mut ours, 0) } != 1 {
+        return Err(describe_stack("making a datagram BIO pair"));
+    }
+    Ok((theirs, ours))
+}
+
+/// Our end of a pair, freed with it.
+struct OurEnd(*mut ffi::BIO);
+
+impl OurEnd {
+    fn write(&self, datagram: &[u8]) -> Result<()> {
+        let len = c_int::try_from(datagram.len()).map_err(|_| anyhow!("a datagram over 2 GiB"))?;
+        // SAFETY: our end of a live pair; one datagram of `len` bytes.
+        let n = unsafe { ffi::BIO_write(self.0, datagram.as_ptr().cast(), len) };
+        if n != len {
+            bail!("the datagram BIO took {n} of {len} bytes");
+        }
+        Ok(())
+    }
+
+    /// Every datagram the library has written, in order.
+    fn drain(&self, out: &mut Datagrams, buf: &mut Vec<u8>) {
+        buf.resize(MAX_DATAGRAM, 0);
+        loop {
+            // SAFETY: our end of a live pair; reads one datagram into `buf`.
+            let n =
+                unsafe { ffi::BIO_read(self.0, buf.as_mut_ptr().cast(), MAX_DATAGRAM as c_int) };
+            if n <= 0 {
+                break;
+            }
+            out.push(&buf[..n as usize]);
+        }
+    }
+}
+
+impl Drop for OurEnd {
+    fn drop(&mut self) {
+        // SAFETY: our reference to the pair's end.
+        unsafe { ffi::BIO_free_all(self.0) };
+    }
+}
+
+/// Drives a connection object one step: its handshake, then the library's timers and
+/// datagrams. `Ok(true)` once the handshake is done.
+fn advance(ssl: &mut SslRef, done: bool) -> Result<bool> {
+    let ptr = ssl.as_ptr();
+    let mut done = done;
+    if !done {
+        // SAFETY: a live connection object in non-blocking mode.
+        let r = unsafe { ffi::SSL_do_handshake(ptr) };
+        if r == 1 {
+            done = true;
+        } else {
+            // SAFETY: as above, with the call's result.
+            let e = unsafe { ffi::SSL_get_error(ptr, r) };
+            if e != ffi::SSL_ERROR_WANT_READ && e != ffi::SSL_ERROR_WANT_WRITE {
+                return Err(describe_stack("the QUIC handshake failed"));
+            }
+        }
+    }
+    // SAFETY: as above.
+    if unsafe { ffi::SSL_handle_events(ptr) } != 1 {
+        return Err(describe_stack("handling the connection's events"));
+    }
+    Ok(done)
+}
+
+fn negotiated(ssl: &SslRef, side: Side) -> Negotiated {
+    // A QUIC connection's SSL_version is QUIC's; its TLS version is its session's.
+    // SAFETY: a live connection object; the session is borrowed, not kept.
+    let version = unsafe {
+        let session = ffi::SSL_get_session(ssl.as_ptr());
+        (!session.is_null()).then(|| ffi::SSL_SESSION_get_protocol_version(session))
+    };
+    negotiated_of(ssl, side, version.and_then(|v| u16::try_from(v).ok()))
+}
+
+fn alpn(ssl: &SslRef) -> Option<Vec<u8>> {
+    ssl.selected_alpn_protocol().map(<[u8]>::to_vec)
+}
+
+struct ClientFactory {
+    ctx: SslContext,
+    server_name: String,
+}
+
+impl QuicEndpointFactory for ClientFactory {
+    fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
+        let mut ssl = Ssl::new(&self.ctx)?;
+        ssl.set_hostname(&self.server_name)?;
+        let (theirs, ours) = dgram_pair()?;
+        let ours = OurEnd(ours);
+        // SAFETY: a fresh connection object; it takes the one reference to its end of the
+        // pair.
+        unsafe {
+            ffi::SSL_set_bio(ssl.as_ptr(), theirs, theirs);
+            if ffi::SSL_set_blocking_mode(ssl.as_ptr(), 0) != 1 {
+                return Err(describe_stack("making the QUIC client non-blocking"));
+            }
+            ffi::SSL_set_connect_state(ssl.as_ptr());
+        }
+        Ok(Box::new(ClientConnection {
+            ssl,
+            ours,
+            done: false,
+            buf: Vec::new(),
+        }))
+    }
+}
+
+struct ClientConnection {
+    ssl: Ssl,
+    ours: OurEnd,
+    done: bool,
+    buf: Vec<u8>,
+}
+
+impl QuicEndpoint for ClientConnection {
+    fn receive(&mut self, datagram: &[u8]) -> Result<()> {
+        self.ours.write(datagram)
+    }
+
+    fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
+        self.done = advance(&mut self.ssl, self.done)?;
+        self.ours.drain(out, &mut self.buf);
+        Ok(())
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        negotiated(&self.ssl, Side::Client)
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        alpn(&self.ssl)
+    }
+}
+
+/// A server's listener and our end of its datagram pair, shared by its connections.
+struct Listener {
+    ssl: Ssl,
+    ours: OurEnd,
+}
+
+impl Listener {
+    fn new(ctx: &SslContext) -> Result<Self> {
+        // SAFETY: a live context; the listener is owned by the `Ssl` it is wrapped in.
+        let ssl = unsafe {
+            let ptr = SSL_new_listener(ctx.as_ptr(), SSL_LISTENER_FLAG_NO_VALIDATE);
+            if ptr.is_null() {
+                return Err(describe_stack("making the QUIC listener"));
+            }
+            Ssl::from_ptr(ptr)
+        };
+        let (theirs, ours) = dgram_pair()?;
+        // SAFETY: the listener takes the one reference to its end of the pair.
+        unsafe {
+            ffi::SSL_set_bio(ssl.as_ptr(), theirs, theirs);
+            if ffi::SSL_set_blocking_mode(ssl.as_ptr(), 0) != 1 || SSL_listen(ssl.as_ptr()) != 1 {
+                return Err(describe_stack("starting the QUIC listener"));
+            }
+        }
+        Ok(Listener {
+            ssl,
+            ours: OurEnd(ours),
+        })
+    }
+
+    /// The listener's timers and datagrams.
+    fn handle_events(&self) -> Result<()> {
+        // SAFETY: a live listener.
+        if unsafe { ffi::SSL_handle_events(self.ssl.as_ptr()) } != 1 {
+            return Err(describe_stack("handling the listener's events"));
+        }
+        Ok(())
+    }
+}
+
+struct ServerFactory {
+    listener: Rc<Listener>,
+}
+
+impl QuicEndpointFactory for ServerFactory {
+    fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
+        Ok(Box::new(ServerConnection {
+            listener: self.listener.clone(),
+            conn: None,
+            done: false,
+            buf: Vec::new(),
+        }))
+    }
+}
+
+/// A connection the listener accepts from the client's first datagrams.
+struct ServerConnection {
+    listener: Rc<Listener>,
+    conn: Option<Ssl>,
+    done: bool,
+    buf: Vec<u8>,
+}
+
+impl QuicEndpoint for ServerConnection {
+    fn receive(&mut self, datagram: &[u8]) -> Result<()> {
+        self.listener.ours.write(datagram)
+    }
+
+    fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
+        self.listener.handle_events()?;
+        if self.conn.is_none() {
+            // SAFETY: a live listener; an accepted connection is ours to free.
+            let ptr = unsafe {
+                SSL_accept_connection(self.listener.ssl.as_ptr(), SSL_ACCEPT_CONNECTION_NO_BLOCK)
+            };
+            if !ptr.is_null() {
+                // SAFETY: as above.
+                self.conn = Some(unsafe { Ssl::from_ptr(ptr) });
+            }
+        }
+        if let Some(conn) = &mut self.conn {
+            self.done = advance(conn, self.done)?;
+        }
+        self.listener.ours.drain(out, &mut self.buf);
+        Ok(())
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.done
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        self.conn
+            .as_ref()
+            .map_or_else(Negotiated::default, |c| negotiated(c, Side::Server))
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        alpn(self.conn.as_ref()?)
+    }
+}
+
+impl Drop for ServerConnection {
+    /// Frees the connection, then discards what the listener sends for it on the way out
+    /// (its close), which no next connection may receive.
+    fn drop(&mut self) {
+        self.conn = None;
+        let _ = self.listener.handle_events();
+        let mut discard = Datagrams::default();
+        self.listener.ours.drain(&mut discard, &mut self.buf);
+    }
+}

@@ -1,0 +1,216 @@
+//! quiche on BoringSSL: Cloudflare's QUIC stack through its `boringssl-boring-crate` build,
+//! which takes the same `boring` crate (and so the same BoringSSL build) as the TLS adapter.
+//! quiche is sans-I/O, so it is driven as its own examples drive it: a client connection
+//! from `quiche::connect`, a server connection from `quiche::accept` on the client's first
+//! Initial (no Retry, as every stack here is measured), datagrams in through `recv` and out
+//! through `send`. The TLS context is the TCP adapter's own for the scenario
+//! (`OpensslLibrary::configure`), handed to quiche.
+//!
+//! quiche does not report the suite, group or scheme it negotiated, so the context's info
+//! callback reads them from BoringSSL when the handshake is done.
+
+use std::cell::RefCell;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, bail, Result};
+use boring::ssl::{SslContextBuilder, SslInfoCallbackMode, SslMethod};
+use foreign_types_boring::ForeignTypeRef;
+use tlsmatrix_harness::endpoint::EndpointConfig;
+use tlsmatrix_harness::negotiated::Negotiated;
+use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_model::side::Side;
+
+use super::{negotiated_of, OpensslLibrary};
+
+const CLIENT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 50_000);
+const SERVER_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 4433);
+/// The largest datagram quiche writes (its default maximum UDP payload).
+const MAX_DATAGRAM: usize = 65_527;
+
+/// quiche's version, as the driver's lock file pins it.
+pub(super) fn stack() -> String {
+    format!("quiche {}", env!("TLSMATRIX_VERSION_QUICHE"))
+}
+
+/// What the handshake negotiated, as the info callback read it; one connection at a time
+/// per factory.
+type Seen = Arc<Mutex<Option<Negotiated>>>;
+
+impl OpensslLibrary {
+    /// `side`'s quiche connections for `cfg`.
+    pub(super) fn quiche_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<Box<dyn QuicEndpointFactory>> {
+        let mut b = SslContextBuilder::new(SslMethod::tls())?;
+        self.configure(&mut b, side, cfg)?;
+        let seen: Seen = Arc::default();
+        let slot = seen.clone();
+        b.set_info_callback(move |ssl, mode, _| {
+            if mode == SslInfoCallbackMode::HANDSHAKE_DONE {
+                // SAFETY: the connection the callback is called for.
+                let version = u16::try_from(unsafe { boring_sys::SSL_version(ssl.as_ptr()) }).ok();
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(negotiated_of(ssl, side, version));
+            }
+        });
+        let mut config = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, b)
+            .map_err(|e| anyhow!("quiche refused the context: {e}"))?;
+        config
+            .set_application_protos(&cfg.alpn.iter().map(|p| p.as_bytes()).collect::<Vec<_>>())
+            .map_err(|e| anyhow!("quiche refused the ALPN list: {e}"))?;
+        // Path MTU discovery probes after the handshake, which is not what is timed.
+        config.discover_pmtu(false);
+        Ok(Box::new(QuicheFactory {
+            side,
+            config: Rc::new(RefCell::new(config)),
+            server_name: cfg.server_name.clone(),
+            seen,
+        }))
+    }
+}
+
+struct QuicheFactory {
+    side: Side,
+    /// Shared with the connections: a server's `accept` takes it.
+    config: Rc<RefCell<quiche::Config>>,
+    server_name: String,
+    seen: Seen,
+}
+
+/// A fresh connection ID from BoringSSL's generator.
+fn connection_id() -> Result<quiche::ConnectionId<'static>> {
+    let mut id = vec![0u8; quiche::MAX_CONN_ID_LEN];
+    boring::rand::rand_bytes(&mut id)?;
+    Ok(quiche::ConnectionId::from_vec(id))
+}
+
+impl QuicEndpointFactory for QuicheFactory {
+    fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let conn = match self.side {
+            Side::Client => Some(
+                quiche::connect(
+                    Some(&self.server_name),
+                    &connection_id()?,
+                    CLIENT_ADDR,
+                    SERVER_ADDR,
+                    &mut self.config.borrow_mut(),
+                )
+                .map_err(|e| anyhow!("quiche could not start a connection: {e}"))?,
+            ),
+            Side::Server => None,
+        };
+        Ok(Box::new(QuicheConnection {
+            side: self.side,
+            config: self.config.clone(),
+            conn,
+            pending: Datagrams::default(),
+            buf: vec![0u8; MAX_DATAGRAM],
+            seen: self.seen.clone(),
+        }))
+    }
+}
+
+struct QuicheConnection {
+    side: Side,
+    config: Rc<RefCell<quiche::Config>>,
+    conn: Option<quiche::Connection>,
+    /// What the server answers without a connection (a version negotiation).
+    pending: Datagrams,
+    buf: Vec<u8>,
+    seen: Seen,
+}
+
+impl QuicheConnection {
+    /// A server's connection from the client's first datagram, or a version negotiation
+    /// for a version quiche does not speak.
+    fn accept(&mut self, datagram: &mut [u8]) -> Result<()> {
+        let header = quiche::Header::from_slice(datagram, quiche::MAX_CONN_ID_LEN)
+            .map_err(|e| anyhow!("quiche cannot read the first datagram's header: {e}"))?;
+        if !quiche::version_is_supported(header.version) {
+            let n = quiche::negotiate_version(&header.scid, &header.dcid, &mut self.buf)
+                .map_err(|e| anyhow!("quiche: {e}"))?;
+            self.pending.push(&self.buf[..n]);
+            bail!(
+                "the client's first datagram is of QUIC version {:#010x}",
+                header.version
+            );
+        }
+        if header.ty != quiche::Type::Initial {
+            bail!("the client's first packet is not an Initial");
+        }
+        let conn = quiche::accept(
+            &connection_id()?,
+            None,
+            SERVER_ADDR,
+            CLIENT_ADDR,
+            &mut self.config.borrow_mut(),
+        )
+        .map_err(|e| anyhow!("quiche refused the connection: {e}"))?;
+        self.conn = Some(conn);
+        Ok(())
+    }
+}
+
+impl QuicEndpoint for QuicheConnection {
+    fn receive(&mut self, datagram: &[u8]) -> Result<()> {
+        let mut data = datagram.to_vec();
+        if self.conn.is_none() {
+            self.accept(&mut data)?;
+        }
+        let (from, to) = match self.side {
+            Side::Client => (SERVER_ADDR, CLIENT_ADDR),
+            Side::Server => (CLIENT_ADDR, SERVER_ADDR),
+        };
+        let conn = self.conn.as_mut().expect("made above");
+        match conn.recv(&mut data, quiche::RecvInfo { from, to }) {
+            Ok(_) | Err(quiche::Error::Done) => Ok(()),
+            Err(e) => Err(anyhow!("quiche: {e}")),
+        }
+    }
+
+    fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
+        for d in self.pending.iter() {
+            out.push(d);
+        }
+        self.pending.clear();
+        let Some(conn) = &mut self.conn else {
+            return Ok(());
+        };
+        loop {
+            match conn.send(&mut self.buf) {
+                Ok((n, _)) => out.push(&self.buf[..n]),
+                Err(quiche::Error::Done) => break,
+                Err(e) => return Err(anyhow!("quiche: {e}")),
+            }
+        }
+        if let Some(e) = conn.local_error().or(conn.peer_error()) {
+            bail!(
+                "quiche: the connection closed with error {:#x}: {}",
+                e.error_code,
+                String::from_utf8_lossy(&e.reason)
+            );
+        }
+        Ok(())
+    }
+
+    fn is_handshake_complete(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.is_established())
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_default()
+    }
+
+    fn alpn(&self) -> Option<Vec<u8>> {
+        let proto = self.conn.as_ref()?.application_proto();
+        (!proto.is_empty()).then(|| proto.to_vec())
+    }
+}

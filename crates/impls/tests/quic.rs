@@ -1,0 +1,293 @@
+//! Every QUIC stack of this build, in memory: each completes every scenario of the QUIC
+//! suite with what the scenario names (QUIC version 1, ALPN, suite, group, scheme, chain),
+//! the stacks of one family talk to each other, a configuration that would negotiate
+//! something else fails the check, and a peer that sends garbage, a truncated Initial, an
+//! unknown version or nothing at all fails in bounded time with a sentence.
+
+use std::sync::{Arc, Mutex};
+
+use tlsmatrix_harness::certs::{self, CertSet};
+use tlsmatrix_harness::endpoint::{EndpointConfig, TlsLibrary};
+use tlsmatrix_harness::pair::Clock;
+use tlsmatrix_harness::quic::{self, Datagrams, QuicEndpointFactory, QuicError};
+use tlsmatrix_impls::libraries;
+use tlsmatrix_measure::quic::quic_against_tcp;
+use tlsmatrix_measure::workload::Budget;
+use tlsmatrix_model::measure::QUIC_SUITE;
+use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::scenario::{Group, Scenario, SigAlg};
+use tlsmatrix_model::side::Side;
+
+/// Certificates by key type, generated once: tests run in threads, and two generating one
+/// set at once would each see the other's half-written files.
+fn certs(sig: SigAlg) -> Arc<CertSet> {
+    static CACHE: Mutex<Vec<(SigAlg, Arc<CertSet>)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap();
+    if let Some((_, set)) = cache.iter().find(|(s, _)| *s == sig) {
+        return set.clone();
+    }
+    let dir = std::env::temp_dir().join(format!("tlsmatrix-quic-test-{}", std::process::id()));
+    let set = Arc::new(certs::load_or_generate(&dir, sig).unwrap());
+    cache.push((sig, set.clone()));
+    set
+}
+
+fn config(scenario: &Scenario) -> EndpointConfig {
+    let mut cfg = EndpointConfig::for_scenario(scenario, certs(scenario.params().sig));
+    cfg.alpn = vec![quic::ALPN.into()];
+    cfg
+}
+
+fn quic_libraries() -> Vec<Box<dyn TlsLibrary>> {
+    libraries()
+        .into_iter()
+        .filter(|l| l.quic_stack().is_ok())
+        .collect()
+}
+
+fn factories(
+    c: &dyn TlsLibrary,
+    s: &dyn TlsLibrary,
+    cfg: &EndpointConfig,
+) -> (Box<dyn QuicEndpointFactory>, Box<dyn QuicEndpointFactory>) {
+    (
+        c.quic_factory(Side::Client, cfg).unwrap(),
+        s.quic_factory(Side::Server, cfg).unwrap(),
+    )
+}
+
+fn handshake(
+    c: &dyn QuicEndpointFactory,
+    s: &dyn QuicEndpointFactory,
+    scenario: &Scenario,
+) -> Result<quic::QuicWire, QuicError> {
+    let mut buffers: [Datagrams; 2] = Default::default();
+    quic::handshake_metered(
+        &mut Clock::default(),
+        c,
+        s,
+        &scenario.params(),
+        &mut buffers,
+    )
+    .map(|(_, wire)| wire)
+}
+
+const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
+#[test]
+fn this_build_drives_quinn_on_both_rustls_providers() {
+    let names: Vec<_> = quic_libraries().iter().map(|l| l.name()).collect();
+    assert_eq!(names, ["rustls-aws-lc", "rustls-ring"]);
+    for l in quic_libraries() {
+        assert!(
+            l.quic_stack().unwrap().starts_with("quinn-proto 0.11."),
+            "{}",
+            l.quic_stack().unwrap()
+        );
+    }
+    // Every library without a QUIC stack here says why, in a sentence about QUIC.
+    for without in libraries().into_iter().filter(|l| l.quic_stack().is_err()) {
+        let why = without.quic_stack().unwrap_err();
+        assert!(why.contains("QUIC"), "{}: {why}", without.name());
+        assert!(without
+            .quic_supports(&config(&LEAD.parse().unwrap()))
+            .is_err());
+    }
+    let openssl = tlsmatrix_impls::library("openssl-3.0").unwrap();
+    assert!(
+        openssl
+            .quic_stack()
+            .unwrap_err()
+            .contains("has no QUIC server"),
+        "{:?}",
+        openssl.quic_stack()
+    );
+}
+
+/// Each stack with itself and with every other stack of this build, on every scenario of
+/// the QUIC suite its library takes; the handshake check inside `handshake_metered` holds
+/// each to the scenario.
+#[test]
+fn every_quic_pair_completes_the_quic_suite_with_the_named_parameters() {
+    let mut completed = 0;
+    for id in QUIC_SUITE {
+        let scenario: Scenario = id.parse().unwrap();
+        let cfg = config(&scenario);
+        for c in quic_libraries() {
+            for s in quic_libraries() {
+                if let (Err(why), _) | (_, Err(why)) =
+                    (c.quic_supports(&cfg), s.quic_supports(&cfg))
+                {
+                    // Only rustls on ring lacks groups and keys aws-lc-rs has.
+                    assert!(why.contains("rustls-ring"), "{id}: {why}");
+                    continue;
+                }
+                let (cf, sf) = factories(c.as_ref(), s.as_ref(), &cfg);
+                for _ in 0..2 {
+                    let wire = handshake(cf.as_ref(), sf.as_ref(), &scenario)
+                        .unwrap_or_else(|e| panic!("{} -> {} on {id}: {e}", c.name(), s.name()));
+                    assert!(wire.client_first_datagram >= quic::MIN_INITIAL_DATAGRAM);
+                    assert!(wire.client_ready_rtts >= 1, "{wire:?}");
+                    assert!(wire.first_flight_ratio() <= 3.0, "{id}: {wire:?}");
+                    assert!(wire.datagrams.iter().all(|&d| d >= 1), "{wire:?}");
+                }
+                completed += 1;
+            }
+        }
+    }
+    assert!(completed >= QUIC_SUITE.len() * 2, "{completed}");
+}
+
+/// An ML-DSA-87 chain does not fit in three times the client's first datagram: the server
+/// waits a round trip for the client's acknowledgement, which the wire figures show.
+#[test]
+fn the_amplification_limit_holds_back_a_large_chain() {
+    let scenario: Scenario = "handshake-tls13-mldsa87-x25519-full".parse().unwrap();
+    let cfg = config(&scenario);
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    let (c, s) = factories(lib.as_ref(), lib.as_ref(), &cfg);
+    let wire = handshake(c.as_ref(), s.as_ref(), &scenario).unwrap();
+    assert!(wire.server_held_bytes > 0, "{wire:?}");
+    assert!(wire.client_ready_rtts >= 2, "{wire:?}");
+    assert!(wire.first_flight_ratio() <= 3.0, "{wire:?}");
+    let small: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+    let cfg = config(&small);
+    let (c, s) = factories(lib.as_ref(), lib.as_ref(), &cfg);
+    let wire = handshake(c.as_ref(), s.as_ref(), &small).unwrap();
+    assert_eq!(
+        (wire.server_held_bytes, wire.client_ready_rtts),
+        (0, 1),
+        "{wire:?}"
+    );
+}
+
+#[test]
+fn a_group_the_server_does_not_take_fails_the_handshake_with_its_side() {
+    let scenario: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    let cfg = config(&scenario);
+    let mut other = cfg.clone();
+    other.groups = vec![Group::P256];
+    let c = lib.quic_factory(Side::Client, &other).unwrap();
+    let s = lib.quic_factory(Side::Server, &cfg).unwrap();
+    let err = handshake(c.as_ref(), s.as_ref(), &scenario).unwrap_err();
+    assert!(
+        matches!(err, QuicError::Step { .. } | QuicError::Stalled { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_handshake_of_other_parameters_than_the_scenario_fails_the_check() {
+    // Both sides agree on P-256, but the scenario the pair checks against names X25519.
+    let asked: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+    let ran: Scenario = "handshake-tls13-ecdsa-p256-p256-full".parse().unwrap();
+    let lib = tlsmatrix_impls::library("rustls-ring").unwrap();
+    let cfg = config(&ran);
+    let (c, s) = factories(lib.as_ref(), lib.as_ref(), &cfg);
+    let err = handshake(c.as_ref(), s.as_ref(), &asked).unwrap_err();
+    assert!(err.to_string().contains("negotiated group p256"), "{err}");
+}
+
+#[test]
+fn quic_is_refused_where_it_cannot_run() {
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    for (id, why) in [
+        ("handshake-tls12-ecdsa-p256-x25519-full", "TLS 1.3 only"),
+        (
+            "handshake-tls13-ecdsa-p256-x25519-full-hrr",
+            "HelloRetryRequest",
+        ),
+    ] {
+        let cfg = config(&id.parse().unwrap());
+        let err = lib.quic_supports(&cfg).unwrap_err();
+        assert!(err.contains(why), "{id}: {err}");
+    }
+}
+
+/// What a server makes of datagrams no client should send: each fails or is dropped, and
+/// the handshake then stalls within its bounded rounds rather than hanging.
+#[test]
+fn garbage_a_truncated_initial_an_unknown_version_and_silence_end_in_bounded_time() {
+    let scenario: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+    let cfg = config(&scenario);
+    let lib = tlsmatrix_impls::library("rustls-aws-lc").unwrap();
+    let (c, s) = factories(lib.as_ref(), lib.as_ref(), &cfg);
+    // A real first flight, to cut and bend.
+    let mut client = c.endpoint().unwrap();
+    let mut first = Datagrams::default();
+    client.transmit(&mut first).unwrap();
+    let initial = first.iter().next().unwrap().to_vec();
+    let mut unknown_version = initial.clone();
+    unknown_version[1..5].copy_from_slice(&0x1a2a_3a4au32.to_be_bytes());
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("garbage", vec![0x5a; 1200]),
+        ("a truncated Initial", initial[..300].to_vec()),
+        ("an unknown version", unknown_version),
+        ("nothing", Vec::new()),
+    ];
+    for (what, datagram) in cases {
+        let start = std::time::Instant::now();
+        let mut server = s.endpoint().unwrap();
+        if !datagram.is_empty() {
+            // quinn drops what it cannot decode; an unknown version gets a version
+            // negotiation, which must itself be well-formed QUIC.
+            let _ = server.receive(&datagram);
+        }
+        let mut out = Datagrams::default();
+        server.transmit(&mut out).unwrap();
+        for d in out.iter() {
+            let versions = quic::long_header_versions(d).unwrap();
+            assert_eq!(
+                versions,
+                vec![0],
+                "{what}: only a version negotiation may answer"
+            );
+        }
+        assert!(!server.is_handshake_complete(), "{what}");
+        assert!(start.elapsed().as_secs() < 2, "{what}");
+    }
+}
+
+#[test]
+fn quic_against_tcp_gives_positive_paired_samples() {
+    let scenario: Scenario = "handshake-tls13-ecdsa-p256-x25519-full".parse().unwrap();
+    let cfg = config(&scenario);
+    let lib = tlsmatrix_impls::library("rustls-ring").unwrap();
+    let tcp = (
+        lib.factory(Side::Client, &cfg).unwrap(),
+        lib.factory(Side::Server, &cfg).unwrap(),
+    );
+    let (qc, qs) = factories(lib.as_ref(), lib.as_ref(), &cfg);
+    let budget = Budget {
+        runs: 2,
+        warmup: std::time::Duration::from_millis(10),
+        sample_target: std::time::Duration::from_millis(5),
+        bulk_bytes: 0,
+    };
+    let mut samples = Vec::new();
+    quic_against_tcp(
+        (tcp.0.as_ref(), tcp.1.as_ref()),
+        (qc.as_ref(), qs.as_ref()),
+        &scenario.params(),
+        &budget,
+        |s| samples.push(s),
+    )
+    .unwrap();
+    assert_eq!(samples.len(), 2);
+    for s in &samples {
+        let get = |m: Metric| s.iter().find(|(x, _)| *x == m).unwrap().1;
+        for m in [
+            Metric::ClientCpuNs,
+            Metric::ClientQuicNs,
+            Metric::ServerQuicNs,
+            Metric::ClientQuicOverTcp,
+            Metric::ServerQuicOverTcp,
+            Metric::ClientQuicBytes,
+        ] {
+            assert!(get(m).is_finite() && get(m) > 0.0, "{m}: {}", get(m));
+        }
+        let ratio = get(Metric::ClientQuicNs) / get(Metric::ClientCpuNs);
+        assert!((ratio - get(Metric::ClientQuicOverTcp)).abs() < 1e-9);
+    }
+}
