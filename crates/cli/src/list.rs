@@ -3,6 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 use tlsmatrix_model::impls;
+use tlsmatrix_model::measure::Measure;
 use tlsmatrix_model::metric::{Better, METRICS};
 use tlsmatrix_model::plan;
 use tlsmatrix_model::scenario::{self, Scenario};
@@ -34,6 +35,8 @@ pub fn list(as_json: bool) -> Result<()> {
                 "version": e.version,
                 "driver": e.driver().path,
                 "allocator": e.allocator.name(),
+                "quic": e.quic,
+                "quic_refused": e.refusal(Measure::Quic),
             })).collect::<Vec<_>>(),
             "scenario_kinds": scenario::grammar().into_iter().map(|(form, axes)| json!({
                 "form": form,
@@ -61,6 +64,17 @@ pub fn list(as_json: bool) -> Result<()> {
         let name = driver.label();
         for e in entries {
             println!("  {:<23} {}   [{name}]", e.name, e.version);
+        }
+    }
+    println!("\nQUIC stacks (tlsmatrix run --measure quic):");
+    for e in reg.defaults() {
+        match &e.quic {
+            Some(stack) => println!("  {:<23} {stack} on {}", e.name, e.version),
+            None => {
+                let why = e.refusal(Measure::Quic).unwrap_or_default();
+                let why = why.strip_prefix(&format!("{}: ", e.name)).unwrap_or(&why);
+                println!("  {:<23} none: {why}", e.name);
+            }
         }
     }
     for (name, how) in &not_built {

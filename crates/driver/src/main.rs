@@ -33,7 +33,9 @@ use tlsmatrix_measure::sample::Sampler;
 use tlsmatrix_measure::workload::{self, Budget, BulkSampler, BulkSize, HandshakeSampler};
 use tlsmatrix_model::allocator::Allocator;
 use tlsmatrix_model::interop;
-use tlsmatrix_model::protocol::{AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure};
+use tlsmatrix_model::protocol::{
+    AllocatorInfo, DriverInfo, DriverMessage, ImplInfo, Measure, Refusal,
+};
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::{Axis, ConnParams, Resumption, Scenario, SigAlg, Version};
 use tlsmatrix_model::side::Side;
@@ -313,7 +315,16 @@ fn main() -> ExitCode {
                     .map(|l| ImplInfo {
                         name: build_name(l.as_ref()),
                         version: build_version(l.as_ref()),
-                        refuses: Vec::new(),
+                        refuses: l
+                            .quic_stack()
+                            .err()
+                            .map(|reason| Refusal {
+                                measure: Measure::Quic.as_str().into(),
+                                reason,
+                            })
+                            .into_iter()
+                            .collect(),
+                        quic: l.quic_stack().ok(),
                     })
                     .collect(),
             };

@@ -2,6 +2,7 @@
 
 use super::*;
 use tlsmatrix_harness::aead::RecordAead;
+use tlsmatrix_harness::quic::QuicFactories;
 use tlsmatrix_measure::floor::{handshakes_against_floor, operations_of, FloorSampler};
 
 #[derive(clap::Args)]
@@ -39,10 +40,17 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
-    let cell = args.cell.open()?;
+    let mut cell = args.cell.open()?;
     let with_itself = cell.client.name() == cell.server.name();
     if let Some(reason) = args.measure.row().refusal(&cell.scenario, with_itself) {
         return refuse(reason.into());
+    }
+    if args.measure == Measure::Quic {
+        // The TCP handshake it is paired with offers the same ALPN: like with like.
+        cell.cfg.alpn = vec![tlsmatrix_harness::quic::ALPN.into()];
+        if let Err(reason) = cell.client.quic_supports(&cell.cfg) {
+            return refuse(reason);
+        }
     }
     let own_aead = match own_aead(args, &cell) {
         Ok(found) => found,
@@ -238,9 +246,34 @@ fn measure(
                 on_sample,
             )?
         }
+        (Measure::Quic, Scenario::Handshake(_)) => {
+            let (qc, qs) = match quic_factories(cell) {
+                Ok(made) => made,
+                Err(reason) => return Ok(Some(reason)),
+            };
+            tlsmatrix_measure::quic::quic_against_tcp(
+                (c, s),
+                (qc.as_ref(), qs.as_ref()),
+                &params,
+                &budget,
+                on_sample,
+            )?
+        }
         // Every other kind the measure's row refuses before any library is asked (`run`);
         // measure_places.rs holds each row to an arm above.
         _ => unreachable!("refused above by the measure table"),
     }
     Ok(None)
+}
+
+/// The library's QUIC factories for the cell, or why its QUIC stack cannot run it.
+fn quic_factories(cell: &OpenCell) -> Result<QuicFactories, String> {
+    let lib = cell.client.as_ref();
+    let stack = lib.quic_stack()?;
+    eprintln!("QUIC of {} through {stack}", lib.name());
+    let made = |side| {
+        lib.quic_factory(side, &cell.cfg)
+            .map_err(|e| format!("{e:#}"))
+    };
+    Ok((made(Side::Client)?, made(Side::Server)?))
 }

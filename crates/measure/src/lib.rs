@@ -14,6 +14,7 @@ pub mod heap;
 pub mod memprobe;
 pub mod paired;
 pub mod profile;
+pub mod quic;
 pub mod sample;
 pub mod setup;
 pub mod split;

@@ -80,6 +80,9 @@ pub struct ImplEntry {
     pub drivers: Vec<Driver>,
     /// Measures it cannot be taken with (`--measure` value, reason), as its driver said.
     pub refuses: Vec<(String, String)>,
+    /// The QUIC stack its driver drives on it, with its exact version; none where it
+    /// drives none (`refuses` says why).
+    pub quic: Option<String>,
 }
 
 impl ImplEntry {
@@ -179,6 +182,7 @@ impl Registry {
                                 .iter()
                                 .map(|r| (r.measure.clone(), r.reason.clone()))
                                 .collect(),
+                            quic: i.quic.clone(),
                         }),
                     }
                 }

@@ -591,6 +591,7 @@ mod tests {
     fn entry(name: &str, drivers: &[&str]) -> ImplEntry {
         ImplEntry {
             refuses: Vec::new(),
+            quic: None,
             name: name.into(),
             version: format!("{name} 1"),
             allocator: tlsmatrix_model::allocator::Allocator::Glibc,

@@ -82,6 +82,7 @@ mod tests {
     fn entry(name: &str) -> ImplEntry {
         ImplEntry {
             refuses: Vec::new(),
+            quic: None,
             name: name.into(),
             version: format!("{name} 1"),
             allocator: Allocator::Glibc,
