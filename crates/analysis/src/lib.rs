@@ -19,4 +19,5 @@ pub mod netmodel;
 pub mod overhead;
 pub mod post_quantum;
 pub mod provider;
+pub mod quic;
 pub mod self_pairs;

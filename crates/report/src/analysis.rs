@@ -828,6 +828,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(extra));
+    sections.extend(extra.of(Measure::Quic).and_then(crate::quic::section));
     sections.extend(crate::releases::section(
         &run.records,
         &impls,

@@ -30,6 +30,7 @@ pub mod outside_scan;
 mod overhead;
 pub mod post_quantum;
 pub mod published;
+mod quic;
 pub mod releases;
 mod self_pairs;
 mod setup_costs;

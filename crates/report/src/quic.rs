@@ -1,0 +1,249 @@
+//! The QUIC section, from a QUIC run (`tlsmatrix run --measure quic`): each stack's QUIC
+//! handshake per side beside the same library's TCP handshake with the paired factor, what
+//! the datagrams showed (the amplification limit among it), the stacks not measured and why,
+//! and the published figures this run has no counterpart of, labelled.
+
+use tlsmatrix_analysis::quic::{self, QuicCell, Standing, Wire};
+use tlsmatrix_history::RunData;
+use tlsmatrix_model::side::Side;
+
+use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Section, Series, Table};
+use crate::figures::figure;
+use crate::self_pairs::micros;
+
+const METHOD: &str = "Each QUIC stack's handshake, driven through its own API over in-memory datagrams, sampled in turns with the same library's TLS-over-TCP handshake on the same scenario (the same suite, group, certificate and ALPN), each side's calls on its own clock. A QUIC handshake is timed until both sides are done and no datagram is in flight, the server's HANDSHAKE_DONE and the acknowledgements included; QUIC/TCP is the median of the per-sample ratios, with its 95% interval. Every handshake was checked: QUIC version 1 on every long-header packet, the ALPN, and the suite, group, scheme and chain the scenario names.";
+
+/// What others published, labelled as such: this run measured none of it.
+const PUBLISHED: &str = "What others published, not measured here: nginx's QUIC handshakes spent 12% of their CPU in one OpenSSL hash-table walk against 2% over TCP (quictls#10); MsQuic's own runs count handshakes per second for its TLS providers only, and record its regression on OpenSSL 3.0 (msquic#3410); a QUIC transfer fell from 110 to 20 KB/s at 50 ms between OpenSSL 3.5.2 and 3.5.3 (openssl#31134); Cloudflare reports that certificates are almost half the bytes of more than half of its QUIC connections.";
+
+/// The handshake the section leads with.
+const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
+
+fn factor_cell(f: &tlsmatrix_model::record::Record) -> Cell {
+    let class = match quic::standing(f) {
+        Standing::Costlier => Class::Bad,
+        Standing::Cheaper => Class::Good,
+        Standing::Same => Class::Same,
+    };
+    Cell::with(
+        format!("{:.2}×", f.median),
+        class,
+        Some(format!(
+            "{} paired samples, 95% interval {:.2}-{:.2}×",
+            f.samples.len(),
+            f.ci_low,
+            f.ci_high
+        )),
+    )
+}
+
+fn handshake_row(c: &QuicCell) -> Vec<Cell> {
+    let mut row = vec![Cell::plain(c.scenario.clone()), Cell::plain(c.imp.clone())];
+    for side in [Side::Client, Side::Server] {
+        match c.side(side) {
+            Some(f) => {
+                row.push(micros(f.quic));
+                row.push(micros(f.tcp));
+                row.push(factor_cell(f.factor));
+            }
+            None => row.extend((0..3).map(|_| Cell::plain("-"))),
+        }
+    }
+    row
+}
+
+fn wire_row(c: &QuicCell, w: &Wire) -> Vec<Cell> {
+    let n = |v: f64| Cell::plain(format!("{v:.0}"));
+    vec![
+        Cell::plain(c.scenario.clone()),
+        Cell::plain(c.imp.clone()),
+        n(w.datagrams[0]),
+        n(w.bytes[0]),
+        n(w.client_first_datagram),
+        n(w.datagrams[1]),
+        n(w.bytes[1]),
+        Cell::plain(format!("{:.2}×", w.first_flight_ratio)),
+        n(w.server_held_bytes),
+        n(w.client_ready_rtts),
+    ]
+}
+
+/// The lead handshake's sides, QUIC beside TCP, as bars with their intervals.
+fn lead_chart(cells: &[QuicCell]) -> Option<Chart> {
+    let lead: Vec<&QuicCell> = cells.iter().filter(|c| c.scenario == LEAD).collect();
+    if lead.is_empty() {
+        return None;
+    }
+    let point = |r: &tlsmatrix_model::record::Record| {
+        Some(Point {
+            median: r.median / 1e3,
+            low: r.ci_low / 1e3,
+            high: r.ci_high / 1e3,
+        })
+    };
+    let mut categories = Vec::new();
+    let mut tcp = Series {
+        name: "TLS over TCP".into(),
+        points: Vec::new(),
+    };
+    let mut over_quic = Series {
+        name: "QUIC".into(),
+        points: Vec::new(),
+    };
+    for c in lead {
+        for side in [Side::Client, Side::Server] {
+            let Some(f) = c.side(side) else { continue };
+            categories.push(format!("{} {side}", c.imp));
+            tcp.points.push(point(f.tcp));
+            over_quic.points.push(point(f.quic));
+        }
+    }
+    Some(Chart {
+        kind: ChartKind::Bars,
+        title: format!("{LEAD}: each side's handshake, TCP and QUIC"),
+        unit: "µs per handshake (lower is better)".into(),
+        categories,
+        series: vec![tcp, over_quic],
+    })
+}
+
+/// One sentence per impl on the lead handshake: QUIC's factor per side.
+fn lead_sentence(cells: &[QuicCell]) -> Option<String> {
+    let said: Vec<String> = cells
+        .iter()
+        .filter(|c| c.scenario == LEAD)
+        .filter_map(|c| {
+            let (cl, sv) = (c.side(Side::Client)?, c.side(Side::Server)?);
+            let f = |r: &tlsmatrix_model::record::Record| {
+                format!("{:.2}× [{:.2}-{:.2}]", r.median, r.ci_low, r.ci_high)
+            };
+            Some(format!(
+                "{} {} as a client and {} as a server",
+                c.imp,
+                f(cl.factor),
+                f(sv.factor)
+            ))
+        })
+        .collect();
+    (!said.is_empty()).then(|| {
+        format!(
+            "On {LEAD}, a QUIC handshake takes this much of the same library's TCP handshake's time: {}.",
+            said.join("; ")
+        )
+    })
+}
+
+/// Where the server's first flight could not carry its handshake.
+fn held_sentence(cells: &[QuicCell]) -> String {
+    let held = quic::held_back(cells);
+    if held.is_empty() {
+        return "No server flight was held back: every server sent its whole handshake in its first flight, within three times the client's first datagram.".into();
+    }
+    let each: Vec<String> = held
+        .iter()
+        .map(|(scenario, w)| {
+            format!(
+                "{scenario} ({} bytes waited; the client could send after {:.0} round trips)",
+                figure(w.server_held_bytes),
+                w.client_ready_rtts
+            )
+        })
+        .collect();
+    format!(
+        "The server's first flight could not carry its whole handshake within three times the client's first datagram (RFC 9000 §8.1), so the rest waited for the client's acknowledgement: {}.",
+        each.join("; ")
+    )
+}
+
+/// The cells not measured, one sentence per reason with the impls that gave it (an impl's
+/// name in its reason read as "its"), so eleven stacks without QUIC read as one line.
+fn not_measured(run: &RunData) -> Option<Block> {
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    for c in run.cells.iter().filter(|c| c.client == c.server) {
+        let reason = c
+            .reason
+            .strip_prefix(&format!("{}: ", c.client))
+            .unwrap_or(&c.reason);
+        let general = reason.replace(&c.client, "{impl}");
+        match by_reason.iter_mut().find(|(r, _)| *r == general) {
+            Some((_, impls)) if impls.contains(&c.client) => {}
+            Some((_, impls)) => impls.push(c.client.clone()),
+            None => by_reason.push((general, vec![c.client.clone()])),
+        }
+    }
+    (!by_reason.is_empty()).then(|| {
+        Block::Bullets(
+            by_reason
+                .into_iter()
+                .map(|(reason, impls)| {
+                    let who = if impls.len() == 1 { "it" } else { "each" };
+                    format!(
+                        "Not measured, {}: {}",
+                        impls.join(", "),
+                        reason.replace("{impl}", who)
+                    )
+                })
+                .collect(),
+        )
+    })
+}
+
+/// The section, when the database has a QUIC run.
+pub fn section(run: &RunData) -> Option<Section> {
+    let cells = quic::cells(run);
+    if cells.is_empty() && run.cells.is_empty() {
+        return None;
+    }
+    let mut blocks = vec![Block::Para(METHOD.into())];
+    blocks.extend(lead_chart(&cells).map(Block::Chart));
+    blocks.extend(lead_sentence(&cells).map(Block::Para));
+    let side_cols = |side: &str| {
+        [
+            format!("{side} QUIC µs"),
+            format!("{side} TCP µs"),
+            format!("{side} QUIC/TCP"),
+        ]
+    };
+    let mut header = vec!["scenario".to_string(), "impl".into()];
+    header.extend(side_cols("client"));
+    header.extend(side_cols("server"));
+    blocks.push(Block::Table(Table {
+        caption: format!(
+            "Each side's QUIC handshake against the same library's TCP handshake (run {}; hover: the interval)",
+            run.run_id
+        ),
+        header,
+        rows: cells.iter().map(handshake_row).collect(),
+        label_cols: 2,
+    }));
+    blocks.push(Block::Table(Table {
+        caption: "The datagrams of one QUIC handshake (UDP payload bytes; the same every handshake but for a signature's length)".into(),
+        header: [
+            "scenario",
+            "impl",
+            "client datagrams",
+            "client bytes",
+            "client Initial datagram",
+            "server datagrams",
+            "server bytes",
+            "server first flight ×",
+            "server bytes held back",
+            "client ready RTTs",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: cells
+            .iter()
+            .filter_map(|c| Some(wire_row(c, c.wire.as_ref()?)))
+            .collect(),
+        label_cols: 2,
+    }));
+    blocks.push(Block::Para(held_sentence(&cells)));
+    blocks.extend(not_measured(run));
+    blocks.push(Block::Para(PUBLISHED.into()));
+    Some(Section {
+        id: "quic".into(),
+        title: "QUIC".into(),
+        blocks,
+    })
+}
