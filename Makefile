@@ -91,6 +91,11 @@ FLOOR_RUNS ?= 5
 # machine: CONTENTION_RUNS samples of three windows of CONTENTION_MS; about 55 s.
 CONTENTION_RUNS ?= 3
 CONTENTION_MS ?= 300
+# Each QUIC stack's handshake in turns with its own library's TLS-over-TCP handshake, on the
+# QUIC suite (`tlsmatrix run --measure quic`): CPU per side, the paired factor and the
+# datagrams, each impl with itself; impls with no QUIC stack are refused before any driver
+# starts.
+QUIC_RUNS ?= 6
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 12
@@ -278,7 +283,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl \
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl \
 	  results/first-look.jsonl results/first-look.db
 	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
 	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
@@ -329,6 +334,8 @@ report: timings-begin build-workspace
 	  --out results/floor.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) contention $(BIN)/tlsmatrix run --measure contention --runs $(CONTENTION_RUNS) --sample-ms $(CONTENTION_MS) --warmup-ms 100 \
 	  --out results/contention.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) quic $(BIN)/tlsmatrix run --measure quic --runs $(QUIC_RUNS) --warmup-ms 50 --sample-ms 40 --lanes $(LANES) \
+	  --out results/quic.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	variant_impls='$(VARIANT_IMPLS)'; \
@@ -466,7 +473,7 @@ fuzz-go: setup
 	  else cat $$log; echo "fuzz $$f: FAILED (log: target/fuzz-$$f.log)"; exit 1; fi; \
 	done
 
-lint: build-workspace mbedtls-lib aws-lc-lib
+lint: build-workspace mbedtls-lib aws-lc-lib openssl-lib-3.6
 	$(CARGO) fmt --all --check
 	@# No crate's modules may import each other in a circle (crates/xtask/src/modules.rs).
 	@# The workspace build's xtask, not `cargo xtask` (cargo run -p xtask): features resolved
@@ -482,6 +489,9 @@ lint: build-workspace mbedtls-lib aws-lc-lib
 	$(OPENSSL_ENV)_DIR=$(AWS_LC_DIR) $(OPENSSL_ENV)_STATIC=1 $(CARGO) clippy --release --locked \
 	  --manifest-path libssl-drivers/aws-lc/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
+	@# A vendored OpenSSL release: the code only it compiles (OpenSSL's own QUIC, 3.5 and later).
+	$(OPENSSL_ENV)_DIR=$(CURDIR)/target/openssl/3.6 $(OPENSSL_ENV)_STATIC=1 $(CARGO) clippy --release --locked \
+	  --manifest-path libssl-drivers/openssl/Cargo.toml --target-dir $(DRIVER_TARGETS)/driver-openssl-3.6 -- -D warnings
 	$(CARGO) clippy --release --locked --manifest-path libssl-drivers/wolfssl/Cargo.toml \
 	  --target-dir $(DRIVERS_TARGET) -- -D warnings
 	TLSMATRIX_MBEDTLS_DIR=$(MBEDTLS_DIR) $(CARGO) clippy --release --locked \
