@@ -32,7 +32,8 @@ fn main() {
 }
 
 /// Compiles the GnuTLS floor's C side (libgnutls28-dev, nettle-dev) and links nettle, hogweed
-/// and GMP, which its key exchange calls directly (GnuTLS 3.7 exports no ECDH).
+/// and GMP, which its key exchange calls directly (GnuTLS 3.7 exports no ECDH); and the C
+/// side of ngtcp2, GnuTLS's QUIC stack.
 #[cfg(feature = "gnutls")]
 fn build_gnutls_floor() {
     println!("cargo:rerun-if-changed=csrc/gnutls_floor.c");
@@ -44,6 +45,13 @@ fn build_gnutls_floor() {
     for lib in ["gnutls", "hogweed", "nettle", "gmp"] {
         println!("cargo:rustc-link-lib={lib}");
     }
+    // ngtcp2's C side (libngtcp2-dev, libngtcp2-crypto-gnutls-dev): the adapter links the
+    // libraries.
+    println!("cargo:rerun-if-changed=csrc/ngtcp2_glue.c");
+    cc::Build::new()
+        .file("csrc/ngtcp2_glue.c")
+        .warnings(true)
+        .compile("tlsmatrix_ngtcp2_glue");
 }
 
 /// Compiles the wolfSSL floor's C side against the system's headers (libwolfssl-dev), with

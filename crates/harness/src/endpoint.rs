@@ -378,6 +378,12 @@ impl EndpointConfig {
         if self.alpn.is_empty() {
             return Err("QUIC requires ALPN (RFC 9001 §8.1); the configuration offers none".into());
         }
+        if self.resumption != Resumption::Full {
+            return Err(
+                "resumption and 0-RTT inside QUIC are not measured yet: the pair makes one new connection per handshake"
+                    .into(),
+            );
+        }
         Ok(())
     }
 
@@ -459,11 +465,13 @@ pub trait TlsLibrary: Send + Sync {
             self.name()
         ))
     }
-    /// `Err(reason)` when its QUIC stack cannot run the configuration as asked (QUIC's own
-    /// limits are [`EndpointConfig::quic_limits`]).
+    /// `Err(reason)` when its QUIC stack cannot run the configuration as asked: it has none,
+    /// QUIC rules it out ([`EndpointConfig::quic_limits`]), or the library's TLS does
+    /// ([`TlsLibrary::supports`]), whose sessions the stack drives.
     fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
         self.quic_stack()?;
-        cfg.quic_limits()
+        cfg.quic_limits()?;
+        self.supports(cfg)
     }
     /// `side`'s QUIC connections for `cfg`, where [`TlsLibrary::quic_supports`] takes it.
     fn quic_factory(

@@ -28,6 +28,8 @@ use tlsmatrix_model::side::Side;
 /// The part of `<gnutls/gnutls.h>` (3.7) this adapter calls, with the constants it needs.
 #[allow(non_camel_case_types)]
 mod ffi;
+/// GnuTLS's QUIC stack: ngtcp2 with its GnuTLS crypto layer.
+mod ngtcp2;
 
 fn error_text(code: c_int) -> String {
     // SAFETY: gnutls_strerror returns a static string for any code.
@@ -264,8 +266,32 @@ impl TlsLibrary for GnutlsLibrary {
     }
 
     fn factory(&self, side: Side, cfg: &EndpointConfig) -> Result<Box<dyn EndpointFactory>> {
+        Ok(Box::new(self.gnutls_factory(side, cfg, "")?))
+    }
+
+    fn quic_stack(&self) -> Result<String, String> {
+        Ok(ngtcp2::stack())
+    }
+
+    fn quic_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+    ) -> Result<Box<dyn tlsmatrix_harness::quic::QuicEndpointFactory>> {
+        self.ngtcp2_factory(side, cfg)
+    }
+}
+
+impl GnutlsLibrary {
+    /// `side`'s sessions for `cfg`, their priority string ending in `priority_tail`.
+    fn gnutls_factory(
+        &self,
+        side: Side,
+        cfg: &EndpointConfig,
+        priority_tail: &str,
+    ) -> Result<GnutlsFactory> {
         self.supports(cfg).map_err(|e| anyhow!(e))?;
-        let priority = CString::new(priority(cfg, side).map_err(|e| anyhow!(e))?)?;
+        let priority = CString::new(priority(cfg, side).map_err(|e| anyhow!(e))? + priority_tail)?;
         let cred = Credentials::new()?;
         // An open configuration verifies no chain (see `OpenPolicy`): no trust is loaded.
         let open = cfg.open.is_some();
@@ -299,7 +325,7 @@ impl TlsLibrary for GnutlsLibrary {
             Some(o) => o.sni.clone(),
             None => Some(cfg.server_name.clone()),
         };
-        Ok(Box::new(GnutlsFactory {
+        Ok(GnutlsFactory {
             side,
             cred,
             priority,
@@ -314,7 +340,7 @@ impl TlsLibrary for GnutlsLibrary {
             ticket_key,
             cache: Arc::new(SessionCache::default()),
             session: Arc::default(),
-        }))
+        })
     }
 }
 
@@ -508,7 +534,53 @@ impl EndpointFactory for GnutlsFactory {
     }
 
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
+        let session = self.session(0)?;
+        let mut ep = Box::new(GnutlsEndpoint {
+            session: session.into_raw(),
+            io: Box::new(Transport { io, starved: false }),
+            side: self.side,
+            done: false,
+            send_ticket: self.ticket_key.is_some(),
+            slot: (self.side == Side::Client && self.resumption != Resumption::Full)
+                .then(|| self.session.clone()),
+            _cache: self.cache.clone(),
+        });
+        // SAFETY: the transport pointer is the endpoint's boxed MemIo, which lives as long
+        // as the session it owns.
+        unsafe {
+            ffi::gnutls_transport_set_ptr(ep.session, (&mut *ep.io as *mut Transport).cast());
+            ffi::gnutls_transport_set_push_function(ep.session, push);
+            ffi::gnutls_transport_set_pull_function(ep.session, pull);
+        }
+        Ok(ep)
+    }
+}
+
+/// A session this adapter made, freed when dropped unless handed on with `into_raw`.
+struct Session(ffi::session);
+
+impl Session {
+    fn into_raw(self) -> ffi::session {
+        let s = self.0;
+        std::mem::forget(self);
+        s
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: the session was made by gnutls_init and is freed once.
+        unsafe { ffi::gnutls_deinit(self.0) }
+    }
+}
+
+impl GnutlsFactory {
+    /// A session for one connection, set up as the factory says (priority string,
+    /// credentials, names, client certificates, tickets, cache, ALPN) with `gnutls_init`'s
+    /// `extra_flags`; its transport is the caller's to set.
+    fn session(&self, extra_flags: c_uint) -> Result<Session> {
         let mut flags = ffi::NONBLOCK
+            | extra_flags
             | match self.side {
                 // One key share, for the first group, as every other client here sends
                 // (GnuTLS's default adds one for a second kind of group, which would answer
@@ -522,21 +594,12 @@ impl EndpointFactory for GnutlsFactory {
         let mut s = ptr::null_mut();
         // SAFETY: out-pointer to a local.
         check(unsafe { ffi::gnutls_init(&mut s, flags) }, "gnutls_init")?;
-        // From here the endpoint owns the session and frees it on every path.
-        let mut ep = Box::new(GnutlsEndpoint {
-            session: s,
-            io: Box::new(Transport { io, starved: false }),
-            side: self.side,
-            done: false,
-            send_ticket: self.ticket_key.is_some(),
-            slot: (self.side == Side::Client && self.resumption != Resumption::Full)
-                .then(|| self.session.clone()),
-            _cache: self.cache.clone(),
-        });
+        // From here the guard owns the session and frees it on every path.
+        let session = Session(s);
         let mut err_pos = ptr::null();
         // SAFETY: every pointer below is live for the session's life: the priority string
         // and server name are the factory's, which outlives its endpoints in the harness;
-        // the credentials likewise; the transport pointer is the endpoint's boxed MemIo.
+        // the credentials likewise.
         unsafe {
             check(
                 ffi::gnutls_priority_set_direct(s, self.priority.as_ptr(), &mut err_pos),
@@ -546,9 +609,6 @@ impl EndpointFactory for GnutlsFactory {
                 ffi::gnutls_credentials_set(s, ffi::CRD_CERTIFICATE, self.cred.0),
                 "setting credentials",
             )?;
-            ffi::gnutls_transport_set_ptr(s, (&mut *ep.io as *mut Transport).cast());
-            ffi::gnutls_transport_set_push_function(s, push);
-            ffi::gnutls_transport_set_pull_function(s, pull);
             match self.side {
                 Side::Client => {
                     if let Some(sni) = &self.sni {
@@ -566,10 +626,14 @@ impl EndpointFactory for GnutlsFactory {
                     if self.verify_server {
                         ffi::gnutls_session_set_verify_cert(s, self.server_name.as_ptr(), 0);
                     }
-                    let kept = ep
-                        .slot
-                        .as_ref()
-                        .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).clone());
+                    let kept = (self.resumption != Resumption::Full)
+                        .then(|| {
+                            self.session
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .clone()
+                        })
+                        .flatten();
                     if let Some(data) = kept {
                         check(
                             ffi::gnutls_session_set_data(s, data.as_ptr().cast(), data.len()),
@@ -623,7 +687,7 @@ impl EndpointFactory for GnutlsFactory {
                 )?;
             }
         }
-        Ok(ep)
+        Ok(session)
     }
 }
 
@@ -800,67 +864,11 @@ impl TlsEndpoint for GnutlsEndpoint {
     }
 
     fn negotiated(&self) -> Negotiated {
-        let s = self.session;
-        // SAFETY: valid session; these read what the handshake settled.
-        let (version, cipher, kx, group, sign, resumed) = unsafe {
-            (
-                ffi::gnutls_protocol_get_version(s),
-                ffi::gnutls_cipher_get(s),
-                ffi::gnutls_kx_get(s),
-                ffi::gnutls_group_get(s),
-                ffi::gnutls_sign_algorithm_get(s),
-                ffi::gnutls_session_is_resumed(s) != 0,
-            )
-        };
-        let version = match version {
-            ffi::TLS1_2 => Some(Version::Tls12),
-            ffi::TLS1_3 => Some(Version::Tls13),
-            _ => None,
-        };
-        let aead = CIPHERS
-            .iter()
-            .find(|(_, c, _)| *c == cipher)
-            .map(|(a, ..)| *a);
-        // A TLS 1.2 suite also names its key exchange's signature kind; any key of that kind
-        // gives the same code.
-        let sig_kind = if kx == ffi::KX_ECDHE_RSA {
-            SigAlg::Rsa2048
-        } else {
-            SigAlg::EcdsaP256
-        };
-        let group = GROUPS
-            .iter()
-            .find(|(_, g, _)| *g == group)
-            .map(|(g, ..)| *g);
-        let scheme = match sign {
-            ffi::SIGN_ECDSA_SHA256 | ffi::SIGN_ECDSA_SECP256R1_SHA256 => Some(SigAlg::EcdsaP256),
-            ffi::SIGN_ECDSA_SHA384 | ffi::SIGN_ECDSA_SECP384R1_SHA384 => Some(SigAlg::EcdsaP384),
-            ffi::SIGN_RSA_PSS_RSAE_SHA256 => Some(SigAlg::Rsa2048),
-            ffi::SIGN_EDDSA_ED25519 => Some(SigAlg::Ed25519),
-            _ => None,
-        };
-        Negotiated {
-            version: version.map(codes::version_code),
-            cipher_suite: version
-                .zip(aead)
-                .map(|(v, a)| codes::cipher_suite_code(v, a, sig_kind)),
-            group: group.map(codes::group_code),
-            signature_scheme: scheme.map(codes::signature_scheme_code),
-            resumed: Some(resumed),
-            peer_certs: Some(self.peer_certs()),
-        }
+        negotiated_of(self.session)
     }
 
     fn alpn(&self) -> Option<Vec<u8>> {
-        let mut d = ffi::datum {
-            data: ptr::null_mut(),
-            size: 0,
-        };
-        // SAFETY: valid session; the datum points into the session.
-        unsafe {
-            (ffi::gnutls_alpn_get_selected_protocol(self.session, &mut d) == 0)
-                .then(|| datum_bytes(&d).to_vec())
-        }
+        alpn_of(self.session)
     }
 
     fn key_update(&mut self) -> Result<()> {
@@ -926,16 +934,81 @@ impl GnutlsEndpoint {
         unsafe { ffi::gnutls_alert_send_appropriate(self.session, code) };
         anyhow!("GnuTLS: {what}: {}", error_text(code))
     }
+}
 
-    fn peer_certs(&self) -> usize {
-        let mut n: c_uint = 0;
-        // SAFETY: valid session; GnuTLS owns the returned list.
-        let list = unsafe { ffi::gnutls_certificate_get_peers(self.session, &mut n) };
-        if list.is_null() {
-            0
-        } else {
-            n as usize
-        }
+/// What `s`'s handshake negotiated, as GnuTLS reports it.
+fn negotiated_of(s: ffi::session) -> Negotiated {
+    // SAFETY: valid session; these read what the handshake settled.
+    let (version, cipher, kx, group, sign, resumed) = unsafe {
+        (
+            ffi::gnutls_protocol_get_version(s),
+            ffi::gnutls_cipher_get(s),
+            ffi::gnutls_kx_get(s),
+            ffi::gnutls_group_get(s),
+            ffi::gnutls_sign_algorithm_get(s),
+            ffi::gnutls_session_is_resumed(s) != 0,
+        )
+    };
+    let version = match version {
+        ffi::TLS1_2 => Some(Version::Tls12),
+        ffi::TLS1_3 => Some(Version::Tls13),
+        _ => None,
+    };
+    let aead = CIPHERS
+        .iter()
+        .find(|(_, c, _)| *c == cipher)
+        .map(|(a, ..)| *a);
+    // A TLS 1.2 suite also names its key exchange's signature kind; any key of that kind
+    // gives the same code.
+    let sig_kind = if kx == ffi::KX_ECDHE_RSA {
+        SigAlg::Rsa2048
+    } else {
+        SigAlg::EcdsaP256
+    };
+    let group = GROUPS
+        .iter()
+        .find(|(_, g, _)| *g == group)
+        .map(|(g, ..)| *g);
+    let scheme = match sign {
+        ffi::SIGN_ECDSA_SHA256 | ffi::SIGN_ECDSA_SECP256R1_SHA256 => Some(SigAlg::EcdsaP256),
+        ffi::SIGN_ECDSA_SHA384 | ffi::SIGN_ECDSA_SECP384R1_SHA384 => Some(SigAlg::EcdsaP384),
+        ffi::SIGN_RSA_PSS_RSAE_SHA256 => Some(SigAlg::Rsa2048),
+        ffi::SIGN_EDDSA_ED25519 => Some(SigAlg::Ed25519),
+        _ => None,
+    };
+    Negotiated {
+        version: version.map(codes::version_code),
+        cipher_suite: version
+            .zip(aead)
+            .map(|(v, a)| codes::cipher_suite_code(v, a, sig_kind)),
+        group: group.map(codes::group_code),
+        signature_scheme: scheme.map(codes::signature_scheme_code),
+        resumed: Some(resumed),
+        peer_certs: Some(peer_certs_of(s)),
+    }
+}
+
+/// The ALPN protocol `s` agreed on, if any.
+fn alpn_of(s: ffi::session) -> Option<Vec<u8>> {
+    let mut d = ffi::datum {
+        data: ptr::null_mut(),
+        size: 0,
+    };
+    // SAFETY: valid session; the datum points into the session.
+    unsafe {
+        (ffi::gnutls_alpn_get_selected_protocol(s, &mut d) == 0).then(|| datum_bytes(&d).to_vec())
+    }
+}
+
+/// How many certificates the peer of `s` sent.
+fn peer_certs_of(s: ffi::session) -> usize {
+    let mut n: c_uint = 0;
+    // SAFETY: valid session; GnuTLS owns the returned list.
+    let list = unsafe { ffi::gnutls_certificate_get_peers(s, &mut n) };
+    if list.is_null() {
+        0
+    } else {
+        n as usize
     }
 }
 

@@ -249,12 +249,6 @@ impl TlsLibrary for OpensslLibrary {
         })
     }
 
-    fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        self.quic_stack()?;
-        cfg.quic_limits()?;
-        self.supports(cfg)
-    }
-
     #[cfg(any(openssl_quic, feature = "boringssl"))]
     fn quic_factory(
         &self,

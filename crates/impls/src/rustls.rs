@@ -231,11 +231,6 @@ impl TlsLibrary for RustlsLibrary {
         Ok(quinn::stack())
     }
 
-    fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
-        cfg.quic_limits()?;
-        self.supports(cfg)
-    }
-
     fn quic_factory(
         &self,
         side: Side,
