@@ -127,3 +127,250 @@ fn list_names_each_quic_stack_with_its_version() {
         );
     }
 }
+
+/// Every QUIC stack against every other over UDP on loopback, across the driver processes
+/// (no binary links two libssl builds): each case of the QUIC family passes, or is
+/// unsupported with the library's own reason.
+#[test]
+fn every_quic_client_completes_each_quic_case_with_every_quic_server() {
+    let out = scratch("quic-interop").join("interop.jsonl");
+    let r = tlsmatrix(&[
+        "interop",
+        "--case",
+        "quic-*",
+        "--peer",
+        &format!("{},nss", STACKS.join(",")),
+        "--timeout",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let lines = json_lines(&out);
+    // Four cases, eight peers each way.
+    assert_eq!(lines.len(), 4 * 8 * 8);
+    let mut passed = 0;
+    for l in &lines {
+        let (case, c, s) = (
+            l["case"].as_str().unwrap(),
+            l["client"].as_str().unwrap(),
+            l["server"].as_str().unwrap(),
+        );
+        let why = l["reason"].as_str().unwrap();
+        let post_quantum = matches!(case, "quic-x25519mlkem768" | "quic-mldsa44");
+        let lacks = |p: &str| p == "nss" || (post_quantum && matches!(p, "rustls-ring" | "gnutls"));
+        if lacks(c) || lacks(s) {
+            assert_eq!(l["outcome"], "unsupported", "{l}");
+            assert!(
+                why.contains("no QUIC stack") || why.contains("has no"),
+                "{l}"
+            );
+        } else {
+            assert_eq!(l["outcome"], "pass", "{l}");
+            assert!(why.starts_with("QUIC v1 TLS 1.3 "), "{l}");
+            passed += 1;
+        }
+    }
+    // Every pair of the seven on the classical cases, the five with post-quantum on the rest.
+    assert_eq!(passed, 2 * 7 * 7 + 2 * 5 * 5);
+}
+
+/// A started `tlsmatrix peer` and the lines it prints, read as they come.
+struct QuicPeer {
+    child: common::Running,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl QuicPeer {
+    fn start(role: &str, imp: &str, extra: &[&str]) -> QuicPeer {
+        let certs = scratch(&format!("quic-bad-certs-{imp}-{role}"));
+        let mut child = std::process::Command::new(common::bin())
+            .args(["peer", role, "--impl", imp, "--case", "quic-handshake"])
+            .args(["--timeout", &BAD_INPUT_LIMIT_S.to_string()])
+            .arg("--certs")
+            .arg(&certs)
+            .args(extra)
+            .env("TLSMATRIX_DRIVER_DIR", common::release_dir())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for l in
+                    std::io::BufRead::lines(std::io::BufReader::new(pipe)).map_while(Result::ok)
+                {
+                    let _ = tx.send(l);
+                }
+            });
+        }
+        QuicPeer {
+            child: common::Running(child),
+            lines,
+        }
+    }
+
+    /// The address a server printed.
+    fn listening(&self) -> String {
+        loop {
+            let l = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("the server never said where it listens");
+            if let Some(rest) = l.strip_prefix("listening ") {
+                return rest.trim().to_string();
+            }
+        }
+    }
+
+    /// Waits for the exit, which must come within the limit (plus start-up), and returns
+    /// the status and the sentence it ended with.
+    fn finish(mut self, started: std::time::Instant, what: &str) -> (bool, String) {
+        let bound = std::time::Duration::from_secs(BAD_INPUT_LIMIT_S + 3);
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().unwrap() {
+                break s;
+            }
+            assert!(started.elapsed() < bound, "{what}: still running");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let lines: Vec<String> = self.lines.try_iter().collect();
+        (status.success(), lines.last().cloned().unwrap_or_default())
+    }
+}
+
+const BAD_INPUT_LIMIT_S: u64 = 2;
+
+/// A client's real first datagram, from rustls's QUIC client, to cut and bend.
+fn a_real_initial() -> Vec<u8> {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap().to_string();
+    let _client = QuicPeer::start("client", "rustls-aws-lc", &["--connect", &addr]);
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut buf = [0u8; 65_536];
+    let n = socket.recv(&mut buf).unwrap();
+    buf[..n].to_vec()
+}
+
+/// What a server of each QUIC stack makes of a client that sends garbage, a truncated
+/// Initial, an unknown version or nothing: a failure with one sentence within the case's
+/// limit, having answered nothing but a version negotiation; the process ends.
+#[test]
+fn every_quic_server_fails_a_bad_client_with_a_sentence_in_bounded_time() {
+    let initial = a_real_initial();
+    assert!(
+        initial.len() >= 1200 && initial[0] & 0xf0 == 0xc0,
+        "{initial:?}"
+    );
+    let mut unknown_version = initial.clone();
+    unknown_version[1..5].copy_from_slice(&0x1a2a_3a4au32.to_be_bytes());
+    let cases: Vec<(&str, Option<Vec<u8>>)> = vec![
+        ("garbage", Some(vec![0x5a; 1200])),
+        ("a truncated Initial", Some(initial[..300].to_vec())),
+        ("an unknown version", Some(unknown_version)),
+        ("nothing", None),
+    ];
+    let threads: Vec<_> = STACKS
+        .iter()
+        .map(|&imp| {
+            let cases = cases.clone();
+            std::thread::spawn(move || {
+                for (what, datagram) in cases {
+                    let what = format!("{imp} server, {what}");
+                    let started = std::time::Instant::now();
+                    let server = QuicPeer::start("server", imp, &["--listen", "127.0.0.1:0"]);
+                    let addr = server.listening();
+                    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                    socket.connect(&addr).unwrap();
+                    if let Some(d) = &datagram {
+                        socket.send(d).unwrap();
+                    }
+                    socket
+                        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+                        .unwrap();
+                    let mut buf = [0u8; 65_536];
+                    while let Ok(n) = socket.recv(&mut buf) {
+                        // A version negotiation: a long header of version 0.
+                        assert!(
+                            n >= 7 && buf[0] & 0x80 != 0 && buf[1..5] == [0; 4],
+                            "{what}: only a version negotiation may answer, got {:?}",
+                            &buf[..n.min(16)]
+                        );
+                    }
+                    let (ok, last) = server.finish(started, &what);
+                    assert!(!ok, "{what}: the server passed");
+                    let why = last
+                        .strip_prefix("error: ")
+                        .unwrap_or_else(|| panic!("{what}: no error sentence, last line {last:?}"));
+                    assert!(!why.is_empty(), "{what}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+/// What a client of each QUIC stack makes of a server that answers garbage, a version
+/// negotiation offering nothing it speaks, or nothing at all.
+#[test]
+fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
+    let threads: Vec<_> = STACKS
+        .iter()
+        .map(|&imp| {
+            std::thread::spawn(move || {
+                for what in ["garbage", "a version negotiation", "nothing"] {
+                    let what = format!("{imp} client, {what}");
+                    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                    let addr = socket.local_addr().unwrap().to_string();
+                    let started = std::time::Instant::now();
+                    let client = QuicPeer::start("client", imp, &["--connect", &addr]);
+                    socket
+                        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+                        .unwrap();
+                    let mut buf = [0u8; 65_536];
+                    let (n, from) = socket.recv_from(&mut buf).unwrap();
+                    assert!(n >= 1200, "{what}: a first datagram of {n} bytes");
+                    let answer = if what.ends_with("garbage") {
+                        vec![0xa5; 1200]
+                    } else if what.ends_with("a version negotiation") {
+                        // Long header, version 0, the client's connection IDs swapped, and
+                        // one version the client does not speak.
+                        let dcid_len = buf[5] as usize;
+                        let dcid = &buf[6..6 + dcid_len];
+                        let scid_len = buf[6 + dcid_len] as usize;
+                        let scid = &buf[7 + dcid_len..7 + dcid_len + scid_len];
+                        let mut vn = vec![0x80, 0, 0, 0, 0, scid_len as u8];
+                        vn.extend_from_slice(scid);
+                        vn.push(dcid_len as u8);
+                        vn.extend_from_slice(dcid);
+                        vn.extend_from_slice(&0x1a2a_3a4au32.to_be_bytes());
+                        vn
+                    } else {
+                        Vec::new()
+                    };
+                    if !answer.is_empty() {
+                        socket.send_to(&answer, from).unwrap();
+                    }
+                    let (ok, last) = client.finish(started, &what);
+                    assert!(!ok, "{what}: the client passed");
+                    let why = last
+                        .strip_prefix("error: ")
+                        .unwrap_or_else(|| panic!("{what}: no error sentence, last line {last:?}"));
+                    assert!(!why.is_empty(), "{what}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}

@@ -10,6 +10,7 @@ mod delay_proxy;
 mod floor;
 mod group;
 mod peer;
+mod quic_wire;
 mod run;
 mod shim;
 mod ttfb;

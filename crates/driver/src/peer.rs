@@ -1,4 +1,4 @@
-//! The `peer` subcommand: one side of an interop case over TCP.
+//! The `peer` subcommand: one side of an interop case, TLS over TCP or QUIC over UDP.
 
 use super::*;
 
@@ -81,6 +81,9 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
     cfg.alpn = offer.alpn.iter().map(|p| p.to_string()).collect();
     cfg.require_client_cert = case.require_client_cert;
     cfg.client_cert = case.client_cert;
+    if case.family == interop::Family::Quic {
+        return quic_peer(lib.as_ref(), &cfg, side, a, deadline, case);
+    }
     cfg.protocol_limits()
         .and_then(|()| lib.supports(&cfg))
         .and_then(|()| match side {
@@ -103,6 +106,33 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
             serve_many(factory.as_ref(), case, &listener, a)
         }
         Side::Client => wire::client(factory.as_ref(), case, a.echo, connect_addr(a)?, deadline),
+    }
+}
+
+/// One side of a QUIC case over UDP: the library's QUIC stack with the case's offer.
+fn quic_peer(
+    lib: &dyn TlsLibrary,
+    cfg: &EndpointConfig,
+    side: Side,
+    a: &PeerArgs,
+    deadline: std::time::Instant,
+    case: &interop::Case,
+) -> Result<String> {
+    cfg.protocol_limits()
+        .and_then(|()| lib.quic_supports(cfg))
+        .map_err(|r| anyhow!(Unsupported(r)))?;
+    let factory = lib
+        .quic_factory(side, cfg)
+        .with_context(|| format!("{} cannot be configured as a QUIC {side}", lib.name()))?;
+    match side {
+        Side::Server => {
+            let socket = std::net::UdpSocket::bind(&a.listen)
+                .with_context(|| format!("cannot bind UDP {}", a.listen))?;
+            println!("listening {}", socket.local_addr()?);
+            let _ = std::io::stdout().flush();
+            quic_wire::server(factory.as_ref(), case, socket, deadline)
+        }
+        Side::Client => quic_wire::client(factory.as_ref(), case, connect_addr(a)?, deadline),
     }
 }
 

@@ -400,7 +400,7 @@ fn answer_http(mut wire: Wire, mut ep: Box<dyn TlsEndpoint>) -> Result<String> {
     if !line.ends_with(" HTTP/1.1") && !line.ends_with(" HTTP/1.0") {
         bail!("not an HTTP/1.x request: {line:?}");
     }
-    let body = format!("tlsmatrix: {}\n", negotiated_line(ep.as_ref()));
+    let body = format!("tlsmatrix: {}\n", negotiated_line(&ep.negotiated()));
     let response = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -492,14 +492,13 @@ fn accept(listener: &TcpListener, deadline: Instant) -> Result<TcpStream> {
 fn summary(ep: &dyn TlsEndpoint, bytes: usize, sum: Checksum) -> String {
     format!(
         "{}; {bytes} bytes echoed, checksum {:016x}",
-        negotiated_line(ep),
+        negotiated_line(&ep.negotiated()),
         sum.0
     )
 }
 
 /// "TLS 1.3 TLS_AES_128_GCM_SHA256 x25519 ecdsa_secp256r1_sha256 resumed".
-fn negotiated_line(ep: &dyn TlsEndpoint) -> String {
-    let n = ep.negotiated();
+pub(crate) fn negotiated_line(n: &Negotiated) -> String {
     let show = |v: Option<u16>, f: fn(u16) -> String| v.map_or("?".into(), f);
     format!(
         "{} {} {} {}{}",

@@ -291,7 +291,7 @@ pub fn run(opts: Options) -> Result<bool> {
 }
 
 /// Every cell of the chosen cases, this shard's part: each case pairs the peers of its family
-/// (TLS peers, or libp2p peers), every client with every server.
+/// (TLS peers, libp2p peers, or the impls as QUIC peers), every client with every server.
 fn plan_cells(
     cases: &[&'static Case],
     peers: &[Peer],
@@ -300,7 +300,7 @@ fn plan_cells(
     let mut plan: Vec<(&'static Case, usize, usize)> = Vec::new();
     for &c in cases {
         let family: Vec<usize> = (0..peers.len())
-            .filter(|&i| peers[i].family() == c.family)
+            .filter(|&i| peers[i].takes(c.family))
             .collect();
         for &ci in &family {
             for &si in &family {

@@ -27,7 +27,7 @@ const REFUSAL: [u8; 7] = [21, 3, 3, 0, 2, 2, 40];
 pub fn read_all(peers: &[Peer], certs: &Path, run_id: &str, limit: Duration) -> Offers {
     let clients = peers
         .iter()
-        .filter(|p| p.family() == Family::Tls)
+        .filter(|p| p.takes(Family::Tls))
         .map(|p| {
             let (offer, reason) = match read_one(p, certs, limit) {
                 Ok(o) => (Some(o), String::new()),

@@ -115,12 +115,17 @@ pub enum Expect {
 }
 
 /// Which protocol a case speaks, and so which peers can take part: plain TLS peers, or
-/// libp2p TLS security peers (certificates carry peer ids; no CA, no SNI, ALPN "libp2p").
+/// libp2p TLS security peers (certificates carry peer ids; no CA, no SNI, ALPN "libp2p"), or
+/// QUIC peers (TLS 1.3 inside QUIC version 1 over UDP, ALPN "hq-interop").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Tls,
     Libp2p,
+    Quic,
 }
+
+/// The ALPN protocol QUIC cases offer: the QUIC interop runner's.
+pub const QUIC_ALPN: &str = "hq-interop";
 
 #[derive(Debug, Clone, Copy)]
 pub struct Case {
@@ -200,6 +205,17 @@ impl Case {
         Case {
             family: Family::Libp2p,
             ..Case::same(id, about, Offer::tls13()).sized(LIBP2P_MESSAGE.len(), 64)
+        }
+    }
+
+    /// A QUIC case: both sides offer `offer` with ALPN hq-interop inside QUIC version 1 over
+    /// UDP, and the case ends when both have completed the handshake with what it names.
+    /// No stream data is exchanged: the QUIC peers here speak no application protocol yet.
+    const fn quic(id: &'static str, about: &'static str, offer: Offer) -> Case {
+        Case {
+            family: Family::Quic,
+            alpn: Some(QUIC_ALPN),
+            ..Case::same(id, about, offer.alpn(&[QUIC_ALPN])).sized(0, 0)
         }
     }
 
@@ -451,6 +467,27 @@ pub const CASES: &[Case] = &[
         .failing(Expect::ClientRefuses)
         .quick()
     },
+    Case::quic(
+        "quic-handshake",
+        "QUIC v1 handshake (the QUIC interop runner's handshake, without its transfer): TLS 1.3, AES-128-GCM, X25519, ECDSA P-256",
+        Offer::tls13(),
+    )
+    .quick(),
+    Case::quic(
+        "quic-chacha20",
+        "QUIC v1 handshake with ChaCha20-Poly1305 only (the QUIC interop runner's chacha20, without its transfer)",
+        Offer::tls13().aead(Aead::Chacha20Poly1305),
+    ),
+    Case::quic(
+        "quic-x25519mlkem768",
+        "QUIC v1 handshake with the hybrid X25519MLKEM768, whose ClientHello fills more than one Initial datagram",
+        Offer::tls13().group(Group::X25519Mlkem768),
+    ),
+    Case::quic(
+        "quic-mldsa44",
+        "QUIC v1 handshake with an ML-DSA-44 chain, which the amplification limit holds back a round trip",
+        Offer::tls13().sig(SigAlg::MlDsa44),
+    ),
 ];
 
 pub fn case(id: &str) -> Result<&'static Case, String> {
@@ -526,13 +563,32 @@ mod tests {
     fn ids_are_unique_and_found() {
         for c in CASES {
             assert_eq!(case(c.id).unwrap().id, c.id);
-            assert!(c.write_size > 0 && c.write_size <= 16 * KIB);
+            // A QUIC case carries no stream data, so it writes nothing.
+            match c.family {
+                Family::Quic => assert_eq!((c.bytes, c.write_size), (0, 0), "{}", c.id),
+                _ => assert!(c.write_size > 0 && c.write_size <= 16 * KIB),
+            }
         }
         assert!(case("nope").unwrap_err().contains("tls13"));
         let mut ids: Vec<_> = CASES.iter().map(|c| c.id).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), CASES.len());
+    }
+
+    #[test]
+    fn quic_cases_offer_tls13_and_hq_interop_on_both_sides() {
+        let quic: Vec<_> = CASES.iter().filter(|c| c.family == Family::Quic).collect();
+        assert_eq!(quic.len(), 4);
+        for c in quic {
+            assert!(c.id.starts_with("quic-"), "{}", c.id);
+            assert_eq!(c.alpn, Some(QUIC_ALPN));
+            for offer in [&c.client, &c.server] {
+                assert_eq!(offer.version, Version::Tls13);
+                assert_eq!(offer.alpn, [QUIC_ALPN]);
+                assert_eq!(offer.resumption, Resumption::Full);
+            }
+        }
     }
 
     #[test]

@@ -54,8 +54,8 @@ impl Libp2p {
 }
 
 impl Program for Libp2p {
-    fn family(&self) -> Family {
-        Family::Libp2p
+    fn takes(&self, family: Family) -> bool {
+        family == Family::Libp2p
     }
 
     fn refuses(&self, _case: &Case, _side: Side) -> Result<(), String> {

@@ -25,9 +25,9 @@ pub use openssl_tool::OPENSSL_TOOL;
 /// What one kind of peer program does in a cell. The checks every peer shares (the case's
 /// family, a post-quantum group) are made before `refuses` is asked.
 pub trait Program: std::fmt::Debug + Send + Sync {
-    /// The cases it takes part in.
-    fn family(&self) -> Family {
-        Family::Tls
+    /// Whether it takes part in the cases of `family`.
+    fn takes(&self, family: Family) -> bool {
+        family == Family::Tls
     }
 
     /// Whether this version of it has post-quantum TLS (the ML-KEM groups and ML-DSA).
@@ -182,17 +182,18 @@ impl Peer {
         }
     }
 
-    /// The cases this peer takes part in at all.
-    pub fn family(&self) -> Family {
-        self.program.family()
+    /// Whether this peer takes part in the cases of `family` at all.
+    pub fn takes(&self, family: Family) -> bool {
+        self.program.takes(family)
     }
 
     /// `Err(reason)` when this peer cannot play `side` of `case`.
     pub fn supports(&self, case: &Case, side: Side) -> Result<(), String> {
-        if self.family() != case.family {
+        if !self.takes(case.family) {
             return Err(match case.family {
                 Family::Libp2p => "not a libp2p peer".into(),
                 Family::Tls => "a libp2p peer runs only the libp2p cases".into(),
+                Family::Quic => "not a QUIC peer: it runs TLS over TCP only".into(),
             });
         }
         let offer = match side {
