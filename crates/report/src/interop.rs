@@ -36,57 +36,54 @@ pub fn peers_of<'a>(cells: impl IntoIterator<Item = &'a CellLine>) -> Vec<&'a st
 /// all passed, orange when the rest are listed deviations of a third-party peer, red when
 /// anything else failed; the hover names the cases that did not pass.
 pub fn summary_matrix(cells: &[CellLine]) -> doc::Table {
-    client_by_server(
-        &peers_of(cells),
+    summary_matrix_titled(
+        cells,
         "All cases: passed of applicable cases per client (rows) and server (columns); green all passed, orange the rest are listed known deviations of a third-party peer, red a failure. Hover a cell for the cases that did not pass.".into(),
-        |client, server| {
-                let pair: Vec<&CellLine> = cells
-                    .iter()
-                    .filter(|c| c.client == *client && c.server == *server)
-                    .collect();
-                let applicable: Vec<&&CellLine> =
-                    pair.iter().filter(|c| c.outcome != "unsupported").collect();
-                let passed = applicable
-                    .iter()
-                    .filter(|c| matches!(c.outcome.as_str(), "pass" | "expected-failure"))
-                    .count();
-                let not_passed: Vec<String> = applicable
-                    .iter()
-                    .filter(|c| !matches!(c.outcome.as_str(), "pass" | "expected-failure"))
-                    .map(|c| format!("{}: {}", c.case, c.outcome))
-                    .collect();
-                let class = if applicable.is_empty() {
-                    doc::Class::Unsupported
-                } else if not_passed.is_empty() {
-                    doc::Class::Good
-                } else if applicable
-                    .iter()
-                    .all(|c| c.outcome != "fail")
-                {
-                    doc::Class::Deviation
-                } else {
-                    doc::Class::Failed
-                };
-                if pair.is_empty() {
-                    return doc::Cell::plain("-");
-                }
-                let title = format!(
-                    "{client} -> {server}: {passed} of {} applicable cases passed ({} unsupported){}",
-                    applicable.len(),
-                    pair.len() - applicable.len(),
-                    if not_passed.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; not passed: {}", not_passed.join(", "))
-                    }
-                );
-                doc::Cell::with(
-                    format!("{passed}/{}", applicable.len()),
-                    class,
-                    Some(title),
-                )
-        },
     )
+}
+
+/// [`summary_matrix`] under another caption, for a subset of the cases.
+pub fn summary_matrix_titled(cells: &[CellLine], caption: String) -> doc::Table {
+    client_by_server(&peers_of(cells), caption, |client, server| {
+        let pair: Vec<&CellLine> = cells
+            .iter()
+            .filter(|c| c.client == *client && c.server == *server)
+            .collect();
+        let applicable: Vec<&&CellLine> =
+            pair.iter().filter(|c| c.outcome != "unsupported").collect();
+        let passed = applicable
+            .iter()
+            .filter(|c| matches!(c.outcome.as_str(), "pass" | "expected-failure"))
+            .count();
+        let not_passed: Vec<String> = applicable
+            .iter()
+            .filter(|c| !matches!(c.outcome.as_str(), "pass" | "expected-failure"))
+            .map(|c| format!("{}: {}", c.case, c.outcome))
+            .collect();
+        let class = if applicable.is_empty() {
+            doc::Class::Unsupported
+        } else if not_passed.is_empty() {
+            doc::Class::Good
+        } else if applicable.iter().all(|c| c.outcome != "fail") {
+            doc::Class::Deviation
+        } else {
+            doc::Class::Failed
+        };
+        if pair.is_empty() {
+            return doc::Cell::plain("-");
+        }
+        let title = format!(
+            "{client} -> {server}: {passed} of {} applicable cases passed ({} unsupported){}",
+            applicable.len(),
+            pair.len() - applicable.len(),
+            if not_passed.is_empty() {
+                String::new()
+            } else {
+                format!("; not passed: {}", not_passed.join(", "))
+            }
+        );
+        doc::Cell::with(format!("{passed}/{}", applicable.len()), class, Some(title))
+    })
 }
 
 /// A client-by-server table over `peers`, each cell made by `cell(client, server)`.

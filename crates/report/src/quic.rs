@@ -1,10 +1,13 @@
 //! The QUIC section, from a QUIC run (`tlsmatrix run --measure quic`): each stack's QUIC
 //! handshake per side beside the same library's TCP handshake with the paired factor, what
-//! the datagrams showed (the amplification limit among it), the stacks not measured and why,
-//! and the published figures this run has no counterpart of, labelled.
+//! the datagrams showed (the amplification limit among it), the QUIC interop matrix of the
+//! newest interop run, the stacks not measured and why, and the published figures this run
+//! has no counterpart of, labelled.
 
 use tlsmatrix_analysis::quic::{self, QuicCell, Standing, Wire};
+use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::RunData;
+use tlsmatrix_model::interop::Family;
 use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Section, Series, Table};
@@ -188,8 +191,44 @@ fn not_measured(run: &RunData) -> Option<Block> {
     })
 }
 
-/// The section, when the database has a QUIC run.
-pub fn section(run: &RunData) -> Option<Section> {
+/// The QUIC cases of the newest interop run, between the peers with a QUIC stack (those
+/// with at least one case that applied), when it ran any.
+fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
+    let is_quic = |c: &&CellLine| {
+        tlsmatrix_model::interop::case(&c.case).is_ok_and(|k| k.family == Family::Quic)
+    };
+    let quic: Vec<CellLine> = cells.iter().filter(is_quic).cloned().collect();
+    let stacks: Vec<&str> = crate::interop::peers_of(&quic)
+        .into_iter()
+        .filter(|p| {
+            quic.iter()
+                .any(|c| (c.client == *p || c.server == *p) && c.outcome != "unsupported")
+        })
+        .collect();
+    let between: Vec<CellLine> = quic
+        .iter()
+        .filter(|c| stacks.contains(&c.client.as_str()) && stacks.contains(&c.server.as_str()))
+        .cloned()
+        .collect();
+    if between.is_empty() {
+        return None;
+    }
+    let cases = {
+        let mut ids: Vec<&str> = between.iter().map(|c| c.case.as_str()).collect();
+        ids.sort();
+        ids.dedup();
+        ids.join(", ")
+    };
+    Some(Block::Table(crate::interop::summary_matrix_titled(
+        &between,
+        format!(
+            "QUIC interop over UDP on loopback ({cases}): passed of applicable cases per client (rows) and server (columns), from the newest interop run; hover a cell for the cases that did not pass"
+        ),
+    )))
+}
+
+/// The section, when the database has a QUIC run; `interop`, the newest interop run's cells.
+pub fn section(run: &RunData, interop: Option<&[CellLine]>) -> Option<Section> {
     let cells = quic::cells(run);
     if cells.is_empty() && run.cells.is_empty() {
         return None;
@@ -239,6 +278,7 @@ pub fn section(run: &RunData) -> Option<Section> {
         label_cols: 2,
     }));
     blocks.push(Block::Para(held_sentence(&cells)));
+    blocks.extend(interop.and_then(interop_matrix));
     blocks.extend(not_measured(run));
     blocks.push(Block::Para(PUBLISHED.into()));
     Some(Section {
@@ -246,4 +286,54 @@ pub fn section(run: &RunData) -> Option<Section> {
         title: "QUIC".into(),
         blocks,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(case: &str, client: &str, server: &str, outcome: &str) -> CellLine {
+        CellLine {
+            run_id: "r".into(),
+            case: case.into(),
+            client: client.into(),
+            server: server.into(),
+            client_version: String::new(),
+            server_version: String::new(),
+            outcome: outcome.into(),
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_quic_matrix_keeps_the_quic_cases_between_stacks_that_ran_one() {
+        let mut cells = vec![cell("tls13", "a", "b", "fail")];
+        for (c, s) in [("a", "a"), ("a", "b"), ("b", "a"), ("b", "b")] {
+            cells.push(cell("quic-handshake", c, s, "pass"));
+            cells.push(cell("quic-mldsa44", c, s, "unsupported"));
+        }
+        cells.push(cell("quic-chacha20", "b", "a", "fail"));
+        for p in ["a", "b"] {
+            cells.push(cell("quic-handshake", p, "none", "unsupported"));
+            cells.push(cell("quic-handshake", "none", p, "unsupported"));
+        }
+        let Some(Block::Table(t)) = interop_matrix(&cells) else {
+            panic!("no matrix");
+        };
+        // Only the two stacks: the peer without a QUIC stack has no row or column.
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.header.len(), 3);
+        let texts: Vec<Vec<&str>> = t
+            .rows
+            .iter()
+            .map(|r| r[1..].iter().map(|c| c.text.as_str()).collect())
+            .collect();
+        assert_eq!(texts, [["1/1", "1/1"], ["1/2", "1/1"]]);
+        assert_eq!(t.rows[1][1].class, Class::Failed);
+        assert!(t
+            .caption
+            .contains("quic-chacha20, quic-handshake, quic-mldsa44"));
+        // No QUIC case ran: no matrix.
+        assert!(interop_matrix(&cells[..1]).is_none());
+    }
 }
