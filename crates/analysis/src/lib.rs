@@ -5,7 +5,8 @@
 //! bulk transfers judged against their ceilings, write sizes and plain builds (`bulk`), a
 //! handshake side against its crypto floor (`floor`), OpenSSL's provider layer release by
 //! release (`provider`), a self pair's record (`self_pairs`), and the network model
-//! (`netmodel`).
+//! (`netmodel`, which lives in `tlsmatrix_model` so that the drivers model QUIC beside TCP
+//! without this crate).
 //! Nothing here renders: `tlsmatrix_report` turns these into tables, charts and sentences,
 //! and a test of any of it needs no document.
 
@@ -15,7 +16,7 @@ pub mod floor;
 // Runs for other crates' tests, compiled always (see the module).
 pub mod fixture;
 pub mod libp2p;
-pub mod netmodel;
+pub use tlsmatrix_model::netmodel;
 pub mod overhead;
 pub mod post_quantum;
 pub mod provider;

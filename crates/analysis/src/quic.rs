@@ -30,6 +30,17 @@ pub struct Wire {
     pub first_flight_ratio: f64,
 }
 
+/// The network model's time to first byte, in milliseconds (medians), over QUIC and over
+/// TCP + TLS 1.3, at 20 and 100 ms RTT.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstByte {
+    pub quic_ms: [f64; 2],
+    pub tcp_ms: [f64; 2],
+}
+
+/// The round trips [`FirstByte`] is modelled at, in milliseconds.
+pub const FIRST_BYTE_RTTS_MS: [f64; 2] = [20.0, 100.0];
+
 /// One impl's QUIC stack on one scenario.
 #[derive(Debug, Clone)]
 pub struct QuicCell<'a> {
@@ -38,6 +49,7 @@ pub struct QuicCell<'a> {
     /// Client, then server; `None` where a figure is missing.
     pub sides: [Option<SideFigures<'a>>; 2],
     pub wire: Option<Wire>,
+    pub first_byte: Option<FirstByte>,
 }
 
 impl QuicCell<'_> {
@@ -91,11 +103,24 @@ pub fn cells(run: &RunData) -> Vec<QuicCell<'_>> {
                     first_flight_ratio: median(Metric::ServerQuicFirstFlightRatio)?,
                 })
             })();
+            let first_byte = (|| {
+                Some(FirstByte {
+                    quic_ms: [
+                        median(Metric::QuicModelTtfb20Ms)?,
+                        median(Metric::QuicModelTtfb100Ms)?,
+                    ],
+                    tcp_ms: [
+                        median(Metric::TcpModelTtfb20Ms)?,
+                        median(Metric::TcpModelTtfb100Ms)?,
+                    ],
+                })
+            })();
             out.push(QuicCell {
                 scenario: scenario.to_string(),
                 imp,
                 sides,
                 wire,
+                first_byte,
             });
         }
     }
@@ -164,6 +189,10 @@ mod tests {
             ),
             r(Metric::ServerQuicHeldBytes, vec![held; 3]),
             r(Metric::ServerQuicFirstFlightRatio, vec![1.0; 3]),
+            r(Metric::QuicModelTtfb20Ms, spread(40.6)),
+            r(Metric::TcpModelTtfb20Ms, spread(60.5)),
+            r(Metric::QuicModelTtfb100Ms, spread(200.6)),
+            r(Metric::TcpModelTtfb100Ms, spread(300.5)),
         ]
     }
 
@@ -192,5 +221,7 @@ mod tests {
         assert_eq!(held.len(), 1);
         assert_eq!(held[0].1.server_held_bytes, 2400.0);
         assert_eq!(held[0].1.client_ready_rtts, 2.0);
+        let fb = c.first_byte.unwrap();
+        assert_eq!((fb.quic_ms, fb.tcp_ms), ([40.6, 200.6], [60.5, 300.5]));
     }
 }

@@ -84,6 +84,20 @@ pub fn handshake_metered(
     params: &ConnParams,
     buffers: &mut [Datagrams; 2],
 ) -> Result<(QuicEndpoints, QuicWire), QuicError> {
+    handshake_observed(meter, client, server, params, buffers, |_, _, _| {})
+}
+
+/// [`handshake_metered`], telling `observe` after each side's step what it sent and whether
+/// the client was done then. The meter is called once per connection's creation (client,
+/// then server), then once per step, in the same order.
+pub fn handshake_observed(
+    meter: &mut impl Meter,
+    client: &dyn QuicEndpointFactory,
+    server: &dyn QuicEndpointFactory,
+    params: &ConnParams,
+    buffers: &mut [Datagrams; 2],
+    mut observe: impl FnMut(Side, &Datagrams, bool),
+) -> Result<(QuicEndpoints, QuicWire), QuicError> {
     let created =
         |side, r: anyhow::Result<_>| r.map_err(|source| QuicError::Create { side, source });
     let mut c = created(Side::Client, meter.on(Side::Client, || client.endpoint()))?;
@@ -102,8 +116,10 @@ pub fn handshake_metered(
             wire.client_ready_rtts = round as u32 - 1;
         }
         tally(&mut wire, Side::Client, to_server)?;
+        observe(Side::Client, to_server, c.is_handshake_complete());
         step(meter, Side::Server, s.as_mut(), to_server, to_client, round)?;
         tally(&mut wire, Side::Server, to_client)?;
+        observe(Side::Server, to_client, c.is_handshake_complete());
         let sent = to_client.total_bytes() as u64;
         if wire.server_first_flight == 0 {
             wire.server_first_flight = sent;

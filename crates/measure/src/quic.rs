@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::quic_flights::{self, modelled_ttfb_ms, MODEL_RTTS_MS};
 use crate::sample::{in_turns, value_of, Sample, Sampler};
 use crate::workload::{handshake_batch, Budget, HandshakeSampler, REWARM_HANDSHAKES};
 use tlsmatrix_harness::endpoint::EndpointFactory;
@@ -21,6 +22,9 @@ pub struct QuicHandshakeSampler<'a> {
     params: ConnParams,
     batch: u64,
     buffers: [Datagrams; 2],
+    /// The same library over TCP, whose modelled time to first byte each sample carries
+    /// beside QUIC's.
+    tcp_twin: Option<(&'a dyn EndpointFactory, &'a dyn EndpointFactory)>,
 }
 
 impl<'a> QuicHandshakeSampler<'a> {
@@ -39,6 +43,7 @@ impl<'a> QuicHandshakeSampler<'a> {
             params: *params,
             batch: 1,
             buffers: Default::default(),
+            tcp_twin: None,
         };
         s.batch = handshake_batch(warmup, sample_target, params.handshake_period(), || {
             s.handshake().map(drop)
@@ -81,7 +86,37 @@ impl Sampler for QuicHandshakeSampler<'_> {
             (Metric::ServerQuicNs, server_ns as f64 / n),
         ];
         sample.extend(wire_figures(&wire));
+        if let Some((c, s)) = self.tcp_twin {
+            sample.extend(self.modelled_first_byte(c, s)?);
+        }
         Ok(sample)
+    }
+}
+
+impl QuicHandshakeSampler<'_> {
+    /// The network model's time to first byte at each of [`MODEL_RTTS_MS`], over QUIC and
+    /// over TCP, each from one traced connection.
+    fn modelled_first_byte(
+        &self,
+        tcp_client: &dyn EndpointFactory,
+        tcp_server: &dyn EndpointFactory,
+    ) -> anyhow::Result<Sample> {
+        let quic = quic_flights::trace(self.client, self.server, &self.params)?;
+        let tcp = crate::flights::trace(tcp_client, tcp_server, &self.params)?;
+        let metrics = [
+            (Metric::QuicModelTtfb20Ms, Metric::TcpModelTtfb20Ms),
+            (Metric::QuicModelTtfb100Ms, Metric::TcpModelTtfb100Ms),
+        ];
+        Ok(MODEL_RTTS_MS
+            .iter()
+            .zip(metrics)
+            .flat_map(|(&rtt, (over_quic, over_tcp))| {
+                [
+                    (over_quic, modelled_ttfb_ms(&quic, rtt, false)),
+                    (over_tcp, modelled_ttfb_ms(&tcp, rtt, true)),
+                ]
+            })
+            .collect())
     }
 }
 
@@ -117,6 +152,7 @@ pub fn quic_against_tcp(
         HandshakeSampler::warm(tcp.0, tcp.1, params, budget.warmup, budget.sample_target)?;
     let mut over_quic =
         QuicHandshakeSampler::warm(quic.0, quic.1, params, budget.warmup, budget.sample_target)?;
+    over_quic.tcp_twin = Some(tcp);
     let ratios = |tcp: &Sample, quic: &Sample| -> Sample {
         [Side::Client, Side::Server]
             .into_iter()

@@ -21,6 +21,7 @@ pub mod impls;
 pub mod interop;
 pub mod measure;
 pub mod metric;
+pub mod netmodel;
 pub mod plan;
 pub mod protocol;
 pub mod record;

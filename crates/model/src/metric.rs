@@ -142,6 +142,10 @@ pub enum Metric {
     ClientQuicReadyRtts,
     ServerQuicHeldBytes,
     ServerQuicFirstFlightRatio,
+    QuicModelTtfb20Ms,
+    TcpModelTtfb20Ms,
+    QuicModelTtfb100Ms,
+    TcpModelTtfb100Ms,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -776,6 +780,18 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
         "the server's first flight over the client's first datagram: at most 3 before the client's address is validated (RFC 9000 §8.1)")
         .shown("server first flight ×", "×", Scale::Same)
         .machine_independent(),
+    row(Metric::QuicModelTtfb20Ms, "quic_model_ttfb_rtt20_ms", "ms", Lower, Pair, Source::Quic,
+        "the network model's time from the client's first packet to a 1,000-byte response's first byte at 20 ms RTT over QUIC, from one traced connection's datagram flights and CPU")
+        .shown("QUIC first byte @20 ms", "ms", Scale::Same),
+    row(Metric::TcpModelTtfb20Ms, "tcp_model_ttfb_rtt20_ms", "ms", Lower, Pair, Source::Quic,
+        "the same over TCP and TLS 1.3 for the same library and scenario, TCP's handshake included")
+        .shown("TCP first byte @20 ms", "ms", Scale::Same),
+    row(Metric::QuicModelTtfb100Ms, "quic_model_ttfb_rtt100_ms", "ms", Lower, Pair, Source::Quic,
+        "the network model's time to a response's first byte at 100 ms RTT over QUIC")
+        .shown("QUIC first byte @100 ms", "ms", Scale::Same),
+    row(Metric::TcpModelTtfb100Ms, "tcp_model_ttfb_rtt100_ms", "ms", Lower, Pair, Source::Quic,
+        "the network model's time to a response's first byte at 100 ms RTT over TCP and TLS 1.3")
+        .shown("TCP first byte @100 ms", "ms", Scale::Same),
     ]
 });
 
@@ -1002,10 +1018,7 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(
-            Metric::ServerQuicFirstFlightRatio as usize,
-            METRICS.len() - 1
-        );
+        assert_eq!(Metric::TcpModelTtfb100Ms as usize, METRICS.len() - 1);
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

@@ -1,6 +1,6 @@
 //! A traced handshake as data: each flight's sender, size, CPU and the flight it waited for,
 //! and what follows from that alone (round trips, the figures the report prints). Recorded by
-//! `tlsmatrix_measure::flights`, stored in result records, modelled by `tlsmatrix_report::netmodel`.
+//! `tlsmatrix_measure::flights`, stored in result records, modelled by `crate::netmodel`.
 
 use serde::{Deserialize, Serialize};
 

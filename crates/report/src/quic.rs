@@ -4,7 +4,7 @@
 //! newest interop run, the stacks not measured and why, and the published figures this run
 //! has no counterpart of, labelled.
 
-use tlsmatrix_analysis::quic::{self, QuicCell, Standing, Wire};
+use tlsmatrix_analysis::quic::{self, QuicCell, Standing, Wire, FIRST_BYTE_RTTS_MS};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::interop::Family;
@@ -191,6 +191,42 @@ fn not_measured(run: &RunData) -> Option<Block> {
     })
 }
 
+/// The network model's time to first byte over QUIC beside TCP + TLS 1.3, per scenario and
+/// impl, when the run modelled it.
+fn first_byte_table(cells: &[QuicCell]) -> Option<Table> {
+    let rows: Vec<Vec<Cell>> = cells
+        .iter()
+        .filter_map(|c| {
+            let fb = c.first_byte?;
+            let mut row = vec![
+                Cell::plain(c.scenario.as_str()),
+                Cell::plain(c.imp.as_str()),
+            ];
+            for i in 0..FIRST_BYTE_RTTS_MS.len() {
+                row.push(Cell::plain(format!("{:.1}", fb.quic_ms[i])));
+                row.push(Cell::plain(format!("{:.1}", fb.tcp_ms[i])));
+                row.push(Cell::plain(format!("{:+.1}", fb.quic_ms[i] - fb.tcp_ms[i])));
+            }
+            Some(row)
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut header = vec!["scenario".to_string(), "impl".into()];
+    for rtt in FIRST_BYTE_RTTS_MS {
+        header.push(format!("QUIC ms @{rtt:.0} ms"));
+        header.push(format!("TCP ms @{rtt:.0} ms"));
+        header.push(format!("QUIC−TCP @{rtt:.0} ms"));
+    }
+    Some(Table {
+        caption: "Modelled time from the client's first packet to a 1,000-byte response's first byte (the network model: each flight leaves when the one it waits for has arrived and its sender's measured CPU is spent; TCP's slow start from 10 segments; QUIC's flights as the amplification limit shaped them), over QUIC and over TCP + TLS 1.3 for the same library and scenario, each from one traced connection per sample (medians)".into(),
+        header,
+        rows,
+        label_cols: 2,
+    })
+}
+
 /// The QUIC cases of the newest interop run, between the peers with a QUIC stack (those
 /// with at least one case that applied), when it ran any.
 fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
@@ -278,6 +314,7 @@ pub fn section(run: &RunData, interop: Option<&[CellLine]>) -> Option<Section> {
         label_cols: 2,
     }));
     blocks.push(Block::Para(held_sentence(&cells)));
+    blocks.extend(first_byte_table(&cells).map(Block::Table));
     blocks.extend(interop.and_then(interop_matrix));
     blocks.extend(not_measured(run));
     blocks.push(Block::Para(PUBLISHED.into()));

@@ -398,6 +398,18 @@ const (
 
 	// ServerQuicFirstFlightRatio: the server's first flight over the client's first datagram: at most 3 before the client's address is validated (RFC 9000 §8.1).
 	ServerQuicFirstFlightRatio = "server_quic_first_flight_ratio"
+
+	// QuicModelTtfb20Ms: the network model's time from the client's first packet to a 1,000-byte response's first byte at 20 ms RTT over QUIC, from one traced connection's datagram flights and CPU.
+	QuicModelTtfb20Ms = "quic_model_ttfb_rtt20_ms"
+
+	// TcpModelTtfb20Ms: the same over TCP and TLS 1.3 for the same library and scenario, TCP's handshake included.
+	TcpModelTtfb20Ms = "tcp_model_ttfb_rtt20_ms"
+
+	// QuicModelTtfb100Ms: the network model's time to a response's first byte at 100 ms RTT over QUIC.
+	QuicModelTtfb100Ms = "quic_model_ttfb_rtt100_ms"
+
+	// TcpModelTtfb100Ms: the network model's time to a response's first byte at 100 ms RTT over TCP and TLS 1.3.
+	TcpModelTtfb100Ms = "tcp_model_ttfb_rtt100_ms"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -435,6 +447,8 @@ func Unit(name string) string {
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
+	case QuicModelTtfb20Ms, TcpModelTtfb20Ms, QuicModelTtfb100Ms, TcpModelTtfb100Ms:
+		return "ms"
 	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs:
 		return "ns"
 	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio:

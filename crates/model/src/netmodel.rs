@@ -1,13 +1,14 @@
 //! Time to first application byte over a network, modelled from a connection's flights
-//! (`tlsmatrix_measure::flights`, in the drivers) and the CPU each side spent before each flight. A flight leaves when the
+//! (`tlsmatrix_measure::flights` over TCP, `tlsmatrix_measure::quic` for QUIC's datagrams)
+//! and the CPU each side spent before each flight. A flight leaves when the
 //! peer flight it waits for has arrived and its sender has done its work; it arrives half a
 //! round trip later, plus its serialization at the link's bandwidth, plus a round trip for
 //! every time it overflows the sender's congestion window (TCP slow start: the window starts
 //! at `initcwnd` segments and grows by a segment per segment acknowledged). The connection
 //! starts with TCP's own round trip (SYN, SYN-ACK) unless `tcp_handshake` is off.
 
-use tlsmatrix_model::trace::Sender;
-use tlsmatrix_model::trace::Trace;
+use crate::trace::Sender;
+use crate::trace::Trace;
 
 /// Maximum segment size of a 1,500-byte Ethernet path with TCP timestamps off.
 pub const MSS: u32 = 1460;
@@ -109,7 +110,7 @@ pub fn time_to_first_byte(trace: &Trace, cond: &Conditions) -> Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::trace::Flight;
+    use crate::trace::Flight;
 
     fn trace(server_flight: u64, cpu_ns: u64) -> Trace {
         let f = |from, bytes, waits_for| Flight {
