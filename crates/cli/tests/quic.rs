@@ -237,6 +237,17 @@ impl QuicPeer {
         }
     }
 
+    /// Waits for the exit, which must come within the limit (plus start-up) and be a failure
+    /// whose last line is an `error:` sentence.
+    fn fails_with_a_sentence(self, started: std::time::Instant, what: &str) {
+        let (ok, last) = self.finish(started, what);
+        assert!(!ok, "{what}: it passed");
+        let why = last
+            .strip_prefix("error: ")
+            .unwrap_or_else(|| panic!("{what}: no error sentence, last line {last:?}"));
+        assert!(!why.is_empty(), "{what}");
+    }
+
     /// Waits for the exit, which must come within the limit (plus start-up), and returns
     /// the status and the sentence it ended with.
     fn finish(mut self, started: std::time::Instant, what: &str) -> (bool, String) {
@@ -313,12 +324,7 @@ fn every_quic_server_fails_a_bad_client_with_a_sentence_in_bounded_time() {
                             &buf[..n.min(16)]
                         );
                     }
-                    let (ok, last) = server.finish(started, &what);
-                    assert!(!ok, "{what}: the server passed");
-                    let why = last
-                        .strip_prefix("error: ")
-                        .unwrap_or_else(|| panic!("{what}: no error sentence, last line {last:?}"));
-                    assert!(!why.is_empty(), "{what}");
+                    server.fails_with_a_sentence(started, &what);
                 }
             })
         })
@@ -369,12 +375,7 @@ fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
                     if !answer.is_empty() {
                         socket.send_to(&answer, from).unwrap();
                     }
-                    let (ok, last) = client.finish(started, &what);
-                    assert!(!ok, "{what}: the client passed");
-                    let why = last
-                        .strip_prefix("error: ")
-                        .unwrap_or_else(|| panic!("{what}: no error sentence, last line {last:?}"));
-                    assert!(!why.is_empty(), "{what}");
+                    client.fails_with_a_sentence(started, &what);
                 }
             })
         })

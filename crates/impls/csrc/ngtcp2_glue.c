@@ -127,18 +127,6 @@ static tm_ngtcp2 *alloc(gnutls_session_t session, int server) {
   return c;
 }
 
-/* Hands the session to ngtcp2's crypto layer and the connection to the session. */
-static int attach(tm_ngtcp2 *c, int server) {
-  int rv = server ? ngtcp2_crypto_gnutls_configure_server_session(c->session)
-                  : ngtcp2_crypto_gnutls_configure_client_session(c->session);
-  if (rv != 0) {
-    return NGTCP2_ERR_CALLBACK_FAILURE;
-  }
-  gnutls_session_set_ptr(c->session, &c->ref);
-  ngtcp2_conn_set_tls_native_handle(c->conn, c->session);
-  return 0;
-}
-
 void tm_ngtcp2_free(tm_ngtcp2 *c) {
   if (c == NULL) {
     return;
@@ -147,6 +135,24 @@ void tm_ngtcp2_free(tm_ngtcp2 *c) {
     ngtcp2_conn_del(c->conn);
   }
   free(c);
+}
+
+/* After ngtcp2_conn_*_new returned rv: hands the session to ngtcp2's crypto layer and the
+ * connection to the session, and the connection to *out; on any failure frees it. */
+static int finish_new(tm_ngtcp2 *c, int rv, int server, tm_ngtcp2 **out) {
+  if (rv == 0) {
+    rv = server ? ngtcp2_crypto_gnutls_configure_server_session(c->session)
+                : ngtcp2_crypto_gnutls_configure_client_session(c->session);
+    rv = rv == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+  }
+  if (rv != 0) {
+    tm_ngtcp2_free(c);
+    return rv;
+  }
+  gnutls_session_set_ptr(c->session, &c->ref);
+  ngtcp2_conn_set_tls_native_handle(c->conn, c->session);
+  *out = c;
+  return 0;
 }
 
 /* A client connection whose first flight is ready to write. 0 or an ngtcp2 error. */
@@ -170,15 +176,7 @@ int tm_ngtcp2_client_new(tm_ngtcp2 **out, gnutls_session_t session) {
   }
   rv = ngtcp2_conn_client_new(&c->conn, &dcid, &scid, &c->path, NGTCP2_PROTO_VER_V1, &cb,
                               &settings, &params, NULL, c);
-  if (rv == 0) {
-    rv = attach(c, 0);
-  }
-  if (rv != 0) {
-    tm_ngtcp2_free(c);
-    return rv;
-  }
-  *out = c;
-  return 0;
+  return finish_new(c, rv, 0, out);
 }
 
 /* A server connection from the client's first datagram, which tm_ngtcp2_read then reads.
@@ -235,15 +233,7 @@ int tm_ngtcp2_server_new(tm_ngtcp2 **out, gnutls_session_t session, const uint8_
   }
   rv = ngtcp2_conn_server_new(&c->conn, &dcid, &scid, &c->path, hd.version, &cb, &settings,
                               &params, NULL, c);
-  if (rv == 0) {
-    rv = attach(c, 1);
-  }
-  if (rv != 0) {
-    tm_ngtcp2_free(c);
-    return rv;
-  }
-  *out = c;
-  return 0;
+  return finish_new(c, rv, 1, out);
 }
 
 /* Reads one datagram. 0, or the ngtcp2 error that failed the connection (after which the
