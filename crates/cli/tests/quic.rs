@@ -259,7 +259,12 @@ impl QuicPeer {
             assert!(started.elapsed() < bound, "{what}: still running");
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
-        let lines: Vec<String> = self.lines.try_iter().collect();
+        // The readers end at the pipes' end, which follows the exit; wait for their last
+        // lines rather than taking what has come so far.
+        let mut lines = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(std::time::Duration::from_secs(5)) {
+            lines.push(l);
+        }
         (status.success(), lines.last().cloned().unwrap_or_default())
     }
 }
