@@ -4,7 +4,7 @@
 //! newest interop run, the stacks not measured and why, and the published figures this run
 //! has no counterpart of, labelled.
 
-use tlsmatrix_analysis::quic::{self, QuicCell, Standing, Wire, FIRST_BYTE_RTTS_MS};
+use tlsmatrix_analysis::quic::{self, FirstByte, QuicCell, Standing, Wire, FIRST_BYTE_RTTS_MS};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::interop::Family;
@@ -191,36 +191,71 @@ fn not_measured(run: &RunData) -> Option<Block> {
     })
 }
 
-/// The network model's time to first byte over QUIC beside TCP + TLS 1.3, per scenario and
-/// impl, when the run modelled it.
+/// The network model's time to first byte over QUIC beside TCP + TLS 1.3: a row per scenario,
+/// each figure the range over the stacks that ran it (the hover names each stack's), when the
+/// run modelled it.
 fn first_byte_table(cells: &[QuicCell]) -> Option<Table> {
-    let rows: Vec<Vec<Cell>> = cells
-        .iter()
-        .filter_map(|c| {
-            let fb = c.first_byte?;
-            let mut row = vec![
-                Cell::plain(c.scenario.as_str()),
-                Cell::plain(c.imp.as_str()),
-            ];
-            for i in 0..FIRST_BYTE_RTTS_MS.len() {
-                row.push(Cell::plain(format!("{:.1}", fb.quic_ms[i])));
-                row.push(Cell::plain(format!("{:.1}", fb.tcp_ms[i])));
-                row.push(Cell::plain(format!("{:+.1}", fb.quic_ms[i] - fb.tcp_ms[i])));
-            }
-            Some(row)
-        })
-        .collect();
-    if rows.is_empty() {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for c in cells.iter().filter(|c| c.first_byte.is_some()) {
+        if !scenarios.contains(&c.scenario.as_str()) {
+            scenarios.push(&c.scenario);
+        }
+    }
+    if scenarios.is_empty() {
         return None;
     }
-    let mut header = vec!["scenario".to_string(), "impl".into()];
+    let rows = scenarios
+        .iter()
+        .map(|&scenario| {
+            let of: Vec<(&str, FirstByte)> = cells
+                .iter()
+                .filter(|c| c.scenario == scenario)
+                .filter_map(|c| Some((c.imp.as_str(), c.first_byte?)))
+                .collect();
+            let range = |f: &dyn Fn(&FirstByte) -> f64, sign: bool| {
+                let values: Vec<f64> = of.iter().map(|(_, fb)| f(fb)).collect();
+                let (lo, hi) = values
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+                let show = |v: f64| {
+                    if sign {
+                        format!("{v:+.1}")
+                    } else {
+                        format!("{v:.1}")
+                    }
+                };
+                let text = if hi - lo < 0.05 {
+                    show(lo)
+                } else {
+                    format!("{} to {}", show(lo), show(hi))
+                };
+                let each: Vec<String> = of
+                    .iter()
+                    .map(|(imp, fb)| format!("{imp} {}", show(f(fb))))
+                    .collect();
+                Cell {
+                    text,
+                    class: Class::Plain,
+                    title: Some(each.join(", ")),
+                }
+            };
+            let mut row = vec![Cell::plain(scenario), Cell::plain(of.len().to_string())];
+            for i in 0..FIRST_BYTE_RTTS_MS.len() {
+                row.push(range(&|fb: &FirstByte| fb.quic_ms[i], false));
+                row.push(range(&|fb: &FirstByte| fb.tcp_ms[i], false));
+                row.push(range(&|fb: &FirstByte| fb.quic_ms[i] - fb.tcp_ms[i], true));
+            }
+            row
+        })
+        .collect();
+    let mut header = vec!["scenario".to_string(), "stacks".into()];
     for rtt in FIRST_BYTE_RTTS_MS {
         header.push(format!("QUIC ms @{rtt:.0} ms"));
         header.push(format!("TCP ms @{rtt:.0} ms"));
         header.push(format!("QUIC−TCP @{rtt:.0} ms"));
     }
     Some(Table {
-        caption: "Modelled time from the client's first packet to a 1,000-byte response's first byte (the network model: each flight leaves when the one it waits for has arrived and its sender's measured CPU is spent; TCP's slow start from 10 segments; QUIC's flights as the amplification limit shaped them), over QUIC and over TCP + TLS 1.3 for the same library and scenario, each from one traced connection per sample (medians)".into(),
+        caption: "Modelled time from the client's first packet to a 1,000-byte response's first byte (the network model: each flight leaves when the one it waits for has arrived and its sender's measured CPU is spent; TCP's slow start from 10 segments; QUIC's flights as the amplification limit shaped them), over QUIC and over TCP + TLS 1.3 for the same library and scenario, each from one traced connection per sample (medians); each figure the range over the stacks (hover: each stack's)".into(),
         header,
         rows,
         label_cols: 2,
@@ -340,6 +375,48 @@ mod tests {
             outcome: outcome.into(),
             reason: String::new(),
         }
+    }
+
+    #[test]
+    fn the_first_byte_table_gives_each_scenario_its_range_over_the_stacks() {
+        let cell = |scenario: &str, imp: &str, quic: f64, tcp: f64| QuicCell {
+            scenario: scenario.into(),
+            imp: imp.into(),
+            sides: [None, None],
+            wire: None,
+            first_byte: Some(FirstByte {
+                quic_ms: [quic, quic + 160.0],
+                tcp_ms: [tcp, tcp + 240.0],
+            }),
+        };
+        let cells = [
+            cell("lead", "a", 40.4, 60.3),
+            cell("lead", "b", 40.9, 60.9),
+            cell("mldsa", "a", 60.7, 60.5),
+        ];
+        let t = first_byte_table(&cells).unwrap();
+        let texts: Vec<Vec<&str>> = t
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.text.as_str()).collect())
+            .collect();
+        assert_eq!(
+            texts[0][..5],
+            [
+                "lead",
+                "2",
+                "40.4 to 40.9",
+                "60.3 to 60.9",
+                "-20.0 to -19.9"
+            ]
+        );
+        assert_eq!(texts[1][..5], ["mldsa", "1", "60.7", "60.5", "+0.2"]);
+        assert_eq!(t.rows[0][2].title.as_deref(), Some("a 40.4, b 40.9"));
+        assert!(first_byte_table(&[QuicCell {
+            first_byte: None,
+            ..cells[0].clone()
+        }])
+        .is_none());
     }
 
     #[test]
