@@ -389,3 +389,35 @@ fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
         t.join().unwrap();
     }
 }
+
+/// What serves many clients or a library's defaults is TCP's alone: asked of a QUIC case, it
+/// is refused with a sentence, not run over TCP instead.
+#[test]
+fn a_quic_peer_refuses_the_options_of_tcp_servers() {
+    let certs = scratch("quic-peer-options");
+    for extra in [
+        ["--connections", "0"],
+        ["--respond", "http"],
+        ["--defaults", "ecdsa-p256"],
+    ] {
+        let r = tlsmatrix(&[
+            "peer",
+            "server",
+            "--impl",
+            "rustls-ring",
+            "--case",
+            "quic-handshake",
+            "--certs",
+            certs.to_str().unwrap(),
+            extra[0],
+            extra[1],
+        ]);
+        assert!(!r.status.success(), "{extra:?}");
+        let text = format!("{}{}", String::from_utf8_lossy(&r.stdout), stderr(&r));
+        assert!(
+            text.contains("a QUIC case (quic-handshake) plays one handshake"),
+            "{text}"
+        );
+        assert!(!text.contains("listening"), "{extra:?}: {text}");
+    }
+}

@@ -10,7 +10,8 @@ pub(crate) struct PeerArgs {
     /// The impl to run, e.g. rustls-aws-lc.
     #[arg(long = "impl")]
     imp: String,
-    /// The interop case, e.g. tls13 (`tlsmatrix interop --list-cases` shows them).
+    /// The interop case, e.g. tls13, or quic-handshake for QUIC over UDP (`tlsmatrix
+    /// interop --list-cases` shows them).
     #[arg(long, default_value = "tls13")]
     case: String,
     /// Server: the address to listen on (port 0: the OS picks; the line `listening ADDR` says which).
@@ -64,6 +65,16 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
         _ => (Side::Client, case.client),
     };
     let lib = find(&a.imp)?;
+    if case.family == interop::Family::Quic {
+        // A QUIC peer plays one handshake; what serves many clients or a library's
+        // defaults is TCP's alone here, and is refused rather than run over TCP instead.
+        if a.defaults.is_some() || a.connections.is_some() || a.respond != wire::Respond::Echo {
+            bail!(
+                "--defaults, --connections and --respond are for TLS over TCP; a QUIC case ({}) plays one handshake",
+                case.id
+            );
+        }
+    }
     if let Some(sig) = a.defaults {
         let factory = defaults_factory(lib.as_ref(), case, sig, side, &a.certs)?;
         return match side {
