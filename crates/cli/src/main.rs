@@ -223,7 +223,8 @@ enum Command {
         /// The impl, e.g. rustls-aws-lc.
         #[arg(long = "impl")]
         imp: String,
-        /// The driver's options: --case CASE, --listen ADDR, --connect ADDR, --timeout S,
+        /// The driver's options: --case CASE, --quic (QUIC over UDP, ALPN hq-interop: the
+        /// quic-handshake case unless --case names another), --listen ADDR, --connect ADDR, --timeout S,
         /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses),
         /// and for a server --connections N (serve N clients, 0: until killed),
         /// --respond echo|http and --defaults CERT (rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384,

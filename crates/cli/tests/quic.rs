@@ -390,6 +390,50 @@ fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
     }
 }
 
+/// `tlsmatrix peer server --quic` serves the QUIC handshake case on UDP, which a QUIC client
+/// of another stack completes; `--quic` with a TCP case is refused.
+#[test]
+fn peer_server_quic_serves_a_quic_client() {
+    let certs = scratch("quic-peer-flag");
+    let certs = certs.to_str().unwrap();
+    let (_server, addr) = common::serve(
+        std::process::Command::new(common::bin())
+            .args([
+                "peer", "server", "--impl", "gnutls", "--quic", "--certs", certs,
+            ])
+            .env("TLSMATRIX_DRIVER_DIR", common::release_dir()),
+        "listening ",
+    );
+    let r = tlsmatrix(&[
+        "peer",
+        "client",
+        "--impl",
+        "rustls-aws-lc",
+        "--quic",
+        "--connect",
+        &addr,
+        "--certs",
+        certs,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(out.contains("QUIC v1 TLS 1.3"), "{out}");
+    let refused = tlsmatrix(&[
+        "peer", "server", "--impl", "gnutls", "--quic", "--case", "sni", "--certs", certs,
+    ]);
+    assert!(!refused.status.success());
+    assert!(
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&refused.stdout),
+            stderr(&refused)
+        )
+        .contains("--quic takes a QUIC case"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 /// What serves many clients or a library's defaults is TCP's alone: asked of a QUIC case, it
 /// is refused with a sentence, not run over TCP instead.
 #[test]

@@ -14,6 +14,10 @@ pub(crate) struct PeerArgs {
     /// interop --list-cases` shows them).
     #[arg(long, default_value = "tls13")]
     case: String,
+    /// QUIC over UDP with ALPN hq-interop: the quic-handshake case unless --case names
+    /// another QUIC case.
+    #[arg(long)]
+    quic: bool,
     /// Server: the address to listen on (port 0: the OS picks; the line `listening ADDR` says which).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: String,
@@ -59,7 +63,14 @@ fn parse_sig(s: &str) -> Result<SigAlg, String> {
 /// Runs one side of an interop case; prints `ok: ...` or `error: ...` last.
 pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(a.timeout);
-    let case = interop::case(&a.case).map_err(|e| anyhow!(e))?;
+    let case = match (a.quic, a.case.as_str()) {
+        (true, "tls13") => interop::case("quic-handshake"),
+        _ => interop::case(&a.case),
+    }
+    .map_err(|e| anyhow!(e))?;
+    if a.quic && case.family != interop::Family::Quic {
+        bail!("--quic takes a QUIC case (quic-*), not {}", case.id);
+    }
     let (side, offer) = match a.role.as_str() {
         "server" => (Side::Server, case.server),
         _ => (Side::Client, case.client),
