@@ -271,6 +271,22 @@ impl QuicPeer {
 
 const BAD_INPUT_LIMIT_S: u64 = 2;
 
+/// Runs `check` for each QUIC stack, each in its own thread, all at once: each waits on its
+/// peer's limit more than it computes.
+fn on_every_stack_at_once(check: impl Fn(&'static str) + Send + Sync + 'static) {
+    let check = std::sync::Arc::new(check);
+    let threads: Vec<_> = STACKS
+        .iter()
+        .map(|&imp| {
+            let check = check.clone();
+            std::thread::spawn(move || check(imp))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
 /// A client's real first datagram, from rustls's QUIC client, to cut and bend.
 fn a_real_initial() -> Vec<u8> {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -302,92 +318,75 @@ fn every_quic_server_fails_a_bad_client_with_a_sentence_in_bounded_time() {
         ("an unknown version", Some(unknown_version)),
         ("nothing", None),
     ];
-    let threads: Vec<_> = STACKS
-        .iter()
-        .map(|&imp| {
-            let cases = cases.clone();
-            std::thread::spawn(move || {
-                for (what, datagram) in cases {
-                    let what = format!("{imp} server, {what}");
-                    let started = std::time::Instant::now();
-                    let server = QuicPeer::start("server", imp, &["--listen", "127.0.0.1:0"]);
-                    let addr = server.listening();
-                    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-                    socket.connect(&addr).unwrap();
-                    if let Some(d) = &datagram {
-                        socket.send(d).unwrap();
-                    }
-                    socket
-                        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
-                        .unwrap();
-                    let mut buf = [0u8; 65_536];
-                    while let Ok(n) = socket.recv(&mut buf) {
-                        // A version negotiation: a long header of version 0.
-                        assert!(
-                            n >= 7 && buf[0] & 0x80 != 0 && buf[1..5] == [0; 4],
-                            "{what}: only a version negotiation may answer, got {:?}",
-                            &buf[..n.min(16)]
-                        );
-                    }
-                    server.fails_with_a_sentence(started, &what);
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    on_every_stack_at_once(move |imp| {
+        for (what, datagram) in &cases {
+            let what = format!("{imp} server, {what}");
+            let started = std::time::Instant::now();
+            let server = QuicPeer::start("server", imp, &["--listen", "127.0.0.1:0"]);
+            let addr = server.listening();
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            socket.connect(&addr).unwrap();
+            if let Some(d) = datagram {
+                socket.send(d).unwrap();
+            }
+            socket
+                .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+                .unwrap();
+            let mut buf = [0u8; 65_536];
+            while let Ok(n) = socket.recv(&mut buf) {
+                // A version negotiation: a long header of version 0.
+                assert!(
+                    n >= 7 && buf[0] & 0x80 != 0 && buf[1..5] == [0; 4],
+                    "{what}: only a version negotiation may answer, got {:?}",
+                    &buf[..n.min(16)]
+                );
+            }
+            server.fails_with_a_sentence(started, &what);
+        }
+    });
 }
 
 /// What a client of each QUIC stack makes of a server that answers garbage, a version
 /// negotiation offering nothing it speaks, or nothing at all.
 #[test]
 fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
-    let threads: Vec<_> = STACKS
-        .iter()
-        .map(|&imp| {
-            std::thread::spawn(move || {
-                for what in ["garbage", "a version negotiation", "nothing"] {
-                    let what = format!("{imp} client, {what}");
-                    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-                    let addr = socket.local_addr().unwrap().to_string();
-                    let started = std::time::Instant::now();
-                    let client = QuicPeer::start("client", imp, &["--connect", &addr]);
-                    socket
-                        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
-                        .unwrap();
-                    let mut buf = [0u8; 65_536];
-                    let (n, from) = socket.recv_from(&mut buf).unwrap();
-                    assert!(n >= 1200, "{what}: a first datagram of {n} bytes");
-                    let answer = if what.ends_with("garbage") {
-                        vec![0xa5; 1200]
-                    } else if what.ends_with("a version negotiation") {
-                        // Long header, version 0, the client's connection IDs swapped, and
-                        // one version the client does not speak.
-                        let dcid_len = buf[5] as usize;
-                        let dcid = &buf[6..6 + dcid_len];
-                        let scid_len = buf[6 + dcid_len] as usize;
-                        let scid = &buf[7 + dcid_len..7 + dcid_len + scid_len];
-                        let mut vn = vec![0x80, 0, 0, 0, 0, scid_len as u8];
-                        vn.extend_from_slice(scid);
-                        vn.push(dcid_len as u8);
-                        vn.extend_from_slice(dcid);
-                        vn.extend_from_slice(&0x1a2a_3a4au32.to_be_bytes());
-                        vn
-                    } else {
-                        Vec::new()
-                    };
-                    if !answer.is_empty() {
-                        socket.send_to(&answer, from).unwrap();
-                    }
-                    client.fails_with_a_sentence(started, &what);
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    on_every_stack_at_once(move |imp| {
+        for what in ["garbage", "a version negotiation", "nothing"] {
+            let what = format!("{imp} client, {what}");
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let addr = socket.local_addr().unwrap().to_string();
+            let started = std::time::Instant::now();
+            let client = QuicPeer::start("client", imp, &["--connect", &addr]);
+            socket
+                .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+                .unwrap();
+            let mut buf = [0u8; 65_536];
+            let (n, from) = socket.recv_from(&mut buf).unwrap();
+            assert!(n >= 1200, "{what}: a first datagram of {n} bytes");
+            let answer = if what.ends_with("garbage") {
+                vec![0xa5; 1200]
+            } else if what.ends_with("a version negotiation") {
+                // Long header, version 0, the client's connection IDs swapped, and
+                // one version the client does not speak.
+                let dcid_len = buf[5] as usize;
+                let dcid = &buf[6..6 + dcid_len];
+                let scid_len = buf[6 + dcid_len] as usize;
+                let scid = &buf[7 + dcid_len..7 + dcid_len + scid_len];
+                let mut vn = vec![0x80, 0, 0, 0, 0, scid_len as u8];
+                vn.extend_from_slice(scid);
+                vn.push(dcid_len as u8);
+                vn.extend_from_slice(dcid);
+                vn.extend_from_slice(&0x1a2a_3a4au32.to_be_bytes());
+                vn
+            } else {
+                Vec::new()
+            };
+            if !answer.is_empty() {
+                socket.send_to(&answer, from).unwrap();
+            }
+            client.fails_with_a_sentence(started, &what);
+        }
+    });
 }
 
 /// `tlsmatrix peer server --quic` serves the QUIC handshake case on UDP, which a QUIC client
