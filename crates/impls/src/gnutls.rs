@@ -536,7 +536,7 @@ impl EndpointFactory for GnutlsFactory {
     fn endpoint(&self, io: MemIo) -> Result<Box<dyn TlsEndpoint>> {
         let session = self.session(0)?;
         let mut ep = Box::new(GnutlsEndpoint {
-            session: session.into_raw(),
+            session,
             io: Box::new(Transport { io, starved: false }),
             side: self.side,
             done: false,
@@ -548,24 +548,16 @@ impl EndpointFactory for GnutlsFactory {
         // SAFETY: the transport pointer is the endpoint's boxed MemIo, which lives as long
         // as the session it owns.
         unsafe {
-            ffi::gnutls_transport_set_ptr(ep.session, (&mut *ep.io as *mut Transport).cast());
-            ffi::gnutls_transport_set_push_function(ep.session, push);
-            ffi::gnutls_transport_set_pull_function(ep.session, pull);
+            ffi::gnutls_transport_set_ptr(ep.session.0, (&mut *ep.io as *mut Transport).cast());
+            ffi::gnutls_transport_set_push_function(ep.session.0, push);
+            ffi::gnutls_transport_set_pull_function(ep.session.0, pull);
         }
         Ok(ep)
     }
 }
 
-/// A session this adapter made, freed when dropped unless handed on with `into_raw`.
+/// A session this adapter made, freed when dropped.
 struct Session(ffi::session);
-
-impl Session {
-    fn into_raw(self) -> ffi::session {
-        let s = self.0;
-        std::mem::forget(self);
-        s
-    }
-}
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -730,7 +722,7 @@ unsafe extern "C" fn pull(ptr: *mut c_void, data: *mut c_void, len: usize) -> is
 const MAX_CALLS_WITHOUT_READING: usize = 1 << 16;
 
 struct GnutlsEndpoint {
-    session: ffi::session,
+    session: Session,
     /// Boxed so the pointer GnuTLS holds stays put when the endpoint moves.
     io: Box<Transport>,
     side: Side,
@@ -754,7 +746,7 @@ impl Drop for GnutlsEndpoint {
                 };
                 // SAFETY: valid session; the datum is GnuTLS's to free.
                 unsafe {
-                    if ffi::gnutls_session_get_data2(self.session, &mut d) == 0 {
+                    if ffi::gnutls_session_get_data2(self.session.0, &mut d) == 0 {
                         *slot.lock().unwrap_or_else(|e| e.into_inner()) =
                             Some(datum_bytes(&d).to_vec());
                         free_datum(&mut d);
@@ -762,8 +754,7 @@ impl Drop for GnutlsEndpoint {
                 }
             }
         }
-        // SAFETY: the session was made by gnutls_init and is freed once.
-        unsafe { ffi::gnutls_deinit(self.session) }
+        // The session itself is freed when the field drops, after this.
     }
 }
 
@@ -784,7 +775,7 @@ impl TlsEndpoint for GnutlsEndpoint {
         for _ in 0..MAX_CALLS_WITHOUT_READING {
             self.io.starved = false;
             // SAFETY: valid session.
-            rc = unsafe { ffi::gnutls_handshake(self.session) };
+            rc = unsafe { ffi::gnutls_handshake(self.session.0) };
             if !again(rc) || self.io.starved {
                 break;
             }
@@ -799,9 +790,9 @@ impl TlsEndpoint for GnutlsEndpoint {
         if self.send_ticket && self.side == Side::Server {
             // SAFETY: valid session. TLS 1.2 tickets go inside the handshake; this sends the
             // TLS 1.3 one (a no-op before TLS 1.3).
-            if unsafe { ffi::gnutls_protocol_get_version(self.session) } == ffi::TLS1_3 {
+            if unsafe { ffi::gnutls_protocol_get_version(self.session.0) } == ffi::TLS1_3 {
                 check(
-                    unsafe { ffi::gnutls_session_ticket_send(self.session, 1, 0) },
+                    unsafe { ffi::gnutls_session_ticket_send(self.session.0, 1, 0) },
                     "sending a ticket",
                 )?;
             }
@@ -818,7 +809,11 @@ impl TlsEndpoint for GnutlsEndpoint {
         while off < data.len() {
             // SAFETY: valid session and slice.
             let n = unsafe {
-                ffi::gnutls_record_send(self.session, data[off..].as_ptr().cast(), data.len() - off)
+                ffi::gnutls_record_send(
+                    self.session.0,
+                    data[off..].as_ptr().cast(),
+                    data.len() - off,
+                )
             };
             if n < 0 {
                 bail!("GnuTLS: sending: {}", error_text(n as c_int));
@@ -839,7 +834,7 @@ impl TlsEndpoint for GnutlsEndpoint {
             // SAFETY: valid session and slice.
             let n = unsafe {
                 ffi::gnutls_record_recv(
-                    self.session,
+                    self.session.0,
                     buf[got..].as_mut_ptr().cast(),
                     buf.len() - got,
                 )
@@ -864,16 +859,16 @@ impl TlsEndpoint for GnutlsEndpoint {
     }
 
     fn negotiated(&self) -> Negotiated {
-        negotiated_of(self.session)
+        negotiated_of(self.session.0)
     }
 
     fn alpn(&self) -> Option<Vec<u8>> {
-        alpn_of(self.session)
+        alpn_of(self.session.0)
     }
 
     fn key_update(&mut self) -> Result<()> {
         // SAFETY: valid session.
-        let rc = unsafe { ffi::gnutls_session_key_update(self.session, 0) };
+        let rc = unsafe { ffi::gnutls_session_key_update(self.session.0, 0) };
         if again(rc) {
             return Ok(());
         }
@@ -887,7 +882,7 @@ impl TlsEndpoint for GnutlsEndpoint {
         // SAFETY: valid session; the buffer and its length are ours.
         let rc = unsafe {
             ffi::gnutls_server_name_get(
-                self.session,
+                self.session.0,
                 buf.as_mut_ptr().cast(),
                 &mut len,
                 &mut kind,
@@ -903,7 +898,7 @@ impl TlsEndpoint for GnutlsEndpoint {
 
     fn close(&mut self) -> Result<()> {
         // SAFETY: valid session.
-        let rc = unsafe { ffi::gnutls_bye(self.session, ffi::SHUT_WR) };
+        let rc = unsafe { ffi::gnutls_bye(self.session.0, ffi::SHUT_WR) };
         if again(rc) {
             return Ok(());
         }
@@ -919,7 +914,7 @@ impl GnutlsEndpoint {
         if code == ffi::E_FATAL_ALERT_RECEIVED {
             // SAFETY: valid session; the name is a static string or null.
             let (alert, name) = unsafe {
-                let a = ffi::gnutls_alert_get(self.session);
+                let a = ffi::gnutls_alert_get(self.session.0);
                 let n = ffi::gnutls_alert_get_name(a);
                 let name = if n.is_null() {
                     String::new()
@@ -931,7 +926,7 @@ impl GnutlsEndpoint {
             return anyhow!("GnuTLS: {what}: received alert [{alert}]: {name}");
         }
         // SAFETY: valid session; the alert is queued into the transport's output.
-        unsafe { ffi::gnutls_alert_send_appropriate(self.session, code) };
+        unsafe { ffi::gnutls_alert_send_appropriate(self.session.0, code) };
         anyhow!("GnuTLS: {what}: {}", error_text(code))
     }
 }
