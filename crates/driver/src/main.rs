@@ -313,19 +313,22 @@ fn main() -> ExitCode {
                 },
                 impls: tlsmatrix_impls::libraries()
                     .iter()
-                    .map(|l| ImplInfo {
-                        name: build_name(l.as_ref()),
-                        version: build_version(l.as_ref()),
-                        refuses: l
-                            .quic_stack()
-                            .err()
-                            .map(|reason| Refusal {
-                                measure: Measure::Quic.as_str().into(),
-                                reason,
-                            })
-                            .into_iter()
-                            .collect(),
-                        quic: l.quic_stack().ok(),
+                    .map(|l| {
+                        let quic = l.quic_stack();
+                        ImplInfo {
+                            name: build_name(l.as_ref()),
+                            version: build_version(l.as_ref()),
+                            refuses: quic
+                                .clone()
+                                .err()
+                                .map(|reason| Refusal {
+                                    measure: Measure::Quic.as_str().into(),
+                                    reason,
+                                })
+                                .into_iter()
+                                .collect(),
+                            quic: quic.ok(),
+                        }
                     })
                     .collect(),
             };

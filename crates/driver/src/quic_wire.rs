@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use tlsmatrix_harness::negotiated::{self, Negotiated};
+use tlsmatrix_harness::negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
 use tlsmatrix_model::interop::Case;
 use tlsmatrix_model::side::Side;
 
-use crate::wire::negotiated_line;
+use crate::wire::{check_alpn, interop_view, negotiated_line};
 
 /// How long a side keeps answering after its handshake is done: the peer's last flight (the
 /// client's Finished, the server's HANDSHAKE_DONE and acknowledgements) may still be on its
@@ -125,24 +125,13 @@ fn drive(
             Err(e) => return Err(anyhow!(e).context("reading from the peer")),
         }
     }
-    let view = Negotiated {
-        // A peer may send more than its leaf; the certificate is judged by the handshake.
-        peer_certs: None,
-        ..ep.negotiated()
-    };
+    let view = interop_view(ep.negotiated());
     negotiated::check_one(&case.offer(side).params(), side, &view)?;
-    let want = case.alpn.unwrap_or_default();
-    match ep.alpn() {
-        Some(got) if got == want.as_bytes() => {}
-        got => bail!(
-            "ALPN agreed on {}, but the case asks for {want}",
-            got.map_or("nothing".into(), |g| String::from_utf8_lossy(&g)
-                .into_owned())
-        ),
-    }
+    check_alpn(case, ep.alpn())?;
     Ok(format!(
-        "QUIC v1 {}; ALPN {want}; {sent} datagrams sent, {received} received",
-        negotiated_line(&view)
+        "QUIC v1 {}; ALPN {}; {sent} datagrams sent, {received} received",
+        negotiated_line(&view),
+        case.alpn.unwrap_or_default()
     ))
 }
 

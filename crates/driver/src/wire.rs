@@ -165,10 +165,10 @@ fn each_connection(case: &Case, mut one: impl FnMut(usize) -> Result<String>) ->
 /// What an endpoint negotiated, less the count of certificates it received: over the wire
 /// a peer may send more than its leaf (`openssl s_client` adds the root it finds in its
 /// store), and the mTLS cases judge the certificate by the handshake's outcome instead.
-fn interop_view(ep: &dyn TlsEndpoint) -> Negotiated {
+pub(crate) fn interop_view(negotiated: Negotiated) -> Negotiated {
     Negotiated {
         peer_certs: None,
-        ..ep.negotiated()
+        ..negotiated
     }
 }
 
@@ -188,9 +188,9 @@ fn client_connection(
     negotiated::check_one(
         &case.client.params_of_connection(n),
         Side::Client,
-        &interop_view(ep.as_ref()),
+        &interop_view(ep.negotiated()),
     )?;
-    check_alpn(case, ep.as_ref())?;
+    check_alpn(case, ep.alpn())?;
     if case.bytes == 0 {
         // Nothing to send: wait for the server's word first. In TLS 1.3 a server refuses a
         // client certificate only after the client has finished its handshake.
@@ -341,9 +341,9 @@ fn server_handshake(
     negotiated::check_one(
         &case.server.params_of_connection(n),
         Side::Server,
-        &interop_view(ep.as_ref()),
+        &interop_view(ep.negotiated()),
     )?;
-    check_alpn(case, ep.as_ref())?;
+    check_alpn(case, ep.alpn())?;
     if let Some(want) = case.sni {
         match ep.sni() {
             Some(got) if got == want => {}
@@ -444,11 +444,12 @@ impl Wire {
     }
 }
 
-fn check_alpn(case: &Case, ep: &dyn TlsEndpoint) -> Result<()> {
+/// The ALPN protocol an endpoint agreed on (`got`) against the one the case asks for.
+pub(crate) fn check_alpn(case: &Case, got: Option<Vec<u8>>) -> Result<()> {
     let Some(want) = case.alpn else {
         return Ok(());
     };
-    match ep.alpn() {
+    match got {
         Some(got) if got == want.as_bytes() => Ok(()),
         Some(got) => bail!(
             "ALPN agreed on {}, but the case asks for {want}",

@@ -68,17 +68,14 @@ fn from_steps(times: &[u64], steps: &[Step]) -> Trace {
     let mut pending = [times[0], times[1]];
     let mut flights: Vec<Flight> = Vec::new();
     let mut last = [None::<usize>; 2];
-    let mut ready_after = None;
-    let mut finishing = None;
-    for (step, &ns) in steps.iter().zip(&times[2..]) {
+    let mut finished = None;
+    for (k, (step, &ns)) in steps.iter().zip(&times[2..]).enumerate() {
         let i = step.side.index();
         pending[i] += ns;
-        if step.side == Side::Client && step.client_done && ready_after.is_none() {
+        if step.side == Side::Client && step.client_done {
             // The client finished on the server's last flight; this step's packets go with
             // its request.
-            ready_after = last[Side::Server.index()];
-            finishing = Some((step.bytes, pending[i]));
-            pending[i] = 0;
+            finished = Some((k, last[Side::Server.index()], step.bytes, pending[i]));
             break;
         }
         if step.bytes > 0 {
@@ -91,8 +88,9 @@ fn from_steps(times: &[u64], steps: &[Step]) -> Trace {
             last[i] = Some(flights.len() - 1);
         }
     }
-    let ready_after = ready_after.expect("a completed handshake has a client that finished");
-    let (finished_bytes, finish_ns) = finishing.expect("set with ready_after");
+    let (k, ready_after, finished_bytes, finish_ns) =
+        finished.expect("a completed handshake has a client that finished");
+    let ready_after = ready_after.expect("the client finished on a server flight");
     let handshake_flights = flights.len();
     flights.push(Flight {
         from: Sender::Client,
@@ -101,14 +99,9 @@ fn from_steps(times: &[u64], steps: &[Step]) -> Trace {
         cpu_ns: finish_ns,
     });
     let request = flights.len() - 1;
-    // The server's next step read the client's Finished with the request; its time goes
-    // with the response.
-    let server_next = steps
-        .iter()
-        .zip(&times[2..])
-        .skip_while(|(s, _)| !(s.side == Side::Client && s.client_done))
-        .find(|(s, _)| s.side == Side::Server)
-        .map_or(0, |(_, &ns)| ns);
+    // The server's step after it (each round's second) read the client's Finished with the
+    // request; its time goes with the response.
+    let server_next = times.get(2 + k + 1).copied().unwrap_or(0);
     flights.push(Flight {
         from: Sender::Server,
         bytes: RESPONSE_BYTES as u64,
