@@ -78,6 +78,10 @@ PROFILE_RUNS ?= 1
 # What a connection costs beside its handshake: each side's context (chain and key loaded) and
 # connection object, made and freed, each impl with itself (`tlsmatrix run --measure setup`).
 SETUP_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
+# The system OpenSSL 3.0 beside its rebuild with symbols (make companions): instruction counts
+# of both in one run (reused while nothing changed), and a profile of both on the lead handshake.
+COMPANION_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
+COMPANION_PROFILE_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full
 SETUP_RUNS ?= 5
 # What ending a connection costs each side after a full handshake: close_notify each way and
 # the connection freed, each impl with itself (`tlsmatrix run --measure teardown`).
@@ -105,7 +109,7 @@ BIN := target/release
 # OpenSSL backend in (cgo, libssl-dev), and `make go-test` checks the pure build apart.
 GO_TAGS := -tags openssl
 
-.PHONY: all setup build build-workspace build-go build-stacks build-compilers report run test test-compilers go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
+.PHONY: all setup build build-workspace build-go build-stacks build-compilers companions report run test test-compilers go-test fuzz-go lint bench bench-go clean driver-boringssl aws-lc-lib driver-aws-lc driver-wolfssl driver-mbedtls openssl-lib-clang driver-openssl-clang repeatability profile-go conformance drift weather aead-sizes nss-primitives timings-begin
 
 all: build
 
@@ -143,6 +147,15 @@ build-stacks: build-workspace build-go
 	@$(STEP) bogo-runner $(BIN)/tlsmatrix conformance --build-runner
 	@for v in $(filter-out $(OPENSSL_RELEASES) boringssl aws-lc,$(GO_LIBSSL)); do \
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
+	@$(MAKE) --no-print-directory companions
+
+# The system OpenSSL 3.0 rebuilt with its symbols from Debian's source package of the installed
+# version (scripts/companion-openssl: about 1.7 min on a new machine, then from
+# ~/.cache/tlsmatrix), which only explains the stripped system library: `tlsmatrix list` shows
+# it as openssl-3.0+symbols. A system version the script has no source for is left out.
+companions:
+	@$(STEP) companion-openssl scripts/companion-openssl $(BIN)/companions/openssl-3.0 \
+	  || { s=$$?; [ $$s -eq 3 ] || exit $$s; rm -rf $(BIN)/companions/openssl-3.0; }
 
 # The compiler axis (below): only the variants stage runs it, and `make report` does not build
 # it (it follows the first answer: `make build-compilers`, or `make build`, then `make
@@ -283,7 +296,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl \
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl results/companion-profile.jsonl \
 	  results/first-look.jsonl results/first-look.db
 	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
 	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
@@ -338,6 +351,14 @@ report: timings-begin build-workspace
 	  --out results/quic.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	if [ -d $(BIN)/companions/openssl-3.0 ]; then \
+	  $(STAGE) --reuse companion results/companion.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions --impl openssl-3.0,openssl-3.0+symbols --pairs self \
+	    --scenario '$(COMPANION_SCENARIOS)' --runs 1 --out results/companion.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	  $(STAGE) companion-profile $(BIN)/tlsmatrix run --measure profile --impl openssl-3.0,openssl-3.0+symbols --pairs self \
+	    --scenario '$(COMPANION_PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --out results/companion-profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	else \
+	  $(STAGE) --left-out "OpenSSL 3.0 with symbols" "this machine's libssl3 has no source scripts/companion-openssl knows, so the system OpenSSL's split stays mostly unnamed"; \
+	fi; \
 	variant_impls='$(VARIANT_IMPLS)'; \
 	if [ ! -x $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang ]; then \
 	  variant_impls=$$(echo "$$variant_impls" | tr , '\n' | grep -v '+clang$$' | paste -sd, -); \

@@ -46,3 +46,26 @@ pub fn libp2p_arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
         .paired_with(crate::libp2p::UPSTREAM, ratios)
         .build()
 }
+
+/// `run` with the client's crypto floor split by the profile: `shares` by class.
+pub fn with_floor_split(mut run: RunData, shares: &[(Class, f64)]) -> RunData {
+    let share = |c: Class| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
+    run.records.extend(
+        Metric::floor_split_of(Side::Client)
+            .into_iter()
+            .zip(Class::all().map(share))
+            .map(|(m, v)| {
+                Record::from_samples(
+                    "p",
+                    "s",
+                    ("a", "1"),
+                    ("a", "1"),
+                    m,
+                    vec![v; 3],
+                    Env::default(),
+                )
+                .expect("three samples make a record")
+            }),
+    );
+    run
+}

@@ -1,8 +1,12 @@
 //! The time above a handshake's crypto floor, split: a profile of the same scenario gives
 //! each side's perf samples by class (`tlsmatrix_model::class`); each share times the floor
-//! run's handshake is ns per handshake. The profile's cryptography minus the floor is the
-//! crypto the floor does not see. This joins the floor run and the profile run and judges
-//! whether the parts sum to the time above the floor; the report draws it.
+//! run's handshake is ns per handshake. Where the profile also split the floor's own
+//! operations by the same classes, each class's time above the floor is the handshake's
+//! less the floor's (so the floor's own provider dispatch, allocation and locks are not
+//! taken for cryptography); otherwise the whole floor counts as cryptography. The profile's
+//! cryptography minus the floor's is the crypto the floor does not see. This joins the floor
+//! run and the profile run and judges whether the parts sum to the time above the floor;
+//! the report draws it.
 
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::class::{Class, TIME_CLASSES};
@@ -29,9 +33,12 @@ pub struct OverheadSplit {
     /// The profile's cryptography less the floor; below zero when the profile names less
     /// cryptography than the floor.
     pub crypto_beyond: f64,
-    /// Each class's time, by its place in the time split (`Class::time_index`); the
-    /// crypto's slot is zero, its time being `crypto_beyond` and the floor.
+    /// Each class's time above the floor's, by its place in the time split
+    /// (`Class::time_index`); the crypto's slot is zero, its time being `crypto_beyond` and
+    /// the floor. Below zero where the floor spends more in a class than the handshake.
     pub parts: [f64; TIME_CLASSES],
+    /// The floor's own time by class, where the profile split it (ns per handshake).
+    pub floor_parts: Option<[f64; TIME_CLASSES]>,
 }
 
 impl OverheadSplit {
@@ -65,19 +72,31 @@ impl OverheadSplit {
         }
         let time = |share: f64| share / sum * handshake;
         let crypto = Class::Crypto.time_index();
-        let mut parts = shares.map(time);
+        let floor_parts = floor_split(profile, scenario, imp, side, floor);
+        // Without the floor's own split, the whole floor is cryptography.
+        let floor_of = |c: usize| match &floor_parts {
+            Some(f) => f[c],
+            None if c == crypto => floor,
+            None => 0.0,
+        };
+        let mut parts = [0.0; TIME_CLASSES];
+        for (c, slot) in parts.iter_mut().enumerate() {
+            *slot = time(shares[c]) - floor_of(c);
+        }
         parts[crypto] = 0.0;
         Some(OverheadSplit {
             handshake,
             overhead: handshake - floor,
-            crypto_beyond: time(shares[crypto]) - floor,
+            crypto_beyond: time(shares[crypto]) - floor_of(crypto),
             parts,
+            floor_parts,
         })
     }
 
-    /// The parts' sum (the crypto beyond the floor where positive) over the overhead.
+    /// The parts' sum (each where positive: a class the floor spends more in than the
+    /// handshake adds nothing) over the overhead.
     pub fn sum_over_overhead(&self) -> f64 {
-        let sum = self.crypto_beyond.max(0.0) + self.parts.iter().sum::<f64>();
+        let sum = self.crypto_beyond.max(0.0) + self.parts.iter().map(|p| p.max(0.0)).sum::<f64>();
         sum / self.overhead.max(1.0)
     }
 
@@ -115,10 +134,31 @@ impl OverheadSplit {
     }
 }
 
+/// The floor's time by class (ns per handshake): its shares in the profile, scaled to sum to
+/// one, times `floor`; `None` where the profile did not split the side's floor.
+fn floor_split(
+    profile: &RunData,
+    scenario: &str,
+    imp: &str,
+    side: Side,
+    floor: f64,
+) -> Option<[f64; TIME_CLASSES]> {
+    let shares_of = Metric::floor_split_of(side);
+    record(
+        profile,
+        scenario,
+        imp,
+        shares_of[Class::Crypto.time_index()],
+    )?;
+    let shares = shares_of.map(|m| record(profile, scenario, imp, m).map_or(0.0, |r| r.median));
+    let sum: f64 = shares.iter().sum();
+    (sum > 0.0).then(|| shares.map(|s| s / sum * floor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::profile_run;
+    use crate::fixture::{profile_run, with_floor_split};
 
     /// A 100 µs handshake over a 60 µs floor: the profile's 70% crypto leaves 10 µs beyond the
     /// floor, its 10% X.509 and 20% state machine 10 and 20 µs; they sum to the 40 µs above.
@@ -148,5 +188,45 @@ mod tests {
         assert!(
             OverheadSplit::of(&profile_run(&shares), "s", "b", Side::Client, 100e3, 60e3).is_none()
         );
+    }
+
+    /// The same 100 µs handshake over a 60 µs floor, whose own profile finds a quarter of it
+    /// in the provider layer: the crypto beyond is the handshake's 50 µs less the floor's 45,
+    /// the layer above the floor 20 less 15, and the parts sum; taken as all crypto, the
+    /// same floor leaves the profile 10 µs short of it and the parts overshoot by a quarter.
+    #[test]
+    fn a_floor_split_by_class_is_taken_class_by_class() {
+        let shares = [
+            (Class::Crypto, 0.5),
+            (Class::Provider, 0.2),
+            (Class::Parsing, 0.1),
+            (Class::Other, 0.2),
+        ];
+        let whole =
+            OverheadSplit::of(&profile_run(&shares), "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        assert!(whole.floor_parts.is_none());
+        assert!((whole.sum_over_overhead() - 1.25).abs() < 1e-9, "{whole:?}");
+        let run = with_floor_split(
+            profile_run(&shares),
+            &[(Class::Crypto, 0.75), (Class::Provider, 0.25)],
+        );
+        let s = OverheadSplit::of(&run, "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        assert!((s.crypto_beyond - 5e3).abs() < 1.0, "{s:?}");
+        assert!((s.part(Class::Provider) - 5e3).abs() < 1.0, "{s:?}");
+        assert!((s.part(Class::Other) - 20e3).abs() < 1.0, "{s:?}");
+        let floor = s.floor_parts.unwrap();
+        assert!((floor[Class::Provider.time_index()] - 15e3).abs() < 1.0);
+        assert!(
+            (s.sum_over_overhead() - 1.0).abs() < 1e-9 && s.sums(),
+            "{s:?}"
+        );
+        // A class the floor spends more in than the handshake adds nothing to the sum.
+        let run = with_floor_split(
+            profile_run(&shares),
+            &[(Class::Crypto, 0.5), (Class::Allocation, 0.5)],
+        );
+        let s = OverheadSplit::of(&run, "s", "a", Side::Client, 100e3, 60e3).unwrap();
+        assert!((s.part(Class::Allocation) + 30e3).abs() < 1.0, "{s:?}");
+        assert!((s.sum_over_overhead() - 70e3 / 40e3).abs() < 1e-9, "{s:?}");
     }
 }

@@ -8,6 +8,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
+use tlsmatrix_model::class::Class;
 use tlsmatrix_model::record::{Metric, Record};
 use tlsmatrix_model::side::Side;
 
@@ -393,6 +394,141 @@ fn a_handshake_profile_splits_each_sides_time_into_parts_that_sum_to_one() {
                 assert!(crypto > 0.5, "{imp} {side}: {crypto} in its cryptography");
                 assert!(unnamed < 0.05, "{imp} {side}: {unnamed} unnamed");
             }
+            // The floor's own operations, split by the same classes in the same samples.
+            let floor: Vec<&Record> = Metric::floor_split_of(side)
+                .into_iter()
+                .map(|m| {
+                    find(&records, scenario, imp, m)
+                        .unwrap_or_else(|| panic!("{imp} {side}: no {m}"))
+                })
+                .collect();
+            for k in 0..3 {
+                let sum: f64 = floor.iter().map(|r| r.samples[k]).sum();
+                assert!(
+                    (sum - 1.0).abs() < 1e-9,
+                    "{imp} {side} floor sample {k}: {sum}"
+                );
+            }
+            if imp == "rustls-aws-lc" {
+                // A floor is cryptography through the library's API: mostly crypto, and
+                // rustls's provider has no provider layer.
+                let crypto = floor[Class::Crypto.time_index()].median;
+                let layer = floor[Class::Provider.time_index()].median;
+                assert!(crypto > 0.6, "{imp} {side}: floor {crypto} in cryptography");
+                assert_eq!(
+                    layer, 0.0,
+                    "{imp} {side}: floor {layer} in a provider layer"
+                );
+            }
         }
     }
+}
+
+/// The system OpenSSL 3.0 (stripped) and its rebuild with symbols (`make companions`),
+/// counted in one run: each side's total within 2% (the same code), and the rebuild names
+/// what the system's leaves unnamed, the provider layer and the locks it takes among it.
+#[test]
+fn the_system_openssl_and_its_build_with_symbols_run_the_same_code() {
+    let _alone = exclusive();
+    let out = scratch("companion").join("companion.jsonl");
+    let scenario = "handshake-tls13-ecdsa-p256-x25519-full";
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "instructions",
+        "--impl",
+        "openssl-3.0,openssl-3.0+symbols",
+        "--pairs",
+        "self",
+        "--scenario",
+        scenario,
+        "--runs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let get = |imp: &str, m: Metric| {
+        find(&records, scenario, imp, m)
+            .unwrap_or_else(|| panic!("{imp}: no {m}"))
+            .median
+    };
+    let companion = "openssl-3.0+symbols";
+    let version = &records
+        .iter()
+        .find(|r| r.client == companion)
+        .unwrap()
+        .client_version;
+    assert!(version.contains("rebuilt with symbols"), "{version}");
+    for side in [Side::Client, Side::Server] {
+        let (total, _, locks) = Metric::split_of(side);
+        let unnamed = Class::Unnamed.row().instructions.unwrap()[side.index()];
+        let layer = Class::Provider.row().instructions.unwrap()[side.index()];
+        let (system, named) = (get("openssl-3.0", total), get(companion, total));
+        assert!(
+            (named / system - 1.0).abs() < 0.02,
+            "{side}: {named} instructions with symbols, {system} without"
+        );
+        assert!(
+            get("openssl-3.0", unnamed) > 0.3 * system,
+            "{side}: the system's named"
+        );
+        assert!(
+            get(companion, unnamed) < 0.01 * named,
+            "{side}: the rebuild's unnamed"
+        );
+        assert!(
+            get(companion, layer) > 0.05 * named,
+            "{side}: the rebuild's layer"
+        );
+        let (layer_locks, _) = Metric::provider_locks_of(side);
+        let (taken, for_layer) = (get(companion, locks), get(companion, layer_locks));
+        assert!(
+            for_layer > 0.0 && for_layer <= taken + 1e-9,
+            "{side}: {for_layer} of {taken} lock calls for the layer"
+        );
+    }
+}
+
+/// A driver asked for a build with symbols refuses with a sentence unless the runner
+/// started it on the companion's folder and the loader took the library from there.
+#[test]
+fn a_build_with_symbols_runs_only_where_it_was_loaded() {
+    let certs = scratch("companion-refusal");
+    let driver = release_dir().join("tlsmatrix-driver");
+    let run = |env: &[(&str, String)]| {
+        let mut cmd = Command::new(&driver);
+        cmd.args([
+            "run",
+            "--scenario",
+            "handshake-tls13-ecdsa-p256-x25519-full",
+        ])
+        .args([
+            "--client",
+            "openssl-3.0+symbols",
+            "--server",
+            "openssl-3.0+symbols",
+        ])
+        .arg("--certs")
+        .arg(&certs)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("TLSMATRIX_COMPANION_LIB");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
+        assert!(!o.status.success());
+        // The driver's error message, on its protocol's stdout.
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let said = run(&[]);
+    assert!(said.contains("TLSMATRIX_COMPANION_LIB"), "{said}");
+    // The folder named but the loader never told: the system's library is refused.
+    let folder = release_dir().join("companions/openssl-3.0");
+    let said = run(&[("TLSMATRIX_COMPANION_LIB", folder.display().to_string())]);
+    assert!(
+        said.contains("not from the companion folder") && said.contains("/usr/lib"),
+        "{said}"
+    );
 }

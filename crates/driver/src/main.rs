@@ -5,6 +5,7 @@
 
 mod allocations;
 mod bogo;
+mod companion;
 mod contention;
 mod delay_proxy;
 mod floor;
@@ -139,7 +140,7 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
             tlsmatrix_impls::C_COMPILER
         );
     }
-    tlsmatrix_impls::library(base).ok_or_else(|| {
+    let lib = tlsmatrix_impls::library(base).ok_or_else(|| {
         let known: Vec<_> = tlsmatrix_impls::libraries()
             .iter()
             .map(|l| l.name())
@@ -148,7 +149,9 @@ fn find(name: &str) -> Result<Box<dyn TlsLibrary>> {
             "this driver has no impl '{base}' (it has {})",
             known.join(", ")
         )
-    })
+    })?;
+    companion::check(name, &v, lib.as_ref())?;
+    Ok(lib)
 }
 
 /// Ends a command that prints for a reader: an error goes to stderr.
@@ -213,9 +216,13 @@ impl OpenCell {
 
 /// A library's version, and the compiler when it is not the default: the build.
 fn build_version(lib: &dyn TlsLibrary) -> String {
-    match tlsmatrix_impls::compiler_variant() {
+    let version = match tlsmatrix_impls::compiler_variant() {
         None => lib.version(),
         Some(_) => format!("{} (C by {})", lib.version(), tlsmatrix_impls::C_COMPILER),
+    };
+    match companion::folder() {
+        None => version,
+        Some(_) => format!("{version} (companion: rebuilt with symbols)"),
     }
 }
 
@@ -233,6 +240,7 @@ fn build_name(lib: &dyn TlsLibrary) -> String {
         base: lib.name(),
         compiler: tlsmatrix_impls::compiler_variant(),
         allocator: Allocator::Glibc,
+        symbols: companion::folder().is_some(),
     }
     .name()
 }
@@ -300,7 +308,7 @@ fn main() -> ExitCode {
     match args.command {
         Command::Info => {
             let info = DriverInfo {
-                allocators: if heap::AVAILABLE {
+                allocators: if heap::AVAILABLE && companion::folder().is_none() {
                     Allocator::ALL
                         .iter()
                         .map(|a| AllocatorInfo {
@@ -311,8 +319,13 @@ fn main() -> ExitCode {
                 } else {
                     Vec::new()
                 },
+                // A companion process lists only what it loaded from its folder.
                 impls: tlsmatrix_impls::libraries()
                     .iter()
+                    .filter(|l| {
+                        companion::folder()
+                            .is_none_or(|dir| companion::loaded_from(l.as_ref(), &dir))
+                    })
                     .map(|l| {
                         let quic = l.quic_stack();
                         ImplInfo {

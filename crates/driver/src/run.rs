@@ -91,9 +91,31 @@ fn own_aead(args: &RunArgs, cell: &OpenCell) -> Result<Option<Box<dyn RecordAead
 /// The library's own crypto for a floor's operations (the runner's list, or this driver's),
 /// warmed up.
 fn own_floor(args: &RunArgs, cell: &OpenCell) -> Result<Option<FloorSampler>, String> {
-    let (Measure::Floor, Scenario::Handshake(_)) = (args.measure, cell.scenario) else {
-        return Ok(None);
+    let target = match (args.measure, cell.scenario) {
+        (Measure::Floor, Scenario::Handshake(_)) => Duration::from_millis(args.sample_ms),
+        // A profile splits the floor beside the handshakes, in half a sample's time, and is
+        // taken without it where the library has no API for the floor's operations.
+        (Measure::Profile, Scenario::Handshake(_)) => {
+            return match floor_sampler(args, cell, Duration::from_millis(args.sample_ms / 2)) {
+                Ok(f) => Ok(Some(f)),
+                Err(reason) => {
+                    eprintln!("no crypto floor split: {reason}");
+                    Ok(None)
+                }
+            };
+        }
+        _ => return Ok(None),
     };
+    floor_sampler(args, cell, target).map(Some)
+}
+
+/// The floor's operations through the library's own crypto, warmed up and sized to about
+/// `target` a sample.
+fn floor_sampler(
+    args: &RunArgs,
+    cell: &OpenCell,
+    target: Duration,
+) -> Result<FloorSampler, String> {
     let crypto = cell.client.handshake_crypto()?;
     eprintln!(
         "crypto floor of {} through {}",
@@ -109,13 +131,12 @@ fn own_floor(args: &RunArgs, cell: &OpenCell) -> Result<Option<FloorSampler>, St
         &cell.cfg.certs,
         &list,
         Duration::from_millis(args.warmup_ms),
-        Duration::from_millis(args.sample_ms),
+        target,
     )
-    .map(Some)
 }
 
 /// What a measure needs prepared before its samples: the ceiling's AEAD, the floor's
-/// operations.
+/// operations (for a floor run, or a handshake profile's floor split).
 struct Prepared {
     aead: Option<Box<dyn RecordAead>>,
     floor: Option<FloorSampler>,
@@ -212,7 +233,10 @@ fn measure(
             }
         }
         (Measure::Profile, Scenario::Handshake(_)) => {
-            workload::handshake_profile(c, s, &params, &budget, on_sample)?
+            let floor = prepared.floor.map(|mut f| {
+                move |log: &mut tlsmatrix_measure::profile::CallLog| f.run_metered(log)
+            });
+            workload::handshake_profile(c, s, &params, &budget, floor, on_sample)?
         }
         (Measure::Setup, Scenario::Handshake(_)) => {
             let make = |side| match side {

@@ -420,6 +420,12 @@ pub trait TlsLibrary: Send + Sync {
     fn name(&self) -> &'static str;
     /// The exact version running, read from the library at run time where it can tell.
     fn version(&self) -> String;
+    /// The shared object its code was loaded from, where it is one (the dynamic loader's
+    /// answer, so a companion build loaded in place of the system's is told from it); `None`
+    /// for a library linked into the driver.
+    fn library_file(&self) -> Option<std::path::PathBuf> {
+        None
+    }
     /// `Err(reason)` when this library cannot run the configuration as asked.
     fn supports(&self, _cfg: &EndpointConfig) -> Result<(), String> {
         Ok(())

@@ -98,6 +98,9 @@ pub enum RunKind {
     Allocators,
     /// Post-quantum handshakes paired with their classical twins (`--pairs twins`).
     Twins,
+    /// A run of one measure that takes a companion build with symbols (`impl+symbols`),
+    /// which explains a system library's figures and is never a measure's main run.
+    Symbols(Measure),
 }
 
 impl RunKind {
@@ -111,6 +114,7 @@ impl RunKind {
             RunKind::Libp2p => "libp2p benchmark ",
             RunKind::Allocators => "allocator ",
             RunKind::Twins => "post-quantum twin ",
+            RunKind::Symbols(_) => "companion ",
         }
     }
 }
@@ -293,6 +297,9 @@ impl Store {
         // Allocator variants are named `impl+allocator`; a main run has none.
         const VARIANT: &str =
             "EXISTS (SELECT 1 FROM records v WHERE v.run_id = r.run_id AND (v.client LIKE '%+%' OR v.server LIKE '%+%'))";
+        // A companion build with symbols (`impl+symbols`) only explains a system library.
+        const SYMBOLS: &str =
+            "EXISTS (SELECT 1 FROM records v WHERE v.run_id = r.run_id AND (v.client LIKE '%+symbols' OR v.server LIKE '%+symbols'))";
         // A plan run (`tlsmatrix run --plan NAME`, its newest found by `latest_plan_run`) is
         // known by its command line, which the run stores, and is never the main run.
         const PLAN: &str = "(r.command LIKE '% --plan %' OR r.command LIKE '% --plan=%')";
@@ -310,7 +317,8 @@ impl Store {
                 "r.measure = 'time' AND (x.scenario LIKE 'bulk-%' OR x.scenario LIKE 'handshake-%') AND {VARIANT}"
             ),
             // A measure's name is one of the table's, never a user's text.
-            RunKind::Measured(m) => format!("r.measure = '{}'", m.as_str()),
+            RunKind::Measured(m) => format!("r.measure = '{}' AND NOT {SYMBOLS}", m.as_str()),
+            RunKind::Symbols(m) => format!("r.measure = '{}' AND {SYMBOLS}", m.as_str()),
             RunKind::Memory => "x.scenario LIKE 'memory-%'".into(),
             RunKind::Throughput => "x.scenario LIKE 'throughput-%'".into(),
             RunKind::Libp2p => "x.scenario LIKE 'libp2p-%'".into(),
@@ -650,6 +658,37 @@ mod tests {
             Some("r1")
         );
         assert_eq!(s.latest_run(RunKind::Libp2p).unwrap(), None);
+    }
+
+    #[test]
+    fn a_companion_run_is_never_a_measure_s_main_run() {
+        let path = temp_db("symbols.db");
+        let mut s = Store::open(&path).unwrap();
+        for (id, imp, started) in [
+            ("main", "openssl-3.0", "2026-11-23T10:00:00Z"),
+            ("named", "openssl-3.0+symbols", "2026-11-23T11:00:00Z"),
+        ] {
+            let mut r = record(id, 100.0);
+            r.client = imp.into();
+            r.server = imp.into();
+            r.env.timestamp = started.into();
+            s.begin_run(id, "instructions", &r.env).unwrap();
+            s.add_cell(std::slice::from_ref(&r), None).unwrap();
+            s.finish_run(id, started).unwrap();
+        }
+        let m = Measure::Instructions;
+        assert_eq!(
+            s.latest_run(RunKind::Measured(m)).unwrap().as_deref(),
+            Some("main")
+        );
+        assert_eq!(
+            s.latest_run(RunKind::Symbols(m)).unwrap().as_deref(),
+            Some("named")
+        );
+        assert_eq!(
+            s.latest_run(RunKind::Symbols(Measure::Profile)).unwrap(),
+            None
+        );
     }
 
     #[test]

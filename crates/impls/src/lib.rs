@@ -34,6 +34,9 @@ pub mod floor_rustls;
 mod glue_aead;
 #[cfg(feature = "gnutls")]
 pub mod gnutls;
+/// Which shared object a library's code was loaded from.
+#[cfg(all(feature = "openssl", not(feature = "boringssl")))]
+mod loaded;
 #[cfg(feature = "mbedtls")]
 pub mod mbedtls;
 #[cfg(feature = "nss")]

@@ -209,6 +209,13 @@ impl TlsLibrary for OpensslLibrary {
         openssl::version::version().to_string()
     }
 
+    fn library_file(&self) -> Option<std::path::PathBuf> {
+        #[cfg(not(feature = "boringssl"))]
+        return crate::loaded::object_of(ffi::OpenSSL_version as *const std::ffi::c_void);
+        #[cfg(feature = "boringssl")]
+        None
+    }
+
     fn supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
         if cfg!(feature = "boringssl")
             && cfg.open.is_none()

@@ -10,6 +10,7 @@ use crate::workload::{Budget, HandshakeSampler};
 use tlsmatrix_harness::certs::CertSet;
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::floor::{HandshakeCrypto, PreparedOp};
+use tlsmatrix_harness::pair::Meter;
 use tlsmatrix_model::floor::{operations, CryptoOp, FloorPart};
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::ConnParams;
@@ -97,6 +98,23 @@ impl FloorSampler {
             });
         }
         Ok(out)
+    }
+}
+
+impl FloorSampler {
+    /// Runs each operation's batch once inside `meter`'s call for its side: a sample of the
+    /// floor for a profile, which charges perf's samples to the side whose call they fell in.
+    pub fn run_metered(&mut self, meter: &mut impl Meter) -> anyhow::Result<()> {
+        for t in &mut self.ops {
+            let (reps, prepared) = (t.reps, &mut t.prepared);
+            meter.on(t.side, || -> anyhow::Result<()> {
+                for _ in 0..reps {
+                    prepared.run()?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 }
 

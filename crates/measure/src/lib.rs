@@ -4,6 +4,7 @@
 //! library's own AEAD ceiling and the memory-weather probe.
 
 pub mod batch;
+pub mod call_graph;
 pub mod callgrind;
 pub mod ceiling;
 pub mod contention;

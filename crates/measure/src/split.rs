@@ -1,11 +1,16 @@
 //! Where a side's handshake instructions go: each function of a callgrind dump classed by its
-//! name (the crypto, X.509 and encoding, allocation, locks, copies, and the rest: the TLS
-//! state machine, records and everything else), and how often the side took a lock.
+//! name (the crypto, OpenSSL 3's provider layer, X.509 and encoding, allocation, locks,
+//! copies, and the rest: the TLS state machine, records and everything else), and how often
+//! the side took a lock.
 //!
 //! A function is charged with its own instructions (callgrind's self cost), so the parts sum
-//! to the side's total exactly; code a compiler inlined counts where it was inlined.
+//! to the side's total exactly; code a compiler inlined counts where it was inlined. The
+//! provider layer also takes the share of the locks, allocation, copies and rest that its
+//! functions reach (see [`parse`]).
 
 use std::collections::HashMap;
+
+use crate::call_graph::Graph;
 
 /// What a function does, as its name tells: the class list every split shares.
 pub use tlsmatrix_model::class::Class;
@@ -289,12 +294,18 @@ fn takes_a_lock(function: &str) -> bool {
 }
 
 /// One side's split: instructions per part, lock acquisitions, and atomic read-modify-writes
-/// (callgrind's global bus events, `Ge`, where the dump has them).
+/// (callgrind's global bus events, `Ge`, where the dump has them), each also for the
+/// provider layer alone.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Split {
     pub instructions: HashMap<Class, u64>,
     pub lock_calls: u64,
     pub atomics: u64,
+    /// The lock acquisitions made on the provider layer's behalf: by its own functions, and
+    /// by the code they reach (see [`parse`]), in proportion.
+    pub provider_lock_calls: f64,
+    /// The atomics of the instructions charged to the provider layer.
+    pub provider_atomics: f64,
 }
 
 impl Split {
@@ -303,80 +314,49 @@ impl Split {
     }
 }
 
-/// Reads a callgrind dump (its first event is instructions): each function's self cost and
-/// the calls made to lock functions. Names are compressed in dumps (`fn=(12) name` once,
-/// `fn=(12)` after), positions may be relative (`+3`, `-2`, `*`), and the cost line after a
-/// `calls=` line is that call's inclusive cost, which belongs to the callee, not the caller.
+/// Whether the provider layer's walk stops at a function of this class: cryptography and
+/// parsing are work any stack does, whoever asks for it, and code without a name cannot be
+/// judged (it stays unnamed, though the walk passes through it).
+fn keeps_its_own(class: Class) -> bool {
+    matches!(class, Class::Crypto | Class::Parsing)
+}
+
+/// Reads a callgrind dump ([`Graph::parse`]) into a side's split. Each function is charged
+/// with its own instructions (callgrind's self cost), so the parts sum to the total; then
+/// the provider layer takes what it reaches: the share of each lock, allocation, copy and
+/// other function's own cost that was done for the layer's functions (the inclusive cost
+/// of their calls into it over all calls into it, passed down the calls; `OPENSSL_LH_*`
+/// walks, string compares and the locks of a fetch), stopping at cryptography and parsing,
+/// which keep their own.
 pub fn parse(text: &str) -> Split {
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut name_of = |spec: &str| -> String {
-        let spec = spec.trim();
-        if let Some(rest) = spec.strip_prefix('(') {
-            if let Some((id, name)) = rest.split_once(')') {
-                let name = name.trim();
-                if name.is_empty() {
-                    return names.get(id).cloned().unwrap_or_default();
-                }
-                names.insert(id.to_string(), name.to_string());
-                return name.to_string();
-            }
-        }
-        spec.to_string()
-    };
+    let graph = Graph::parse(text);
+    let classes: Vec<Class> = graph.functions.iter().map(|f| classify(&f.name)).collect();
+    let share = graph.reached_share(
+        |i| classes[i] == Class::Provider,
+        |i| keeps_its_own(classes[i]),
+    );
     let mut split = Split::default();
-    // Which column of a cost line holds the bus events, after the position: none unless the
-    // `events:` line names them (`--collect-bus=yes`).
-    let mut atomics_at = None;
-    let mut current = Class::Other;
-    let mut callee = String::new();
-    let mut call_cost_next = false;
-    for line in text.lines() {
-        if let Some(events) = line.strip_prefix("events:") {
-            atomics_at = events.split_whitespace().position(|e| e == "Ge");
-            continue;
-        }
-        if let Some(spec) = line.strip_prefix("fn=") {
-            current = classify(&name_of(spec));
-            continue;
-        }
-        if let Some(spec) = line.strip_prefix("cfn=") {
-            callee = name_of(spec);
-            continue;
-        }
-        if let Some(calls) = line.strip_prefix("calls=") {
-            if takes_a_lock(&callee) {
-                let n: u64 = calls
-                    .split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0);
-                split.lock_calls += n;
-            }
-            call_cost_next = true;
-            continue;
-        }
-        let starts_cost = line
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-' || c == '*');
-        if !starts_cost {
-            continue;
-        }
-        if call_cost_next {
-            call_cost_next = false;
-            continue;
-        }
-        // A cost line is the position, then one value per event; trailing zeros may be
-        // left out.
-        let value = |at: usize| -> u64 {
-            line.split_whitespace()
-                .nth(1 + at)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
+    for ((f, &class), &reached) in graph.functions.iter().zip(&classes).zip(&share) {
+        let moved = match class {
+            Class::Provider => f.instructions,
+            Class::Unnamed => 0,
+            c if keeps_its_own(c) => 0,
+            _ => (f.instructions as f64 * reached).round() as u64,
         };
-        *split.instructions.entry(current).or_default() += value(0);
-        if let Some(at) = atomics_at {
-            split.atomics += value(at);
+        *split.instructions.entry(class).or_default() += f.instructions - moved;
+        *split.instructions.entry(Class::Provider).or_default() += moved;
+        split.atomics += f.atomics;
+        if moved > 0 {
+            split.provider_atomics += f.atomics as f64 * moved as f64 / f.instructions as f64;
+        }
+    }
+    for call in &graph.calls {
+        if takes_a_lock(&graph.functions[call.callee].name) {
+            split.lock_calls += call.count;
+            let caller = call.caller;
+            if !keeps_its_own(classes[caller]) {
+                split.provider_lock_calls += call.count as f64 * share[caller];
+            }
         }
     }
     split
@@ -467,6 +447,31 @@ mod tests {
         assert_eq!(s.total(), 155);
         assert_eq!(s.lock_calls, 2);
         assert_eq!(s.atomics, 0);
+    }
+
+    #[test]
+    fn the_provider_layer_takes_what_it_reaches_but_not_crypto() {
+        // EVP_MD_fetch (provider, 20 own) calls OPENSSL_LH_retrieve (other, 30 own) which
+        // takes a lock (10 own, 2 Ge); tls_construct (other, 50 own) calls the lock too, as
+        // often and as dearly. The fetch also calls sha256 (crypto), which stays crypto.
+        let dump = "version: 1\nevents: Ir Ge\n\
+            fn=(1) EVP_MD_fetch\n0 20\n\
+            cfn=(2) OPENSSL_LH_retrieve\ncalls=1 0\n0 35 1\n\
+            cfn=(4) sha256_block_data_order\ncalls=1 0\n0 100\n\
+            fn=(2)\n0 30\ncfn=(3) pthread_rwlock_rdlock\ncalls=1 0\n0 5 1\n\
+            fn=(5) tls_construct\n0 50\ncfn=(3)\ncalls=1 0\n0 5 1\n\
+            fn=(3)\n0 10 2\n\
+            fn=(4)\n0 100\n\
+            totals: 210 2\n";
+        let s = parse(dump);
+        // 20 own + 30 reached + half the lock's 10.
+        assert_eq!(s.instructions[&Class::Provider], 55);
+        assert_eq!(s.instructions[&Class::Locks], 5);
+        assert_eq!(s.instructions[&Class::Other], 50);
+        assert_eq!(s.instructions[&Class::Crypto], 100);
+        assert_eq!(s.total(), 210);
+        assert_eq!((s.lock_calls, s.provider_lock_calls), (2, 1.0));
+        assert_eq!((s.atomics, s.provider_atomics), (2, 1.0));
     }
 
     #[test]

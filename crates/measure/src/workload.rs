@@ -461,11 +461,17 @@ const MIN_PROFILE_SAMPLES: u32 = 100;
 /// call it fell in and classed by its function's name as the instruction split classes
 /// functions, plus the kernel. A sample's figures are each class's share of the side's perf
 /// samples; a stripped library's code is its own class, unnamed, which the report weighs.
+/// With `floor`, each sample also runs the side's crypto floor (the floor run's operations
+/// through the library's own API, each side's inside its calls to the meter it is given:
+/// `crate::floor::FloorSampler::run_metered`) and splits it by the same classes, so that the
+/// time above the floor can be split class by class; a side whose floor perf sampled too
+/// thinly has no floor figures, said on stderr.
 pub fn handshake_profile(
     client: &dyn EndpointFactory,
     server: &dyn EndpointFactory,
     params: &ConnParams,
     budget: &Budget,
+    mut floor: Option<impl FnMut(&mut crate::profile::CallLog) -> anyhow::Result<()>>,
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
     use crate::profile::{
@@ -475,17 +481,39 @@ pub fn handshake_profile(
     let warmup = budget.warmup.max(ATTACH);
     let sampler = HandshakeSampler::warm(client, server, params, warmup, budget.sample_target)?;
     let mut log = CallLog::default();
+    let mut floor_log = CallLog::default();
     for k in 0..budget.runs {
         log.sample = k;
         for _ in 0..sampler.batch() {
             pair::handshake_metered(&mut log, client, server, params)?;
         }
+        if let Some(run_floor) = floor.as_mut() {
+            floor_log.sample = k;
+            run_floor(&mut floor_log)?;
+        }
     }
-    let tally: Tally<TIME_CLASSES> =
-        attribute(&log.calls, &perf.finish()?, budget.runs, handshake_class);
+    let perf = perf.finish()?;
+    let tally: Tally<TIME_CLASSES> = attribute(&log.calls, &perf, budget.runs, handshake_class);
+    let floor_tally: Option<Tally<TIME_CLASSES>> = floor
+        .is_some()
+        .then(|| attribute(&floor_log.calls, &perf, budget.runs, handshake_class));
+    // A side's floor is split in every sample or in none, so that its records hold a figure
+    // for each sample.
+    let floor_sides: [bool; 2] = [Side::Client, Side::Server].map(|side| {
+        let Some(t) = &floor_tally else {
+            return false;
+        };
+        let fewest = t.iter().map(|s| s[side.index()].total()).min().unwrap_or(0);
+        if fewest < MIN_PROFILE_SAMPLES {
+            eprintln!(
+                "the {side}'s crypto floor got as few as {fewest} perf samples in a sample (at least {MIN_PROFILE_SAMPLES} needed): no floor split for it"
+            );
+        }
+        fewest >= MIN_PROFILE_SAMPLES
+    });
     let mut samples = Vec::with_capacity(tally.len());
     for (k, sides) in tally.iter().enumerate() {
-        let mut values = Vec::with_capacity(2 * TIME_CLASSES);
+        let mut values = Vec::with_capacity(4 * TIME_CLASSES);
         for (t, side) in sides.iter().zip([Side::Client, Side::Server]) {
             let n = t.total();
             anyhow::ensure!(
@@ -497,6 +525,13 @@ pub fn handshake_profile(
                     .into_iter()
                     .zip(t.class_shares()),
             );
+            if let (true, Some(f)) = (floor_sides[side.index()], &floor_tally) {
+                values.extend(
+                    Metric::floor_split_of(side)
+                        .into_iter()
+                        .zip(f[k][side.index()].class_shares()),
+                );
+            }
         }
         samples.push(values);
     }
@@ -588,6 +623,16 @@ pub fn handshake_instructions(
             }
             sample.push((locks, per(split.lock_calls)));
             sample.push((Metric::atomics_of(side), per(split.atomics)));
+            // Only a library with the layer has figures for it (none is not zero).
+            if split
+                .instructions
+                .get(&Class::Provider)
+                .is_some_and(|&n| n > 0)
+            {
+                let (layer_locks, layer_atomics) = Metric::provider_locks_of(side);
+                sample.push((layer_locks, split.provider_lock_calls / f64::from(n)));
+                sample.push((layer_atomics, split.provider_atomics / f64::from(n)));
+            }
         }
         on_sample(sample);
     }

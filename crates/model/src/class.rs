@@ -13,7 +13,8 @@ use crate::class_list::with_classes;
 macro_rules! class_table {
     (classes: [$(($class:ident, $name:literal, $short:literal, $key:literal,
         [$($ci:ident, $si:ident, $instr:literal)?],
-        [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal])),* $(,)?]) => {
+        [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal],
+        [$cf:ident, $sf:ident])),* $(,)?]) => {
         /// What a function does, by its name.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Class {
@@ -28,6 +29,7 @@ macro_rules! class_table {
                 short: $short,
                 instructions: optional!($([Metric::$ci, Metric::$si])?),
                 time_share: [Metric::$ct, Metric::$st],
+                floor_share: [Metric::$cf, Metric::$sf],
             }),*
         ];
     };
@@ -56,6 +58,9 @@ pub struct ClassRow {
     pub instructions: Option<[Metric; 2]>,
     /// Its share of a side's perf samples, client and server.
     pub time_share: [Metric; 2],
+    /// Its share of the perf samples of a side's crypto floor (the same operations the
+    /// floor run times, profiled with the handshakes), client and server.
+    pub floor_share: [Metric; 2],
 }
 
 with_classes!(class_table {});
@@ -159,6 +164,16 @@ impl Metric {
     /// the time split's order (`crate::class`).
     pub fn time_split_of(side: crate::side::Side) -> [Metric; TIME_CLASSES] {
         time_share_metrics(side)
+    }
+
+    /// A side's crypto floor by class (`--measure profile` on a handshake scenario), in the
+    /// time split's order.
+    pub fn floor_split_of(side: crate::side::Side) -> [Metric; TIME_CLASSES] {
+        let mut out = [Metric::ClientCpuNs; TIME_CLASSES];
+        for (slot, row) in out.iter_mut().zip(CLASSES) {
+            *slot = row.floor_share[side.index()];
+        }
+        out
     }
 }
 

@@ -45,6 +45,10 @@ pub enum Metric {
     ServerLockCalls,
     ClientAtomics,
     ServerAtomics,
+    ClientProviderLockCalls,
+    ServerProviderLockCalls,
+    ClientProviderAtomics,
+    ServerProviderAtomics,
     SendInstrPerMib,
     RecvInstrPerMib,
     ClientHeapBytes,
@@ -107,6 +111,24 @@ pub enum Metric {
     ServerUnnamedTimeShare,
     ServerOtherTimeShare,
     ServerKernelTimeShare,
+    ClientCryptoFloorShare,
+    ClientProviderFloorShare,
+    ClientParsingFloorShare,
+    ClientAllocFloorShare,
+    ClientLockFloorShare,
+    ClientCopyFloorShare,
+    ClientUnnamedFloorShare,
+    ClientOtherFloorShare,
+    ClientKernelFloorShare,
+    ServerCryptoFloorShare,
+    ServerProviderFloorShare,
+    ServerParsingFloorShare,
+    ServerAllocFloorShare,
+    ServerLockFloorShare,
+    ServerCopyFloorShare,
+    ServerUnnamedFloorShare,
+    ServerOtherFloorShare,
+    ServerKernelFloorShare,
     ClientContextNs,
     ServerContextNs,
     ClientConnectionNs,
@@ -376,7 +398,8 @@ impl MetricRow {
 macro_rules! metric_rows {
     (classes: [$(($class:ident, $name:literal, $short:literal, $key:literal,
         [$($ci:ident, $si:ident, $instr:literal)?],
-        [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal])),* $(,)?]
+        [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal],
+        [$cf:ident, $sf:ident])),* $(,)?]
      [$($before:expr),* $(,)?] [$($between:expr),* $(,)?] [$($after:expr),* $(,)?]) => {
         [
             $($before,)*
@@ -385,6 +408,8 @@ macro_rules! metric_rows {
             $($between,)*
             $(time_share_row!(Client, "client", $ct, $better, $key, $shown, $time),)*
             $(time_share_row!(Server, "server", $st, $better, $key, $shown, $time),)*
+            $(floor_share_row!(Client, "client", $cf, $key, $shown, $time),)*
+            $(floor_share_row!(Server, "server", $sf, $key, $shown, $time),)*
             $($after,)*
         ]
     };
@@ -436,6 +461,28 @@ macro_rules! time_share_row {
             ),
         )
         .shown(concat!($who, " % ", $shown), "%", Percent)
+    };
+}
+
+/// A side's share of its crypto floor's perf samples in one class.
+macro_rules! floor_share_row {
+    ($side:ident, $who:literal, $metric:ident, $key:literal, $shown:literal, $about:literal) => {
+        row(
+            Metric::$metric,
+            concat!($who, "_", $key, "_floor_share"),
+            "fraction",
+            Lower,
+            $side,
+            Source::Profile,
+            concat!(
+                "share of the perf samples of the ",
+                $who,
+                "'s crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) ",
+                $about,
+                ", classed by function name as the instruction split classes them"
+            ),
+        )
+        .shown(concat!($who, " floor % ", $shown), "%", Percent)
     };
 }
 
@@ -520,6 +567,22 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::ServerAtomics, "server_atomics", "instructions", Lower, Server, Source::Instructions,
         "atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the server executes per handshake, in locks, reference counts and once-guards alike")
         .shown("server atomics/hs", "instructions", Scale::Same)
+        .machine_independent(),
+    row(Metric::ClientProviderLockCalls, "client_provider_lock_calls", "calls", Lower, Client, Source::Instructions,
+        "lock acquisitions the client makes per handshake on behalf of OpenSSL 3's provider layer: by its own functions and, in proportion to the calls, by the code they reach, from callgrind's call graph")
+        .shown("client provider locks/hs", "calls", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerProviderLockCalls, "server_provider_lock_calls", "calls", Lower, Server, Source::Instructions,
+        "lock acquisitions the server makes per handshake on behalf of OpenSSL 3's provider layer: by its own functions and, in proportion to the calls, by the code they reach, from callgrind's call graph")
+        .shown("server provider locks/hs", "calls", Scale::Same)
+        .machine_independent(),
+    row(Metric::ClientProviderAtomics, "client_provider_atomics", "instructions", Lower, Client, Source::Instructions,
+        "atomic read-modify-writes among the client's instructions charged to OpenSSL 3's provider layer, per handshake")
+        .shown("client provider atomics/hs", "instructions", Scale::Same)
+        .machine_independent(),
+    row(Metric::ServerProviderAtomics, "server_provider_atomics", "instructions", Lower, Server, Source::Instructions,
+        "atomic read-modify-writes among the server's instructions charged to OpenSSL 3's provider layer, per handshake")
+        .shown("server provider atomics/hs", "instructions", Scale::Same)
         .machine_independent(),
     row(Metric::SendInstrPerMib, "send_instructions_per_mib", "instructions/MiB", Lower, Client, Source::Instructions,
         "instructions the sender executes per MiB of application data")
@@ -867,6 +930,21 @@ impl Metric {
         }
     }
 
+    /// A side's lock calls and atomics made for OpenSSL 3's provider layer, per handshake
+    /// (`--measure instructions`).
+    pub fn provider_locks_of(side: crate::side::Side) -> (Metric, Metric) {
+        match side {
+            crate::side::Side::Client => (
+                Metric::ClientProviderLockCalls,
+                Metric::ClientProviderAtomics,
+            ),
+            crate::side::Side::Server => (
+                Metric::ServerProviderLockCalls,
+                Metric::ServerProviderAtomics,
+            ),
+        }
+    }
+
     /// A side's atomic read-modify-writes per handshake (`--measure instructions`).
     pub fn atomics_of(side: crate::side::Side) -> Metric {
         match side {
@@ -936,6 +1014,10 @@ impl Metric {
                 | Metric::ServerLockCalls
                 | Metric::ClientAtomics
                 | Metric::ServerAtomics
+                | Metric::ClientProviderLockCalls
+                | Metric::ServerProviderLockCalls
+                | Metric::ClientProviderAtomics
+                | Metric::ServerProviderAtomics
         )
     }
 

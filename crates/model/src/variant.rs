@@ -1,12 +1,21 @@
 //! Variants of an impl, named by suffixes after `+`: the C compiler its C code was built with
 //! when not the default (`rustls-ring+clang`), and the allocator every allocation of its
 //! process goes to when not glibc's (`openssl-3.6+jemalloc`), in that order
-//! (`rustls-ring+clang+mimalloc`). Records and reports keep variants apart by name.
+//! (`rustls-ring+clang+mimalloc`); or, alone, a companion: the system library rebuilt from
+//! its distribution's source with its symbols, which only explains the system's figures
+//! (`openssl-3.0+symbols`). Records and reports keep variants apart by name.
 
 use crate::allocator::Allocator;
 
 /// The C compilers a driver may be built with; the first is the default, never named.
 pub const COMPILERS: [&str; 2] = ["gcc", "clang"];
+
+/// The suffix of a companion build with symbols.
+pub const SYMBOLS: &str = "symbols";
+
+/// The folder a companion's libraries are loaded from, which the runner sets (with
+/// `LD_LIBRARY_PATH`) on a driver it starts for a `+symbols` impl.
+pub const COMPANION_ENV: &str = "TLSMATRIX_COMPANION_LIB";
 
 /// What a name stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +24,8 @@ pub struct Variant<'a> {
     /// `None`: the default compiler.
     pub compiler: Option<&'a str>,
     pub allocator: Allocator,
+    /// A companion build with symbols (`+symbols`, alone).
+    pub symbols: bool,
 }
 
 impl<'a> Variant<'a> {
@@ -30,8 +41,23 @@ impl<'a> Variant<'a> {
             base,
             compiler: None,
             allocator: Allocator::Glibc,
+            symbols: false,
         };
         for part in parts {
+            if part == SYMBOLS {
+                if v.symbols || v.compiler.is_some() || v.allocator != Allocator::Glibc {
+                    return Err(format!(
+                        "'{name}': +{SYMBOLS} (a companion build with symbols) comes alone, once"
+                    ));
+                }
+                v.symbols = true;
+                continue;
+            }
+            if v.symbols {
+                return Err(format!(
+                    "'{name}': +{SYMBOLS} (a companion build with symbols) comes alone, once"
+                ));
+            }
             if part == COMPILERS[0] || part == Allocator::Glibc.name() {
                 return Err(format!(
                     "'{name}': {part} is the default; leave '+{part}' out"
@@ -51,7 +77,7 @@ impl<'a> Variant<'a> {
                 v.allocator = a;
             } else {
                 return Err(format!(
-                    "'{name}': after '+' comes a compiler ({}) or an allocator ({})",
+                    "'{name}': after '+' comes a compiler ({}) or an allocator ({}), or {SYMBOLS} alone",
                     COMPILERS[1..].join(", "),
                     Allocator::ALL[1..]
                         .iter()
@@ -74,6 +100,10 @@ impl<'a> Variant<'a> {
         if self.allocator != Allocator::Glibc {
             n.push('+');
             n.push_str(self.allocator.name());
+        }
+        if self.symbols {
+            n.push('+');
+            n.push_str(SYMBOLS);
         }
         n
     }
@@ -103,9 +133,11 @@ mod tests {
             "rustls-ring+clang",
             "openssl-3.6+jemalloc",
             "rustls-ring+clang+mimalloc",
+            "openssl-3.0+symbols",
         ] {
             assert_eq!(Variant::parse(name).unwrap().name(), name);
         }
+        assert!(Variant::parse("openssl-3.0+symbols").unwrap().symbols);
         let v = Variant::parse("openssl-3.6+clang+jemalloc").unwrap();
         assert_eq!(
             (v.base, v.compiler, v.allocator),
@@ -123,6 +155,9 @@ mod tests {
             "+jemalloc",
             "x+jemalloc+clang",
             "x+jemalloc+mimalloc",
+            "x+symbols+jemalloc",
+            "x+clang+symbols",
+            "x+symbols+symbols",
         ] {
             assert!(Variant::parse(bad).is_err(), "{bad}");
         }

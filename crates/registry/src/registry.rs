@@ -17,12 +17,16 @@ use tlsmatrix_model::allocator::Allocator;
 use tlsmatrix_model::protocol::{DriverInfo, DriverMessage, Measure};
 use tlsmatrix_model::variant::Variant;
 
-/// A driver binary and the allocator its process routes malloc to: two impls can share an
-/// in-memory pair only when both are the same.
+/// A driver binary, the allocator its process routes malloc to, and the companion folder
+/// its libraries are loaded from instead of the system's, if any: two impls can share an
+/// in-memory pair only when all three are the same.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Driver {
     pub path: PathBuf,
     pub allocator: Allocator,
+    /// A companion build's folder (`<driver folder>/companions/<impl>`): its process loads
+    /// the libraries there (LD_LIBRARY_PATH) and runs only `+symbols` impls.
+    pub companion: Option<PathBuf>,
 }
 
 impl Driver {
@@ -30,31 +34,42 @@ impl Driver {
         Driver {
             path: path.into(),
             allocator,
+            companion: None,
         }
     }
 
-    /// A command that starts this driver with its allocator; a driver checks the choice
-    /// against the names it is asked to run before it runs anything.
+    /// A command that starts this driver with its allocator and companion; a driver checks
+    /// both against the names it is asked to run before it runs anything.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.path);
-        self.set_allocator(&mut cmd);
+        self.set_env(&mut cmd);
         cmd
     }
 
-    /// Sets the allocator on a command that starts the driver indirectly (under valgrind).
-    pub fn set_allocator(&self, cmd: &mut Command) {
+    /// Sets the allocator and the companion folder on a command that starts the driver,
+    /// directly or not (under valgrind, whose guest's loader reads LD_LIBRARY_PATH too).
+    pub fn set_env(&self, cmd: &mut Command) {
         cmd.env(
             tlsmatrix_model::allocator::ALLOCATOR_ENV,
             self.allocator.name(),
         );
+        if let Some(dir) = &self.companion {
+            cmd.env(tlsmatrix_model::variant::COMPANION_ENV, dir);
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
     }
 
-    /// The binary's file name, with `+allocator` unless it is glibc's.
+    /// The binary's file name, with `+allocator` unless it is glibc's, and its companion
+    /// folder where it has one.
     pub fn label(&self) -> String {
         let file = self.path.file_name().unwrap_or_default().to_string_lossy();
-        match self.allocator {
+        let label = match self.allocator {
             Allocator::Glibc => file.into_owned(),
             a => format!("{file}+{}", a.name()),
+        };
+        match self.companion.as_deref().and_then(Path::file_name) {
+            Some(c) => format!("{label} on companions/{}", c.to_string_lossy()),
+            None => label,
         }
     }
 }
@@ -62,8 +77,12 @@ impl Driver {
 impl std::fmt::Display for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.allocator {
-            Allocator::Glibc => write!(f, "{}", self.path.display()),
-            a => write!(f, "{} ({})", self.path.display(), a.name()),
+            Allocator::Glibc => write!(f, "{}", self.path.display())?,
+            a => write!(f, "{} ({})", self.path.display(), a.name())?,
+        }
+        match &self.companion {
+            Some(dir) => write!(f, " on the companion {}", dir.display()),
+            None => Ok(()),
         }
     }
 }
@@ -142,7 +161,7 @@ impl Registry {
         }
         let mut impls: Vec<ImplEntry> = Vec::new();
         for path in drivers {
-            let info = driver_info(&path)?;
+            let info = driver_info(&Driver::new(&path, Allocator::Glibc))?;
             // Each impl on glibc's malloc, then on each other allocator the driver offers:
             // the same library in a process whose every allocation goes elsewhere.
             let mut variants = vec![(Allocator::Glibc, None)];
@@ -187,6 +206,7 @@ impl Registry {
                     }
                 }
             }
+            companions(&dir, &path, &info, &mut impls)?;
         }
         Ok(Registry { impls })
     }
@@ -195,8 +215,9 @@ impl Registry {
     /// malloc). Variants run when named (`make report` names a few).
     pub fn defaults(&self) -> impl Iterator<Item = &ImplEntry> {
         self.impls.iter().filter(|e| {
-            tlsmatrix_model::variant::Variant::parse(&e.name)
-                .is_ok_and(|v| v.compiler.is_none() && v.allocator == Allocator::Glibc)
+            tlsmatrix_model::variant::Variant::parse(&e.name).is_ok_and(|v| {
+                v.compiler.is_none() && v.allocator == Allocator::Glibc && !v.symbols
+            })
         })
     }
 
@@ -225,21 +246,69 @@ fn is_driver(p: &Path) -> bool {
             .unwrap_or(false)
 }
 
-fn driver_info(driver: &Path) -> Result<DriverInfo> {
-    let out = Command::new(driver)
+/// The companion builds of a driver's impls (`<dir>/companions/<impl>`, which `make
+/// companions` fills), each asked of the driver started on that folder: it lists, under a
+/// `+symbols` name, what it loaded from there.
+fn companions(
+    dir: &Path,
+    path: &Path,
+    info: &DriverInfo,
+    impls: &mut Vec<ImplEntry>,
+) -> Result<()> {
+    for i in &info.impls {
+        let folder = dir.join("companions").join(&i.name);
+        if !folder.is_dir() {
+            continue;
+        }
+        let driver = Driver {
+            companion: Some(folder.clone()),
+            ..Driver::new(path, Allocator::Glibc)
+        };
+        let found = driver_info(&driver)?;
+        if found.impls.is_empty() {
+            bail!(
+                "driver {} started on the companion folder {} loaded none of its libraries from there: rebuild it (`make companions`) or remove the folder",
+                path.display(),
+                folder.display()
+            );
+        }
+        for c in found.impls {
+            if impls.iter().any(|e| e.name == c.name) {
+                continue;
+            }
+            impls.push(ImplEntry {
+                name: c.name,
+                version: c.version,
+                allocator: Allocator::Glibc,
+                drivers: vec![driver.clone()],
+                refuses: c
+                    .refuses
+                    .iter()
+                    .map(|r| (r.measure.clone(), r.reason.clone()))
+                    .collect(),
+                quic: c.quic,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn driver_info(driver: &Driver) -> Result<DriverInfo> {
+    let out = driver
+        .command()
         .arg("info")
         .stdin(Stdio::null())
         .output()
-        .with_context(|| format!("cannot start driver {}", driver.display()))?;
+        .with_context(|| format!("cannot start driver {}", driver))?;
     if !out.status.success() {
         bail!(
             "driver {} failed to describe itself: {}",
-            driver.display(),
+            driver,
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
     serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("driver {} printed unreadable info", driver.display()))
+        .with_context(|| format!("driver {} printed unreadable info", driver))
 }
 
 /// What one cell produced, as the driver told it.
@@ -308,7 +377,7 @@ fn driver_command(req: &CellRequest) -> Command {
             ])
             .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
             .arg(&req.driver.path);
-            req.driver.set_allocator(&mut c);
+            req.driver.set_env(&mut c);
             // The Go runtime preempts goroutines with signals (SIGURG), and callgrind's
             // signal bookkeeping trips on them (an assertion in vgCallgrind_post_signal) in
             // most runs of the Go driver; without asynchronous preemption it counts cleanly.

@@ -840,6 +840,8 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             instructions: extra.of(Measure::Instructions),
             profile: extra.of(Measure::Profile),
             floor: extra.of(Measure::Floor),
+            symbols_instructions: extra.with_symbols(Measure::Instructions),
+            symbols_profile: extra.with_symbols(Measure::Profile),
         },
     ));
     sections.extend(extra.published.iter().filter_map(crate::published::section));

@@ -16,6 +16,9 @@ pub struct Companions {
     /// The newest run of each companion measure (`MeasureRow::companion`) other than the
     /// main run.
     pub measured: BTreeMap<Measure, RunData>,
+    /// The newest run of each measure that took a system library's rebuild with symbols
+    /// (`impl+symbols`), which names what the system's stripped build leaves unnamed.
+    pub symbols: BTreeMap<Measure, RunData>,
     /// The newest runs of the areas measured apart (`memory-*`, `throughput-*`); each joins
     /// the report unless the main run covers its area already.
     pub areas: Vec<RunData>,
@@ -45,5 +48,10 @@ impl Companions {
     /// The newest run of a companion measure, if the database has one.
     pub fn of(&self, measure: Measure) -> Option<&RunData> {
         self.measured.get(&measure)
+    }
+
+    /// The newest run of a measure with a build with symbols, if the database has one.
+    pub fn with_symbols(&self, measure: Measure) -> Option<&RunData> {
+        self.symbols.get(&measure)
     }
 }

@@ -7,6 +7,7 @@
 use tlsmatrix_analysis::floor::{scenarios, side_floor, SideFloor, Standing};
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::side::Side;
+use tlsmatrix_model::variant::SYMBOLS;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Series, Table};
 use crate::figures::figure;
@@ -109,8 +110,15 @@ pub type LargestAbove<'a> = dyn Fn(&str, &str, Side) -> Option<(&'static str, f6
 
 /// The blocks, when the run has a floor; `split` names a side's largest part above its
 /// cryptography (by instructions) for a scenario, impl and side; `profile`, a profile run of
-/// handshakes, splits the time above each floor where it has the cell.
-pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) -> Vec<Block> {
+/// handshakes, splits the time above each floor where it has the cell; `named`, a profile
+/// run of builds with symbols (`impl+symbols`), splits a stripped system library's time
+/// above its floor again, by its rebuild's names, in a row of its own.
+pub fn blocks(
+    run: &RunData,
+    split: &LargestAbove,
+    profile: Option<&RunData>,
+    named: Option<&RunData>,
+) -> Vec<Block> {
     let scenarios = scenarios(run);
     if scenarios.is_empty() {
         return Vec::new();
@@ -148,6 +156,14 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                 let (h, fl) = (f.handshake.median, f.floor.median);
                 let split_of = profile
                     .and_then(|p| OverheadSplit::of(p, scenario, imp, side, h, fl))
+                    .filter(|_| f.standing == Standing::Below);
+                // The system library's time, split by its rebuild's profile shares.
+                let named_by = named
+                    .and_then(|p| {
+                        let companion = format!("{imp}+{SYMBOLS}");
+                        OverheadSplit::of(p, scenario, &companion, side, h, fl)
+                            .map(|s| (format!("{imp}, named by {companion}"), s))
+                    })
                     .filter(|_| f.standing == Standing::Below);
                 let (over, share) = standing_cells(&f);
                 let mut row = vec![
@@ -192,6 +208,9 @@ pub fn blocks(run: &RunData, split: &LargestAbove, profile: Option<&RunData>) ->
                 }
                 if let Some(s) = split_of {
                     splits.push((imp.clone(), side, s));
+                }
+                if let Some((label, s)) = named_by {
+                    splits.push((label, side, s));
                 }
             }
         }
@@ -294,7 +313,7 @@ mod tests {
         records.extend(run_of("wrong", 100_000.0, 120_000.0));
         let run = run_data("floor", records);
         let split = |_: &str, imp: &str, _: Side| (imp == "slow").then_some(("allocation", 0.3));
-        let b = blocks(&run, &split, None);
+        let b = blocks(&run, &split, None, None);
         let Block::Chart(c) = &b[1] else {
             panic!("a bar chart first")
         };
@@ -352,7 +371,7 @@ mod tests {
                 .collect(),
         );
         let none = |_: &str, _: &str, _: Side| None;
-        let b = blocks(&run, &none, Some(&profile));
+        let b = blocks(&run, &none, Some(&profile), None);
         let Block::Chart(c) = &b[2] else {
             panic!("the chart after the two method paragraphs")
         };
@@ -396,7 +415,7 @@ mod tests {
             )
             .unwrap();
         }
-        let b = blocks(&run_data("floor", records), &|_, _, _| None, None);
+        let b = blocks(&run_data("floor", records), &|_, _, _| None, None, None);
         let Block::Table(t) = &b[2] else {
             panic!("the table")
         };

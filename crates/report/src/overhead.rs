@@ -43,7 +43,7 @@ const CHART_GROUPS: [(&str, &[CodeClass]); 6] = [
     ),
 ];
 
-pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: OpenSSL 3's provider layer, X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The profile's cryptography minus the floor is cryptography the floor does not count: the transcript hash, random numbers and ticket keys the floor leaves out, or primitives slower inside the stack than through its own API. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake, so the parts sum to the time above the floor whenever the profile finds at least the floor's cryptography; where it finds less (crypto perf cannot name, a name the classes miss, or time the floor spends inside its crypto API's own machinery, such as OpenSSL 3's provider dispatch and name lookups, whose own functions the profile names as the provider layer but whose hash-table walks and comparisons it classes as the rest), the parts overshoot, and a cell more than 10% over says so instead of being drawn.";
+pub const METHOD: &str = "The time above the floor is split by a profile of the same handshakes (perf sampling the driver's thread at 4 kHz while each side's calls are logged, so every sample belongs to one side), each sample classed by its function's name as the instruction split below classes functions: OpenSSL 3's provider layer, X.509 and encoding, allocation, locks, copies, the TLS state machine and records, the kernel, and code perf cannot name (a stripped library). The same profile runs each side's floor operations through the library's own API between the handshakes and splits them by the same classes, so the floor's own provider dispatch, allocation and locks are named as such: each class's time above the floor is the handshake's time in it less the floor's, and the crypto beyond the floor is cryptography the floor does not count (the transcript hash, random numbers and ticket keys it leaves out, or primitives slower inside the stack than through its own API). Where a profile run predates that split, the whole floor counts as cryptography. Where the floor is four fifths of the handshake or more, what lies above it is within the two runs' noise and is neither split nor judged. Each part is its share of the side's samples times the floor run's handshake (the floor's parts its own shares times the floor), so the parts sum to the time above the floor unless the floor spends more in some class than the handshake does (crypto perf cannot name, a name the classes miss, or a floor that pays a cost the stack avoids); such a class adds nothing, the others overshoot, and a cell more than 10% over says so instead of being drawn.";
 
 /// The chart's segments above the floor (`CHART_PARTS`' order): where the parts do not
 /// sum or are not judged, the whole overhead as one unsplit segment.
@@ -55,7 +55,7 @@ pub fn segments(s: &OverheadSplit) -> [f64; CHART_PARTS.len()] {
     }
     out[0] = s.crypto_beyond.max(0.0);
     for (slot, (_, classes)) in out[1..].iter_mut().zip(CHART_GROUPS) {
-        *slot = classes.iter().map(|&c| s.part(c)).sum();
+        *slot = classes.iter().map(|&c| s.part(c).max(0.0)).sum();
     }
     out
 }
@@ -73,6 +73,27 @@ pub const CHART_PARTS: [&str; CHART_GROUPS.len() + 2] = [
     "above the floor, not split",
 ];
 
+/// Why a side's parts do not sum: the class its floor spends the most more in than its
+/// handshake (the crypto, without the floor's own split), and by how much, in µs.
+fn shortfall(s: &OverheadSplit) -> String {
+    let mut worst = ("cryptography", s.crypto_beyond);
+    for class in CodeClass::all().filter(|&c| c != CodeClass::Crypto) {
+        if s.part(class) < worst.1 {
+            worst = (class.name(), s.part(class));
+        }
+    }
+    let whose = if s.floor_parts.is_some() {
+        "its floor's own profile"
+    } else {
+        "its floor (all of it cryptography, the profile run not having split it)"
+    };
+    format!(
+        "{whose} puts {} µs more in {} than its handshake's profile",
+        figure(-worst.1 / 1e3),
+        worst.0
+    )
+}
+
 /// The sentence's clause for a side with a split: its largest part above the floor, or why
 /// the parts do not sum.
 pub fn clause(s: &OverheadSplit) -> String {
@@ -86,8 +107,8 @@ pub fn clause(s: &OverheadSplit) -> String {
             String::new()
         };
         return format!(
-            "; its profile names {} µs less cryptography than its floor, so the parts above the floor sum to {:.0}% of it and are not drawn{unnamed}",
-            figure(-s.crypto_beyond / 1e3),
+            "; {}, so the parts above the floor sum to {:.0}% of it and are not drawn{unnamed}",
+            shortfall(s),
             100.0 * s.sum_over_overhead()
         );
     }
@@ -102,7 +123,19 @@ pub fn clause(s: &OverheadSplit) -> String {
 /// A table row of the split, after the impl and side.
 fn row(s: &OverheadSplit) -> Vec<Cell> {
     let us = |v: f64| Cell::plain(figure(v / 1e3));
-    let mut row = vec![us(s.overhead), us(s.crypto_beyond)];
+    let floor_layer = s.floor_parts.map(|f| f[CodeClass::Provider.time_index()]);
+    let mut row = vec![
+        us(s.overhead),
+        floor_layer.map_or(
+            Cell::with(
+                "-",
+                Class::Plain,
+                Some("the profile run did not split this floor".into()),
+            ),
+            us,
+        ),
+        us(s.crypto_beyond),
+    ];
     for class in TABLE_ORDER {
         row.push(us(s.part(class)));
     }
@@ -123,8 +156,9 @@ fn row(s: &OverheadSplit) -> Vec<Cell> {
             format!("{:.0}%", 100.0 * sum),
             Class::Bad,
             Some(format!(
-                "the parts do not sum to the time above the floor within {:.0}%: the profile names less cryptography than the floor",
-                100.0 * TOLERANCE
+                "the parts do not sum to the time above the floor within {:.0}%: {}",
+                100.0 * TOLERANCE,
+                shortfall(s)
             )),
         )
     });
@@ -135,10 +169,10 @@ fn row(s: &OverheadSplit) -> Vec<Cell> {
 pub fn table(scenario: &str, profile: &RunData, rows: &[(String, Side, OverheadSplit)]) -> Block {
     Block::Table(Table {
         caption: format!(
-            "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {}; crypto beyond: the profile's cryptography less the floor; state machine: the TLS state machine, records and the rest; parts sum: the parts over the time above the floor)",
+            "{scenario}: each side's time above its crypto floor, split by a profile, µs per handshake (profile run {}; floor's provider: the floor's own time in the provider layer, which the parts leave out; crypto beyond and each part: the handshake's time in it less the floor's; state machine: the TLS state machine, records and the rest; parts sum: the positive parts over the time above the floor)",
             profile.run_id
         ),
-        header: ["impl", "side", "above floor", "crypto beyond"]
+        header: ["impl", "side", "above floor", "floor's provider", "crypto beyond"]
             .into_iter()
             .chain(TABLE_ORDER.map(|c| c.row().short))
             .chain(["parts sum"])
@@ -202,7 +236,10 @@ mod tests {
         assert!((s.sum_over_overhead() - 1.75).abs() < 1e-9, "{s:?}");
         assert!(!s.sums());
         let said = clause(&s);
-        assert!(said.contains("30.0 µs less cryptography"), "{said}");
+        assert!(
+            said.contains("puts 30.0 µs more in cryptography than its handshake's profile"),
+            "{said}"
+        );
         assert!(said.contains("sum to 175%"), "{said}");
         assert!(
             said.contains("50.0 µs of its time is in code perf cannot name"),

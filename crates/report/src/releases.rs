@@ -53,9 +53,17 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
             .iter()
             .filter_map(|l| {
                 let e = explained(oldest, l)?;
+                let reach = match (e.by_instructions_us, e.by_instructions_share()) {
+                    (Some(us), Some(share)) => format!(
+                        ", and with what they reach, at its share of the instructions, {} µs ({:.0}%)",
+                        figure(us),
+                        100.0 * share
+                    ),
+                    _ => String::new(),
+                };
                 Some(match e.share {
                     Some(share) => format!(
-                        "{} {} µs above {}, of which the layer's own functions {} µs ({:.0}%)",
+                        "{} {} µs above {}, of which the layer's own functions {} µs ({:.0}%){reach}",
                         l.release,
                         figure(e.extra_us),
                         oldest.release,
@@ -74,7 +82,7 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
         return Vec::new();
     }
     let mut blocks = vec![
-        Block::Para(format!("The provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, the library context) on {scenario}, per release and side: its functions' own instructions per handshake (callgrind, their share of the side's in brackets), and their time: the profile run's share of the side's samples times the floor run's handshake, the interval the share's. A function counts its own work only: the hash-table walks, string comparisons and locks the layer calls count where they run (the rest, locks), so these figures are the layer's lower bound. Locks and atomics are the whole side's. *: the side's library is stripped (hover).")),
+        Block::Para(format!("The provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, the library context) on {scenario}, per release and side: its instructions per handshake (callgrind, their share of the side's in brackets): its functions' own, and the share of the hash-table walks, string comparisons, allocations, copies and locks they call that was done for them (each callee's own cost shared among its callers by the inclusive cost of their calls, as gprof shares time; cryptography and parsing a fetch reaches stay theirs); the lock calls and atomics made on its behalf, counted the same way, beside the side's whole; and its time: the profile run's share of the side's samples in the layer's own functions times the floor run's handshake, the interval the share's. The time counts the layer's own functions only (a profile sample has no call stack here), so it is the layer's lower bound in time. *: the side's library is stripped (hover).")),
         Block::Table(Table {
             caption: format!("OpenSSL's provider layer per release, {scenario} (hover: the time's interval)"),
             header: [
@@ -83,7 +91,9 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
                 "provider instr/hs",
                 "provider µs/hs",
                 "handshake µs",
+                "layer locks/hs",
                 "locks/hs",
+                "layer atomics/hs",
                 "atomics/hs",
             ]
             .map(String::from)
@@ -94,7 +104,7 @@ fn provider_blocks(runs: Runs, lines: &[&str]) -> Vec<Block> {
     ];
     if !said.is_empty() {
         blocks.push(Block::Para(format!(
-            "Each release's handshake time above the oldest's (the floor run's handshakes, one run), and the part the provider layer's growth accounts for: {}",
+            "Each release's handshake time above the oldest's (the floor run's handshakes, one run), and the part the provider layer's growth accounts for: in time, its own functions' (the profile's); and, where the instruction run counted the layer with what it reaches, its share of the side's instructions set on the handshake's time, an estimate that assumes the layer runs at the side's average instructions per cycle (a stripped line's own row counts its named functions only; its build with symbols names them all): {}",
             said.join(" ")
         )));
     }
@@ -148,7 +158,9 @@ fn layer_row(l: &Layer) -> Vec<Cell> {
             None => Cell::plain("-"),
         },
         opt(l.time.map(|t| t.handshake_us)),
+        opt(l.layer_locks),
         opt(l.locks),
+        opt(l.layer_atomics),
         opt(l.atomics),
     ]
 }
@@ -274,6 +286,7 @@ mod tests {
             instructions: None,
             profile: None,
             floor: None,
+            ..Default::default()
         };
         let s = section(&records, &impls, none).expect("three releases");
         let Block::Table(t) = s.blocks.last().unwrap() else {
@@ -332,6 +345,7 @@ mod tests {
             instructions: Some(&instructions),
             profile: Some(&profile),
             floor: Some(&floor),
+            ..Default::default()
         };
         let b = provider_blocks(runs, &["openssl-1.1.1", "openssl-3.0"]);
         let Block::Table(t) = &b[1] else {
@@ -347,6 +361,8 @@ mod tests {
                 "45,000 (1.8%) *",
                 "8.0",
                 "200",
+                "-",
+                "-",
                 "-",
                 "-"
             ]

@@ -5,97 +5,20 @@
 //! is that run's own counts.
 
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::class::{Class as CodeClass, SPLIT_CLASSES};
-use tlsmatrix_model::record::{Metric, Record};
+use tlsmatrix_model::class::Class as CodeClass;
+use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::side::Side;
 
 use tlsmatrix_model::measure::Measure;
 
 use crate::companions::Companions;
-use crate::doc::{Block, Cell, Class, Section, Table};
+use crate::doc::{Block, Cell, Section, Table};
+use crate::instruction_split::{count, figure, percent, side_split, split_scenarios, SideSplit};
 
 /// Above this share of unnamed instructions a stack's split is called incomplete.
 const UNNAMED_LIMIT: f64 = 0.10;
 
-const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), OpenSSL 3's provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context: functions whose own instructions count, not the hash-table walks and locks they call), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, the rest, which is mostly the TLS state machine and record layer, and \"unnamed\": functions the dump has no name for, a stripped library's internal code (the system packages ship exported symbols only), which no name can class; a side with more than a tenth unnamed is said to be split incompletely. A function counts its own instructions (inlined code where it was inlined), so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes, which atomics per handshake does not miss: every atomic read-modify-write the side executes (a LOCK-prefixed instruction, callgrind's global bus events), in locks, reference counts and once-guards alike. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
-
-/// The self pair's record of one metric, or the impl on that side against another.
-fn figure<'a>(run: &'a RunData, scenario: &str, imp: &str, m: Metric) -> Option<&'a Record> {
-    let on_side = |r: &&Record| match m.side() {
-        tlsmatrix_model::metric::FigureSide::Server => r.server == imp,
-        _ => r.client == imp,
-    };
-    let of = |r: &&Record| r.scenario == scenario && r.metric == m;
-    run.records
-        .iter()
-        .filter(of)
-        .find(|r| r.client == imp && r.server == imp)
-        .or_else(|| run.records.iter().filter(of).find(on_side))
-}
-
-/// One impl's side: total instructions, the parts and the lock calls, medians.
-struct SideSplit {
-    total: f64,
-    /// By class, in the instruction split's order (`CodeClass::split`).
-    parts: [f64; SPLIT_CLASSES],
-    locks: f64,
-    /// Atomic read-modify-writes, where the run counted them.
-    atomics: Option<f64>,
-}
-
-impl SideSplit {
-    /// A class's instructions; zero for one callgrind does not see (the kernel).
-    fn part(&self, class: CodeClass) -> f64 {
-        class.split_index().map_or(0.0, |i| self.parts[i])
-    }
-}
-
-fn side_split(run: &RunData, scenario: &str, imp: &str, side: Side) -> Option<SideSplit> {
-    let (all, parts, locks) = Metric::split_of(side);
-    let total = figure(run, scenario, imp, all)?.median;
-    // A split has its cryptography; a class a run has no figure for (one counted before the
-    // class was added to the list) holds none of it.
-    figure(run, scenario, imp, parts[0])?;
-    let mut out = [0.0; SPLIT_CLASSES];
-    for (slot, m) in out.iter_mut().zip(parts) {
-        *slot = figure(run, scenario, imp, m).map_or(0.0, |r| r.median);
-    }
-    Some(SideSplit {
-        total,
-        parts: out,
-        locks: figure(run, scenario, imp, locks).map_or(0.0, |r| r.median),
-        atomics: figure(run, scenario, imp, Metric::atomics_of(side)).map(|r| r.median),
-    })
-}
-
-/// A count as people read it: "35", "3,653", "2,317,281".
-fn count(v: f64) -> String {
-    if v.abs() < 1000.0 {
-        format!("{v:.0}")
-    } else {
-        crate::figures::figure(v)
-    }
-}
-
-fn percent(part: f64, total: f64) -> Cell {
-    let share = if total > 0.0 { part / total } else { 0.0 };
-    Cell::with(
-        format!("{:.0}%", share * 100.0),
-        Class::Plain,
-        Some(format!("{} instructions per handshake", count(part))),
-    )
-}
-
-/// The handshake scenarios the run split, in its order.
-fn split_scenarios(run: &RunData) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in &run.records {
-        if r.metric == Metric::ClientCryptoInstructions && !out.contains(&r.scenario) {
-            out.push(r.scenario.clone());
-        }
-    }
-    out
-}
+const METHOD: &str = "Each side's handshake instructions (callgrind, the side's own calls only) split by what each function does, by its name: the library's cryptography (hashes, key exchange, signatures, key schedule), OpenSSL 3's provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context: its functions' own instructions, and the share of the hash-table walks, string comparisons, allocations, copies and locks they call that was done for them, each callee's own cost shared among its callers by the inclusive cost of their calls as gprof shares time; the cryptography and parsing a fetch reaches stay theirs), X.509 and encoding, allocation and freeing, locks and once-guards, memory copies, the rest, which is mostly the TLS state machine and record layer, and \"unnamed\": functions the dump has no name for, a stripped library's internal code (the system packages ship exported symbols only), which no name can class; a side with more than a tenth unnamed is said to be split incompletely. A function counts its own instructions (inlined code where it was inlined), and the layer takes its share of its callees', so the parts add up to the side's total. Locks per handshake counts calls that acquire a pthread mutex or rwlock, or Go's sync.Mutex; a library with its own spin locks or inline atomics shows fewer than it takes, which atomics per handshake does not miss: every atomic read-modify-write the side executes (a LOCK-prefixed instruction, callgrind's global bus events), in locks, reference counts and once-guards alike. Counts, not times: valgrind's CPU runs no AVX-512, and a stall costs no instructions.";
 
 /// The sentence for a stack: how much of its server's work is cryptography, and its largest
 /// named part above that; or that its library names too little of its code to say.
@@ -155,7 +78,14 @@ pub fn section(extra: &Companions) -> Option<Section> {
         Some((class.name(), v / s.total.max(1.0)))
     };
     let mut blocks = floor
-        .map(|f| crate::crypto_floor::blocks(f, &largest_above, profile))
+        .map(|f| {
+            crate::crypto_floor::blocks(
+                f,
+                &largest_above,
+                profile,
+                extra.with_symbols(Measure::Profile),
+            )
+        })
         .unwrap_or_default();
     // The server's lock calls and atomics in the handshake the contention run shares a
     // context for.
@@ -169,6 +99,12 @@ pub fn section(extra: &Companions) -> Option<Section> {
             .unwrap_or_default(),
     );
     blocks.extend(instructions.map(split_blocks).unwrap_or_default());
+    blocks.extend(
+        extra
+            .with_symbols(Measure::Instructions)
+            .map(crate::symbols::blocks)
+            .unwrap_or_default(),
+    );
     blocks.extend(crate::setup_costs::blocks(extra));
     if blocks.is_empty() {
         return None;
@@ -261,8 +197,10 @@ fn split_blocks(run: &RunData) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsmatrix_model::class::SPLIT_CLASSES;
     use tlsmatrix_model::fixture::RecordFixture;
     use tlsmatrix_model::record::Env;
+    use tlsmatrix_model::record::Record;
 
     const S: &str = "handshake-tls13-ecdsa-p256-x25519-full";
 

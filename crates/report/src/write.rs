@@ -9,7 +9,7 @@ use tlsmatrix_history::{
     interop_file, offers, outside_scan, proxy_check, resolve, timings, RunData, RunKind, Store,
 };
 
-use tlsmatrix_model::measure::MEASURES;
+use tlsmatrix_model::measure::{Measure, MEASURES};
 
 use crate::area::{area, Area};
 use crate::{analysis, csv, html, md};
@@ -57,8 +57,15 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
                 measured.insert(row.measure, data);
             }
         }
+        let mut symbols = std::collections::BTreeMap::new();
+        for m in [Measure::Instructions, Measure::Profile] {
+            if let Some(data) = companion(RunKind::Symbols(m))? {
+                symbols.insert(m, data);
+            }
+        }
         let extra = analysis::Companions {
             measured,
+            symbols,
             areas: [RunKind::Memory, RunKind::Throughput]
                 .into_iter()
                 .map(companion)

@@ -108,6 +108,18 @@ const (
 	// ServerAtomics: atomic read-modify-writes (LOCK-prefixed instructions: callgrind's global bus events) the server executes per handshake, in locks, reference counts and once-guards alike.
 	ServerAtomics = "server_atomics"
 
+	// ClientProviderLockCalls: lock acquisitions the client makes per handshake on behalf of OpenSSL 3's provider layer: by its own functions and, in proportion to the calls, by the code they reach, from callgrind's call graph.
+	ClientProviderLockCalls = "client_provider_lock_calls"
+
+	// ServerProviderLockCalls: lock acquisitions the server makes per handshake on behalf of OpenSSL 3's provider layer: by its own functions and, in proportion to the calls, by the code they reach, from callgrind's call graph.
+	ServerProviderLockCalls = "server_provider_lock_calls"
+
+	// ClientProviderAtomics: atomic read-modify-writes among the client's instructions charged to OpenSSL 3's provider layer, per handshake.
+	ClientProviderAtomics = "client_provider_atomics"
+
+	// ServerProviderAtomics: atomic read-modify-writes among the server's instructions charged to OpenSSL 3's provider layer, per handshake.
+	ServerProviderAtomics = "server_provider_atomics"
+
 	// SendInstrPerMiB: instructions the sender executes per MiB of application data.
 	SendInstrPerMiB = "send_instructions_per_mib"
 
@@ -294,6 +306,60 @@ const (
 	// ServerKernelTimeShare: share of the server's perf samples during its handshake calls in the kernel, on the side's behalf, classed by function name as the instruction split classes them.
 	ServerKernelTimeShare = "server_kernel_time_share"
 
+	// ClientCryptoFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
+	ClientCryptoFloorShare = "client_crypto_floor_share"
+
+	// ClientProviderFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name as the instruction split classes them.
+	ClientProviderFloorShare = "client_provider_floor_share"
+
+	// ClientParsingFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
+	ClientParsingFloorShare = "client_parsing_floor_share"
+
+	// ClientAllocFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in allocation and freeing, classed by function name as the instruction split classes them.
+	ClientAllocFloorShare = "client_alloc_floor_share"
+
+	// ClientLockFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in locks and once-guards, classed by function name as the instruction split classes them.
+	ClientLockFloorShare = "client_lock_floor_share"
+
+	// ClientCopyFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them.
+	ClientCopyFloorShare = "client_copy_floor_share"
+
+	// ClientUnnamedFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them.
+	ClientUnnamedFloorShare = "client_unnamed_floor_share"
+
+	// ClientOtherFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them.
+	ClientOtherFloorShare = "client_other_floor_share"
+
+	// ClientKernelFloorShare: share of the perf samples of the client's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the kernel, on the side's behalf, classed by function name as the instruction split classes them.
+	ClientKernelFloorShare = "client_kernel_floor_share"
+
+	// ServerCryptoFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name as the instruction split classes them.
+	ServerCryptoFloorShare = "server_crypto_floor_share"
+
+	// ServerProviderFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name as the instruction split classes them.
+	ServerProviderFloorShare = "server_provider_floor_share"
+
+	// ServerParsingFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in X.509, ASN.1 and encoding, classed by function name as the instruction split classes them.
+	ServerParsingFloorShare = "server_parsing_floor_share"
+
+	// ServerAllocFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in allocation and freeing, classed by function name as the instruction split classes them.
+	ServerAllocFloorShare = "server_alloc_floor_share"
+
+	// ServerLockFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in locks and once-guards, classed by function name as the instruction split classes them.
+	ServerLockFloorShare = "server_lock_floor_share"
+
+	// ServerCopyFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in memcpy, memmove, memset and cleansing, classed by function name as the instruction split classes them.
+	ServerCopyFloorShare = "server_copy_floor_share"
+
+	// ServerUnnamedFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in functions perf cannot name (a stripped library's internal code), classed by function name as the instruction split classes them.
+	ServerUnnamedFloorShare = "server_unnamed_floor_share"
+
+	// ServerOtherFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in everything else: the TLS state machine, records and the rest, classed by function name as the instruction split classes them.
+	ServerOtherFloorShare = "server_other_floor_share"
+
+	// ServerKernelFloorShare: share of the perf samples of the server's crypto floor (the operations the floor run times, through the library's own API, profiled with the handshakes) in the kernel, on the side's behalf, classed by function name as the instruction split classes them.
+	ServerKernelFloorShare = "server_kernel_floor_share"
+
 	// ClientContextNs: making the client's context (its configuration: versions, suite, group, trusted CA) from the certificates in memory, and freeing it.
 	ClientContextNs = "client_context_ns"
 
@@ -431,7 +497,7 @@ func Unit(name string) string {
 		return "blocks/MiB"
 	case ClientQuicBytes, ServerQuicBytes, ClientQuicFirstDatagram, ServerQuicHeldBytes:
 		return "bytes"
-	case ClientLockCalls, ServerLockCalls:
+	case ClientLockCalls, ServerLockCalls, ClientProviderLockCalls, ServerProviderLockCalls:
 		return "calls"
 	case ClientQuicDatagrams, ServerQuicDatagrams:
 		return "datagrams"
@@ -441,9 +507,9 @@ func Unit(name string) string {
 		return "faults/MiB"
 	case ClientFlights, ServerFlights:
 		return "flights"
-	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientProviderTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerProviderTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
+	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientProviderTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerProviderTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientCryptoFloorShare, ClientProviderFloorShare, ClientParsingFloorShare, ClientAllocFloorShare, ClientLockFloorShare, ClientCopyFloorShare, ClientUnnamedFloorShare, ClientOtherFloorShare, ClientKernelFloorShare, ServerCryptoFloorShare, ServerProviderFloorShare, ServerParsingFloorShare, ServerAllocFloorShare, ServerLockFloorShare, ServerCopyFloorShare, ServerUnnamedFloorShare, ServerOtherFloorShare, ServerKernelFloorShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
 		return "fraction"
-	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientProviderInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerProviderInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientProviderInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerProviderInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics, ClientProviderAtomics, ServerProviderAtomics:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
