@@ -3,7 +3,7 @@
 //! this one a second release build for `cargo test`.
 
 use tlsmatrix_history::RunData;
-use tlsmatrix_model::class::Class;
+use tlsmatrix_model::class::{Class, TIME_CLASSES};
 use tlsmatrix_model::fixture::RecordFixture;
 use tlsmatrix_model::record::{Env, Metric, Record};
 use tlsmatrix_model::side::Side;
@@ -11,8 +11,27 @@ use tlsmatrix_model::side::Side;
 /// A profile run of impl "a"'s client in scenario "s", with these shares of its samples by
 /// class (the classes not named none), three samples each.
 pub fn profile_run(shares: &[(Class, f64)]) -> RunData {
+    RunData {
+        run_id: "p".into(),
+        env: Env::default(),
+        status: "complete".into(),
+        records: share_records(Metric::time_split_of(Side::Client), shares),
+        cells: Vec::new(),
+    }
+}
+
+/// `run` with the client's crypto floor split by the profile: `shares` by class.
+pub fn with_floor_split(mut run: RunData, shares: &[(Class, f64)]) -> RunData {
+    run.records
+        .extend(share_records(Metric::floor_split_of(Side::Client), shares));
+    run
+}
+
+/// Impl "a"'s records of `shares` under `metrics` (the time split's order), three samples
+/// each.
+fn share_records(metrics: [Metric; TIME_CLASSES], shares: &[(Class, f64)]) -> Vec<Record> {
     let share = |c: Class| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
-    let records = Metric::time_split_of(Side::Client)
+    metrics
         .into_iter()
         .zip(Class::all().map(share))
         .map(|(m, v)| {
@@ -27,14 +46,7 @@ pub fn profile_run(shares: &[(Class, f64)]) -> RunData {
             )
             .expect("three samples make a record")
         })
-        .collect();
-    RunData {
-        run_id: "p".into(),
-        env: Env::default(),
-        status: "complete".into(),
-        records,
-        cells: Vec::new(),
-    }
+        .collect()
 }
 
 /// One arm of a libp2p benchmark: `imp`'s handshake time, paired round by round with
@@ -45,27 +57,4 @@ pub fn libp2p_arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
         .pair(imp, imp)
         .paired_with(crate::libp2p::UPSTREAM, ratios)
         .build()
-}
-
-/// `run` with the client's crypto floor split by the profile: `shares` by class.
-pub fn with_floor_split(mut run: RunData, shares: &[(Class, f64)]) -> RunData {
-    let share = |c: Class| shares.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
-    run.records.extend(
-        Metric::floor_split_of(Side::Client)
-            .into_iter()
-            .zip(Class::all().map(share))
-            .map(|(m, v)| {
-                Record::from_samples(
-                    "p",
-                    "s",
-                    ("a", "1"),
-                    ("a", "1"),
-                    m,
-                    vec![v; 3],
-                    Env::default(),
-                )
-                .expect("three samples make a record")
-            }),
-    );
-    run
 }

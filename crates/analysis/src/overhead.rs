@@ -52,27 +52,16 @@ impl OverheadSplit {
         handshake: f64,
         floor: f64,
     ) -> Option<OverheadSplit> {
-        let shares_of = Metric::time_split_of(side);
-        // A profile has its cryptography's share; a class it has no figure for (a run taken
-        // before the class was added to the list) holds none of its samples.
-        record(
+        let handshake_parts = time_by_class(
             profile,
             scenario,
             imp,
-            shares_of[Class::Crypto.time_index()],
+            Metric::time_split_of(side),
+            handshake,
         )?;
-        let mut shares = [0.0; TIME_CLASSES];
-        for (slot, m) in shares.iter_mut().zip(shares_of) {
-            *slot = record(profile, scenario, imp, m).map_or(0.0, |r| r.median);
-        }
-        // Medians of shares need not sum to one: scale them so they do.
-        let sum: f64 = shares.iter().sum();
-        if sum <= 0.0 {
-            return None;
-        }
-        let time = |share: f64| share / sum * handshake;
         let crypto = Class::Crypto.time_index();
-        let floor_parts = floor_split(profile, scenario, imp, side, floor);
+        let floor_parts =
+            time_by_class(profile, scenario, imp, Metric::floor_split_of(side), floor);
         // Without the floor's own split, the whole floor is cryptography.
         let floor_of = |c: usize| match &floor_parts {
             Some(f) => f[c],
@@ -81,13 +70,13 @@ impl OverheadSplit {
         };
         let mut parts = [0.0; TIME_CLASSES];
         for (c, slot) in parts.iter_mut().enumerate() {
-            *slot = time(shares[c]) - floor_of(c);
+            *slot = handshake_parts[c] - floor_of(c);
         }
         parts[crypto] = 0.0;
         Some(OverheadSplit {
             handshake,
             overhead: handshake - floor,
-            crypto_beyond: time(shares[crypto]) - floor_of(crypto),
+            crypto_beyond: handshake_parts[crypto] - floor_of(crypto),
             parts,
             floor_parts,
         })
@@ -134,25 +123,22 @@ impl OverheadSplit {
     }
 }
 
-/// The floor's time by class (ns per handshake): its shares in the profile, scaled to sum to
-/// one, times `floor`; `None` where the profile did not split the side's floor.
-fn floor_split(
+/// A time split by class (ns per handshake): the profile's shares of `imp` in `scenario`
+/// under `metrics` (the time split's order), scaled to sum to one, times `total`; `None`
+/// where the profile has no cryptography share there. A class it has no figure for (a run
+/// taken before the class was added to the list) holds none of the samples.
+fn time_by_class(
     profile: &RunData,
     scenario: &str,
     imp: &str,
-    side: Side,
-    floor: f64,
+    metrics: [Metric; TIME_CLASSES],
+    total: f64,
 ) -> Option<[f64; TIME_CLASSES]> {
-    let shares_of = Metric::floor_split_of(side);
-    record(
-        profile,
-        scenario,
-        imp,
-        shares_of[Class::Crypto.time_index()],
-    )?;
-    let shares = shares_of.map(|m| record(profile, scenario, imp, m).map_or(0.0, |r| r.median));
+    record(profile, scenario, imp, metrics[Class::Crypto.time_index()])?;
+    let shares = metrics.map(|m| record(profile, scenario, imp, m).map_or(0.0, |r| r.median));
+    // Medians of shares need not sum to one: scale them so they do.
     let sum: f64 = shares.iter().sum();
-    (sum > 0.0).then(|| shares.map(|s| s / sum * floor))
+    (sum > 0.0).then(|| shares.map(|s| s / sum * total))
 }
 
 #[cfg(test)]
