@@ -78,7 +78,7 @@ PROFILE_RUNS ?= 1
 # What a connection costs beside its handshake: each side's context (chain and key loaded) and
 # connection object, made and freed, each impl with itself (`tlsmatrix run --measure setup`).
 SETUP_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
-# The system OpenSSL 3.0 beside its rebuild with symbols (make companions): instruction counts
+# Each system library beside its rebuild with symbols (make companions): instruction counts
 # of both in one run (reused while nothing changed), and a profile of both on the lead handshake.
 COMPANION_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full,handshake-tls13-rsa-2048-x25519-full
 COMPANION_PROFILE_SCENARIOS ?= handshake-tls13-ecdsa-p256-x25519-full
@@ -149,13 +149,17 @@ build-stacks: build-workspace build-go
 	  $(MAKE) --no-print-directory openssl-lib-$$v || exit $$?; done
 	@$(MAKE) --no-print-directory companions
 
-# The system OpenSSL 3.0 rebuilt with its symbols from Debian's source package of the installed
-# version (scripts/companion-openssl: about 1.7 min on a new machine, then from
-# ~/.cache/tlsmatrix), which only explains the stripped system library: `tlsmatrix list` shows
-# it as openssl-3.0+symbols. A system version the script has no source for is left out.
+# The stripped system libraries rebuilt with their symbols from Debian's source packages of the
+# installed versions (scripts/companion), which only explain the system's builds: `tlsmatrix
+# list` shows each as IMPL+symbols. make report takes OpenSSL 3.0's (about 1.4 min on a new
+# machine, then from ~/.cache/tlsmatrix); wolfSSL's (about 1.4 min more) is there for asking,
+# COMPANIONS="openssl-3.0 wolfssl", and make test builds both. A system version the script has
+# no source for is left out.
+COMPANIONS ?= openssl-3.0
 companions:
-	@$(STEP) companion-openssl scripts/companion-openssl $(BIN)/companions/openssl-3.0 \
-	  || { s=$$?; [ $$s -eq 3 ] || exit $$s; rm -rf $(BIN)/companions/openssl-3.0; }
+	@for c in $(COMPANIONS); do \
+	  $(STEP) companion-$$c scripts/companion $$c $(BIN)/companions/$$c \
+	    || { s=$$?; [ $$s -eq 3 ] || exit $$s; rm -rf $(BIN)/companions/$$c; }; done
 
 # The compiler axis (below): only the variants stage runs it, and `make report` does not build
 # it (it follows the first answer: `make build-compilers`, or `make build`, then `make
@@ -351,13 +355,14 @@ report: timings-begin build-workspace
 	  --out results/quic.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	if [ -d $(BIN)/companions/openssl-3.0 ]; then \
-	  $(STAGE) --reuse companion results/companion.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions --impl openssl-3.0,openssl-3.0+symbols --pairs self \
+	companion_impls=$$(for c in $(COMPANIONS); do [ -d $(BIN)/companions/$$c ] && printf '%s,%s+symbols,' $$c $$c; done | sed 's/,$$//'); \
+	if [ -n "$$companion_impls" ]; then \
+	  $(STAGE) --reuse companion results/companion.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure instructions --impl "$$companion_impls" --pairs self \
 	    --scenario '$(COMPANION_SCENARIOS)' --runs 1 --out results/companion.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
-	  $(STAGE) companion-profile $(BIN)/tlsmatrix run --measure profile --impl openssl-3.0,openssl-3.0+symbols --pairs self \
+	  $(STAGE) companion-profile $(BIN)/tlsmatrix run --measure profile --impl "$$companion_impls" --pairs self \
 	    --scenario '$(COMPANION_PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --out results/companion-profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	else \
-	  $(STAGE) --left-out "OpenSSL 3.0 with symbols" "this machine's libssl3 has no source scripts/companion-openssl knows, so the system OpenSSL's split stays mostly unnamed"; \
+	  $(STAGE) --left-out "libraries with symbols" "no system library here has a source scripts/companion knows, so the stripped libraries' splits stay mostly unnamed"; \
 	fi; \
 	variant_impls='$(VARIANT_IMPLS)'; \
 	if [ ! -x $(BIN)/tlsmatrix-driver-openssl-$(CLANG_OPENSSL)-clang ]; then \
@@ -427,6 +432,7 @@ timings-begin:
 # of a new machine's make test (46 min in all on a slower host, past CI's 45), so it has a
 # target of its own, test-compilers, which builds it and runs the test that checks it.
 test: build-stacks lint go-test
+	@$(MAKE) --no-print-directory companions COMPANIONS="openssl-3.0 wolfssl"
 	set -o pipefail; $(CARGO) test --release --locked --workspace 2>&1 | tee target/test.log
 	$(MAKE) --no-print-directory aead-sizes AEAD_SECONDS=1 > target/aead-sizes.txt
 	@# NSS's primitives outside TLS: five positive timings.

@@ -424,11 +424,12 @@ fn a_handshake_profile_splits_each_sides_time_into_parts_that_sum_to_one() {
     }
 }
 
-/// The system OpenSSL 3.0 (stripped) and its rebuild with symbols (`make companions`),
-/// counted in one run: each side's total within 2% (the same code), and the rebuild names
-/// what the system's leaves unnamed, the provider layer and the locks it takes among it.
+/// Each stripped system library (OpenSSL 3.0, wolfSSL) and its rebuild with symbols (`make
+/// companions`, which `make test` runs for both), counted in one run: each side's total within
+/// 2% (the same code), and the rebuild names what the system's leaves unnamed; OpenSSL's names
+/// its provider layer and the locks the layer takes, wolfSSL has no such layer.
 #[test]
-fn the_system_openssl_and_its_build_with_symbols_run_the_same_code() {
+fn each_stripped_library_and_its_build_with_symbols_run_the_same_code() {
     let _alone = exclusive();
     let out = scratch("companion").join("companion.jsonl");
     let scenario = "handshake-tls13-ecdsa-p256-x25519-full";
@@ -437,7 +438,7 @@ fn the_system_openssl_and_its_build_with_symbols_run_the_same_code() {
         "--measure",
         "instructions",
         "--impl",
-        "openssl-3.0,openssl-3.0+symbols",
+        "openssl-3.0,openssl-3.0+symbols,wolfssl,wolfssl+symbols",
         "--pairs",
         "self",
         "--scenario",
@@ -454,40 +455,43 @@ fn the_system_openssl_and_its_build_with_symbols_run_the_same_code() {
             .unwrap_or_else(|| panic!("{imp}: no {m}"))
             .median
     };
-    let companion = "openssl-3.0+symbols";
-    let version = &records
-        .iter()
-        .find(|r| r.client == companion)
-        .unwrap()
-        .client_version;
-    assert!(version.contains("rebuilt with symbols"), "{version}");
-    for side in [Side::Client, Side::Server] {
-        let (total, _, locks) = Metric::split_of(side);
-        let unnamed = Class::Unnamed.row().instructions.unwrap()[side.index()];
-        let layer = Class::Provider.row().instructions.unwrap()[side.index()];
-        let (system, named) = (get("openssl-3.0", total), get(companion, total));
-        assert!(
-            (named / system - 1.0).abs() < 0.02,
-            "{side}: {named} instructions with symbols, {system} without"
-        );
-        assert!(
-            get("openssl-3.0", unnamed) > 0.3 * system,
-            "{side}: the system's named"
-        );
-        assert!(
-            get(companion, unnamed) < 0.01 * named,
-            "{side}: the rebuild's unnamed"
-        );
-        assert!(
-            get(companion, layer) > 0.05 * named,
-            "{side}: the rebuild's layer"
-        );
-        let (layer_locks, _) = Metric::provider_locks_of(side);
-        let (taken, for_layer) = (get(companion, locks), get(companion, layer_locks));
-        assert!(
-            for_layer > 0.0 && for_layer <= taken + 1e-9,
-            "{side}: {for_layer} of {taken} lock calls for the layer"
-        );
+    for system in ["openssl-3.0", "wolfssl"] {
+        let companion = format!("{system}+symbols");
+        let version = &records
+            .iter()
+            .find(|r| r.client == companion)
+            .unwrap()
+            .client_version;
+        assert!(version.contains("rebuilt with symbols"), "{version}");
+        for side in [Side::Client, Side::Server] {
+            let (total, _, locks) = Metric::split_of(side);
+            let unnamed = Class::Unnamed.row().instructions.unwrap()[side.index()];
+            let layer = Class::Provider.row().instructions.unwrap()[side.index()];
+            let (plain, named) = (get(system, total), get(&companion, total));
+            assert!(
+                (named / plain - 1.0).abs() < 0.02,
+                "{system} {side}: {named} instructions with symbols, {plain} without"
+            );
+            assert!(get(system, unnamed) > 0.3 * plain, "{system} {side}: named");
+            assert!(
+                get(&companion, unnamed) < 0.01 * named,
+                "{companion} {side}"
+            );
+            if system == "wolfssl" {
+                assert_eq!(get(&companion, layer), 0.0, "{companion} {side}: a layer");
+                continue;
+            }
+            assert!(
+                get(&companion, layer) > 0.05 * named,
+                "{companion} {side}: layer"
+            );
+            let (layer_locks, _) = Metric::provider_locks_of(side);
+            let (taken, for_layer) = (get(&companion, locks), get(&companion, layer_locks));
+            assert!(
+                for_layer > 0.0 && for_layer <= taken + 1e-9,
+                "{side}: {for_layer} of {taken} lock calls for the layer"
+            );
+        }
     }
 }
 

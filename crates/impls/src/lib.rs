@@ -35,7 +35,10 @@ mod glue_aead;
 #[cfg(feature = "gnutls")]
 pub mod gnutls;
 /// Which shared object a library's code was loaded from.
-#[cfg(all(feature = "openssl", not(feature = "boringssl")))]
+#[cfg(any(
+    all(feature = "openssl", not(feature = "boringssl")),
+    feature = "wolfssl"
+))]
 mod loaded;
 #[cfg(feature = "mbedtls")]
 pub mod mbedtls;

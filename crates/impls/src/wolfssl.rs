@@ -245,6 +245,10 @@ impl TlsLibrary for WolfsslLibrary {
         format!("wolfSSL {}", library_version())
     }
 
+    fn library_file(&self) -> Option<std::path::PathBuf> {
+        crate::loaded::object_of(ffi::wolfSSL_Init as *const c_void)
+    }
+
     fn handshake_crypto(
         &self,
     ) -> Result<Box<dyn tlsmatrix_harness::floor::HandshakeCrypto>, String> {

@@ -1,7 +1,7 @@
 //! A system library named by its rebuild with symbols (`impl+symbols`): Debian ships
-//! OpenSSL 3.0's libcrypto stripped, so its split leaves most of a handshake unnamed. The
-//! companion is the same release rebuilt from Debian's own source package with Debian's
-//! patches, configuration and flags, not stripped; the run that counts it counts the system
+//! OpenSSL 3.0's libcrypto and wolfSSL stripped, so their splits leave most of a handshake
+//! unnamed. The companion is the same release rebuilt from Debian's own source package with
+//! Debian's patches, configuration and flags, not stripped; the run that counts it counts the system
 //! library beside it, so their totals show it runs the same code, and its split names what
 //! the system's leaves unnamed. Its figures only explain the system's: every row says which
 //! build it is.
@@ -21,9 +21,8 @@ pub const SAME_CODE: f64 = 0.02;
 
 pub const METHOD: &str = "A stripped library names only its exported functions, so most of its handshake falls in \"unnamed\". Each build with symbols below (impl+symbols) is the same release rebuilt from its distribution's own source package (Debian's, of the exact version installed, checked against its SHA-256), with the distribution's patches, configuration and compiler flags; it differs in two things, neither of which changes the code: it is not stripped, and it is compiled without -g (debug information, which GCC keeps out of the generated code). A driver started with LD_LIBRARY_PATH on its folder loads it in place of the system's library, and refuses to run if the loader took the library from anywhere else. The run that counts it counts the system library beside it, so each side's total shows whether it runs the same code (the sentence below gives the bound); its split is the system library's split, named. Its figures explain the system's and are never reported as the system's own.";
 
-/// The libraries whose stripped builds leave a split unnamed and have no build with symbols
-/// here yet, with why.
-pub const NOT_NAMED: &str = "NSS and wolfSSL are stripped in Debian too, and Debian has their source packages; they have no build with symbols here yet, so their unnamed parts stay unnamed.";
+/// The stripped libraries with no build with symbols here, and the one built on request.
+pub const NOT_NAMED: &str = "NSS is stripped in Debian too, and Debian has its source package; it has no build with symbols here yet, so its unnamed parts stay unnamed. wolfSSL's is built on request (make companions COMPANIONS=\"openssl-3.0 wolfssl\"; make test builds it) and stands above when the run took it.";
 
 /// The build a `+symbols` name explains, when the name is one.
 fn system_of(imp: &str) -> Option<&str> {
