@@ -13,7 +13,7 @@ use tlsmatrix_model::side::Side;
 use tlsmatrix_model::variant::{Variant, SYMBOLS};
 
 use crate::doc::{Block, Cell, Class, Table};
-use crate::instruction_split::{count, percent, side_split, split_scenarios};
+use crate::instruction_split::{count, figure, percent, side_split, split_scenarios};
 
 /// How far a companion's instruction count may lie from the system library's and still be
 /// called the same code.
@@ -83,15 +83,7 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
                 });
                 let layer_locks = |imp: &str| {
                     let (m, _) = Metric::provider_locks_of(side);
-                    run.records
-                        .iter()
-                        .find(|r| {
-                            r.scenario == scenario
-                                && r.client == imp
-                                && r.server == imp
-                                && r.metric == m
-                        })
-                        .map_or("-".into(), |r| count(r.median))
+                    figure(run, &scenario, imp, m).map_or("-".into(), |r| count(r.median))
                 };
                 for (imp, build, split, vs) in [
                     (
