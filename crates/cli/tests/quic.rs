@@ -147,8 +147,8 @@ fn every_quic_client_completes_each_quic_case_with_every_quic_server() {
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let lines = json_lines(&out);
-    // Four cases, eight peers each way.
-    assert_eq!(lines.len(), 4 * 8 * 8);
+    // Five cases, eight peers each way.
+    assert_eq!(lines.len(), 5 * 8 * 8);
     let mut passed = 0;
     for l in &lines {
         let (case, c, s) = (
@@ -176,12 +176,19 @@ fn every_quic_client_completes_each_quic_case_with_every_quic_server() {
         } else {
             assert_eq!(l["outcome"], "pass", "{l}");
             assert!(why.starts_with("QUIC v1 TLS 1.3 "), "{l}");
+            // The client read the whole answer: 1 MiB on the transfer, 1 KiB elsewhere.
+            let asked = if case == "quic-transfer" {
+                1 << 20
+            } else {
+                1024
+            };
+            assert!(why.contains(&format!("read /{asked} whole")), "{l}");
             passed += 1;
         }
     }
-    // Every pair of the seven on the handshake, of the six with ChaCha20 on its case, of the
-    // five with post-quantum TLS on theirs.
-    assert_eq!(passed, 7 * 7 + 6 * 6 + 2 * 5 * 5);
+    // Every pair of the seven on the handshake and the transfer, of the six with ChaCha20 on
+    // its case, of the five with post-quantum TLS on theirs.
+    assert_eq!(passed, 2 * 7 * 7 + 6 * 6 + 2 * 5 * 5);
 }
 
 /// A started `tlsmatrix peer` and the lines it prints, read as they come.
@@ -389,8 +396,9 @@ fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
     });
 }
 
-/// `tlsmatrix peer server --quic` serves the QUIC handshake case on UDP, which a QUIC client
-/// of another stack completes; `--quic` with a TCP case is refused.
+/// `tlsmatrix peer server --quic` serves the QUIC handshake case on UDP and answers its
+/// hq-interop request, which a QUIC client of another stack completes; `--quic` with a TCP
+/// case is refused.
 #[test]
 fn peer_server_quic_serves_a_quic_client() {
     let certs = scratch("quic-peer-flag");
@@ -417,6 +425,8 @@ fn peer_server_quic_serves_a_quic_client() {
     assert!(r.status.success(), "{}", stderr(&r));
     let out = String::from_utf8_lossy(&r.stdout);
     assert!(out.contains("QUIC v1 TLS 1.3"), "{out}");
+    // The server answered the client's hq-interop request for the case's 1 KiB.
+    assert!(out.contains("read /1024 whole"), "{out}");
     let refused = tlsmatrix(&[
         "peer", "server", "--impl", "gnutls", "--quic", "--case", "sni", "--certs", certs,
     ]);

@@ -1,8 +1,10 @@
 //! A QUIC endpoint over a real UDP socket on loopback, and the two roles of a QUIC interop
-//! case. The endpoint is the same sans-I/O connection the in-memory pair drives; here each
-//! datagram it transmits is sent, and each one received is handed to it. Every wait is bounded
-//! by the case's deadline, so a silent peer, a closed port or garbage costs bounded time and a
-//! clear sentence.
+//! case: the handshake, then an hq-interop request for the case's bytes and its answer
+//! (`tlsmatrix_harness::quic_stream`). The endpoint is the same sans-I/O connection the
+//! in-memory pair drives; here each datagram it transmits is sent, each one received is
+//! handed to it, and its timers (loss detection, acknowledgements) wake the loop. Every wait
+//! is bounded by the case's deadline, so a silent peer, a closed port or garbage costs
+//! bounded time and a clear sentence.
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
@@ -12,14 +14,14 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use tlsmatrix_harness::negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_harness::quic_stream::{HqClient, HqServer, StreamPart};
 use tlsmatrix_model::interop::Case;
 use tlsmatrix_model::side::Side;
 
 use crate::wire::{check_alpn, interop_view, negotiated_line};
 
-/// How long a side keeps answering after its handshake is done: the peer's last flight (the
-/// client's Finished, the server's HANDSHAKE_DONE and acknowledgements) may still be on its
-/// way, and nothing here retransmits on a timer.
+/// How long a side keeps answering once its part is done and the peer has gone quiet: the
+/// peer's last acknowledgements, or a retransmission it still needs, may be on their way.
 const LINGER: Duration = Duration::from_millis(150);
 /// Larger than any UDP payload.
 const MAX_DATAGRAM: usize = 65_536;
@@ -52,14 +54,18 @@ pub fn server(
     let sent = ep.transmit(&mut out).and_then(|()| send(&socket, &out));
     first?;
     sent?;
-    drive(
+    let mut part = HqServer::default();
+    let line = drive(
         ep.as_mut(),
+        &mut part,
         &socket,
         case,
         Side::Server,
         deadline,
         out.len(),
-    )
+    )?;
+    let asked = part.asked().unwrap_or_default();
+    Ok(format!("{line}; answered /{asked}"))
 }
 
 /// The client's half: connects to the server at `addr` and completes the handshake.
@@ -74,13 +80,25 @@ pub fn client(
         .connect(addr)
         .with_context(|| format!("cannot reach {addr}"))?;
     let mut ep = factory.endpoint()?;
-    drive(ep.as_mut(), &socket, case, Side::Client, deadline, 0)
+    let mut part = HqClient::new(case.bytes as u64);
+    let line = drive(
+        ep.as_mut(),
+        &mut part,
+        &socket,
+        case,
+        Side::Client,
+        deadline,
+        0,
+    )?;
+    Ok(format!("{line}; read /{} whole", case.bytes))
 }
 
-/// Sends what the endpoint has and reads what comes until its handshake is done and `LINGER`
-/// has passed; then checks what it negotiated against the case.
+/// Sends what the endpoint has and reads what comes, playing `part` on the stream once the
+/// handshake is done, until the part is done and the peer has been quiet for `LINGER`; then
+/// checks what the handshake negotiated against the case.
 fn drive(
     ep: &mut dyn QuicEndpoint,
+    part: &mut dyn StreamPart,
     socket: &UdpSocket,
     case: &Case,
     side: Side,
@@ -91,32 +109,52 @@ fn drive(
     let mut buf = vec![0u8; MAX_DATAGRAM];
     // A server has read the client's first datagram and answered it already.
     let (mut sent, mut received) = (sent_before, usize::from(side == Side::Server));
-    let mut done_at = None;
+    let mut part_done = false;
+    let mut last_heard = Instant::now();
     loop {
+        if ep.is_handshake_complete() && !part_done {
+            part_done = part.turn(ep).context("on the stream")?;
+        }
         out.clear();
         ep.transmit(&mut out)?;
         send(socket, &out)?;
         sent += out.len();
-        if ep.is_handshake_complete() {
-            done_at.get_or_insert_with(Instant::now);
+        let quiet_until = last_heard + LINGER;
+        if part_done && Instant::now() >= quiet_until {
+            break;
         }
-        let until = done_at.map_or(deadline, |t: Instant| (t + LINGER).min(deadline));
+        let mut until = deadline;
+        if part_done {
+            until = until.min(quiet_until);
+        }
+        if let Some(t) = ep.timeout() {
+            until = until.min(Instant::now() + t);
+        }
         let left = until.saturating_duration_since(Instant::now());
-        match (left.is_zero(), done_at) {
-            (true, Some(_)) => break,
-            (true, None) => bail!(
-                "timed out: the QUIC handshake did not complete ({received} datagrams received, {sent} sent)"
-            ),
-            (false, _) => socket.set_read_timeout(Some(left))?,
+        if Instant::now() >= deadline {
+            let stage = if ep.is_handshake_complete() {
+                "the hq-interop exchange did not finish"
+            } else {
+                "the QUIC handshake did not complete"
+            };
+            bail!("timed out: {stage} ({received} datagrams received, {sent} sent)");
         }
+        // A zero timeout would block for ever; a timer due now is run by the next transmit.
+        socket.set_read_timeout(Some(left.max(Duration::from_micros(50))))?;
         match socket.recv(&mut buf) {
             Ok(n) => {
                 received += 1;
+                last_heard = Instant::now();
                 ep.receive(&buf[..n])?;
+                // Whatever else already waits is read before the next transmit.
+                socket.set_nonblocking(true)?;
+                let drained = drain(socket, ep, &mut buf, &mut received);
+                socket.set_nonblocking(false)?;
+                drained?;
             }
             Err(e) if waited(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                if done_at.is_some() {
+                if part_done {
                     // The peer finished and left: nothing more to answer.
                     break;
                 }
@@ -133,6 +171,25 @@ fn drive(
         negotiated_line(&view),
         case.alpn.unwrap_or_default()
     ))
+}
+
+/// Hands the endpoint every datagram already waiting on the (non-blocking) socket.
+fn drain(
+    socket: &UdpSocket,
+    ep: &mut dyn QuicEndpoint,
+    buf: &mut [u8],
+    received: &mut usize,
+) -> Result<()> {
+    loop {
+        match socket.recv(buf) {
+            Ok(n) => {
+                *received += 1;
+                ep.receive(&buf[..n])?;
+            }
+            Err(e) if waited(&e) || e.kind() == ErrorKind::ConnectionRefused => return Ok(()),
+            Err(e) => return Err(anyhow!(e).context("reading from the peer")),
+        }
+    }
 }
 
 fn send(socket: &UdpSocket, out: &Datagrams) -> Result<()> {

@@ -12,5 +12,6 @@ pub mod negotiated;
 pub mod pair;
 pub mod quic;
 pub mod quic_endpoint;
+pub mod quic_stream;
 pub mod tcp;
 pub mod witness;

@@ -11,9 +11,11 @@
 use crate::negotiated::{self, CheckError};
 use crate::pair::Meter;
 pub use crate::quic_endpoint::{
-    Datagrams, QuicEndpoint, QuicEndpointFactory, QuicFactories, ALPN, MIN_INITIAL_DATAGRAM,
-    QUIC_V1,
+    Datagrams, QuicEndpoint, QuicEndpointFactory, QuicFactories, StreamRead, ALPN,
+    MIN_INITIAL_DATAGRAM, QUIC_V1, STREAM_ID,
 };
+use crate::quic_stream::StreamPart;
+use std::time::{Duration, Instant};
 use tlsmatrix_model::scenario::ConnParams;
 use tlsmatrix_model::side::Side;
 
@@ -63,6 +65,17 @@ pub enum QuicError {
     Datagram { side: Side, reason: String },
     #[error("the QUIC handshake did not go quiet after {MAX_ROUNDS} rounds (client done: {client_done}, server done: {server_done})")]
     Stalled {
+        client_done: bool,
+        server_done: bool,
+    },
+    #[error("the stream exchange did not finish within {limit:?} (client done: {client_done}, server done: {server_done})")]
+    ExchangeStalled {
+        limit: Duration,
+        client_done: bool,
+        server_done: bool,
+    },
+    #[error("nothing was in flight and no timer was set, but the stream exchange was not done (client done: {client_done}, server done: {server_done})")]
+    ExchangeStuck {
         client_done: bool,
         server_done: bool,
     },
@@ -150,6 +163,83 @@ pub fn handshake_observed(
     })
 }
 
+/// The longest a timer-driven pause (pacing, a delayed acknowledgement) is slept in one go
+/// while an exchange waits on it.
+const MAX_NAP: Duration = Duration::from_millis(1);
+
+/// Plays `parts` (the client's, the server's) on an established connection's stream in
+/// rounds of (client step, server step), each side's part played between the datagrams it
+/// receives and those it sends, its calls made through `meter`, until both parts are done.
+/// A round that leaves nothing in flight waits on the sides' timers outside the meter; with
+/// no timer set the exchange is stuck, and past `limit` it is stalled.
+///
+/// Datagrams still in flight when the parts are done stay in `buffers` (those to the
+/// client: a round ends with the server's step), so a next exchange on the same connection
+/// delivers them first.
+pub fn exchange_metered(
+    meter: &mut impl Meter,
+    endpoints: &mut QuicEndpoints,
+    buffers: &mut [Datagrams; 2],
+    parts: [&mut dyn StreamPart; 2],
+    limit: Duration,
+) -> Result<(), QuicError> {
+    let start = Instant::now();
+    let (c, s) = endpoints;
+    let [to_server, to_client] = buffers;
+    let [client_part, server_part] = parts;
+    let mut done = [false; 2];
+    for round in 1.. {
+        step_playing(
+            meter,
+            Side::Client,
+            c.as_mut(),
+            to_client,
+            to_server,
+            round,
+            |ep| {
+                done[0] = client_part.turn(ep)?;
+                Ok(())
+            },
+        )?;
+        step_playing(
+            meter,
+            Side::Server,
+            s.as_mut(),
+            to_server,
+            to_client,
+            round,
+            |ep| {
+                done[1] = server_part.turn(ep)?;
+                Ok(())
+            },
+        )?;
+        let [client_done, server_done] = done;
+        if client_done && server_done {
+            return Ok(());
+        }
+        if start.elapsed() > limit {
+            return Err(QuicError::ExchangeStalled {
+                limit,
+                client_done,
+                server_done,
+            });
+        }
+        if to_server.is_empty() && to_client.is_empty() {
+            let wait = [c.timeout(), s.timeout()].into_iter().flatten().min();
+            match wait {
+                Some(w) => std::thread::sleep(w.min(MAX_NAP)),
+                None => {
+                    return Err(QuicError::ExchangeStuck {
+                        client_done,
+                        server_done,
+                    })
+                }
+            }
+        }
+    }
+    unreachable!("the rounds are endless")
+}
+
 /// One side's turn: every datagram that arrived for it, then whatever it sends.
 fn step(
     meter: &mut impl Meter,
@@ -159,12 +249,26 @@ fn step(
     outbox: &mut Datagrams,
     round: usize,
 ) -> Result<(), QuicError> {
+    step_playing(meter, side, ep, inbox, outbox, round, |_| Ok(()))
+}
+
+/// [`step`], with `play` run between what the side receives and what it sends.
+fn step_playing(
+    meter: &mut impl Meter,
+    side: Side,
+    ep: &mut dyn QuicEndpoint,
+    inbox: &mut Datagrams,
+    outbox: &mut Datagrams,
+    round: usize,
+    play: impl FnOnce(&mut dyn QuicEndpoint) -> anyhow::Result<()>,
+) -> Result<(), QuicError> {
     outbox.clear();
     meter
         .on(side, || {
             for d in inbox.iter() {
                 ep.receive(d)?;
             }
+            play(ep)?;
             ep.transmit(outbox)
         })
         .map_err(|source| QuicError::Step {

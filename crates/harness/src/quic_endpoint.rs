@@ -2,6 +2,8 @@
 //! datagrams and asked for its own, the factory that holds a side's endpoint, and the
 //! buffer datagrams travel in. The pair that drives two of them is `crate::quic`.
 
+use std::time::Duration;
+
 use anyhow::Result;
 
 use crate::negotiated::Negotiated;
@@ -63,12 +65,35 @@ impl Datagrams {
     }
 }
 
+/// The stream application data crosses: the client's first bidirectional stream (RFC 9000
+/// §2.1), which the client opens with its first write and the server takes up when its
+/// first bytes arrive, as an hq-interop request and its answer do.
+pub const STREAM_ID: u64 = 0;
+
+/// What one read from the stream gave: bytes, and whether the peer's end of the stream has
+/// been reached (every byte before it read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamRead {
+    pub bytes: usize,
+    pub fin: bool,
+}
+
 /// One side of a QUIC connection, fed datagrams and asked for its own.
 pub trait QuicEndpoint {
     /// Takes one datagram from the peer.
     fn receive(&mut self, datagram: &[u8]) -> Result<()>;
-    /// Appends every datagram this side has to send now.
+    /// Appends every datagram this side has to send now, after running the timers that
+    /// have fired.
     fn transmit(&mut self, out: &mut Datagrams) -> Result<()>;
+    /// How long until the connection's next timer (loss detection, pacing, delayed
+    /// acknowledgement) fires; `None` when none is set.
+    fn timeout(&mut self) -> Option<Duration>;
+    /// Queues as much of `data` on [`STREAM_ID`] as the stack takes now (its flow control
+    /// and send buffer allow), and the stream's end when `fin` and all of `data` was taken;
+    /// returns the bytes taken. A server takes nothing before the client opened the stream.
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize>;
+    /// Reads what has arrived on [`STREAM_ID`] into `buf`.
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead>;
     fn is_handshake_complete(&self) -> bool;
     /// What this side's TLS session believes was negotiated.
     fn negotiated(&self) -> Negotiated;

@@ -9,6 +9,7 @@
  * tm_ngtcp2_read and come out of tm_ngtcp2_write, as ngtcp2's own examples drive it, but from
  * memory rather than a socket. The path is a fixed pair of loopback addresses. */
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,31 @@
  * speak: the version negotiation it answers with is in the connection's pending bytes. */
 #define TM_NGTCP2_VERSION_NEGOTIATION 1
 #define TM_CID_LEN 18
+/* Unacknowledged stream bytes the glue keeps for ngtcp2, which sends (and resends) from the
+ * application's memory and copies nothing: a socket's send buffer, in effect. */
+#define TM_SEND_BUFFER (1024 * 1024)
+/* The bytes are kept in chunks that never move until every byte in them is acknowledged,
+ * since ngtcp2 holds pointers into them for retransmission. */
+#define TM_CHUNK (64 * 1024)
+
+typedef struct tm_chunk {
+  struct tm_chunk *next;
+  size_t len, acked;
+  uint8_t data[TM_CHUNK];
+} tm_chunk;
+
+/* The stream application data crosses (the client's first bidirectional one). Outgoing
+ * bytes run from head (the oldest unacknowledged) to tail; `unsent` and `unsent_off` mark the
+ * first byte not yet handed to ngtcp2. */
+typedef struct tm_stream {
+  int64_t id; /* -1 until opened or taken up */
+  tm_chunk *head, *tail, *unsent;
+  size_t unsent_off, buffered;
+  int fin_queued, fin_sent;
+  uint8_t *in;
+  size_t in_len, in_read, in_cap;
+  int peer_fin;
+} tm_stream;
 
 typedef struct tm_ngtcp2 {
   ngtcp2_conn *conn;
@@ -35,10 +61,11 @@ typedef struct tm_ngtcp2 {
   ngtcp2_path path;
   /* The last error, for the connection close the next write sends. */
   ngtcp2_connection_close_error ccerr;
-  int failed, close_sent;
+  int failed, close_sent, server;
   /* A server's answer without a connection (a version negotiation). */
   uint8_t pending[256];
   size_t pending_len;
+  tm_stream stream;
 } tm_ngtcp2;
 
 static ngtcp2_tstamp now(void) {
@@ -61,6 +88,87 @@ static int new_cid_cb(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t
     return NGTCP2_ERR_CALLBACK_FAILURE;
   }
   cid->datalen = cidlen;
+  return 0;
+}
+
+static int recv_stream_data_cb(ngtcp2_conn *conn, uint32_t flags, int64_t stream_id,
+                               uint64_t offset, const uint8_t *data, size_t datalen,
+                               void *user_data, void *stream_user_data) {
+  tm_ngtcp2 *c = user_data;
+  tm_stream *s = &c->stream;
+  (void)conn;
+  (void)offset;
+  (void)stream_user_data;
+  if (s->id == -1) {
+    s->id = stream_id;
+  } else if (s->id != stream_id) {
+    return NGTCP2_ERR_CALLBACK_FAILURE; /* one stream per connection here */
+  }
+  if (s->in_len + datalen > s->in_cap) {
+    size_t cap = s->in_cap ? s->in_cap : 64 * 1024;
+    uint8_t *grown;
+    while (cap < s->in_len + datalen) {
+      cap *= 2;
+    }
+    grown = realloc(s->in, cap);
+    if (grown == NULL) {
+      return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    s->in = grown;
+    s->in_cap = cap;
+  }
+  memcpy(s->in + s->in_len, data, datalen);
+  s->in_len += datalen;
+  if (flags & NGTCP2_STREAM_DATA_FLAG_FIN) {
+    s->peer_fin = 1;
+  }
+  return 0;
+}
+
+/* The first byte not yet handed to ngtcp2, past chunks handed over whole. */
+static void skip_sent(tm_stream *s) {
+  while (s->unsent != NULL && s->unsent_off == s->unsent->len && s->unsent->next != NULL) {
+    s->unsent = s->unsent->next;
+    s->unsent_off = 0;
+  }
+}
+
+/* Acknowledged bytes arrive in order (ngtcp2's promise), so they leave from the head; a full
+ * chunk acknowledged whole is freed. */
+static int acked_stream_data_cb(ngtcp2_conn *conn, int64_t stream_id, uint64_t offset,
+                                uint64_t datalen, void *user_data, void *stream_user_data) {
+  tm_stream *s = &((tm_ngtcp2 *)user_data)->stream;
+  (void)conn;
+  (void)stream_id;
+  (void)offset;
+  (void)stream_user_data;
+  while (datalen > 0) {
+    tm_chunk *h = s->head;
+    size_t n;
+    if (h == NULL) {
+      return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    n = h->len - h->acked;
+    if (n > datalen) {
+      n = (size_t)datalen;
+    }
+    h->acked += n;
+    s->buffered -= n;
+    datalen -= n;
+    if (h->acked == TM_CHUNK) {
+      s->head = h->next;
+      if (s->tail == h) {
+        s->tail = NULL;
+      }
+      if (s->unsent == h) {
+        s->unsent = h->next;
+        s->unsent_off = 0;
+      }
+      free(h);
+    } else if (n == 0) {
+      return NGTCP2_ERR_CALLBACK_FAILURE; /* more acknowledged than was sent */
+    }
+  }
   return 0;
 }
 
@@ -93,6 +201,8 @@ static void common(ngtcp2_callbacks *cb, ngtcp2_settings *settings,
   cb->delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb;
   cb->get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb;
   cb->version_negotiation = ngtcp2_crypto_version_negotiation_cb;
+  cb->recv_stream_data = recv_stream_data_cb;
+  cb->acked_stream_data_offset = acked_stream_data_cb;
   ngtcp2_settings_default(settings);
   settings->initial_ts = now();
   /* Path MTU discovery probes after the handshake, which is not what is timed. */
@@ -124,6 +234,8 @@ static tm_ngtcp2 *alloc(gnutls_session_t session, int server) {
   c->path.remote.addr = (ngtcp2_sockaddr *)&c->remote;
   c->path.remote.addrlen = sizeof c->remote;
   ngtcp2_connection_close_error_default(&c->ccerr);
+  c->stream.id = -1;
+  c->server = server;
   return c;
 }
 
@@ -134,6 +246,12 @@ void tm_ngtcp2_free(tm_ngtcp2 *c) {
   if (c->conn != NULL) {
     ngtcp2_conn_del(c->conn);
   }
+  while (c->stream.head != NULL) {
+    tm_chunk *next = c->stream.head->next;
+    free(c->stream.head);
+    c->stream.head = next;
+  }
+  free(c->stream.in);
   free(c);
 }
 
@@ -258,11 +376,40 @@ int tm_ngtcp2_read(tm_ngtcp2 *c, const uint8_t *pkt, size_t pktlen) {
   return rv;
 }
 
+/* The next packet, carrying stream bytes not yet handed to ngtcp2 (and the stream's end) when
+ * there are any and the stream may take them, else whatever else ngtcp2 has to send. */
+static ngtcp2_ssize write_stream(tm_ngtcp2 *c, uint8_t *dest, size_t destlen, ngtcp2_tstamp ts) {
+  tm_stream *s = &c->stream;
+  ngtcp2_pkt_info pi;
+  skip_sent(s);
+  size_t left = s->unsent != NULL ? s->unsent->len - s->unsent_off : 0;
+  int last = s->unsent == NULL || s->unsent->next == NULL;
+  if (s->id != -1 && (left > 0 || (s->fin_queued && !s->fin_sent))) {
+    ngtcp2_vec v = {left > 0 ? s->unsent->data + s->unsent_off : NULL, left};
+    ngtcp2_ssize taken = -1;
+    uint32_t flags =
+        s->fin_queued && last ? NGTCP2_WRITE_STREAM_FLAG_FIN : NGTCP2_WRITE_STREAM_FLAG_NONE;
+    ngtcp2_ssize n = ngtcp2_conn_writev_stream(c->conn, &c->path, &pi, dest, destlen, &taken,
+                                               flags, s->id, &v, left > 0 ? 1 : 0, ts);
+    if (n != NGTCP2_ERR_STREAM_DATA_BLOCKED && n != NGTCP2_ERR_STREAM_SHUT_WR) {
+      if (n >= 0 && taken >= 0) {
+        s->unsent_off += (size_t)taken;
+        if ((flags & NGTCP2_WRITE_STREAM_FLAG_FIN) && (size_t)taken == left) {
+          s->fin_sent = 1;
+        }
+      }
+      return n;
+    }
+  }
+  return ngtcp2_conn_write_pkt(c->conn, &c->path, &pi, dest, destlen, ts);
+}
+
 /* Writes the next datagram into dest: its length, 0 when there is nothing to send, or an
  * ngtcp2 error. A failed connection writes its connection close once. */
 long tm_ngtcp2_write(tm_ngtcp2 *c, uint8_t *dest, size_t destlen) {
   ngtcp2_pkt_info pi;
   ngtcp2_ssize n;
+  ngtcp2_tstamp ts;
   if (c->pending_len > 0) {
     size_t len = c->pending_len < destlen ? c->pending_len : destlen;
     memcpy(dest, c->pending, len);
@@ -281,7 +428,16 @@ long tm_ngtcp2_write(tm_ngtcp2 *c, uint8_t *dest, size_t destlen) {
                                            now());
     return n < 0 ? 0 : (long)n;
   }
-  n = ngtcp2_conn_write_pkt(c->conn, &c->path, &pi, dest, destlen, now());
+  ts = now();
+  if (ngtcp2_conn_get_expiry(c->conn) <= ts) {
+    int rv = ngtcp2_conn_handle_expiry(c->conn, ts);
+    if (rv != 0) {
+      c->failed = 1;
+      ngtcp2_connection_close_error_set_transport_error_liberr(&c->ccerr, rv, NULL, 0);
+      return rv;
+    }
+  }
+  n = write_stream(c, dest, destlen, ts);
   if (n < 0) {
     c->failed = 1;
     ngtcp2_connection_close_error_set_transport_error_liberr(&c->ccerr, (int)n, NULL, 0);
@@ -313,6 +469,108 @@ int tm_ngtcp2_peer_close(const tm_ngtcp2 *c, uint64_t *code, const uint8_t **rea
 /* The TLS alert GnuTLS raised through ngtcp2, 0 if none. */
 int tm_ngtcp2_tls_alert(const tm_ngtcp2 *c) {
   return c->conn == NULL ? 0 : ngtcp2_conn_get_tls_alert(c->conn);
+}
+
+/* Queues up to len bytes on the stream (opening it on a client), and its end when fin and
+ * all was taken: the bytes taken, or an ngtcp2 error. A server takes nothing before the
+ * client's stream arrived, a client nothing before the handshake lets it open one. */
+long tm_ngtcp2_stream_write(tm_ngtcp2 *c, const uint8_t *data, size_t len, int fin) {
+  tm_stream *s = &c->stream;
+  size_t room, taken;
+  if (c->conn == NULL || c->failed) {
+    return 0;
+  }
+  if (s->id == -1) {
+    if (c->server || !ngtcp2_conn_get_handshake_completed(c->conn)) {
+      return 0;
+    }
+    int rv = ngtcp2_conn_open_bidi_stream(c->conn, &s->id, NULL);
+    if (rv == NGTCP2_ERR_STREAM_ID_BLOCKED) {
+      s->id = -1;
+      return 0;
+    }
+    if (rv != 0) {
+      s->id = -1;
+      return rv;
+    }
+  }
+  if (s->fin_queued) {
+    return NGTCP2_ERR_STREAM_SHUT_WR;
+  }
+  taken = 0;
+  while (taken < len && s->buffered < TM_SEND_BUFFER) {
+    size_t n;
+    if (s->tail == NULL || s->tail->len == TM_CHUNK) {
+      tm_chunk *fresh = malloc(sizeof *fresh);
+      if (fresh == NULL) {
+        return NGTCP2_ERR_NOMEM;
+      }
+      fresh->next = NULL;
+      fresh->len = fresh->acked = 0;
+      if (s->tail != NULL) {
+        s->tail->next = fresh;
+      } else {
+        s->head = fresh;
+      }
+      s->tail = fresh;
+      if (s->unsent == NULL) {
+        s->unsent = fresh;
+        s->unsent_off = 0;
+      }
+    }
+    room = TM_CHUNK - s->tail->len;
+    n = len - taken < room ? len - taken : room;
+    if (n > TM_SEND_BUFFER - s->buffered) {
+      n = TM_SEND_BUFFER - s->buffered;
+    }
+    memcpy(s->tail->data + s->tail->len, data + taken, n);
+    s->tail->len += n;
+    s->buffered += n;
+    taken += n;
+  }
+  if (fin && taken == len) {
+    s->fin_queued = 1;
+  }
+  return (long)taken;
+}
+
+/* Copies up to cap received stream bytes into buf and gives their credit back to the peer:
+ * the bytes copied, *fin set once every byte before the peer's end is read. */
+long tm_ngtcp2_stream_read(tm_ngtcp2 *c, uint8_t *buf, size_t cap, int *fin) {
+  tm_stream *s = &c->stream;
+  size_t n = s->in_len - s->in_read;
+  *fin = 0;
+  if (n > cap) {
+    n = cap;
+  }
+  memcpy(buf, s->in + s->in_read, n);
+  s->in_read += n;
+  if (s->in_read == s->in_len) {
+    s->in_read = s->in_len = 0;
+    *fin = s->peer_fin;
+  }
+  if (n > 0 && c->conn != NULL && !c->failed) {
+    int rv = ngtcp2_conn_extend_max_stream_offset(c->conn, s->id, n);
+    if (rv != 0 && rv != NGTCP2_ERR_STREAM_NOT_FOUND) {
+      return rv;
+    }
+    ngtcp2_conn_extend_max_offset(c->conn, n);
+  }
+  return (long)n;
+}
+
+/* Nanoseconds until the connection's next timer, or -1 when none is set. */
+int64_t tm_ngtcp2_timeout(tm_ngtcp2 *c) {
+  ngtcp2_tstamp at, t;
+  if (c->conn == NULL) {
+    return -1;
+  }
+  at = ngtcp2_conn_get_expiry(c->conn);
+  if (at == UINT64_MAX) {
+    return -1;
+  }
+  t = now();
+  return at <= t ? 0 : (int64_t)(at - t);
 }
 
 const char *tm_ngtcp2_strerror(int rv) { return ngtcp2_strerror(rv); }

@@ -317,3 +317,79 @@ fn quic_against_tcp_gives_positive_paired_samples() {
         assert!((ratio - get(Metric::ClientQuicOverTcp)).abs() < 1e-9);
     }
 }
+
+/// Stream data both ways on every pair of this build: 1 MiB client to server and back on one
+/// connection, each byte checked, then an hq-interop `/N` on a new connection, the answer's
+/// pattern checked by the client.
+#[test]
+fn every_quic_pair_carries_a_mebibyte_each_way_and_answers_an_hq_request() {
+    use tlsmatrix_harness::pair::Checksum;
+    use tlsmatrix_harness::quic_stream::{HqClient, HqServer, ReceiveBytes, SendBytes, StreamPart};
+    let scenario: Scenario = LEAD.parse().unwrap();
+    let cfg = config(&scenario);
+    let limit = std::time::Duration::from_secs(20);
+    let payload: Vec<u8> = (0..16_411u32).map(|i| (i * 7 % 253) as u8).collect();
+    let total = 1u64 << 20;
+    let expected = {
+        let mut sum = Checksum::default();
+        (0..total).for_each(|i| sum.update(&[payload[(i % payload.len() as u64) as usize]]));
+        sum
+    };
+    for c in quic_libraries() {
+        for s in quic_libraries() {
+            let pair = format!("{} -> {}", c.name(), s.name());
+            let (cf, sf) = factories(c.as_ref(), s.as_ref(), &cfg);
+            let mut buffers: [Datagrams; 2] = Default::default();
+            let (mut endpoints, _) = quic::handshake_metered(
+                &mut Clock::default(),
+                cf.as_ref(),
+                sf.as_ref(),
+                &scenario.params(),
+                &mut buffers,
+            )
+            .unwrap_or_else(|e| panic!("{pair}: {e}"));
+            for from in [Side::Client, Side::Server] {
+                let mut sink = vec![0u8; 65_536];
+                let mut sum = Checksum::default();
+                let mut send = SendBytes::new(&payload[..], total, false);
+                let mut recv = ReceiveBytes::new(&mut sink, total, false, |b| sum.update(b));
+                let parts: [&mut dyn StreamPart; 2] = match from {
+                    Side::Client => [&mut send, &mut recv],
+                    Side::Server => [&mut recv, &mut send],
+                };
+                quic::exchange_metered(
+                    &mut Clock::default(),
+                    &mut endpoints,
+                    &mut buffers,
+                    parts,
+                    limit,
+                )
+                .unwrap_or_else(|e| panic!("{pair}, {from} sending: {e}"));
+                assert_eq!(sum, expected, "{pair}, {from} sending");
+            }
+            drop(endpoints);
+            let (mut endpoints, _) = quic::handshake_metered(
+                &mut Clock::default(),
+                cf.as_ref(),
+                sf.as_ref(),
+                &scenario.params(),
+                &mut buffers,
+            )
+            .unwrap();
+            let (mut client, mut server) = (HqClient::new(300_001), HqServer::default());
+            quic::exchange_metered(
+                &mut Clock::default(),
+                &mut endpoints,
+                &mut buffers,
+                [&mut client, &mut server],
+                limit,
+            )
+            .unwrap_or_else(|e| panic!("{pair}, hq-interop: {e}"));
+            assert_eq!(
+                (client.received(), server.asked()),
+                (300_001, Some(300_001)),
+                "{pair}"
+            );
+        }
+    }
+}

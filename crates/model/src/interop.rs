@@ -209,13 +209,15 @@ impl Case {
     }
 
     /// A QUIC case: both sides offer `offer` with ALPN hq-interop inside QUIC version 1 over
-    /// UDP, and the case ends when both have completed the handshake with what it names.
-    /// No stream data is exchanged: the QUIC peers here speak no application protocol yet.
+    /// UDP; once the handshake is done with what the case names, the client asks `GET /N`
+    /// on a stream and reads the server's N-byte answer to the stream's end, as the QUIC
+    /// interop runner's cases download a file. `bytes` is N: 1 KiB unless the case is
+    /// about the transfer.
     const fn quic(id: &'static str, about: &'static str, offer: Offer) -> Case {
         Case {
             family: Family::Quic,
             alpn: Some(QUIC_ALPN),
-            ..Case::same(id, about, offer.alpn(&[QUIC_ALPN])).sized(0, 0)
+            ..Case::same(id, about, offer.alpn(&[QUIC_ALPN])).sized(KIB, 0)
         }
     }
 
@@ -469,23 +471,29 @@ pub const CASES: &[Case] = &[
     },
     Case::quic(
         "quic-handshake",
-        "QUIC v1 handshake (the QUIC interop runner's handshake, without its transfer): TLS 1.3, AES-128-GCM, X25519, ECDSA P-256",
+        "QUIC v1 handshake and a 1 KiB hq-interop download (the QUIC interop runner's handshake): TLS 1.3, AES-128-GCM, X25519, ECDSA P-256",
         Offer::tls13(),
     )
     .quick(),
     Case::quic(
+        "quic-transfer",
+        "QUIC v1: a 1 MiB hq-interop download on one stream, through flow control and the congestion window (the QUIC interop runner's transfer, one file)",
+        Offer::tls13(),
+    )
+    .sized(1024 * KIB, 0),
+    Case::quic(
         "quic-chacha20",
-        "QUIC v1 handshake with ChaCha20-Poly1305 only (the QUIC interop runner's chacha20, without its transfer)",
+        "QUIC v1 handshake with ChaCha20-Poly1305 only and a 1 KiB download (the QUIC interop runner's chacha20)",
         Offer::tls13().aead(Aead::Chacha20Poly1305),
     ),
     Case::quic(
         "quic-x25519mlkem768",
-        "QUIC v1 handshake with the hybrid X25519MLKEM768, whose ClientHello fills more than one Initial datagram",
+        "QUIC v1 handshake with the hybrid X25519MLKEM768, whose ClientHello fills more than one Initial datagram, and a 1 KiB download",
         Offer::tls13().group(Group::X25519Mlkem768),
     ),
     Case::quic(
         "quic-mldsa44",
-        "QUIC v1 handshake with an ML-DSA-44 chain, which the amplification limit holds back a round trip",
+        "QUIC v1 handshake with an ML-DSA-44 chain, which the amplification limit holds back a round trip, and a 1 KiB download",
         Offer::tls13().sig(SigAlg::MlDsa44),
     ),
 ];
@@ -563,9 +571,14 @@ mod tests {
     fn ids_are_unique_and_found() {
         for c in CASES {
             assert_eq!(case(c.id).unwrap().id, c.id);
-            // A QUIC case carries no stream data, so it writes nothing.
+            // A QUIC case's bytes are the answer to its hq-interop request, written as the
+            // stack takes them: no write size of its own.
             match c.family {
-                Family::Quic => assert_eq!((c.bytes, c.write_size), (0, 0), "{}", c.id),
+                Family::Quic => {
+                    assert_eq!(c.write_size, 0, "{}", c.id);
+                    let transfer = c.id == "quic-transfer";
+                    assert_eq!(c.bytes, if transfer { 1 << 20 } else { KIB }, "{}", c.id);
+                }
                 _ => assert!(c.write_size > 0 && c.write_size <= 16 * KIB),
             }
         }
@@ -579,7 +592,7 @@ mod tests {
     #[test]
     fn quic_cases_offer_tls13_and_hq_interop_on_both_sides() {
         let quic: Vec<_> = CASES.iter().filter(|c| c.family == Family::Quic).collect();
-        assert_eq!(quic.len(), 4);
+        assert_eq!(quic.len(), 5);
         for c in quic {
             assert!(c.id.starts_with("quic-"), "{}", c.id);
             assert_eq!(c.alpn, Some(QUIC_ALPN));

@@ -10,11 +10,12 @@
 
 use std::ffi::{c_char, c_int, c_long, CStr};
 use std::ptr;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::negotiated::Negotiated;
-use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
 use tlsmatrix_model::side::Side;
 
 use super::{alpn_of, ffi, negotiated_of, GnutlsFactory, GnutlsLibrary, Session};
@@ -45,6 +46,9 @@ extern "C" {
     fn tm_ngtcp2_read(c: *mut Glue, pkt: *const u8, len: usize) -> c_int;
     fn tm_ngtcp2_write(c: *mut Glue, dest: *mut u8, cap: usize) -> c_long;
     fn tm_ngtcp2_handshake_completed(c: *const Glue) -> c_int;
+    fn tm_ngtcp2_stream_write(c: *mut Glue, data: *const u8, len: usize, fin: c_int) -> c_long;
+    fn tm_ngtcp2_stream_read(c: *mut Glue, buf: *mut u8, cap: usize, fin: *mut c_int) -> c_long;
+    fn tm_ngtcp2_timeout(c: *mut Glue) -> i64;
     fn tm_ngtcp2_peer_close(
         c: *const Glue,
         code: *mut u64,
@@ -214,6 +218,42 @@ impl QuicEndpoint for Ngtcp2Connection {
             bail!("ngtcp2: {close}");
         }
         Ok(())
+    }
+
+    fn timeout(&mut self) -> Option<Duration> {
+        if self.glue.is_null() {
+            return None;
+        }
+        // SAFETY: a live connection.
+        let ns = unsafe { tm_ngtcp2_timeout(self.glue) };
+        u64::try_from(ns).ok().map(Duration::from_nanos)
+    }
+
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
+        if self.glue.is_null() {
+            return Ok(0);
+        }
+        // SAFETY: a live connection; the glue copies what it takes during the call.
+        let n = unsafe {
+            tm_ngtcp2_stream_write(self.glue, data.as_ptr(), data.len(), c_int::from(fin))
+        };
+        usize::try_from(n)
+            .map_err(|_| anyhow!("ngtcp2: writing to the stream: {}", error_text(n as c_int)))
+    }
+
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead> {
+        if self.glue.is_null() {
+            return Ok(StreamRead::default());
+        }
+        let mut fin: c_int = 0;
+        // SAFETY: a live connection writing into `buf`.
+        let n = unsafe { tm_ngtcp2_stream_read(self.glue, buf.as_mut_ptr(), buf.len(), &mut fin) };
+        let bytes = usize::try_from(n)
+            .map_err(|_| anyhow!("ngtcp2: reading the stream: {}", error_text(n as c_int)))?;
+        Ok(StreamRead {
+            bytes,
+            fin: fin != 0,
+        })
     }
 
     fn is_handshake_complete(&self) -> bool {

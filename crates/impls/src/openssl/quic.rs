@@ -10,6 +10,7 @@
 
 use std::os::raw::c_int;
 use std::rc::Rc;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use foreign_types::{ForeignType, ForeignTypeRef};
@@ -17,7 +18,7 @@ use openssl::ssl::{Ssl, SslContext, SslContextBuilder, SslMethod, SslRef};
 use openssl_sys as ffi;
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::negotiated::Negotiated;
-use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
 use tlsmatrix_model::side::Side;
 
 use super::{describe_stack, negotiated_of, OpensslLibrary};
@@ -31,6 +32,15 @@ extern "C" {
 
 const SSL_LISTENER_FLAG_NO_VALIDATE: u64 = 1 << 1;
 const SSL_ACCEPT_CONNECTION_NO_BLOCK: u64 = 1;
+const SSL_ACCEPT_STREAM_NO_BLOCK: u64 = 1;
+/// No stream is made or taken up behind the application's back: the client opens the stream
+/// (`SSL_new_stream`) and the server takes it up (`SSL_accept_stream`), as OpenSSL's own
+/// multi-stream demos do.
+const SSL_DEFAULT_STREAM_MODE_NONE: u32 = 0;
+/// A bidirectional stream, for `SSL_new_stream`.
+const SSL_STREAM_FLAG_BIDI: u64 = 0;
+const SSL_CTRL_MODE: c_int = 33;
+const SSL_MODE_ENABLE_PARTIAL_WRITE: std::os::raw::c_long = 1;
 
 /// The largest datagram a read takes whole.
 const MAX_DATAGRAM: usize = 65_536;
@@ -83,14 +93,25 @@ fn dgram_pair() -> Result<(*mut ffi::BIO, *mut ffi::BIO)> {
 struct OurEnd(*mut ffi::BIO);
 
 impl OurEnd {
-    fn write(&self, datagram: &[u8]) -> Result<()> {
+    /// Hands the library one datagram. A full pair (a burst the library has not read yet)
+    /// first lets the library read what waits, through `consume`, as an application reading
+    /// its socket would.
+    fn write(&self, datagram: &[u8], consume: impl Fn() -> Result<()>) -> Result<()> {
         let len = c_int::try_from(datagram.len()).map_err(|_| anyhow!("a datagram over 2 GiB"))?;
-        // SAFETY: our end of a live pair; one datagram of `len` bytes.
-        let n = unsafe { ffi::BIO_write(self.0, datagram.as_ptr().cast(), len) };
-        if n != len {
-            bail!("the datagram BIO took {n} of {len} bytes");
+        for attempt in 0..2 {
+            // SAFETY: our end of a live pair; one datagram of `len` bytes.
+            let n = unsafe { ffi::BIO_write(self.0, datagram.as_ptr().cast(), len) };
+            if n == len {
+                return Ok(());
+            }
+            if attempt == 1 {
+                bail!(
+                    "the datagram BIO took {n} of {len} bytes after the library read what waited"
+                );
+            }
+            consume()?;
         }
-        Ok(())
+        unreachable!("two attempts")
     }
 
     /// Every datagram the library has written, in order.
@@ -154,6 +175,174 @@ fn alpn(ssl: &SslRef) -> Option<Vec<u8>> {
     ssl.selected_alpn_protocol().map(<[u8]>::to_vec)
 }
 
+/// Lets the library read the datagrams waiting for it and run its timers.
+fn tick(conn: &SslRef) -> Result<()> {
+    // SAFETY: a live connection object.
+    if unsafe { ffi::SSL_handle_events(conn.as_ptr()) } != 1 {
+        return Err(describe_stack("handling the connection's events"));
+    }
+    Ok(())
+}
+
+/// Leaves stream making to the application (`SSL_DEFAULT_STREAM_MODE_NONE`).
+fn no_default_stream(conn: &SslRef) -> Result<()> {
+    // SAFETY: a live connection object.
+    if unsafe { ffi::SSL_set_default_stream_mode(conn.as_ptr(), SSL_DEFAULT_STREAM_MODE_NONE) } != 1
+    {
+        return Err(describe_stack("turning the default stream off"));
+    }
+    Ok(())
+}
+
+/// How long until the connection's next timer, which `SSL_handle_events` runs.
+fn event_timeout(conn: &SslRef) -> Option<Duration> {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut infinite: c_int = 0;
+    // SAFETY: a live connection object and two out-pointers.
+    let ok = unsafe { ffi::SSL_get_event_timeout(conn.as_ptr(), &mut tv, &mut infinite) };
+    (ok == 1 && infinite == 0).then(|| {
+        Duration::from_secs(tv.tv_sec.max(0) as u64)
+            + Duration::from_micros(tv.tv_usec.max(0) as u64)
+    })
+}
+
+/// The connection's one stream, once opened (client) or taken up (server).
+#[derive(Default)]
+struct Stream {
+    ssl: Option<Ssl>,
+    peer_finished: bool,
+}
+
+impl Stream {
+    /// The client's new stream, or the server's first incoming one; `None` while there is
+    /// none yet.
+    fn get(&mut self, conn: &SslRef, side: Side) -> Result<Option<&SslRef>> {
+        if self.ssl.is_none() {
+            // SAFETY: a live connection object; a stream object is ours to free.
+            let ptr = unsafe {
+                match side {
+                    Side::Client => ffi::SSL_new_stream(conn.as_ptr(), SSL_STREAM_FLAG_BIDI),
+                    Side::Server => {
+                        let mut ptr =
+                            ffi::SSL_accept_stream(conn.as_ptr(), SSL_ACCEPT_STREAM_NO_BLOCK);
+                        if ptr.is_null() {
+                            // The stream may be in datagrams the library has not read yet.
+                            tick(conn)?;
+                            ptr = ffi::SSL_accept_stream(conn.as_ptr(), SSL_ACCEPT_STREAM_NO_BLOCK);
+                        }
+                        ptr
+                    }
+                }
+            };
+            if ptr.is_null() {
+                return match side {
+                    Side::Client => Err(describe_stack("opening a stream")),
+                    Side::Server => Ok(None),
+                };
+            }
+            // SAFETY: as above; the stream object is non-blocking and may take part of a
+            // write, as every other stack's stream does.
+            unsafe {
+                ffi::SSL_set_blocking_mode(ptr, 0);
+                ffi::SSL_ctrl(
+                    ptr,
+                    SSL_CTRL_MODE,
+                    SSL_MODE_ENABLE_PARTIAL_WRITE,
+                    std::ptr::null_mut(),
+                );
+                self.ssl = Some(Ssl::from_ptr(ptr));
+            }
+        }
+        Ok(self.ssl.as_deref())
+    }
+
+    fn write(&mut self, conn: &SslRef, side: Side, data: &[u8], fin: bool) -> Result<usize> {
+        let Some(stream) = self.get(conn, side)? else {
+            return Ok(0);
+        };
+        let mut taken = 0usize;
+        if !data.is_empty() {
+            // SAFETY: a live stream object; `data` is read during the call.
+            let ok = unsafe {
+                ffi::SSL_write_ex(
+                    stream.as_ptr(),
+                    data.as_ptr().cast(),
+                    data.len(),
+                    &mut taken,
+                )
+            };
+            if ok != 1 {
+                // SAFETY: as above, with the call's result.
+                let e = unsafe { ffi::SSL_get_error(stream.as_ptr(), 0) };
+                if e != ffi::SSL_ERROR_WANT_WRITE && e != ffi::SSL_ERROR_WANT_READ {
+                    return Err(describe_stack("writing to the stream"));
+                }
+                taken = 0;
+            }
+        }
+        // SAFETY: a live stream object.
+        if fin
+            && taken == data.len()
+            && unsafe { ffi::SSL_stream_conclude(stream.as_ptr(), 0) } != 1
+        {
+            return Err(describe_stack("ending the stream"));
+        }
+        Ok(taken)
+    }
+
+    fn read(&mut self, conn: &SslRef, side: Side, buf: &mut [u8]) -> Result<StreamRead> {
+        if self.peer_finished {
+            return Ok(StreamRead {
+                bytes: 0,
+                fin: true,
+            });
+        }
+        let Some(stream) = self.get(conn, side)? else {
+            return Ok(StreamRead::default());
+        };
+        let mut got = StreamRead::default();
+        let mut ticked = false;
+        while got.bytes < buf.len() {
+            let mut n = 0usize;
+            let rest = &mut buf[got.bytes..];
+            // SAFETY: a live stream object reading into `rest`.
+            let ok = unsafe {
+                ffi::SSL_read_ex(
+                    stream.as_ptr(),
+                    rest.as_mut_ptr().cast(),
+                    rest.len(),
+                    &mut n,
+                )
+            };
+            if ok == 1 {
+                got.bytes += n;
+                if n == 0 {
+                    break;
+                }
+                continue;
+            }
+            // SAFETY: as above, with the call's result.
+            match unsafe { ffi::SSL_get_error(stream.as_ptr(), 0) } {
+                // Data may be in datagrams the library has not read yet.
+                ffi::SSL_ERROR_WANT_READ if got.bytes == 0 && !ticked => {
+                    tick(conn)?;
+                    ticked = true;
+                    continue;
+                }
+                ffi::SSL_ERROR_WANT_READ => {}
+                ffi::SSL_ERROR_ZERO_RETURN => got.fin = true,
+                _ => return Err(describe_stack("reading the stream")),
+            }
+            break;
+        }
+        self.peer_finished = got.fin;
+        Ok(got)
+    }
+}
+
 struct ClientFactory {
     ctx: SslContext,
     server_name: String,
@@ -174,16 +363,20 @@ impl QuicEndpointFactory for ClientFactory {
             }
             ffi::SSL_set_connect_state(ssl.as_ptr());
         }
+        no_default_stream(&ssl)?;
         Ok(Box::new(ClientConnection {
             ssl,
             ours,
             done: false,
+            stream: Stream::default(),
             buf: Vec::new(),
         }))
     }
 }
 
 struct ClientConnection {
+    /// Dropped before the connection (fields drop in order).
+    stream: Stream,
     ssl: Ssl,
     ours: OurEnd,
     done: bool,
@@ -192,13 +385,26 @@ struct ClientConnection {
 
 impl QuicEndpoint for ClientConnection {
     fn receive(&mut self, datagram: &[u8]) -> Result<()> {
-        self.ours.write(datagram)
+        let ssl = &self.ssl;
+        self.ours.write(datagram, || tick(ssl))
     }
 
     fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
         self.done = advance(&mut self.ssl, self.done)?;
         self.ours.drain(out, &mut self.buf);
         Ok(())
+    }
+
+    fn timeout(&mut self) -> Option<Duration> {
+        event_timeout(&self.ssl)
+    }
+
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
+        self.stream.write(&self.ssl, Side::Client, data, fin)
+    }
+
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead> {
+        self.stream.read(&self.ssl, Side::Client, buf)
     }
 
     fn is_handshake_complete(&self) -> bool {
@@ -261,6 +467,7 @@ struct ServerFactory {
 impl QuicEndpointFactory for ServerFactory {
     fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
         Ok(Box::new(ServerConnection {
+            stream: Stream::default(),
             listener: self.listener.clone(),
             conn: None,
             done: false,
@@ -271,6 +478,8 @@ impl QuicEndpointFactory for ServerFactory {
 
 /// A connection the listener accepts from the client's first datagrams.
 struct ServerConnection {
+    /// Dropped before the connection.
+    stream: Stream,
     listener: Rc<Listener>,
     conn: Option<Ssl>,
     done: bool,
@@ -279,7 +488,9 @@ struct ServerConnection {
 
 impl QuicEndpoint for ServerConnection {
     fn receive(&mut self, datagram: &[u8]) -> Result<()> {
-        self.listener.ours.write(datagram)
+        self.listener
+            .ours
+            .write(datagram, || self.listener.handle_events())
     }
 
     fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
@@ -291,7 +502,9 @@ impl QuicEndpoint for ServerConnection {
             };
             if !ptr.is_null() {
                 // SAFETY: as above.
-                self.conn = Some(unsafe { Ssl::from_ptr(ptr) });
+                let conn = unsafe { Ssl::from_ptr(ptr) };
+                no_default_stream(&conn)?;
+                self.conn = Some(conn);
             }
         }
         if let Some(conn) = &mut self.conn {
@@ -299,6 +512,26 @@ impl QuicEndpoint for ServerConnection {
         }
         self.listener.ours.drain(out, &mut self.buf);
         Ok(())
+    }
+
+    fn timeout(&mut self) -> Option<Duration> {
+        let listener = event_timeout(&self.listener.ssl);
+        let conn = self.conn.as_deref().and_then(event_timeout);
+        listener.into_iter().chain(conn).min()
+    }
+
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
+        match &self.conn {
+            Some(conn) => self.stream.write(conn, Side::Server, data, fin),
+            None => Ok(0),
+        }
+    }
+
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead> {
+        match &self.conn {
+            Some(conn) => self.stream.read(conn, Side::Server, buf),
+            None => Ok(StreamRead::default()),
+        }
     }
 
     fn is_handshake_complete(&self) -> bool {
@@ -320,6 +553,7 @@ impl Drop for ServerConnection {
     /// Frees the connection, then discards what the listener sends for it on the way out
     /// (its close), which no next connection may receive.
     fn drop(&mut self) {
+        self.stream = Stream::default();
         self.conn = None;
         let _ = self.listener.handle_events();
         let mut discard = Datagrams::default();

@@ -13,13 +13,16 @@ use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use boring::ssl::{SslContextBuilder, SslInfoCallbackMode, SslMethod};
 use foreign_types_boring::ForeignTypeRef;
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::negotiated::Negotiated;
-use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_harness::quic::{
+    Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead, STREAM_ID,
+};
 use tlsmatrix_model::side::Side;
 
 use super::{negotiated_of, OpensslLibrary};
@@ -64,6 +67,14 @@ impl OpensslLibrary {
             .map_err(|e| anyhow!("quiche refused the ALPN list: {e}"))?;
         // Path MTU discovery probes after the handshake, which is not what is timed.
         config.discover_pmtu(false);
+        // quiche grants no stream credit by default; these are its example server's and
+        // client's windows.
+        config.set_initial_max_data(10_000_000);
+        config.set_initial_max_stream_data_bidi_local(1_000_000);
+        config.set_initial_max_stream_data_bidi_remote(1_000_000);
+        config.set_initial_max_stream_data_uni(1_000_000);
+        config.set_initial_max_streams_bidi(100);
+        config.set_initial_max_streams_uni(100);
         Ok(Box::new(QuicheFactory {
             side,
             config: Rc::new(RefCell::new(config)),
@@ -109,6 +120,7 @@ impl QuicEndpointFactory for QuicheFactory {
             config: self.config.clone(),
             conn,
             pending: Datagrams::default(),
+            peer_finished: false,
             buf: vec![0u8; MAX_DATAGRAM],
             seen: self.seen.clone(),
         }))
@@ -121,6 +133,8 @@ struct QuicheConnection {
     conn: Option<quiche::Connection>,
     /// What the server answers without a connection (a version negotiation).
     pending: Datagrams,
+    /// The peer's end of the stream was read (quiche forgets the stream then).
+    peer_finished: bool,
     buf: Vec<u8>,
     seen: Seen,
 }
@@ -181,6 +195,9 @@ impl QuicEndpoint for QuicheConnection {
         let Some(conn) = &mut self.conn else {
             return Ok(());
         };
+        if conn.timeout().is_some_and(|t| t.is_zero()) {
+            conn.on_timeout();
+        }
         loop {
             match conn.send(&mut self.buf) {
                 Ok((n, _)) => out.push(&self.buf[..n]),
@@ -196,6 +213,44 @@ impl QuicEndpoint for QuicheConnection {
             );
         }
         Ok(())
+    }
+
+    fn timeout(&mut self) -> Option<Duration> {
+        self.conn.as_ref()?.timeout()
+    }
+
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
+        let Some(conn) = &mut self.conn else {
+            return Ok(0);
+        };
+        match conn.stream_send(STREAM_ID, data, fin) {
+            Ok(n) => Ok(n),
+            // No credit yet, or (a server) the client has not opened the stream yet.
+            Err(quiche::Error::Done | quiche::Error::InvalidStreamState(_)) => Ok(0),
+            Err(e) => Err(anyhow!("quiche: writing to the stream: {e}")),
+        }
+    }
+
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead> {
+        let Some(conn) = self.conn.as_mut().filter(|_| !self.peer_finished) else {
+            return Ok(StreamRead {
+                bytes: 0,
+                fin: self.peer_finished,
+            });
+        };
+        let mut got = StreamRead::default();
+        while got.bytes < buf.len() && !got.fin {
+            match conn.stream_recv(STREAM_ID, &mut buf[got.bytes..]) {
+                Ok((n, fin)) => {
+                    got.bytes += n;
+                    got.fin = fin;
+                }
+                Err(quiche::Error::Done | quiche::Error::InvalidStreamState(_)) => break,
+                Err(e) => return Err(anyhow!("quiche: reading the stream: {e}")),
+            }
+        }
+        self.peer_finished = got.fin;
+        Ok(got)
     }
 
     fn is_handshake_complete(&self) -> bool {

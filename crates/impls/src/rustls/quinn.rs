@@ -15,14 +15,14 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::BytesMut;
 use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
-    ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig as QuinnEndpointConfig,
-    EndpointEvent, Event,
+    ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig as QuinnEndpointConfig,
+    EndpointEvent, Event, ReadError, StreamId, WriteError,
 };
 use rustls::crypto::{ActiveKeyExchange, CompletedKeyExchange, CryptoProvider, SupportedKxGroup};
 use rustls::pki_types::CertificateDer;
@@ -30,7 +30,7 @@ use rustls::quic::{Algorithm, HeaderProtectionKey, PacketKey};
 use rustls::{CipherSuite, CipherSuiteCommon, SupportedCipherSuite, Tls13CipherSuite};
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::negotiated::Negotiated;
-use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
+use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
 use tlsmatrix_model::codes;
 use tlsmatrix_model::scenario::Version;
 use tlsmatrix_model::side::Side;
@@ -335,6 +335,8 @@ impl QuicEndpointFactory for QuinnFactory {
         Ok(Box::new(QuinnConnection {
             endpoint: self.endpoint.clone(),
             conn,
+            stream: None,
+            peer_finished: false,
             peer,
             responses: Datagrams::default(),
             buf: Vec::new(),
@@ -349,6 +351,10 @@ impl QuicEndpointFactory for QuinnFactory {
 struct QuinnConnection {
     endpoint: Rc<RefCell<Endpoint>>,
     conn: Option<(ConnectionHandle, quinn_proto::Connection)>,
+    /// The stream data crosses, once the client opened it or the server took it up.
+    stream: Option<StreamId>,
+    /// The peer's end of the stream was read.
+    peer_finished: bool,
     peer: SocketAddr,
     /// What the endpoint answered on its own (a refusal, a version negotiation), sent at
     /// the next transmit.
@@ -376,6 +382,19 @@ impl QuinnConnection {
             }
         }
         Ok(())
+    }
+
+    /// The stream: a client opens it, a server takes up the one the client opened.
+    fn stream(&mut self) -> Option<(StreamId, &mut quinn_proto::Connection)> {
+        let (_, conn) = self.conn.as_mut()?;
+        if self.stream.is_none() {
+            self.stream = if self.peer == SERVER_ADDR {
+                conn.streams().open(Dir::Bi)
+            } else {
+                conn.streams().accept(Dir::Bi)
+            };
+        }
+        Some((self.stream?, conn))
     }
 }
 
@@ -434,6 +453,9 @@ impl QuicEndpoint for QuinnConnection {
             return Ok(());
         };
         let now = Instant::now();
+        if conn.poll_timeout().is_some_and(|t| t <= now) {
+            conn.handle_timeout(now);
+        }
         loop {
             self.buf.clear();
             let Some(t) = conn.poll_transmit(now, MAX_BATCH, &mut self.buf) else {
@@ -442,6 +464,65 @@ impl QuicEndpoint for QuinnConnection {
             out.push_segments(&self.buf[..t.size], t.segment_size);
         }
         self.pump()
+    }
+
+    fn timeout(&mut self) -> Option<Duration> {
+        let (_, conn) = self.conn.as_mut()?;
+        let at = conn.poll_timeout()?;
+        Some(at.saturating_duration_since(Instant::now()))
+    }
+
+    fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
+        let Some((id, conn)) = self.stream() else {
+            return Ok(0);
+        };
+        let mut send = conn.send_stream(id);
+        let taken = match send.write(data) {
+            Ok(n) => n,
+            Err(WriteError::Blocked) => 0,
+            Err(e) => bail!("quinn: writing to the stream: {e}"),
+        };
+        if fin && taken == data.len() {
+            send.finish().context("quinn: finishing the stream")?;
+        }
+        Ok(taken)
+    }
+
+    fn stream_read(&mut self, buf: &mut [u8]) -> Result<StreamRead> {
+        if self.peer_finished {
+            // quinn forgets a stream once its end was read.
+            return Ok(StreamRead {
+                bytes: 0,
+                fin: true,
+            });
+        }
+        let Some((id, conn)) = self.stream() else {
+            return Ok(StreamRead::default());
+        };
+        let mut recv = conn.recv_stream(id);
+        let mut chunks = recv.read(true).context("quinn: reading the stream")?;
+        let mut got = StreamRead::default();
+        while got.bytes < buf.len() {
+            match chunks.next(buf.len() - got.bytes) {
+                Ok(Some(chunk)) => {
+                    buf[got.bytes..got.bytes + chunk.bytes.len()].copy_from_slice(&chunk.bytes);
+                    got.bytes += chunk.bytes.len();
+                }
+                Ok(None) => {
+                    got.fin = true;
+                    break;
+                }
+                Err(ReadError::Blocked) => break,
+                Err(e) => {
+                    let _ = chunks.finalize();
+                    bail!("quinn: reading the stream: {e}");
+                }
+            }
+        }
+        // Releases the credit the read freed; the next transmit carries it.
+        let _ = chunks.finalize();
+        self.peer_finished = got.fin;
+        Ok(got)
     }
 
     fn is_handshake_complete(&self) -> bool {
