@@ -100,6 +100,9 @@ CONTENTION_MS ?= 300
 # datagrams, each impl with itself; impls with no QUIC stack are refused before any driver
 # starts.
 QUIC_RUNS ?= 6
+# Stream data over each QUIC stack in turns with its own library's TLS bulk over TCP
+# (`tlsmatrix run --measure quic-bulk`): 1 MiB and 16 MiB each way on a new connection.
+QUIC_BULK_RUNS ?= 6
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 12
@@ -300,7 +303,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl results/companion-profile.jsonl \
+	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl results/quic-bulk.jsonl results/companion-profile.jsonl \
 	  results/first-look.jsonl results/first-look.db
 	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
 	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
@@ -353,6 +356,8 @@ report: timings-begin build-workspace
 	  --out results/contention.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) quic $(BIN)/tlsmatrix run --measure quic --runs $(QUIC_RUNS) --warmup-ms 50 --sample-ms 40 --lanes $(LANES) \
 	  --out results/quic.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) quic-bulk $(BIN)/tlsmatrix run --measure quic-bulk --runs $(QUIC_BULK_RUNS) --warmup-ms 50 --lanes $(LANES) \
+	  --out results/quic-bulk.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	companion_impls=$$(for c in $(COMPANIONS); do [ -d $(BIN)/companions/$$c ] && printf '%s,%s+symbols,' $$c $$c; done | sed 's/,$$//'); \

@@ -21,4 +21,5 @@ pub mod overhead;
 pub mod post_quantum;
 pub mod provider;
 pub mod quic;
+pub mod quic_bulk;
 pub mod self_pairs;

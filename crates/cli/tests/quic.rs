@@ -474,3 +474,72 @@ fn a_quic_peer_refuses_the_options_of_tcp_servers() {
         assert!(!text.contains("listening"), "{extra:?}: {text}");
     }
 }
+
+/// `tlsmatrix run --measure quic-bulk` through the real drivers: every QUIC stack built
+/// carries 1 MiB and 16 MiB each way beside its own library's TLS bulk over TCP, every figure
+/// positive and finite, the stream bytes per datagram within a QUIC datagram's size; a TLS
+/// 1.2 bulk scenario and an impl without a QUIC stack are unsupported with their reasons.
+#[test]
+fn every_quic_stack_carries_bulk_data_with_sane_figures() {
+    let _alone = exclusive();
+    let out = scratch("quic-bulk").join("quic-bulk.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "quic-bulk",
+        "--impl",
+        &format!("{},nss", STACKS.join(",")),
+        "--scenario",
+        "bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k",
+        "--runs",
+        "2",
+        "--warmup-ms",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    // Every figure the measure gives.
+    let metrics: Vec<Metric> = tlsmatrix_model::metric::METRICS
+        .iter()
+        .filter(|row| row.source == tlsmatrix_model::metric::Source::QuicBulk)
+        .map(|row| row.metric)
+        .collect();
+    assert_eq!(metrics.len(), 13);
+    for imp in STACKS {
+        for &m in &metrics {
+            let rec = records
+                .iter()
+                .find(|r| r.client == imp && r.metric == m)
+                .unwrap_or_else(|| panic!("{imp}: no {m}"));
+            assert!(
+                rec.median.is_finite() && rec.median > 0.0,
+                "{imp} {m}: {}",
+                rec.median
+            );
+            assert_eq!(rec.scenario, "bulk-tls13-aes-128-gcm-16k", "{imp} {m}");
+        }
+        let per_datagram = records
+            .iter()
+            .find(|r| r.client == imp && r.metric == Metric::ClientQuicSend16mDatagramBytes)
+            .unwrap();
+        assert!(
+            (500.0..1500.0).contains(&per_datagram.median),
+            "{imp}: {}",
+            per_datagram.median
+        );
+    }
+    let cells = json_lines(&out);
+    for (imp, scenario, why) in [
+        ("rustls-ring", "bulk-tls12-aes-128-gcm-16k", "TLS 1.3 only"),
+        ("nss", "bulk-tls13-aes-128-gcm-16k", "no QUIC stack on nss"),
+    ] {
+        let cell = cells
+            .iter()
+            .find(|c| c["client"] == imp && c["scenario"] == scenario)
+            .unwrap_or_else(|| panic!("{imp} {scenario}: no cell"));
+        assert_eq!(cell["outcome"], "unsupported", "{cell}");
+        assert!(cell["reason"].as_str().unwrap().contains(why), "{cell}");
+    }
+}

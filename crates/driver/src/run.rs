@@ -45,8 +45,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     if let Some(reason) = args.measure.row().refusal(&cell.scenario, with_itself) {
         return refuse(reason.into());
     }
-    if args.measure == Measure::Quic {
-        // The TCP handshake it is paired with offers the same ALPN: like with like.
+    if matches!(args.measure, Measure::Quic | Measure::QuicBulk) {
+        // The TCP handshake or bulk it is paired with offers the same ALPN: like with like.
         cell.cfg.alpn = vec![tlsmatrix_harness::quic::ALPN.into()];
         if let Err(reason) = cell.client.quic_supports(&cell.cfg) {
             return refuse(reason);
@@ -270,21 +270,46 @@ fn measure(
                 on_sample,
             )?
         }
-        (Measure::Quic, Scenario::Handshake(_)) => {
-            let (qc, qs) = match quic_factories(cell) {
-                Ok(made) => made,
-                Err(reason) => return Ok(Some(reason)),
-            };
-            tlsmatrix_measure::quic::quic_against_tcp(
-                (c, s),
-                (qc.as_ref(), qs.as_ref()),
-                &params,
-                &budget,
-                on_sample,
-            )?
+        (Measure::Quic | Measure::QuicBulk, _) => {
+            return quic_measure(args.measure, cell, (c, s), &budget, on_sample);
         }
         // Every other kind the measure's row refuses before any library is asked (`run`);
         // measure_places.rs holds each row to an arm above.
+        _ => unreachable!("refused above by the measure table"),
+    }
+    Ok(None)
+}
+
+/// A QUIC measure's samples on the cell, its TCP twin made from `tcp`; `Some(reason)` when
+/// the library's QUIC stack cannot run it.
+fn quic_measure(
+    measure: Measure,
+    cell: &OpenCell,
+    tcp: (&dyn EndpointFactory, &dyn EndpointFactory),
+    budget: &Budget,
+    on_sample: impl FnMut(tlsmatrix_measure::sample::Sample),
+) -> Result<Option<String>> {
+    let (qc, qs) = match quic_factories(cell) {
+        Ok(made) => made,
+        Err(reason) => return Ok(Some(reason)),
+    };
+    let quic = (qc.as_ref(), qs.as_ref());
+    let params = cell.scenario.params();
+    match (measure, cell.scenario) {
+        (Measure::Quic, Scenario::Handshake(_)) => {
+            tlsmatrix_measure::quic::quic_against_tcp(tcp, quic, &params, budget, on_sample)?
+        }
+        (Measure::QuicBulk, Scenario::Bulk(b)) => {
+            tlsmatrix_measure::quic_bulk::quic_bulk_against_tcp(
+                tcp,
+                quic,
+                &params,
+                b.size.bytes(),
+                budget.runs,
+                budget.warmup,
+                on_sample,
+            )?
+        }
         _ => unreachable!("refused above by the measure table"),
     }
     Ok(None)

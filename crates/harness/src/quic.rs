@@ -175,19 +175,20 @@ const MAX_NAP: Duration = Duration::from_millis(1);
 ///
 /// Datagrams still in flight when the parts are done stay in `buffers` (those to the
 /// client: a round ends with the server's step), so a next exchange on the same connection
-/// delivers them first.
+/// delivers them first. Returns the datagrams each side sent, indexed by `Side::index`.
 pub fn exchange_metered(
     meter: &mut impl Meter,
     endpoints: &mut QuicEndpoints,
     buffers: &mut [Datagrams; 2],
     parts: [&mut dyn StreamPart; 2],
     limit: Duration,
-) -> Result<(), QuicError> {
+) -> Result<[u64; 2], QuicError> {
     let start = Instant::now();
     let (c, s) = endpoints;
     let [to_server, to_client] = buffers;
     let [client_part, server_part] = parts;
     let mut done = [false; 2];
+    let mut sent = [0u64; 2];
     for round in 1.. {
         step_playing(
             meter,
@@ -201,6 +202,7 @@ pub fn exchange_metered(
                 Ok(())
             },
         )?;
+        sent[0] += to_server.len() as u64;
         step_playing(
             meter,
             Side::Server,
@@ -213,9 +215,10 @@ pub fn exchange_metered(
                 Ok(())
             },
         )?;
+        sent[1] += to_client.len() as u64;
         let [client_done, server_done] = done;
         if client_done && server_done {
-            return Ok(());
+            return Ok(sent);
         }
         if start.elapsed() > limit {
             return Err(QuicError::ExchangeStalled {

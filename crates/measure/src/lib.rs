@@ -16,6 +16,7 @@ pub mod memprobe;
 pub mod paired;
 pub mod profile;
 pub mod quic;
+pub mod quic_bulk;
 pub mod quic_flights;
 pub mod sample;
 pub mod setup;

@@ -265,22 +265,22 @@ struct BulkStream {
 }
 
 /// A buffer that starts at a chosen offset within a page, whatever the allocator.
-struct PageOffsetBuf {
+pub(crate) struct PageOffsetBuf {
     buf: Vec<u8>,
     start: usize,
     len: usize,
 }
 
 impl PageOffsetBuf {
-    fn new(len: usize, page_offset: usize, fill: u8) -> PageOffsetBuf {
+    pub(crate) fn new(len: usize, page_offset: usize, fill: u8) -> PageOffsetBuf {
         let buf = vec![fill; len + 8192];
         let start = (page_offset + 4096 - buf.as_ptr() as usize % 4096) % 4096;
         PageOffsetBuf { buf, start, len }
     }
-    fn get(&self) -> &[u8] {
+    pub(crate) fn get(&self) -> &[u8] {
         &self.buf[self.start..self.start + self.len]
     }
-    fn get_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn get_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.start..self.start + self.len]
     }
 }

@@ -26,6 +26,7 @@ pub enum Measure {
     Contention,
     Teardown,
     Quic,
+    QuicBulk,
 }
 
 /// How many of a measure's cells run at once, when each runs in a driver of its own.
@@ -336,7 +337,31 @@ pub const MEASURES: &[MeasureRow] = &[
         companion: true,
         stage: Some(("quic", "results/quic.jsonl")),
     },
+    MeasureRow {
+        measure: Measure::QuicBulk,
+        name: "quic-bulk",
+        help: "stream data over the library's QUIC stack in memory, in turns with its own TLS bulk over TCP: 1 MiB and 16 MiB each way on a new connection's stream, MB/s per side, and QUIC's CPU per byte over TCP's",
+        kinds: &[Kind::Bulk],
+        other_kinds: "QUIC bulk is measured on bulk scenarios",
+        self_only: Some(
+            "QUIC bulk is measured against the same library's TLS bulk: run each impl with itself",
+        ),
+        full_only: None,
+        lanes: Lanes::Pinned,
+        tool: Tool::None,
+        sample_ms: (100, 100),
+        cell_timeout_s: 180,
+        defaults: DefaultScenarios::Named(&["bulk-tls13-aes-128-gcm-16k"]),
+        sources: &[Source::QuicBulk],
+        run_kind: "QUIC bulk ",
+        companion: true,
+        stage: Some(("quic-bulk", "results/quic-bulk.jsonl")),
+    },
 ];
+
+/// What `--measure quic-bulk` sends each way on a new connection's stream, in bytes: the
+/// smaller size, then the larger, which the TCP sample beside it sends too.
+pub const QUIC_BULK_SIZES: [u64; 2] = [1 << 20, 16 << 20];
 
 /// The QUIC measure's scenarios: the lead handshake, each classical group and key type,
 /// every post-quantum group QUIC stacks offer, each ML-DSA level, chains of two and three,
@@ -502,6 +527,7 @@ mod tests {
             Measure::Contention,
             Measure::Teardown,
             Measure::Quic,
+            Measure::QuicBulk,
         ];
         for m in all {
             assert_eq!(

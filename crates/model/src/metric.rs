@@ -168,6 +168,19 @@ pub enum Metric {
     TcpModelTtfb20Ms,
     QuicModelTtfb100Ms,
     TcpModelTtfb100Ms,
+    ClientQuicSend1mMbPerS,
+    ServerQuicRecv1mMbPerS,
+    ServerQuicSend1mMbPerS,
+    ClientQuicRecv1mMbPerS,
+    ClientQuicSend16mMbPerS,
+    ServerQuicRecv16mMbPerS,
+    ServerQuicSend16mMbPerS,
+    ClientQuicRecv16mMbPerS,
+    ClientTcpSend16mMbPerS,
+    ServerTcpRecv16mMbPerS,
+    ClientQuicSendCostOverTcp,
+    ServerQuicRecvCostOverTcp,
+    ClientQuicSend16mDatagramBytes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +240,9 @@ pub enum Source {
     Teardown,
     /// QUIC handshakes in turns with the same library's TCP handshakes (`--measure quic`).
     Quic,
+    /// QUIC stream data in turns with the same library's TLS bulk over TCP (`--measure
+    /// quic-bulk`).
+    QuicBulk,
 }
 
 /// How a recorded sample becomes the figure people see.
@@ -855,6 +871,46 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::TcpModelTtfb100Ms, "tcp_model_ttfb_rtt100_ms", "ms", Lower, Pair, Source::Quic,
         "the network model's time to a response's first byte at 100 ms RTT over TCP and TLS 1.3")
         .shown("TCP first byte @100 ms", "ms", Scale::Same),
+    row(Metric::ClientQuicSend1mMbPerS, "client_quic_send_1m_mb_per_s", "MB/s", Higher, Client, Source::QuicBulk,
+        "1 MiB the client sends on a new QUIC connection's stream, over its CPU time (MB = 10^6 bytes): slow start and flow-control updates included")
+        .shown("client sends 1 MiB", "MB/s", Scale::Same),
+    row(Metric::ServerQuicRecv1mMbPerS, "server_quic_recv_1m_mb_per_s", "MB/s", Higher, Server, Source::QuicBulk,
+        "the same 1 MiB over the server's CPU time receiving it")
+        .shown("server receives 1 MiB", "MB/s", Scale::Same),
+    row(Metric::ServerQuicSend1mMbPerS, "server_quic_send_1m_mb_per_s", "MB/s", Higher, Server, Source::QuicBulk,
+        "1 MiB the server sends back on the same stream, over its CPU time")
+        .shown("server sends 1 MiB", "MB/s", Scale::Same),
+    row(Metric::ClientQuicRecv1mMbPerS, "client_quic_recv_1m_mb_per_s", "MB/s", Higher, Client, Source::QuicBulk,
+        "the server's 1 MiB over the client's CPU time receiving it")
+        .shown("client receives 1 MiB", "MB/s", Scale::Same),
+    row(Metric::ClientQuicSend16mMbPerS, "client_quic_send_16m_mb_per_s", "MB/s", Higher, Client, Source::QuicBulk,
+        "16 MiB the client sends on a new QUIC connection's stream, over its CPU time")
+        .shown("client sends 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ServerQuicRecv16mMbPerS, "server_quic_recv_16m_mb_per_s", "MB/s", Higher, Server, Source::QuicBulk,
+        "the same 16 MiB over the server's CPU time receiving it")
+        .shown("server receives 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ServerQuicSend16mMbPerS, "server_quic_send_16m_mb_per_s", "MB/s", Higher, Server, Source::QuicBulk,
+        "16 MiB the server sends back on the same stream, over its CPU time")
+        .shown("server sends 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ClientQuicRecv16mMbPerS, "client_quic_recv_16m_mb_per_s", "MB/s", Higher, Client, Source::QuicBulk,
+        "the server's 16 MiB over the client's CPU time receiving it")
+        .shown("client receives 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ClientTcpSend16mMbPerS, "client_tcp_send_16m_mb_per_s", "MB/s", Higher, Client, Source::QuicBulk,
+        "16 MiB the same library sends over TLS over TCP in the scenario's writes, taken in turns with the QUIC samples, over the client's CPU time")
+        .shown("TCP: client sends 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ServerTcpRecv16mMbPerS, "server_tcp_recv_16m_mb_per_s", "MB/s", Higher, Server, Source::QuicBulk,
+        "the same 16 MiB over TLS over TCP, over the server's CPU time receiving it")
+        .shown("TCP: server receives 16 MiB", "MB/s", Scale::Same),
+    row(Metric::ClientQuicSendCostOverTcp, "client_quic_send_cost_over_tcp", "ratio", Lower, Client, Source::QuicBulk,
+        "the client's CPU per byte sending 16 MiB over QUIC over the same over TLS over TCP, paired sample by sample")
+        .shown("client send cost QUIC/TCP", "×", Scale::Same),
+    row(Metric::ServerQuicRecvCostOverTcp, "server_quic_recv_cost_over_tcp", "ratio", Lower, Server, Source::QuicBulk,
+        "the server's CPU per byte receiving 16 MiB over QUIC over the same over TLS over TCP, paired sample by sample")
+        .shown("server recv cost QUIC/TCP", "×", Scale::Same),
+    row(Metric::ClientQuicSend16mDatagramBytes, "client_quic_send_16m_bytes_per_datagram", "bytes", Higher, Client, Source::QuicBulk,
+        "16 MiB over the datagrams the client sent to carry them (its acknowledgements of the server's few packets among them): the stream bytes a datagram carries")
+        .shown("client stream bytes per datagram", "bytes", Scale::Same)
+        .machine_independent(),
     ]
 });
 
@@ -1100,7 +1156,10 @@ mod tests {
             assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
         }
         // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::TcpModelTtfb100Ms as usize, METRICS.len() - 1);
+        assert_eq!(
+            Metric::ClientQuicSend16mDatagramBytes as usize,
+            METRICS.len() - 1
+        );
         assert!(!Metric::ClientCpuNs.higher_is_better());
         assert!(Metric::SendMbPerS.higher_is_better());
     }

@@ -828,11 +828,9 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(extra));
-    sections.extend(
-        extra
-            .of(Measure::Quic)
-            .and_then(|quic| crate::quic::section(quic, extra.interop.as_deref())),
-    );
+    sections.extend(extra.of(Measure::Quic).and_then(|quic| {
+        crate::quic::section(quic, extra.of(Measure::QuicBulk), extra.interop.as_deref())
+    }));
     sections.extend(crate::releases::section(
         &run.records,
         &impls,

@@ -32,6 +32,7 @@ mod overhead;
 pub mod post_quantum;
 pub mod published;
 mod quic;
+mod quic_bulk;
 pub mod releases;
 mod self_pairs;
 mod setup_costs;

@@ -298,8 +298,13 @@ fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
     )))
 }
 
-/// The section, when the database has a QUIC run; `interop`, the newest interop run's cells.
-pub fn section(run: &RunData, interop: Option<&[CellLine]>) -> Option<Section> {
+/// The section, when the database has a QUIC run; `bulk`, the newest QUIC bulk run;
+/// `interop`, the newest interop run's cells.
+pub fn section(
+    run: &RunData,
+    bulk: Option<&RunData>,
+    interop: Option<&[CellLine]>,
+) -> Option<Section> {
     let cells = quic::cells(run);
     if cells.is_empty() && run.cells.is_empty() {
         return None;
@@ -350,6 +355,7 @@ pub fn section(run: &RunData, interop: Option<&[CellLine]>) -> Option<Section> {
     }));
     blocks.push(Block::Para(held_sentence(&cells)));
     blocks.extend(first_byte_table(&cells).map(Block::Table));
+    blocks.extend(bulk.map(crate::quic_bulk::blocks).unwrap_or_default());
     blocks.extend(interop.and_then(interop_matrix));
     blocks.extend(not_measured(run));
     blocks.push(Block::Para(PUBLISHED.into()));

@@ -17,10 +17,11 @@ const (
 	Contention   = "contention"
 	Teardown     = "teardown"
 	Quic         = "quic"
+	QuicBulk     = "quic-bulk"
 )
 
 // Names lists every measure, in the table's order.
-var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic}
+var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic, QuicBulk}
 
 // KindRefusal is why a measure cannot be taken on a scenario of this kind ("handshake",
 // "bulk", "memory", "throughput"), or "" where it can.
@@ -80,6 +81,12 @@ func KindRefusal(measure, kind string) string {
 		return "QUIC is measured on handshake scenarios"
 	case "quic throughput":
 		return "QUIC is measured on handshake scenarios"
+	case "quic-bulk handshake":
+		return "QUIC bulk is measured on bulk scenarios"
+	case "quic-bulk memory":
+		return "QUIC bulk is measured on bulk scenarios"
+	case "quic-bulk throughput":
+		return "QUIC bulk is measured on bulk scenarios"
 	}
 	return ""
 }

@@ -476,6 +476,45 @@ const (
 
 	// TcpModelTtfb100Ms: the network model's time to a response's first byte at 100 ms RTT over TCP and TLS 1.3.
 	TcpModelTtfb100Ms = "tcp_model_ttfb_rtt100_ms"
+
+	// ClientQuicSend1mMBPerS: 1 MiB the client sends on a new QUIC connection's stream, over its CPU time (MB = 10^6 bytes): slow start and flow-control updates included.
+	ClientQuicSend1mMBPerS = "client_quic_send_1m_mb_per_s"
+
+	// ServerQuicRecv1mMBPerS: the same 1 MiB over the server's CPU time receiving it.
+	ServerQuicRecv1mMBPerS = "server_quic_recv_1m_mb_per_s"
+
+	// ServerQuicSend1mMBPerS: 1 MiB the server sends back on the same stream, over its CPU time.
+	ServerQuicSend1mMBPerS = "server_quic_send_1m_mb_per_s"
+
+	// ClientQuicRecv1mMBPerS: the server's 1 MiB over the client's CPU time receiving it.
+	ClientQuicRecv1mMBPerS = "client_quic_recv_1m_mb_per_s"
+
+	// ClientQuicSend16mMBPerS: 16 MiB the client sends on a new QUIC connection's stream, over its CPU time.
+	ClientQuicSend16mMBPerS = "client_quic_send_16m_mb_per_s"
+
+	// ServerQuicRecv16mMBPerS: the same 16 MiB over the server's CPU time receiving it.
+	ServerQuicRecv16mMBPerS = "server_quic_recv_16m_mb_per_s"
+
+	// ServerQuicSend16mMBPerS: 16 MiB the server sends back on the same stream, over its CPU time.
+	ServerQuicSend16mMBPerS = "server_quic_send_16m_mb_per_s"
+
+	// ClientQuicRecv16mMBPerS: the server's 16 MiB over the client's CPU time receiving it.
+	ClientQuicRecv16mMBPerS = "client_quic_recv_16m_mb_per_s"
+
+	// ClientTcpSend16mMBPerS: 16 MiB the same library sends over TLS over TCP in the scenario's writes, taken in turns with the QUIC samples, over the client's CPU time.
+	ClientTcpSend16mMBPerS = "client_tcp_send_16m_mb_per_s"
+
+	// ServerTcpRecv16mMBPerS: the same 16 MiB over TLS over TCP, over the server's CPU time receiving it.
+	ServerTcpRecv16mMBPerS = "server_tcp_recv_16m_mb_per_s"
+
+	// ClientQuicSendCostOverTcp: the client's CPU per byte sending 16 MiB over QUIC over the same over TLS over TCP, paired sample by sample.
+	ClientQuicSendCostOverTcp = "client_quic_send_cost_over_tcp"
+
+	// ServerQuicRecvCostOverTcp: the server's CPU per byte receiving 16 MiB over QUIC over the same over TLS over TCP, paired sample by sample.
+	ServerQuicRecvCostOverTcp = "server_quic_recv_cost_over_tcp"
+
+	// ClientQuicSend16mDatagramBytes: 16 MiB over the datagrams the client sent to carry them (its acknowledgements of the server's few packets among them): the stream bytes a datagram carries.
+	ClientQuicSend16mDatagramBytes = "client_quic_send_16m_bytes_per_datagram"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -487,7 +526,7 @@ func Unit(name string) string {
 		return "1/s"
 	case BytesPerOp, CBytesPerOp, TotalBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
 		return "B"
-	case SendMBPerS, RecvMBPerS, SealMBPerS, OpenMBPerS, CopyMBPerS, AliasedCopyMBPerS:
+	case SendMBPerS, RecvMBPerS, SealMBPerS, OpenMBPerS, CopyMBPerS, AliasedCopyMBPerS, ClientQuicSend1mMBPerS, ServerQuicRecv1mMBPerS, ServerQuicSend1mMBPerS, ClientQuicRecv1mMBPerS, ClientQuicSend16mMBPerS, ServerQuicRecv16mMBPerS, ServerQuicSend16mMBPerS, ClientQuicRecv16mMBPerS, ClientTcpSend16mMBPerS, ServerTcpRecv16mMBPerS:
 		return "MB/s"
 	case ClientReadyRTTs, ServerReadyRTTs:
 		return "RTT"
@@ -495,7 +534,7 @@ func Unit(name string) string {
 		return "allocs"
 	case SendColdBlocksPerMiB, RecvColdBlocksPerMiB:
 		return "blocks/MiB"
-	case ClientQuicBytes, ServerQuicBytes, ClientQuicFirstDatagram, ServerQuicHeldBytes:
+	case ClientQuicBytes, ServerQuicBytes, ClientQuicFirstDatagram, ServerQuicHeldBytes, ClientQuicSend16mDatagramBytes:
 		return "bytes"
 	case ClientLockCalls, ServerLockCalls, ClientProviderLockCalls, ServerProviderLockCalls:
 		return "calls"
@@ -517,7 +556,7 @@ func Unit(name string) string {
 		return "ms"
 	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs:
 		return "ns"
-	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio:
+	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio, ClientQuicSendCostOverTcp, ServerQuicRecvCostOverTcp:
 		return "ratio"
 	case ClientQuicReadyRTTs:
 		return "round trips"
