@@ -103,6 +103,10 @@ QUIC_RUNS ?= 6
 # Stream data over each QUIC stack in turns with its own library's TLS bulk over TCP
 # (`tlsmatrix run --measure quic-bulk`): 1 MiB and 16 MiB each way on a new connection.
 QUIC_BULK_RUNS ?= 6
+# Each QUIC stack over loopback UDP through the UDP delay proxy (`tlsmatrix wire --check
+# --quic`): time to first byte at 20 and 100 ms against the model, a 1 MiB download at 50 ms
+# against slow start; connections per row after a warm-up one. About a minute, mostly waiting.
+QUIC_PROXY_RUNS ?= 3
 VARIANT_IMPLS ?= rustls-aws-lc,rustls-aws-lc+jemalloc,rustls-aws-lc+mimalloc,openssl-3.6,openssl-3.6+jemalloc,openssl-3.6+mimalloc,openssl-3.6+clang,rustls-ring,rustls-ring+clang
 VARIANT_SCENARIOS ?= bulk-tls13-aes-128-gcm-16k,bulk-tls12-aes-128-gcm-16k,handshake-tls13-ecdsa-p256-x25519-full,handshake-tls12-ecdsa-p256-x25519-full
 VARIANT_RUNS ?= 12
@@ -303,7 +307,7 @@ report: export TLSMATRIX_TIMINGS := $(CURDIR)/results/timings.tsv
 report: timings-begin build-workspace
 	@# The counted stages' files are kept: scripts/stage --reuse removes them when it runs one again.
 	@rm -f $(OUT) results/published.jsonl results/post-quantum.jsonl results/throughput.jsonl \
-	  results/wire.jsonl results/proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl results/quic-bulk.jsonl results/companion-profile.jsonl \
+	  results/wire.jsonl results/proxy-check.json results/quic-proxy-check.json results/ceiling.jsonl results/counters.jsonl results/profile.jsonl results/allocators.jsonl results/setup.jsonl results/teardown.jsonl results/floor.jsonl results/contention.jsonl results/quic.jsonl results/quic-bulk.jsonl results/companion-profile.jsonl \
 	  results/first-look.jsonl results/first-look.db
 	@if [ "$(FIRST_LOOK)" = 1 ] || { [ "$(FIRST_LOOK)" = auto ] && ! $(STACKS_BUILT); }; then \
 	  echo "first look: the lead scenarios over the stacks built so far, $(FIRST_RUNS) samples a figure in $(FIRST_PASSES) passes"; \
@@ -377,6 +381,8 @@ report: timings-begin build-workspace
 	$(STAGE) variants $(BIN)/tlsmatrix run --impl "$$variant_impls" --scenario '$(VARIANT_SCENARIOS)' --runs $(VARIANT_RUNS) --passes $(VARIANT_PASSES) --lanes $(LANES) --pairs self \
 	  --out results/allocators.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) proxy-check $(BIN)/tlsmatrix wire --check --rtt $(PROXY_RTTS) --out results/proxy-check.json \
+	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) quic-proxy-check $(BIN)/tlsmatrix wire --check --quic --runs $(QUIC_PROXY_RUNS) --out results/quic-proxy-check.json \
 	  || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) go-benchmarks $(SUBMAKE) --no-print-directory bench-go GO_ROUNDS=$(REPORT_GO_ROUNDS) GO_WARMUP=100ms || { s=$$?; [ $$s -eq 2 ] || exit $$s; status=1; }; \
 	$(BIN)/tlsmatrix report --out $(REPORT) --db $(DB) || exit $$?; \

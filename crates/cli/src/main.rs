@@ -126,8 +126,9 @@ enum Command {
         /// The wire run to show: a run id, `latest` (the newest wire run) or a .jsonl file.
         #[arg(long, default_value = "latest")]
         run: String,
-        /// Round-trip times in milliseconds, comma-separated.
-        #[arg(long, default_value = "0.2,30,150", value_delimiter = ',', value_name = "MS,...", value_parser = wire::parse_rtt)]
+        /// Round-trip times in milliseconds, comma-separated (default: 0.2,30,150; with
+        /// --check --quic: 20,100).
+        #[arg(long, value_delimiter = ',', value_name = "MS,...", value_parser = wire::parse_rtt)]
         rtt: Vec<f64>,
         /// Bandwidth each way in Mbit/s (default: no limit).
         #[arg(long, value_name = "MBIT/S", value_parser = wire::parse_bandwidth)]
@@ -138,7 +139,14 @@ enum Command {
         /// Leave out TCP's handshake (as on a connection already open, or with TCP Fast Open).
         #[arg(long)]
         no_tcp: bool,
-        /// --check: the impl whose client and server are timed (default: the first listed).
+        /// --check: QUIC over loopback UDP through tlsmatrix's UDP delay proxy: each QUIC
+        /// stack's time to first byte against the model `--measure quic` gives, and a 1 MiB
+        /// hq-interop download at 50 ms against what slow start allows (writes
+        /// results/quic-proxy-check.json unless --out says otherwise).
+        #[arg(long)]
+        quic: bool,
+        /// --check: the impl whose client and server are timed (default: the first listed);
+        /// with --quic, impls comma-separated (default: every impl with a QUIC stack).
         #[arg(long = "impl", value_name = "NAME")]
         imp: Option<String>,
         /// --check: full-handshake scenario ids, comma-separated (default: five that differ
@@ -148,9 +156,10 @@ enum Command {
         /// --check: connections timed per scenario and RTT (after one that warms up).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
-        /// --check: the file the results replace (the report reads it).
-        #[arg(long, default_value = "results/proxy-check.json", value_name = "FILE")]
-        out: PathBuf,
+        /// --check: the file the results replace (the report reads it; default
+        /// results/proxy-check.json, or results/quic-proxy-check.json with --quic).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
         /// --check: a driver that prints nothing for this many seconds is killed.
         #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
         timeout: u64,
@@ -224,7 +233,8 @@ enum Command {
         #[arg(long = "impl")]
         imp: String,
         /// The driver's options: --case CASE, --quic (QUIC over UDP, ALPN hq-interop: the
-        /// quic-handshake case unless --case names another), --listen ADDR, --connect ADDR, --timeout S,
+        /// quic-handshake case unless --case names another; a server answers one client's
+        /// `GET /N` with N bytes, a client asks for the case's), --listen ADDR, --connect ADDR, --timeout S,
         /// --certs DIR (default results/certs, made if missing, as `tlsmatrix interop` uses),
         /// and for a server --connections N (serve N clients, 0: until killed),
         /// --respond echo|http and --defaults CERT (rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384,
@@ -548,19 +558,35 @@ fn main() -> ExitCode {
             check: true,
             rtt,
             bandwidth,
+            quic,
             imp,
             scenarios,
             runs,
             out,
             timeout,
             ..
-        } => wire::check(&wire::CheckOptions {
+        } => (if quic {
+            tlsmatrix_runner::quic_check::check
+        } else {
+            wire::check
+        })(&wire::CheckOptions {
             imp,
+            quic,
             scenarios,
-            rtts_ms: rtt,
+            rtts_ms: match (rtt.is_empty(), quic) {
+                (false, _) => rtt,
+                (true, false) => tlsmatrix_model::netmodel::DEFAULT_RTTS_MS.to_vec(),
+                (true, true) => tlsmatrix_model::netmodel::QUIC_CHECK_RTTS_MS.to_vec(),
+            },
             bandwidth_mbps: bandwidth,
             runs,
-            out,
+            out: out.unwrap_or_else(|| {
+                PathBuf::from(if quic {
+                    "results/quic-proxy-check.json"
+                } else {
+                    "results/proxy-check.json"
+                })
+            }),
             timeout: Duration::from_secs(timeout),
         }),
         Command::Wire {
@@ -575,7 +601,11 @@ fn main() -> ExitCode {
         } => wire::model(&wire::ModelOptions {
             run,
             db: db.db,
-            rtts_ms: rtt,
+            rtts_ms: if rtt.is_empty() {
+                tlsmatrix_model::netmodel::DEFAULT_RTTS_MS.to_vec()
+            } else {
+                rtt
+            },
             bandwidth_mbps: bandwidth,
             initcwnd,
             tcp_handshake: !no_tcp,

@@ -543,3 +543,55 @@ fn every_quic_stack_carries_bulk_data_with_sane_figures() {
         assert!(cell["reason"].as_str().unwrap().contains(why), "{cell}");
     }
 }
+
+/// `tlsmatrix wire --check --quic` through the real drivers and the UDP delay proxy: each
+/// stack's time to first byte lands near the model's at 20 ms (the proxy adds the
+/// round trips, the model the same), its 1 MiB download at 50 ms takes at least most of what
+/// slow start allows, and an impl without a QUIC stack is left out with its reason.
+#[test]
+fn the_quic_delay_proxy_check_agrees_with_the_model() {
+    let _alone = exclusive();
+    let out = scratch("quic-proxy-check").join("quic-proxy-check.json");
+    let r = tlsmatrix(&[
+        "wire",
+        "--check",
+        "--quic",
+        "--impl",
+        "gnutls,openssl-3.6,nss",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "--rtt",
+        "20",
+        "--runs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = format!("{}{}", String::from_utf8_lossy(&r.stdout), stderr(&r));
+    assert!(r.status.success(), "{text}");
+    assert!(text.contains("nss: unsupported"), "{text}");
+    let check: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let rows = check["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{check}");
+    for row in rows {
+        let (measured, model) = (
+            row["measured_ms"].as_f64().unwrap(),
+            row["model_ms"].as_f64().unwrap(),
+        );
+        // Two round trips of 20 ms at the least, and the model close: the report judges
+        // 10% on a quiet machine; a test shares its cores with others.
+        assert!(measured > 40.0 && model > 40.0, "{row}");
+        assert!((measured / model - 1.0).abs() <= 0.20, "{row}");
+    }
+    let downloads = check["downloads"].as_array().unwrap();
+    assert_eq!(downloads.len(), 2, "{check}");
+    for d in downloads {
+        let (measured, ideal) = (
+            d["measured_ms"].as_f64().unwrap(),
+            d["ideal_ms"].as_f64().unwrap(),
+        );
+        assert_eq!(d["bytes"], 1 << 20, "{d}");
+        assert!(ideal > 0.0 && measured > 0.8 * ideal, "{d}");
+    }
+}

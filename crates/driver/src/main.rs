@@ -15,6 +15,7 @@ mod quic_wire;
 mod run;
 mod shim;
 mod ttfb;
+mod udp_delay_proxy;
 mod wire;
 
 use std::io::Write;

@@ -152,9 +152,15 @@ fn quic_peer(
                 .with_context(|| format!("cannot bind UDP {}", a.listen))?;
             println!("listening {}", socket.local_addr()?);
             let _ = std::io::stdout().flush();
-            quic_wire::server(factory.as_ref(), case, socket, deadline)
+            let expect = quic_wire::Expect::of_case(case, side);
+            quic_wire::server(factory.as_ref(), &expect, socket, deadline)
         }
-        Side::Client => quic_wire::client(factory.as_ref(), case, connect_addr(a)?, deadline),
+        Side::Client => {
+            let expect = quic_wire::Expect::of_case(case, side);
+            let bytes = case.bytes as u64;
+            quic_wire::client(factory.as_ref(), &expect, connect_addr(a)?, bytes, deadline)
+                .map(|(line, _)| line)
+        }
     }
 }
 

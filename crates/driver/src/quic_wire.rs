@@ -16,9 +16,10 @@ use tlsmatrix_harness::negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory};
 use tlsmatrix_harness::quic_stream::{HqClient, HqServer, StreamPart};
 use tlsmatrix_model::interop::Case;
+use tlsmatrix_model::scenario::ConnParams;
 use tlsmatrix_model::side::Side;
 
-use crate::wire::{check_alpn, interop_view, negotiated_line};
+use crate::wire::{check_alpn_is, interop_view, negotiated_line};
 
 /// How long a side keeps answering once its part is done and the peer has gone quiet: the
 /// peer's last acknowledgements, or a retransmission it still needs, may be on their way.
@@ -26,11 +27,36 @@ const LINGER: Duration = Duration::from_millis(150);
 /// Larger than any UDP payload.
 const MAX_DATAGRAM: usize = 65_536;
 
+/// What a side checks its handshake against: the parameters it offered and the ALPN both
+/// sides must agree on.
+#[derive(Debug, Clone, Copy)]
+pub struct Expect {
+    pub params: ConnParams,
+    pub alpn: Option<&'static str>,
+}
+
+impl Expect {
+    /// `side`'s expectations in an interop case.
+    pub fn of_case(case: &Case, side: Side) -> Expect {
+        Expect {
+            params: case.offer(side).params(),
+            alpn: case.alpn,
+        }
+    }
+}
+
+/// When a client's answer arrived, from just before its connection was made.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientTimes {
+    pub first_byte: Duration,
+    pub last_byte: Duration,
+}
+
 /// The server's half: waits for the first datagram from any client, then completes the
-/// handshake with that client.
+/// handshake with that client and answers its hq-interop request.
 pub fn server(
     factory: &dyn QuicEndpointFactory,
-    case: &Case,
+    expect: &Expect,
     socket: UdpSocket,
     deadline: Instant,
 ) -> Result<String> {
@@ -59,7 +85,7 @@ pub fn server(
         ep.as_mut(),
         &mut part,
         &socket,
-        case,
+        expect,
         Side::Server,
         deadline,
         out.len(),
@@ -68,29 +94,38 @@ pub fn server(
     Ok(format!("{line}; answered /{asked}"))
 }
 
-/// The client's half: connects to the server at `addr` and completes the handshake.
+/// The client's half: connects to the server at `addr`, completes the handshake, and
+/// downloads `/bytes`.
 pub fn client(
     factory: &dyn QuicEndpointFactory,
-    case: &Case,
+    expect: &Expect,
     addr: SocketAddr,
+    bytes: u64,
     deadline: Instant,
-) -> Result<String> {
+) -> Result<(String, ClientTimes)> {
     let socket = UdpSocket::bind("127.0.0.1:0").context("cannot bind a UDP socket")?;
     socket
         .connect(addr)
         .with_context(|| format!("cannot reach {addr}"))?;
+    let start = Instant::now();
     let mut ep = factory.endpoint()?;
-    let mut part = HqClient::new(case.bytes as u64);
+    let mut part = HqClient::new(bytes);
     let line = drive(
         ep.as_mut(),
         &mut part,
         &socket,
-        case,
+        expect,
         Side::Client,
         deadline,
         0,
     )?;
-    Ok(format!("{line}; read /{} whole", case.bytes))
+    let (first, last) = part.times();
+    let since = |t: Option<Instant>| t.map_or(Duration::ZERO, |t| t - start);
+    let times = ClientTimes {
+        first_byte: since(first),
+        last_byte: since(last),
+    };
+    Ok((format!("{line}; read /{bytes} whole"), times))
 }
 
 /// Sends what the endpoint has and reads what comes, playing `part` on the stream once the
@@ -100,7 +135,7 @@ fn drive(
     ep: &mut dyn QuicEndpoint,
     part: &mut dyn StreamPart,
     socket: &UdpSocket,
-    case: &Case,
+    expect: &Expect,
     side: Side,
     deadline: Instant,
     sent_before: usize,
@@ -112,13 +147,20 @@ fn drive(
     let mut part_done = false;
     let mut last_heard = Instant::now();
     loop {
-        if ep.is_handshake_complete() && !part_done {
+        let was_complete = ep.is_handshake_complete();
+        if was_complete && !part_done {
             part_done = part.turn(ep).context("on the stream")?;
         }
         out.clear();
         ep.transmit(&mut out)?;
         send(socket, &out)?;
         sent += out.len();
+        if !was_complete && ep.is_handshake_complete() {
+            // A stack that finishes its handshake while it transmits (OpenSSL's, in
+            // SSL_handle_events) plays its part now, as the others do on the datagram that
+            // finished theirs: the client's request leaves with its Finished.
+            continue;
+        }
         let quiet_until = last_heard + LINGER;
         if part_done && Instant::now() >= quiet_until {
             break;
@@ -164,12 +206,12 @@ fn drive(
         }
     }
     let view = interop_view(ep.negotiated());
-    negotiated::check_one(&case.offer(side).params(), side, &view)?;
-    check_alpn(case, ep.alpn())?;
+    negotiated::check_one(&expect.params, side, &view)?;
+    check_alpn_is(expect.alpn, ep.alpn())?;
     Ok(format!(
         "QUIC v1 {}; ALPN {}; {sent} datagrams sent, {received} received",
         negotiated_line(&view),
-        case.alpn.unwrap_or_default()
+        expect.alpn.unwrap_or_default()
     ))
 }
 

@@ -446,7 +446,12 @@ impl Wire {
 
 /// The ALPN protocol an endpoint agreed on (`got`) against the one the case asks for.
 pub(crate) fn check_alpn(case: &Case, got: Option<Vec<u8>>) -> Result<()> {
-    let Some(want) = case.alpn else {
+    check_alpn_is(case.alpn, got)
+}
+
+/// The agreed ALPN protocol against `want`, when something is wanted.
+pub(crate) fn check_alpn_is(want: Option<&str>, got: Option<Vec<u8>>) -> Result<()> {
+    let Some(want) = want else {
         return Ok(());
     };
     match got {

@@ -159,6 +159,9 @@ pub struct HqClient {
     got: u64,
     done: bool,
     buf: Vec<u8>,
+    /// When the answer's first byte was read, and its last.
+    first_byte_at: Option<std::time::Instant>,
+    done_at: Option<std::time::Instant>,
 }
 
 impl HqClient {
@@ -170,12 +173,20 @@ impl HqClient {
             got: 0,
             done: false,
             buf: vec![0; 64 * 1024],
+            first_byte_at: None,
+            done_at: None,
         }
     }
 
     /// Answer bytes read so far.
     pub fn received(&self) -> u64 {
         self.got
+    }
+
+    /// When the answer's first byte was read (for an empty answer: its end), and when its
+    /// end was.
+    pub fn times(&self) -> (Option<std::time::Instant>, Option<std::time::Instant>) {
+        (self.first_byte_at.or(self.done_at), self.done_at)
     }
 }
 
@@ -194,6 +205,9 @@ impl StreamPart for HqClient {
                     );
                 }
             }
+            if r.bytes > 0 && self.first_byte_at.is_none() {
+                self.first_byte_at = Some(std::time::Instant::now());
+            }
             self.got += r.bytes as u64;
             if self.got > self.asked {
                 bail!("the answer ran past the {} bytes asked for", self.asked);
@@ -207,6 +221,7 @@ impl StreamPart for HqClient {
                     );
                 }
                 self.done = true;
+                self.done_at = Some(std::time::Instant::now());
             }
             if r.bytes == 0 {
                 break;

@@ -16,6 +16,25 @@ pub struct ProxyCheck {
     /// RFC 3339, UTC.
     pub timestamp: String,
     pub rows: Vec<CheckRow>,
+    /// QUIC downloads through the UDP delay proxy (`wire --check --quic`); none over TCP.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<DownloadRow>,
+}
+
+/// One stack's download of `bytes` over a new QUIC connection through the UDP delay proxy,
+/// beside the least time slow start allows for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DownloadRow {
+    pub scenario: String,
+    pub client: String,
+    pub rtt_ms: f64,
+    pub bytes: u64,
+    /// From the client's first packet to the answer's last byte: median and 95% interval.
+    pub measured_ms: f64,
+    pub measured_low_ms: f64,
+    pub measured_high_ms: f64,
+    /// `tlsmatrix_model::netmodel::slow_start_download_s` for the same bytes and RTT.
+    pub ideal_ms: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,6 +93,7 @@ mod tests {
                 measured_high_ms: 62.3,
                 model_ms: 60.4,
             }],
+            downloads: Vec::new(),
         };
         write(&path, &check).unwrap();
         assert_eq!(read(&path).unwrap(), Some(check.clone()));

@@ -45,6 +45,29 @@ impl Conditions {
 /// world.
 pub const DEFAULT_RTTS_MS: [f64; 3] = [0.2, 30.0, 150.0];
 
+/// The round trips the QUIC delay-proxy check times the model at, in milliseconds.
+pub const QUIC_CHECK_RTTS_MS: [f64; 2] = [20.0, 100.0];
+
+/// A QUIC sender's initial congestion window with 1,200-byte datagrams (RFC 9002 §7.2:
+/// ten datagrams, at most max(14,720, two datagrams) bytes).
+pub const QUIC_INITIAL_WINDOW: u64 = 12_000;
+
+/// The least time a download of `bytes` can take over a new QUIC connection at `rtt_s` with
+/// nothing lost and no pacing: one round trip for the handshake (the request leaves with the
+/// client's Finished), then slow start from `initial_window` bytes, doubling each round
+/// trip, the first answer bytes arriving a round trip after the request left.
+pub fn slow_start_download_s(bytes: u64, rtt_s: f64, initial_window: u64) -> f64 {
+    let mut rounds = 0u32;
+    let mut sent = 0u64;
+    let mut window = initial_window.max(1);
+    while sent < bytes {
+        sent += window;
+        window = window.saturating_mul(2);
+        rounds += 1;
+    }
+    f64::from(1 + rounds.max(1)) * rtt_s
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
     /// From the client's connect to the arrival of the response, seconds.
@@ -109,6 +132,16 @@ pub fn time_to_first_byte(trace: &Trace, cond: &Conditions) -> Estimate {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_mebibyte_over_quic_takes_eight_round_trips_of_slow_start_at_best() {
+        // 12,000 bytes doubling: 7 rounds carry 1,524,000 >= 1 MiB, 6 carry only 756,000.
+        let s = slow_start_download_s(1 << 20, 0.05, QUIC_INITIAL_WINDOW);
+        assert!((s - 0.4).abs() < 1e-9, "{s}");
+        assert!((slow_start_download_s(1000, 0.1, QUIC_INITIAL_WINDOW) - 0.2).abs() < 1e-9);
+        assert!((slow_start_download_s(0, 0.1, QUIC_INITIAL_WINDOW) - 0.2).abs() < 1e-9);
+    }
+
     use super::*;
     use crate::trace::Flight;
 

@@ -829,7 +829,14 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     ));
     sections.extend(crate::time_goes::section(extra));
     sections.extend(extra.of(Measure::Quic).and_then(|quic| {
-        crate::quic::section(quic, extra.of(Measure::QuicBulk), extra.interop.as_deref())
+        crate::quic::section(
+            quic,
+            crate::quic::Companions {
+                bulk: extra.of(Measure::QuicBulk),
+                proxy_check: extra.quic_proxy_check.as_ref(),
+                interop: extra.interop.as_deref(),
+            },
+        )
     }));
     sections.extend(crate::releases::section(
         &run.records,

@@ -29,6 +29,8 @@ pub struct Companions {
     pub offers: Option<tlsmatrix_history::offers::Offers>,
     /// The newest delay-proxy check (`tlsmatrix wire --check`).
     pub proxy_check: Option<ProxyCheck>,
+    /// The newest QUIC check through the UDP delay proxy (`tlsmatrix wire --check --quic`).
+    pub quic_proxy_check: Option<ProxyCheck>,
     pub allocators: Option<RunData>,
     /// The newest post-quantum twin run (`--pairs twins`): each post-quantum handshake paired
     /// with its classical twin on the same stack.

@@ -205,12 +205,24 @@ pub fn ttfb_chart(rows: &[WireRow], baseline: &str) -> Option<Chart> {
 
 /// The delay-proxy check: measured against modelled, a row per scenario and RTT.
 pub fn check_table(check: &ProxyCheck) -> Table {
+    check_table_captioned(check, format!("Real connections over loopback TCP through tlsmatrix's delay proxy ({}), against the model without TCP's handshake (the proxy cannot delay it).", check.timestamp))
+}
+
+/// The check's rows under `caption`: TCP's check and QUIC's share the columns.
+pub fn check_table_captioned(check: &ProxyCheck, caption: String) -> Table {
     Table {
-        caption: format!("Real connections over loopback TCP through tlsmatrix's delay proxy ({}), against the model without TCP's handshake (the proxy cannot delay it).", check.timestamp),
-        header: ["scenario", "client -> server", "RTT", "measured ms [95% CI]", "model ms", "off by"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        caption,
+        header: [
+            "scenario",
+            "client -> server",
+            "RTT",
+            "measured ms [95% CI]",
+            "model ms",
+            "off by",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         rows: check
             .rows
             .iter()
@@ -227,7 +239,11 @@ pub fn check_table(check: &ProxyCheck) -> Table {
                     Cell::plain(format!("{:.2}", r.model_ms)),
                     Cell::with(
                         format!("{:+.1}%", off * 100.0),
-                        if off.abs() <= 0.10 { Class::Same } else { Class::Bad },
+                        if off.abs() <= 0.10 {
+                            Class::Same
+                        } else {
+                            Class::Bad
+                        },
                         None,
                     ),
                 ]

@@ -6,6 +6,7 @@
 
 use tlsmatrix_analysis::quic::{self, FirstByte, QuicCell, Standing, Wire, FIRST_BYTE_RTTS_MS};
 use tlsmatrix_history::interop_file::CellLine;
+use tlsmatrix_history::proxy_check::{DownloadRow, ProxyCheck};
 use tlsmatrix_history::RunData;
 use tlsmatrix_model::interop::Family;
 use tlsmatrix_model::side::Side;
@@ -298,13 +299,67 @@ fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
     )))
 }
 
-/// The section, when the database has a QUIC run; `bulk`, the newest QUIC bulk run;
-/// `interop`, the newest interop run's cells.
-pub fn section(
-    run: &RunData,
-    bulk: Option<&RunData>,
-    interop: Option<&[CellLine]>,
-) -> Option<Section> {
+/// What the section shows beside the QUIC run: the newest QUIC bulk run, QUIC check through
+/// the UDP delay proxy, and interop run's cells.
+#[derive(Default, Clone, Copy)]
+pub struct Companions<'a> {
+    pub bulk: Option<&'a RunData>,
+    pub proxy_check: Option<&'a ProxyCheck>,
+    pub interop: Option<&'a [CellLine]>,
+}
+
+/// The QUIC check through the UDP delay proxy: the first byte against the model, and the
+/// downloads against what slow start allows.
+fn proxy_blocks(check: &ProxyCheck) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if !check.rows.is_empty() {
+        blocks.push(Block::Table(crate::network::check_table_captioned(
+            check,
+            format!("The model checked: real QUIC connections over loopback UDP through tlsmatrix's UDP delay proxy ({}), each stack with itself, time to a 1,000-byte answer's first byte against the network model's figure for the same library and scenario", check.timestamp),
+        )));
+        let off = check
+            .rows
+            .iter()
+            .filter(|r| r.deviation().abs() > 0.10)
+            .count();
+        blocks.push(Block::Para(format!(
+            "{} of {} rows are within 10% of the model.",
+            check.rows.len() - off,
+            check.rows.len()
+        )));
+    }
+    if !check.downloads.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: "Downloads over a new QUIC connection through the UDP delay proxy (hq-interop), from the client's first packet to the answer's last byte, against the least time slow start from RFC 9002's initial window allows with nothing lost: one round trip for the handshake, then a window doubling each round trip".into(),
+            header: ["scenario", "impl", "RTT", "bytes", "measured ms [95% CI]", "slow start allows ms", "× that"]
+                .map(String::from)
+                .to_vec(),
+            rows: check.downloads.iter().map(download_row).collect(),
+            label_cols: 2,
+        }));
+    }
+    blocks
+}
+
+fn download_row(d: &DownloadRow) -> Vec<Cell> {
+    vec![
+        Cell::plain(d.scenario.clone()),
+        Cell::plain(d.client.clone()),
+        Cell::plain(format!("{} ms", figure(d.rtt_ms))),
+        Cell::plain(figure(d.bytes as f64)),
+        Cell::plain(format!(
+            "{} [{}-{}]",
+            figure(d.measured_ms),
+            figure(d.measured_low_ms),
+            figure(d.measured_high_ms)
+        )),
+        Cell::plain(figure(d.ideal_ms)),
+        Cell::plain(format!("{:.2}×", d.measured_ms / d.ideal_ms)),
+    ]
+}
+
+/// The section, when the database has a QUIC run.
+pub fn section(run: &RunData, with: Companions) -> Option<Section> {
     let cells = quic::cells(run);
     if cells.is_empty() && run.cells.is_empty() {
         return None;
@@ -355,8 +410,9 @@ pub fn section(
     }));
     blocks.push(Block::Para(held_sentence(&cells)));
     blocks.extend(first_byte_table(&cells).map(Block::Table));
-    blocks.extend(bulk.map(crate::quic_bulk::blocks).unwrap_or_default());
-    blocks.extend(interop.and_then(interop_matrix));
+    blocks.extend(with.proxy_check.map(proxy_blocks).unwrap_or_default());
+    blocks.extend(with.bulk.map(crate::quic_bulk::blocks).unwrap_or_default());
+    blocks.extend(with.interop.and_then(interop_matrix));
     blocks.extend(not_measured(run));
     blocks.push(Block::Para(PUBLISHED.into()));
     Some(Section {

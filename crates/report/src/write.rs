@@ -16,6 +16,8 @@ use crate::{analysis, csv, html, md};
 
 /// The delay-proxy check's file, beside the interop results file.
 pub const PROXY_CHECK_FILE: &str = "proxy-check.json";
+/// `tlsmatrix wire --check --quic`'s file, beside the interop file.
+pub const QUIC_PROXY_CHECK_FILE: &str = "quic-proxy-check.json";
 /// The outside scan's file (`tlsmatrix scan`), beside the interop results file.
 pub const OUTSIDE_SCAN_FILE: &str = "outside-scan.json";
 /// What each client offers on its defaults (`tlsmatrix interop`), beside the interop results
@@ -74,6 +76,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
             libp2p: companion(RunKind::Libp2p)?,
             interop: None,
             proxy_check: None,
+            quic_proxy_check: None,
             offers: None,
             outside_scan: None,
             timings: None,
@@ -99,6 +102,7 @@ pub fn write(spec: &str, out: &Path, db: &Path, interop: &Path) -> Result<()> {
     let mut extra = extra;
     extra.interop = interop_file::read_latest(interop)?;
     extra.proxy_check = proxy_check::read(&interop.with_file_name(PROXY_CHECK_FILE))?;
+    extra.quic_proxy_check = proxy_check::read(&interop.with_file_name(QUIC_PROXY_CHECK_FILE))?;
     extra.offers = offers::read(&interop.with_file_name(OFFERS_FILE))?;
     extra.outside_scan = outside_scan::read(&interop.with_file_name(OUTSIDE_SCAN_FILE))?;
     extra.timings = timings::read(&interop.with_file_name(TIMINGS_FILE))?;

@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod groups;
 pub mod lanes;
 pub mod progress;
+pub mod quic_check;
 pub mod repeatability;
 pub mod run;
 pub mod settle;

@@ -64,7 +64,11 @@ pub fn model(o: &ModelOptions) -> Result<()> {
 }
 
 pub struct CheckOptions {
+    /// Over TCP: the one impl timed. With `quic`: impls, comma-separated (default: every
+    /// impl; those without a QUIC stack say so and are left out).
     pub imp: Option<String>,
+    /// QUIC through the UDP delay proxy: `crate::quic_check::check` takes these options.
+    pub quic: bool,
     pub scenarios: Vec<String>,
     pub rtts_ms: Vec<f64>,
     pub bandwidth_mbps: Option<f64>,
@@ -76,6 +80,9 @@ pub struct CheckOptions {
 /// Times real connections through the delay proxy for each scenario and RTT, compares them
 /// with the model, and writes the check file; false when a row is off by more than 10%.
 pub fn check(o: &CheckOptions) -> Result<bool> {
+    if o.quic {
+        bail!("a QUIC check is `quic_check::check`'s");
+    }
     let reg = Registry::discover()?;
     let entry = match &o.imp {
         Some(name) => reg.get(name)?,
@@ -113,6 +120,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         schema: proxy_check::SCHEMA.into(),
         timestamp: env::rfc3339(std::time::SystemTime::now()),
         rows,
+        downloads: Vec::new(),
     };
     proxy_check::write(&o.out, &check)?;
     print!(

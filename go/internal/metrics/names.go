@@ -515,6 +515,9 @@ const (
 
 	// ClientQuicSend16mDatagramBytes: 16 MiB over the datagrams the client sent to carry them (its acknowledgements of the server's few packets among them): the stream bytes a datagram carries.
 	ClientQuicSend16mDatagramBytes = "client_quic_send_16m_bytes_per_datagram"
+
+	// QuicDownloadNs: time from the client's first packet to the last byte of an hq-interop answer over QUIC through the UDP delay proxy.
+	QuicDownloadNs = "quic_download_ns"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -554,7 +557,7 @@ func Unit(name string) string {
 		return "instructions/MiB"
 	case QuicModelTtfb20Ms, TcpModelTtfb20Ms, QuicModelTtfb100Ms, TcpModelTtfb100Ms:
 		return "ms"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs, QuicDownloadNs:
 		return "ns"
 	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio, ClientQuicSendCostOverTcp, ServerQuicRecvCostOverTcp:
 		return "ratio"

@@ -45,6 +45,30 @@ const SSL_MODE_ENABLE_PARTIAL_WRITE: std::os::raw::c_long = 1;
 /// The largest datagram a read takes whole.
 const MAX_DATAGRAM: usize = 65_536;
 
+/// The datagrams a pair's default buffer holds at least (nine of its MTU, with headers): a
+/// drain that found this many may have found the library blocked on a full pair.
+const PAIR_HOLDS: usize = 9;
+/// The most times one transmit lets the library write again after draining a full pair.
+const MAX_RETICKS: usize = 256;
+
+/// Ticks the library and drains what it wrote, again while a drain found the pair full: a
+/// UDP socket's send buffer takes a burst of hundreds of datagrams where the pair takes
+/// nine, and the library stops writing at a full pair until its next tick.
+fn tick_and_drain(
+    mut tick: impl FnMut() -> Result<()>,
+    ours: &OurEnd,
+    out: &mut Datagrams,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    for _ in 0..MAX_RETICKS {
+        tick()?;
+        if ours.drain(out, buf) < PAIR_HOLDS {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// The stack's name in `tlsmatrix list`.
 pub(super) fn stack() -> String {
     "OpenSSL's own QUIC".into()
@@ -115,16 +139,19 @@ impl OurEnd {
     }
 
     /// Every datagram the library has written, in order.
-    fn drain(&self, out: &mut Datagrams, buf: &mut Vec<u8>) {
+    /// Returns how many there were.
+    fn drain(&self, out: &mut Datagrams, buf: &mut Vec<u8>) -> usize {
         buf.resize(MAX_DATAGRAM, 0);
+        let mut count = 0;
         loop {
             // SAFETY: our end of a live pair; reads one datagram into `buf`.
             let n =
                 unsafe { ffi::BIO_read(self.0, buf.as_mut_ptr().cast(), MAX_DATAGRAM as c_int) };
             if n <= 0 {
-                break;
+                return count;
             }
             out.push(&buf[..n as usize]);
+            count += 1;
         }
     }
 }
@@ -390,9 +417,16 @@ impl QuicEndpoint for ClientConnection {
     }
 
     fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
-        self.done = advance(&mut self.ssl, self.done)?;
-        self.ours.drain(out, &mut self.buf);
-        Ok(())
+        let (ssl, done) = (&mut self.ssl, &mut self.done);
+        tick_and_drain(
+            || {
+                *done = advance(ssl, *done)?;
+                Ok(())
+            },
+            &self.ours,
+            out,
+            &mut self.buf,
+        )
     }
 
     fn timeout(&mut self) -> Option<Duration> {
@@ -486,14 +520,9 @@ struct ServerConnection {
     buf: Vec<u8>,
 }
 
-impl QuicEndpoint for ServerConnection {
-    fn receive(&mut self, datagram: &[u8]) -> Result<()> {
-        self.listener
-            .ours
-            .write(datagram, || self.listener.handle_events())
-    }
-
-    fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
+impl ServerConnection {
+    /// The listener's events, the connection accepted once it arrives, and its own.
+    fn tick(&mut self) -> Result<()> {
         self.listener.handle_events()?;
         if self.conn.is_none() {
             // SAFETY: a live listener; an accepted connection is ours to free.
@@ -510,8 +539,23 @@ impl QuicEndpoint for ServerConnection {
         if let Some(conn) = &mut self.conn {
             self.done = advance(conn, self.done)?;
         }
-        self.listener.ours.drain(out, &mut self.buf);
         Ok(())
+    }
+}
+
+impl QuicEndpoint for ServerConnection {
+    fn receive(&mut self, datagram: &[u8]) -> Result<()> {
+        self.listener
+            .ours
+            .write(datagram, || self.listener.handle_events())
+    }
+
+    fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
+        let listener = self.listener.clone();
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = tick_and_drain(|| self.tick(), &listener.ours, out, &mut buf);
+        self.buf = buf;
+        r
     }
 
     fn timeout(&mut self) -> Option<Duration> {
@@ -519,7 +563,6 @@ impl QuicEndpoint for ServerConnection {
         let conn = self.conn.as_deref().and_then(event_timeout);
         listener.into_iter().chain(conn).min()
     }
-
     fn stream_write(&mut self, data: &[u8], fin: bool) -> Result<usize> {
         match &self.conn {
             Some(conn) => self.stream.write(conn, Side::Server, data, fin),
