@@ -4,7 +4,7 @@
 //! newest interop run, the stacks not measured and why, and the published figures this run
 //! has no counterpart of, labelled.
 
-use tlsmatrix_analysis::quic::{self, FirstByte, QuicCell, Standing, Wire, FIRST_BYTE_RTTS_MS};
+use tlsmatrix_analysis::quic::{self, FirstByte, QuicCell, Wire, FIRST_BYTE_RTTS_MS};
 use tlsmatrix_history::interop_file::CellLine;
 use tlsmatrix_history::proxy_check::{DownloadRow, ProxyCheck};
 use tlsmatrix_history::RunData;
@@ -13,6 +13,7 @@ use tlsmatrix_model::side::Side;
 
 use crate::doc::{Block, Cell, Chart, ChartKind, Class, Point, Section, Series, Table};
 use crate::figures::figure;
+use crate::quic_bulk::factor_cell;
 use crate::self_pairs::micros;
 
 const METHOD: &str = "Each QUIC stack's handshake, driven through its own API over in-memory datagrams, sampled in turns with the same library's TLS-over-TCP handshake on the same scenario (the same suite, group, certificate and ALPN), each side's calls on its own clock. A QUIC handshake is timed until both sides are done and no datagram is in flight, the server's HANDSHAKE_DONE and the acknowledgements included; QUIC/TCP is the median of the per-sample ratios, with its 95% interval. Every handshake was checked: QUIC version 1 on every long-header packet, the ALPN, and the suite, group, scheme and chain the scenario names.";
@@ -22,24 +23,6 @@ const PUBLISHED: &str = "What others published, not measured here: nginx's QUIC 
 
 /// The handshake the section leads with.
 const LEAD: &str = "handshake-tls13-ecdsa-p256-x25519-full";
-
-fn factor_cell(f: &tlsmatrix_model::record::Record) -> Cell {
-    let class = match quic::standing(f) {
-        Standing::Costlier => Class::Bad,
-        Standing::Cheaper => Class::Good,
-        Standing::Same => Class::Same,
-    };
-    Cell::with(
-        format!("{:.2}×", f.median),
-        class,
-        Some(format!(
-            "{} paired samples, 95% interval {:.2}-{:.2}×",
-            f.samples.len(),
-            f.ci_low,
-            f.ci_high
-        )),
-    )
-}
 
 fn handshake_row(c: &QuicCell) -> Vec<Cell> {
     let mut row = vec![Cell::plain(c.scenario.clone()), Cell::plain(c.imp.clone())];

@@ -35,20 +35,21 @@ fn rate(r: &Record) -> Cell {
     )
 }
 
-fn cost(r: &Record) -> Cell {
-    let class = match standing(r) {
+/// A paired QUIC/TCP factor, coloured by where its interval lies, the interval on hover.
+pub(crate) fn factor_cell(f: &tlsmatrix_model::record::Record) -> Cell {
+    let class = match standing(f) {
         Standing::Costlier => Class::Bad,
         Standing::Cheaper => Class::Good,
         Standing::Same => Class::Same,
     };
     Cell::with(
-        format!("{:.2}×", r.median),
+        format!("{:.2}×", f.median),
         class,
         Some(format!(
             "{} paired samples, 95% interval {:.2}-{:.2}×",
-            r.samples.len(),
-            r.ci_low,
-            r.ci_high
+            f.samples.len(),
+            f.ci_low,
+            f.ci_high
         )),
     )
 }
@@ -57,7 +58,7 @@ fn row(c: &BulkCell) -> Vec<Cell> {
     let mut row = vec![Cell::plain(c.scenario.clone()), Cell::plain(c.imp.clone())];
     row.extend(c.quic[..4].iter().map(|r| rate(r)));
     row.extend(c.tcp.iter().map(|r| rate(r)));
-    row.extend(c.costs.iter().map(|r| cost(r)));
+    row.extend(c.costs.iter().map(|r| factor_cell(r)));
     row.extend(c.quic[4..].iter().map(|r| rate(r)));
     row
 }

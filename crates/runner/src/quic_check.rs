@@ -48,15 +48,11 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
             .collect::<Result<_>>()?,
         None => reg.defaults().collect(),
     };
-    let ids: Vec<String> = if o.scenarios.is_empty() {
-        SCENARIOS.iter().map(|s| s.to_string()).collect()
-    } else {
-        o.scenarios.clone()
-    };
-    let scenarios = ids
+    let defaults = SCENARIOS
         .iter()
         .map(|s| s.parse::<Scenario>())
         .collect::<Result<Vec<_>, _>>()?;
+    let scenarios = o.scenarios_or(defaults)?;
     let certs = tlsmatrix_registry::beside(&o.out, "certs");
     let per_impl =
         (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs) + u64::from(DOWNLOAD_RUNS);

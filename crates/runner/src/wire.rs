@@ -77,6 +77,19 @@ pub struct CheckOptions {
     pub timeout: Duration,
 }
 
+impl CheckOptions {
+    /// The scenarios `--scenario` names, or `defaults` where it names none.
+    pub fn scenarios_or(&self, defaults: Vec<Scenario>) -> Result<Vec<Scenario>> {
+        if self.scenarios.is_empty() {
+            return Ok(defaults);
+        }
+        self.scenarios
+            .iter()
+            .map(|s| s.parse::<Scenario>().map_err(|e| anyhow::anyhow!(e)))
+            .collect()
+    }
+}
+
 /// Times real connections through the delay proxy for each scenario and RTT, compares them
 /// with the model, and writes the check file; false when a row is off by more than 10%.
 pub fn check(o: &CheckOptions) -> Result<bool> {
@@ -88,18 +101,7 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
         Some(name) => reg.get(name)?,
         None => reg.impls.first().context("no impl found")?,
     };
-    let ids: Vec<String> = if o.scenarios.is_empty() {
-        Scenario::wire_check_suite()
-            .into_iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        o.scenarios.clone()
-    };
-    let scenarios = ids
-        .iter()
-        .map(|s| s.parse::<Scenario>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let scenarios = o.scenarios_or(Scenario::wire_check_suite())?;
     let certs = tlsmatrix_registry::beside(&o.out, "certs");
     let planned = (scenarios.len() * o.rtts_ms.len()) as u64 * u64::from(o.runs);
     let bar = crate::progress::bar(planned, "connections");
