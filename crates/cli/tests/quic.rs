@@ -396,37 +396,53 @@ fn every_quic_client_fails_a_bad_server_with_a_sentence_in_bounded_time() {
     });
 }
 
-/// `tlsmatrix peer server --quic` serves the QUIC handshake case on UDP and answers its
-/// hq-interop request, which a QUIC client of another stack completes; `--quic` with a TCP
-/// case is refused.
+/// `tlsmatrix peer server --quic --connections 2` serves the QUIC handshake case on UDP to one
+/// client after another on the same port, answering each one's hq-interop request (the
+/// second a transfer of 1 MiB), which QUIC clients of other stacks complete; `--quic` with a
+/// TCP case is refused.
 #[test]
-fn peer_server_quic_serves_a_quic_client() {
+fn peer_server_quic_serves_quic_clients_one_after_another() {
     let certs = scratch("quic-peer-flag");
     let certs = certs.to_str().unwrap();
     let (_server, addr) = common::serve(
         std::process::Command::new(common::bin())
             .args([
-                "peer", "server", "--impl", "gnutls", "--quic", "--certs", certs,
+                "peer",
+                "server",
+                "--impl",
+                "gnutls",
+                "--quic",
+                "--connections",
+                "2",
+                "--certs",
+                certs,
             ])
             .env("TLSMATRIX_DRIVER_DIR", common::release_dir()),
         "listening ",
     );
-    let r = tlsmatrix(&[
-        "peer",
-        "client",
-        "--impl",
-        "rustls-aws-lc",
-        "--quic",
-        "--connect",
-        &addr,
-        "--certs",
-        certs,
-    ]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let out = String::from_utf8_lossy(&r.stdout);
-    assert!(out.contains("QUIC v1 TLS 1.3"), "{out}");
-    // The server answered the client's hq-interop request for the case's 1 KiB.
-    assert!(out.contains("read /1024 whole"), "{out}");
+    for (imp, case, asked) in [
+        ("rustls-aws-lc", "quic-handshake", 1024),
+        ("rustls-ring", "quic-transfer", 1 << 20),
+    ] {
+        let r = tlsmatrix(&[
+            "peer",
+            "client",
+            "--impl",
+            imp,
+            "--quic",
+            "--case",
+            case,
+            "--connect",
+            &addr,
+            "--certs",
+            certs,
+        ]);
+        assert!(r.status.success(), "{imp}: {}", stderr(&r));
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.contains("QUIC v1 TLS 1.3"), "{out}");
+        // The server answered the client's hq-interop request whole.
+        assert!(out.contains(&format!("read /{asked} whole")), "{out}");
+    }
     let refused = tlsmatrix(&[
         "peer", "server", "--impl", "gnutls", "--quic", "--case", "sni", "--certs", certs,
     ]);
@@ -443,16 +459,12 @@ fn peer_server_quic_serves_a_quic_client() {
     );
 }
 
-/// What serves many clients or a library's defaults is TCP's alone: asked of a QUIC case, it
-/// is refused with a sentence, not run over TCP instead.
+/// A library's defaults and other answers are TCP's alone: asked of a QUIC case, they are
+/// refused with a sentence, not run over TCP instead.
 #[test]
 fn a_quic_peer_refuses_the_options_of_tcp_servers() {
     let certs = scratch("quic-peer-options");
-    for extra in [
-        ["--connections", "0"],
-        ["--respond", "http"],
-        ["--defaults", "ecdsa-p256"],
-    ] {
+    for extra in [["--respond", "http"], ["--defaults", "ecdsa-p256"]] {
         let r = tlsmatrix(&[
             "peer",
             "server",
@@ -468,7 +480,7 @@ fn a_quic_peer_refuses_the_options_of_tcp_servers() {
         assert!(!r.status.success(), "{extra:?}");
         let text = format!("{}{}", String::from_utf8_lossy(&r.stdout), stderr(&r));
         assert!(
-            text.contains("a QUIC case (quic-handshake) plays one handshake"),
+            text.contains("a QUIC case (quic-handshake) answers hq-interop"),
             "{text}"
         );
         assert!(!text.contains("listening"), "{extra:?}: {text}");

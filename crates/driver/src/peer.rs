@@ -77,11 +77,11 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
     };
     let lib = find(&a.imp)?;
     if case.family == interop::Family::Quic {
-        // A QUIC peer plays one handshake; what serves many clients or a library's
-        // defaults is TCP's alone here, and is refused rather than run over TCP instead.
-        if a.defaults.is_some() || a.connections.is_some() || a.respond != wire::Respond::Echo {
+        // A QUIC peer speaks hq-interop with the case's offer; a library's defaults and
+        // other answers are TCP's alone here, and are refused rather than run over TCP.
+        if a.defaults.is_some() || a.respond != wire::Respond::Echo {
             bail!(
-                "--defaults, --connections and --respond are for TLS over TCP; a QUIC case ({}) plays one handshake",
+                "--defaults and --respond are for TLS over TCP; a QUIC case ({}) answers hq-interop with the case's offer",
                 case.id
             );
         }
@@ -131,6 +131,37 @@ pub(crate) fn peer(a: &PeerArgs) -> Result<String> {
     }
 }
 
+/// QUIC clients one after another on one socket (`n`, or until killed for 0), each a line of
+/// its own and `timeout` seconds from its first datagram, as `serve_many` serves TCP's.
+fn serve_quic_clients(
+    factory: &dyn tlsmatrix_harness::quic::QuicEndpointFactory,
+    expect: &quic_wire::Expect,
+    socket: &std::net::UdpSocket,
+    n: usize,
+    timeout: u64,
+) -> Result<String> {
+    let wait = quic_wire::FirstDatagram::Unbounded {
+        limit: Duration::from_secs(timeout),
+    };
+    let (mut served, mut first_failure) = (0usize, None);
+    while n == 0 || served < n {
+        let far = std::time::Instant::now() + Duration::from_secs(timeout);
+        match quic_wire::server(factory, expect, socket, far, wait) {
+            Ok(line) => println!("connection {}: ok: {line}", served + 1),
+            Err(e) => {
+                println!("connection {}: error: {e:#}", served + 1);
+                first_failure.get_or_insert_with(|| format!("connection {}: {e:#}", served + 1));
+            }
+        }
+        let _ = std::io::stdout().flush();
+        served += 1;
+    }
+    match first_failure {
+        None => Ok(format!("served {served} QUIC connection(s)")),
+        Some(first) => Err(anyhow!("a QUIC connection failed; the first: {first}")),
+    }
+}
+
 /// One side of a QUIC case over UDP: the library's QUIC stack with the case's offer.
 fn quic_peer(
     lib: &dyn TlsLibrary,
@@ -153,7 +184,16 @@ fn quic_peer(
             println!("listening {}", socket.local_addr()?);
             let _ = std::io::stdout().flush();
             let expect = quic_wire::Expect::of_case(case, side);
-            quic_wire::server(factory.as_ref(), &expect, socket, deadline)
+            match a.connections {
+                None => quic_wire::server(
+                    factory.as_ref(),
+                    &expect,
+                    &socket,
+                    deadline,
+                    quic_wire::FirstDatagram::ByDeadline,
+                ),
+                Some(n) => serve_quic_clients(factory.as_ref(), &expect, &socket, n, a.timeout),
+            }
         }
         Side::Client => {
             let expect = quic_wire::Expect::of_case(case, side);

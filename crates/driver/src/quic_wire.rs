@@ -52,39 +52,62 @@ pub struct ClientTimes {
     pub last_byte: Duration,
 }
 
+/// How a server waits for its client's first datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstDatagram {
+    /// Until the deadline; whatever arrives is the client's first datagram.
+    ByDeadline,
+    /// For as long as it takes, skipping what is not a long-header packet: a server serving
+    /// one client after another, whose previous client's last acknowledgements may still
+    /// arrive. The connection then has `limit` from its first datagram.
+    Unbounded { limit: Duration },
+}
+
 /// The server's half: waits for the first datagram from any client, then completes the
-/// handshake with that client and answers its hq-interop request.
+/// handshake with that client and answers its hq-interop request. The socket stays
+/// unconnected, answering that client alone, so it can serve the next client after.
 pub fn server(
     factory: &dyn QuicEndpointFactory,
     expect: &Expect,
-    socket: UdpSocket,
+    socket: &UdpSocket,
     deadline: Instant,
+    wait: FirstDatagram,
 ) -> Result<String> {
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let (n, from) = loop {
-        set_timeout(&socket, deadline, "timed out: no client sent a datagram")?;
+        match wait {
+            FirstDatagram::ByDeadline => {
+                set_timeout(socket, deadline, "timed out: no client sent a datagram")?
+            }
+            FirstDatagram::Unbounded { .. } => socket.set_read_timeout(None)?,
+        }
+        let stale = |d: &[u8]| d.first().is_none_or(|b| b & 0x80 == 0);
         match socket.recv_from(&mut buf) {
+            Ok((n, _)) if wait != FirstDatagram::ByDeadline && stale(&buf[..n]) => {}
             Ok(got) => break got,
             Err(e) if waited(&e) => continue,
             Err(e) => return Err(anyhow!(e).context("reading the first datagram")),
         }
     };
-    socket
-        .connect(from)
-        .with_context(|| format!("cannot answer {from}"))?;
+    // From the first datagram on, the connection's own deadline.
+    let deadline = match wait {
+        FirstDatagram::ByDeadline => deadline,
+        FirstDatagram::Unbounded { limit } => Instant::now() + limit,
+    };
+    let link = Link::To(socket, from);
     let mut ep = factory.endpoint()?;
     let first = ep.receive(&buf[..n]);
     // What the endpoint answers a first datagram it refused (a version negotiation) is sent
     // before the refusal is reported.
     let mut out = Datagrams::default();
-    let sent = ep.transmit(&mut out).and_then(|()| send(&socket, &out));
+    let sent = ep.transmit(&mut out).and_then(|()| send(&link, &out));
     first?;
     sent?;
     let mut part = HqServer::default();
     let line = drive(
         ep.as_mut(),
         &mut part,
-        &socket,
+        &link,
         expect,
         Side::Server,
         deadline,
@@ -92,6 +115,41 @@ pub fn server(
     )?;
     let asked = part.asked().unwrap_or_default();
     Ok(format!("{line}; answered /{asked}"))
+}
+
+/// A UDP socket talking to one peer: a client's, connected to its server; or a server's,
+/// unconnected, answering the client that came first and passing over any other sender.
+#[derive(Clone, Copy)]
+enum Link<'a> {
+    Connected(&'a UdpSocket),
+    To(&'a UdpSocket, SocketAddr),
+}
+
+impl Link<'_> {
+    fn socket(&self) -> &UdpSocket {
+        match self {
+            Link::Connected(s) | Link::To(s, _) => s,
+        }
+    }
+
+    fn send(&self, d: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Link::Connected(s) => s.send(d),
+            Link::To(s, peer) => s.send_to(d, peer),
+        }
+    }
+
+    fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Link::Connected(s) => s.recv(buf),
+            Link::To(s, peer) => loop {
+                let (n, from) = s.recv_from(buf)?;
+                if from == *peer {
+                    return Ok(n);
+                }
+            },
+        }
+    }
 }
 
 /// The client's half: connects to the server at `addr`, completes the handshake, and
@@ -113,7 +171,7 @@ pub fn client(
     let line = drive(
         ep.as_mut(),
         &mut part,
-        &socket,
+        &Link::Connected(&socket),
         expect,
         Side::Client,
         deadline,
@@ -134,7 +192,7 @@ pub fn client(
 fn drive(
     ep: &mut dyn QuicEndpoint,
     part: &mut dyn StreamPart,
-    socket: &UdpSocket,
+    link: &Link,
     expect: &Expect,
     side: Side,
     deadline: Instant,
@@ -153,7 +211,7 @@ fn drive(
         }
         out.clear();
         ep.transmit(&mut out)?;
-        send(socket, &out)?;
+        send(link, &out)?;
         sent += out.len();
         if !was_complete && ep.is_handshake_complete() {
             // A stack that finishes its handshake while it transmits (OpenSSL's, in
@@ -182,15 +240,16 @@ fn drive(
             bail!("timed out: {stage} ({received} datagrams received, {sent} sent)");
         }
         // A zero timeout would block for ever; a timer due now is run by the next transmit.
+        let socket = link.socket();
         socket.set_read_timeout(Some(left.max(Duration::from_micros(50))))?;
-        match socket.recv(&mut buf) {
+        match link.recv(&mut buf) {
             Ok(n) => {
                 received += 1;
                 last_heard = Instant::now();
                 ep.receive(&buf[..n])?;
                 // Whatever else already waits is read before the next transmit.
                 socket.set_nonblocking(true)?;
-                let drained = drain(socket, ep, &mut buf, &mut received);
+                let drained = drain(link, ep, &mut buf, &mut received);
                 socket.set_nonblocking(false)?;
                 drained?;
             }
@@ -217,13 +276,13 @@ fn drive(
 
 /// Hands the endpoint every datagram already waiting on the (non-blocking) socket.
 fn drain(
-    socket: &UdpSocket,
+    link: &Link,
     ep: &mut dyn QuicEndpoint,
     buf: &mut [u8],
     received: &mut usize,
 ) -> Result<()> {
     loop {
-        match socket.recv(buf) {
+        match link.recv(buf) {
             Ok(n) => {
                 *received += 1;
                 ep.receive(&buf[..n])?;
@@ -234,9 +293,9 @@ fn drain(
     }
 }
 
-fn send(socket: &UdpSocket, out: &Datagrams) -> Result<()> {
+fn send(link: &Link, out: &Datagrams) -> Result<()> {
     for d in out.iter() {
-        match socket.send(d) {
+        match link.send(d) {
             Ok(_) => {}
             // A peer that already left after its handshake; the next read says so.
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}

@@ -137,7 +137,8 @@ fn quic_ttfb(a: &TtfbArgs) -> Result<()> {
             let serving = s.spawn(move || {
                 let sf = made(Side::Server);
                 let _ = ready.send(());
-                quic_wire::server(sf?.as_ref(), &expect, socket, deadline)
+                let wait = quic_wire::FirstDatagram::ByDeadline;
+                quic_wire::server(sf?.as_ref(), &expect, &socket, deadline, wait)
             });
             let _ = made_it.recv();
             let timed = quic_wire::client(cf.as_ref(), &expect, proxy.addr(), a.bytes, deadline);
