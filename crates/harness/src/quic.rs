@@ -187,36 +187,28 @@ pub fn exchange_metered(
     let (c, s) = endpoints;
     let [to_server, to_client] = buffers;
     let [client_part, server_part] = parts;
-    let mut done = [false; 2];
     let mut sent = [0u64; 2];
     for round in 1.. {
-        step_playing(
+        let client_done = step_playing(
             meter,
             Side::Client,
             c.as_mut(),
             to_client,
             to_server,
             round,
-            |ep| {
-                done[0] = client_part.turn(ep)?;
-                Ok(())
-            },
+            |ep| client_part.turn(ep),
         )?;
         sent[0] += to_server.len() as u64;
-        step_playing(
+        let server_done = step_playing(
             meter,
             Side::Server,
             s.as_mut(),
             to_server,
             to_client,
             round,
-            |ep| {
-                done[1] = server_part.turn(ep)?;
-                Ok(())
-            },
+            |ep| server_part.turn(ep),
         )?;
         sent[1] += to_client.len() as u64;
-        let [client_done, server_done] = done;
         if client_done && server_done {
             return Ok(sent);
         }
@@ -252,10 +244,11 @@ fn step(
     outbox: &mut Datagrams,
     round: usize,
 ) -> Result<(), QuicError> {
-    step_playing(meter, side, ep, inbox, outbox, round, |_| Ok(()))
+    step_playing(meter, side, ep, inbox, outbox, round, |_| Ok(true)).map(drop)
 }
 
-/// [`step`], with `play` run between what the side receives and what it sends.
+/// [`step`], with `play` run between what the side receives and what it sends; what `play`
+/// said (whether the side's part is done).
 fn step_playing(
     meter: &mut impl Meter,
     side: Side,
@@ -263,16 +256,17 @@ fn step_playing(
     inbox: &mut Datagrams,
     outbox: &mut Datagrams,
     round: usize,
-    play: impl FnOnce(&mut dyn QuicEndpoint) -> anyhow::Result<()>,
-) -> Result<(), QuicError> {
+    play: impl FnOnce(&mut dyn QuicEndpoint) -> anyhow::Result<bool>,
+) -> Result<bool, QuicError> {
     outbox.clear();
-    meter
+    let done = meter
         .on(side, || {
             for d in inbox.iter() {
                 ep.receive(d)?;
             }
-            play(ep)?;
-            ep.transmit(outbox)
+            let done = play(ep)?;
+            ep.transmit(outbox)?;
+            Ok(done)
         })
         .map_err(|source| QuicError::Step {
             side,
@@ -280,7 +274,7 @@ fn step_playing(
             source,
         })?;
     inbox.clear();
-    Ok(())
+    Ok(done)
 }
 
 /// Counts what `side` sent and checks each datagram's packets.

@@ -61,10 +61,11 @@ impl<P: AsRef<[u8]>> StreamPart for SendBytes<P> {
     }
 }
 
-/// `total` bytes read through `sink`, each handed to `on_recv`, and the peer's end of the
-/// stream after them when `fin`.
-pub struct ReceiveBytes<'a, F: FnMut(&[u8])> {
-    sink: &'a mut [u8],
+/// `total` bytes read through `sink`, each read handed to `on_recv` with its offset in the
+/// stream (an error from it fails the part), and the peer's end of the stream after them
+/// when `fin`.
+pub struct ReceiveBytes<S: AsMut<[u8]>, F: FnMut(u64, &[u8]) -> Result<()>> {
+    sink: S,
     total: u64,
     fin: bool,
     got: u64,
@@ -72,9 +73,9 @@ pub struct ReceiveBytes<'a, F: FnMut(&[u8])> {
     on_recv: F,
 }
 
-impl<'a, F: FnMut(&[u8])> ReceiveBytes<'a, F> {
-    pub fn new(sink: &'a mut [u8], total: u64, fin: bool, on_recv: F) -> Self {
-        assert!(!sink.is_empty(), "somewhere to read into");
+impl<S: AsMut<[u8]>, F: FnMut(u64, &[u8]) -> Result<()>> ReceiveBytes<S, F> {
+    pub fn new(mut sink: S, total: u64, fin: bool, on_recv: F) -> Self {
+        assert!(!sink.as_mut().is_empty(), "somewhere to read into");
         ReceiveBytes {
             sink,
             total,
@@ -84,21 +85,26 @@ impl<'a, F: FnMut(&[u8])> ReceiveBytes<'a, F> {
             on_recv,
         }
     }
+
+    /// Bytes read so far.
+    pub fn received(&self) -> u64 {
+        self.got
+    }
 }
 
-impl<F: FnMut(&[u8])> StreamPart for ReceiveBytes<'_, F> {
+impl<S: AsMut<[u8]>, F: FnMut(u64, &[u8]) -> Result<()>> StreamPart for ReceiveBytes<S, F> {
     fn turn(&mut self, ep: &mut dyn QuicEndpoint) -> Result<bool> {
+        let sink = self.sink.as_mut();
         loop {
-            let r = ep.stream_read(self.sink)?;
-            self.got += r.bytes as u64;
-            if self.got > self.total {
+            let r = ep.stream_read(sink)?;
+            if self.got + r.bytes as u64 > self.total {
                 bail!(
-                    "the stream carried {} bytes where {} were sent",
-                    self.got,
+                    "the stream carried more than the {} bytes expected",
                     self.total
                 );
             }
-            (self.on_recv)(&self.sink[..r.bytes]);
+            (self.on_recv)(self.got, &sink[..r.bytes])?;
+            self.got += r.bytes as u64;
             if r.fin {
                 if self.got < self.total {
                     bail!(
@@ -153,26 +159,31 @@ pub fn parse_hq_request(line: &[u8]) -> Result<u64> {
 /// An hq-interop client: asks for `/N`, reads the answer to the stream's end, and checks
 /// that it is N bytes of the answer pattern.
 pub struct HqClient {
-    request: Vec<u8>,
-    asked: u64,
-    written: usize,
-    got: u64,
-    done: bool,
-    buf: Vec<u8>,
-    /// When the answer's first byte was read, and its last.
+    request: SendBytes<Vec<u8>>,
+    answer: ReceiveBytes<Vec<u8>, AnswerCheck>,
+    /// When a turn first read answer bytes, and when a turn read the answer's end.
     first_byte_at: Option<std::time::Instant>,
     done_at: Option<std::time::Instant>,
 }
 
+/// What the client checks each read of the answer with: [`check_answer`].
+type AnswerCheck = fn(u64, &[u8]) -> Result<()>;
+
+/// Fails at the first byte of `bytes`, read at `offset`, that is not the answer pattern's.
+fn check_answer(offset: u64, bytes: &[u8]) -> Result<()> {
+    match (offset..).zip(bytes).find(|&(at, &b)| b != answer_byte(at)) {
+        Some((at, b)) => bail!("answer byte {at} is {b:#04x}, not the pattern's"),
+        None => Ok(()),
+    }
+}
+
 impl HqClient {
     pub fn new(n: u64) -> Self {
+        let request = hq_request(n);
+        let len = request.len() as u64;
         HqClient {
-            request: hq_request(n),
-            asked: n,
-            written: 0,
-            got: 0,
-            done: false,
-            buf: vec![0; 64 * 1024],
+            request: SendBytes::new(request, len, true),
+            answer: ReceiveBytes::new(vec![0; 64 * 1024], n, true, check_answer),
             first_byte_at: None,
             done_at: None,
         }
@@ -180,7 +191,7 @@ impl HqClient {
 
     /// Answer bytes read so far.
     pub fn received(&self) -> u64 {
-        self.got
+        self.answer.received()
     }
 
     /// When the answer's first byte was read (for an empty answer: its end), and when its
@@ -192,42 +203,19 @@ impl HqClient {
 
 impl StreamPart for HqClient {
     fn turn(&mut self, ep: &mut dyn QuicEndpoint) -> Result<bool> {
-        if self.written < self.request.len() {
-            self.written += ep.stream_write(&self.request[self.written..], true)?;
+        let asked = self.request.turn(ep)?;
+        if self.done_at.is_some() {
+            return Ok(asked);
         }
-        while !self.done {
-            let r = ep.stream_read(&mut self.buf)?;
-            for (i, &b) in self.buf[..r.bytes].iter().enumerate() {
-                if b != answer_byte(self.got + i as u64) {
-                    bail!(
-                        "answer byte {} is {b:#04x}, not the pattern's",
-                        self.got + i as u64
-                    );
-                }
-            }
-            if r.bytes > 0 && self.first_byte_at.is_none() {
-                self.first_byte_at = Some(std::time::Instant::now());
-            }
-            self.got += r.bytes as u64;
-            if self.got > self.asked {
-                bail!("the answer ran past the {} bytes asked for", self.asked);
-            }
-            if r.fin {
-                if self.got != self.asked {
-                    bail!(
-                        "the answer ended after {} of {} bytes",
-                        self.got,
-                        self.asked
-                    );
-                }
-                self.done = true;
-                self.done_at = Some(std::time::Instant::now());
-            }
-            if r.bytes == 0 {
-                break;
-            }
+        let done = self.answer.turn(ep)?;
+        let now = std::time::Instant::now();
+        if self.received() > 0 {
+            self.first_byte_at.get_or_insert(now);
         }
-        Ok(self.done)
+        if done {
+            self.done_at = Some(now);
+        }
+        Ok(asked && done)
     }
 }
 

@@ -340,19 +340,25 @@ fn every_quic_pair_carries_a_mebibyte_each_way_and_answers_an_hq_request() {
             let pair = format!("{} -> {}", c.name(), s.name());
             let (cf, sf) = factories(c.as_ref(), s.as_ref(), &cfg);
             let mut buffers: [Datagrams; 2] = Default::default();
-            let (mut endpoints, _) = quic::handshake_metered(
-                &mut Clock::default(),
-                cf.as_ref(),
-                sf.as_ref(),
-                &scenario.params(),
-                &mut buffers,
-            )
-            .unwrap_or_else(|e| panic!("{pair}: {e}"));
+            let connect = |buffers: &mut [Datagrams; 2]| {
+                let made = quic::handshake_metered(
+                    &mut Clock::default(),
+                    cf.as_ref(),
+                    sf.as_ref(),
+                    &scenario.params(),
+                    buffers,
+                );
+                made.unwrap_or_else(|e| panic!("{pair}: {e}")).0
+            };
+            let mut endpoints = connect(&mut buffers);
             for from in [Side::Client, Side::Server] {
                 let mut sink = vec![0u8; 65_536];
                 let mut sum = Checksum::default();
                 let mut send = SendBytes::new(&payload[..], total, false);
-                let mut recv = ReceiveBytes::new(&mut sink, total, false, |b| sum.update(b));
+                let mut recv = ReceiveBytes::new(&mut sink, total, false, |_, b| {
+                    sum.update(b);
+                    Ok(())
+                });
                 let parts: [&mut dyn StreamPart; 2] = match from {
                     Side::Client => [&mut send, &mut recv],
                     Side::Server => [&mut recv, &mut send],
@@ -368,14 +374,7 @@ fn every_quic_pair_carries_a_mebibyte_each_way_and_answers_an_hq_request() {
                 assert_eq!(sum, expected, "{pair}, {from} sending");
             }
             drop(endpoints);
-            let (mut endpoints, _) = quic::handshake_metered(
-                &mut Clock::default(),
-                cf.as_ref(),
-                sf.as_ref(),
-                &scenario.params(),
-                &mut buffers,
-            )
-            .unwrap();
+            let mut endpoints = connect(&mut buffers);
             let (mut client, mut server) = (HqClient::new(300_001), HqServer::default());
             quic::exchange_metered(
                 &mut Clock::default(),

@@ -101,7 +101,7 @@ impl<'a> QuicBulkSampler<'a> {
         let mut client_datagrams = 0;
         for (from, clock) in [Side::Client, Side::Server].into_iter().zip(&mut clocks) {
             let mut send = SendBytes::new(self.payload.get(), total, false);
-            let mut recv = ReceiveBytes::new(self.sink.get_mut(), total, false, |_| {});
+            let mut recv = ReceiveBytes::new(self.sink.get_mut(), total, false, |_, _| Ok(()));
             let parts: [&mut dyn StreamPart; 2] = match from {
                 Side::Client => [&mut send, &mut recv],
                 Side::Server => [&mut recv, &mut send],

@@ -186,13 +186,8 @@ fn time(
     certs: &Path,
     bar: &indicatif::ProgressBar,
 ) -> Result<Timed> {
-    let mut cmd = entry.driver().command();
-    cmd.args(["ttfb", "--quic", "--scenario", &scenario.to_string()])
-        .args(["--client", &entry.name, "--server", &entry.name, "--certs"])
-        .arg(certs)
-        .args(["--rtt-ms", &rtt_ms.to_string()])
-        .args(["--runs", &runs.to_string()])
-        .args(["--bytes", &bytes.to_string()]);
+    let mut cmd = crate::wire::ttfb_command(entry, scenario, rtt_ms, runs, certs);
+    cmd.args(["--quic", "--bytes", &bytes.to_string()]);
     let (samples, trace) = match drivers::run_command(cmd, o.timeout, || bar.inc(1)) {
         CellOutcome::Measured { samples, trace, .. } => (samples, trace),
         CellOutcome::Unsupported(why) => return Ok(Timed::Unsupported(why)),

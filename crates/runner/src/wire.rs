@@ -151,6 +151,24 @@ pub fn check(o: &CheckOptions) -> Result<bool> {
     Ok(failures.is_empty())
 }
 
+/// The driver's `ttfb` for `entry` with itself on `scenario`: `runs` connections at
+/// `rtt_ms`, the certificates in `certs`.
+pub(crate) fn ttfb_command(
+    entry: &drivers::ImplEntry,
+    scenario: &Scenario,
+    rtt_ms: f64,
+    runs: u32,
+    certs: &Path,
+) -> std::process::Command {
+    let mut cmd = entry.driver().command();
+    cmd.args(["ttfb", "--scenario", &scenario.to_string()])
+        .args(["--client", &entry.name, "--server", &entry.name, "--certs"])
+        .arg(certs)
+        .args(["--rtt-ms", &rtt_ms.to_string()])
+        .args(["--runs", &runs.to_string()]);
+    cmd
+}
+
 fn one_check(
     o: &CheckOptions,
     entry: &drivers::ImplEntry,
@@ -159,12 +177,7 @@ fn one_check(
     certs: &Path,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<CheckRow>> {
-    let mut cmd = entry.driver().command();
-    cmd.args(["ttfb", "--scenario", &scenario.to_string()])
-        .args(["--client", &entry.name, "--server", &entry.name, "--certs"])
-        .arg(certs)
-        .args(["--rtt-ms", &rtt_ms.to_string()])
-        .args(["--runs", &o.runs.to_string()]);
+    let mut cmd = ttfb_command(entry, scenario, rtt_ms, o.runs, certs);
     if let Some(b) = o.bandwidth_mbps {
         cmd.args(["--bandwidth-mbps", &b.to_string()]);
     }
