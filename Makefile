@@ -598,7 +598,10 @@ nss-primitives: setup
 # SecP384r1MLKEM1024 too (upstream cannot be made to offer these two, so they have no reference):
 # upstream go-libp2p's transport (the reference), an A/A copy of it, upstream with the spec's
 # self-signature check (the like-for-like reference) and every pair of our
-# backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; then, for
+# backends take turns in one process, GO_ROUNDS rounds of one GO_SAMPLE sample each; and
+# DialNewPeers, libp2p over QUIC against TCP: a whole connection to a new peer over TCP + each
+# security transport + yamux and over go-libp2p's QUIC, with CPU per connection and the first
+# byte through 20 ms and 100 ms delay links (docs/go-transport.md); then, for
 # each of GO_LIBSSL, a process built against that vendored libssl samples the
 # reference and its OpenSSL arms. One run: records with per-round ratios in
 # results/go-bench.jsonl, the factor tables in results/go-bench.txt. About 45 s for the first

@@ -58,3 +58,36 @@ pub fn libp2p_arm(scenario: &str, imp: &str, ratios: &[f64]) -> Record {
         .paired_with(crate::libp2p::UPSTREAM, ratios)
         .build()
 }
+
+/// A dial scenario's records as pairedbench writes them: TCP with upstream's TLS (the
+/// reference), its A/A copy and QUIC, each with its CPU (1.2, 1.21 and 1.8 ms), round trips
+/// (4, 4, 2) and the first byte through each link (85/405, 85/405, 45/205 ms).
+pub fn libp2p_dial(scenario: &str) -> Vec<Record> {
+    use crate::libp2p::{DIAL_LINKS, QUIC, UPSTREAM};
+    let mut out = Vec::new();
+    for (imp, cpu_us, rtts, ttfb) in [
+        (UPSTREAM, 1200.0, 4.0, [85.0, 405.0]),
+        ("go-libp2p-upstream (A/A)", 1210.0, 4.0, [85.0, 405.0]),
+        (QUIC, 1800.0, 2.0, [45.0, 205.0]),
+    ] {
+        let fixture = |metric, centre| {
+            RecordFixture::new(metric, centre)
+                .scenario(scenario)
+                .pair(imp, imp)
+        };
+        let mut cpu = fixture(Metric::CpuNsPerOp, 0.0).samples(vec![cpu_us * 1e3; 8]);
+        if imp != UPSTREAM {
+            cpu = cpu.paired_with(UPSTREAM, &[cpu_us / 1200.0; 8]);
+        }
+        out.push(cpu.build());
+        out.push(
+            fixture(Metric::FirstByteRoundTrips, rtts)
+                .samples(vec![rtts])
+                .build(),
+        );
+        for ((metric, _), ms) in DIAL_LINKS.iter().zip(ttfb) {
+            out.push(fixture(*metric, ms).samples(vec![ms]).build());
+        }
+    }
+    out
+}

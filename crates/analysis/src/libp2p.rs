@@ -62,6 +62,81 @@ pub fn against_upstream(
     })
 }
 
+/// The dial workload's scenarios begin so: a whole libp2p connection to a new peer and its
+/// first stream byte each way, an arm per transport stack.
+pub const DIAL_PREFIX: &str = "libp2p-dial-new-peers-";
+/// go-libp2p's QUIC transport (quic-go), the dial workload's arm that is not TCP.
+pub const QUIC: &str = "go-libp2p-quic";
+/// The delay links the dial workload's wire pass measured the first byte through, with
+/// their round trips in seconds.
+pub const DIAL_LINKS: [(Metric, f64); 2] = [
+    (Metric::DelayedTtfb20Ms, 0.020),
+    (Metric::DelayedTtfb100Ms, 0.100),
+];
+
+/// One transport stack's connection to a new peer: its CPU, how it compares with the
+/// reference's (TCP + upstream's TLS + yamux) in the same rounds, and its first byte.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DialStack {
+    pub imp: String,
+    pub version: String,
+    /// The process's CPU per connection (both peers'), ns: median and interval.
+    pub cpu_ns: [f64; 3],
+    /// That CPU over the reference's, paired; none for the reference itself.
+    pub cpu_factor: Option<Factor>,
+    pub round_trips: f64,
+    pub first_byte: Vec<DialFirstByte>,
+}
+
+/// The first byte through one delay link: as the model puts it (round trips times the round
+/// trip, plus the connection's CPU) and as measured through the link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DialFirstByte {
+    pub rtt_ms: f64,
+    pub model_ms: f64,
+    pub measured_ms: f64,
+}
+
+/// The stacks of one dial scenario, in the order the run wrote them (the reference first),
+/// the A/A copy left out; a stack without its CPU or round trips is left out too.
+pub fn dial_stacks(records: &[Record], scenario: &str) -> Vec<DialStack> {
+    let of = |imp: &str, metric: Metric| {
+        records
+            .iter()
+            .find(|r| r.scenario == scenario && r.client == imp && r.metric == metric)
+    };
+    let mut imps: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.scenario == scenario) {
+        if r.client == r.server && !r.client.ends_with(")") && !imps.contains(&r.client.as_str()) {
+            imps.push(&r.client);
+        }
+    }
+    imps.into_iter()
+        .filter_map(|imp| {
+            let cpu = of(imp, Metric::CpuNsPerOp)?;
+            let round_trips = of(imp, Metric::FirstByteRoundTrips)?.median;
+            let first_byte = DIAL_LINKS
+                .iter()
+                .filter_map(|&(metric, rtt_s)| {
+                    Some(DialFirstByte {
+                        rtt_ms: rtt_s * 1e3,
+                        model_ms: round_trips * rtt_s * 1e3 + cpu.median / 1e6,
+                        measured_ms: of(imp, metric)?.median,
+                    })
+                })
+                .collect();
+            Some(DialStack {
+                imp: imp.to_string(),
+                version: cpu.client_version.clone(),
+                cpu_ns: [cpu.median, cpu.ci_low, cpu.ci_high],
+                cpu_factor: cpu.paired.as_ref().and_then(|p| p.factor()),
+                round_trips,
+                first_byte,
+            })
+        })
+        .collect()
+}
+
 /// A's time over B's, round by round, for two arms paired with upstream in the same rounds;
 /// `None` unless their rounds line up.
 pub fn quotient(a: &Record, b: &Record) -> Option<Factor> {
@@ -85,7 +160,24 @@ pub fn quotient(a: &Record, b: &Record) -> Option<Factor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::libp2p_arm as arm;
+    use crate::fixture::{libp2p_arm as arm, libp2p_dial};
+
+    #[test]
+    fn a_dial_stack_is_modelled_from_its_round_trips_and_cpu() {
+        let s = "libp2p-dial-new-peers-tls13-ecdsa-p256-x25519";
+        let stacks = dial_stacks(&libp2p_dial(s), s);
+        let imps: Vec<&str> = stacks.iter().map(|d| d.imp.as_str()).collect();
+        assert_eq!(imps, [UPSTREAM, QUIC], "the A/A copy is left out");
+        let (tcp, quic) = (&stacks[0], &stacks[1]);
+        assert!(tcp.cpu_factor.is_none());
+        assert!((quic.cpu_factor.unwrap().ratio - 1.5).abs() < 1e-9);
+        assert_eq!((tcp.round_trips, quic.round_trips), (4.0, 2.0));
+        // 2 round trips of 100 ms and 1.8 ms of CPU; measured 205 ms.
+        let at100 = quic.first_byte[1];
+        assert!((at100.model_ms - 201.8).abs() < 0.01, "{at100:?}");
+        assert_eq!((at100.rtt_ms, at100.measured_ms), (100.0, 205.0));
+        assert!(dial_stacks(&libp2p_dial(s), "libp2p-dial-new-peers-other").is_empty());
+    }
 
     #[test]
     fn arms_from_different_rounds_give_no_quotient() {

@@ -182,6 +182,10 @@ pub enum Metric {
     ServerQuicRecvCostOverTcp,
     ClientQuicSend16mDatagramBytes,
     QuicDownloadNs,
+    CpuNsPerOp,
+    FirstByteRoundTrips,
+    DelayedTtfb20Ms,
+    DelayedTtfb100Ms,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -915,6 +919,19 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::QuicDownloadNs, "quic_download_ns", "ns", Lower, Pair, Source::Proxy,
         "time from the client's first packet to the last byte of an hq-interop answer over QUIC through the UDP delay proxy")
         .shown("download ms", "ms", Millis),
+    row(Metric::CpuNsPerOp, "cpu_ns_per_op", "ns", Lower, Pair, Source::GoBench,
+        "Go benchmark: the process's CPU time (user and system, every thread) per operation: both peers' work, since they share the process")
+        .shown("CPU ns/op", "ns", Scale::Same),
+    row(Metric::FirstByteRoundTrips, "first_byte_round_trips", "round trips", Lower, Pair, Source::GoBench,
+        "Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte, counted through a 100 ms delay link (a TCP connect counts as one)")
+        .shown("round trips to first byte", "RTT", Scale::Same)
+        .machine_independent(),
+    row(Metric::DelayedTtfb20Ms, "delayed_ttfb_rtt20_ms", "ms", Lower, Pair, Source::GoBench,
+        "Go benchmark: wall time from a new client peer's dial to the server's first stream byte through a delay link of 20 ms round trip (a TCP connect waits one round trip)")
+        .shown("first byte @20 ms, measured", "ms", Scale::Same),
+    row(Metric::DelayedTtfb100Ms, "delayed_ttfb_rtt100_ms", "ms", Lower, Pair, Source::GoBench,
+        "Go benchmark: the same through a delay link of 100 ms round trip")
+        .shown("first byte @100 ms, measured", "ms", Scale::Same),
     ]
 });
 
@@ -1132,60 +1149,4 @@ impl<'de> Deserialize<'de> for Metric {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    #[test]
-    fn the_table_names_every_metric_once_and_names_round_trip() {
-        assert_eq!(
-            METRICS
-                .iter()
-                .map(|r| r.metric)
-                .collect::<BTreeSet<_>>()
-                .len(),
-            METRICS.len()
-        );
-        assert_eq!(
-            METRICS
-                .iter()
-                .map(|r| r.name)
-                .collect::<BTreeSet<_>>()
-                .len(),
-            METRICS.len()
-        );
-        for (i, &m) in Metric::ALL.iter().enumerate() {
-            assert_eq!(m as usize, i, "{m:?} is out of the enum's order");
-            assert_eq!(m.row().metric, m);
-            assert_eq!(m.as_str().parse::<Metric>().unwrap(), m);
-        }
-        // A new variant without a row would be past the table's end.
-        assert_eq!(Metric::QuicDownloadNs as usize, METRICS.len() - 1);
-        assert!(!Metric::ClientCpuNs.higher_is_better());
-        assert!(Metric::SendMbPerS.higher_is_better());
-    }
-
-    #[test]
-    fn rows_agree_with_themselves() {
-        for r in METRICS {
-            // Names say whose figure it is.
-            let whose = if r.name.starts_with("client_") || r.name.starts_with("send_") {
-                Some(FigureSide::Client)
-            } else if r.name.starts_with("server_") || r.name.starts_with("recv_") {
-                Some(FigureSide::Server)
-            } else {
-                None
-            };
-            if let (Some(w), false) = (whose, r.source == Source::Wire) {
-                assert_eq!(r.side, w, "{}", r.name);
-            }
-            if r.source == Source::Profile || r.unit == "fraction" {
-                assert_eq!(r.scale, Scale::Percent, "{}", r.name);
-            }
-            assert!(!r.about.is_empty() && !r.title.is_empty());
-        }
-        for m in Metric::SEND_PROFILE.iter().chain(&Metric::RECV_PROFILE) {
-            assert!(m.is_profile_share());
-        }
-    }
-}
+mod tests;

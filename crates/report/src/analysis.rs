@@ -817,7 +817,25 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
     let (glance, sections_by_area) = area_parts(run, extra, &baseline);
     let mut sections = vec![summary_section(run, &glance, &impls, &baseline)];
     sections.extend(sections_by_area);
-    sections.extend(extra.libp2p.as_ref().map(libp2p_section));
+    // libp2p over QUIC goes in the QUIC section when the run has one, else beside the rest of
+    // the Go benchmarks.
+    let quic = extra.of(Measure::Quic).and_then(|quic| {
+        crate::quic::section(
+            quic,
+            crate::quic::Companions {
+                bulk: extra.of(Measure::QuicBulk),
+                proxy_check: extra.quic_proxy_check.as_ref(),
+                interop: extra.interop.as_deref(),
+                libp2p: extra.libp2p.as_ref(),
+            },
+        )
+    });
+    sections.extend(
+        extra
+            .libp2p
+            .as_ref()
+            .map(|go| libp2p_section(go, quic.is_none())),
+    );
     sections.extend(crate::post_quantum::section(
         &run.records,
         &run.cells,
@@ -828,16 +846,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
         extra.offers.as_ref(),
     ));
     sections.extend(crate::time_goes::section(extra));
-    sections.extend(extra.of(Measure::Quic).and_then(|quic| {
-        crate::quic::section(
-            quic,
-            crate::quic::Companions {
-                bulk: extra.of(Measure::QuicBulk),
-                proxy_check: extra.quic_proxy_check.as_ref(),
-                interop: extra.interop.as_deref(),
-            },
-        )
-    }));
+    sections.extend(quic);
     sections.extend(crate::releases::section(
         &run.records,
         &impls,
@@ -984,8 +993,9 @@ fn summary_section(
     }
 }
 
-/// The Go transport's benchmarks: headlines, the pair tables and the ns/op charts.
-fn libp2p_section(go: &RunData) -> Section {
+/// The Go transport's benchmarks: headlines, the pair tables and the ns/op charts, and libp2p
+/// over QUIC when `with_dial` (no QUIC section to hold it).
+fn libp2p_section(go: &RunData, with_dial: bool) -> Section {
     let go_impls = go.impls();
     let base = go_impls.first().cloned().unwrap_or_default();
     // The headline first: new peers, then reconnecting, each in time against upstream.
@@ -1011,6 +1021,9 @@ fn libp2p_section(go: &RunData) -> Section {
             .filter(|c| c.title.starts_with("ns/op"))
             .map(Block::Chart),
     );
+    if with_dial {
+        blocks.extend(crate::libp2p::dial_blocks(&go.records, &go.run_id));
+    }
     Section {
         id: "libp2p".into(),
         title: "libp2p TLS transport (Go)".into(),

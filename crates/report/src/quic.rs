@@ -289,6 +289,8 @@ pub struct Companions<'a> {
     pub bulk: Option<&'a RunData>,
     pub proxy_check: Option<&'a ProxyCheck>,
     pub interop: Option<&'a [CellLine]>,
+    /// The Go benchmarks' run, whose dial workload is libp2p over QUIC against TCP.
+    pub libp2p: Option<&'a RunData>,
 }
 
 /// The QUIC check through the UDP delay proxy: the first byte against the model, and the
@@ -396,6 +398,11 @@ pub fn section(run: &RunData, with: Companions) -> Option<Section> {
     blocks.extend(with.proxy_check.map(proxy_blocks).unwrap_or_default());
     blocks.extend(with.bulk.map(crate::quic_bulk::blocks).unwrap_or_default());
     blocks.extend(with.interop.and_then(interop_matrix));
+    blocks.extend(
+        with.libp2p
+            .map(|go| crate::libp2p::dial_blocks(&go.records, &go.run_id))
+            .unwrap_or_default(),
+    );
     blocks.extend(not_measured(run));
     blocks.push(Block::Para(PUBLISHED.into()));
     Some(Section {

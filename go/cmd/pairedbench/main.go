@@ -1,5 +1,5 @@
 // Command pairedbench runs the libp2p TLS transport's benchmarks
-// (HandshakeNewPeers, Handshake, Latency, Connections) paired: for each
+// (HandshakeNewPeers, Handshake, Latency, Connections, DialNewPeers) paired: for each
 // workload, upstream go-libp2p's own p2p/security/tls (the reference), a
 // second copy of it (A/A: the noise floor), upstream with the certificate
 // self-signature check the spec requires (the std backend's like-for-like
@@ -16,6 +16,12 @@
 // group (--groups), the group pinned on every arm (upstream's through
 // GODEBUG tlsmlkem) and checked on each handshake; an arm whose library
 // lacks the group is recorded as unsupported, with the reason.
+//
+// DialNewPeers has arms of its own: whole transport stacks (TCP + upstream's
+// TLS + yamux, the reference; TCP + each backend + yamux; go-libp2p's QUIC),
+// each a new pair of nodes per connection. Besides the time it pairs the
+// process's CPU per connection, and writes each stack's round trips to the
+// first byte and the time to it through 20 ms and 100 ms delay links.
 package main
 
 import (
@@ -53,6 +59,29 @@ var arms = []arm{
 	{bench.OpenSSLName, bench.OpenSSLName, false},
 }
 
+// dialArms are the dial workload's, each a whole transport stack (TCP +
+// security transport + yamux, or QUIC): its reference is TCP with upstream's
+// TLS, what go-libp2p dials over TCP today.
+var dialArms = []arm{
+	{bench.UpstreamName, bench.UpstreamName, false},
+	{bench.UpstreamName, bench.UpstreamName, true},
+	{bench.StdName, bench.StdName, false},
+	{bench.OpenSSLName, bench.OpenSSLName, false},
+	{bench.QUICName, bench.QUICName, false},
+}
+
+// armsFor is the arms a workload samples, the reference first.
+func armsFor(w bench.Workload, opensslOnly bool) []arm {
+	all := arms
+	if w.Dials() {
+		all = dialArms
+	}
+	if opensslOnly {
+		return opensslArms(all)
+	}
+	return all
+}
+
 func (a arm) labels() (string, string) {
 	if a.aa {
 		return a.client + " (A/A)", a.server + " (A/A)"
@@ -73,6 +102,8 @@ type options struct {
 	workloads []bench.Workload
 	out, rev  string
 	runID     string
+	// opensslOnly: the reference and the arms with the OpenSSL backend only.
+	opensslOnly bool
 }
 
 // opensslArms keeps the reference and the arms with the OpenSSL backend on
@@ -94,7 +125,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 40, "rounds per workload: each round takes one sample of every arm")
 	flag.DurationVar(&o.sample, "sample", 20*time.Millisecond, "the time one sample aims at (its operations are fixed after the warm-up)")
 	flag.DurationVar(&o.warmup, "warmup", 200*time.Millisecond, "warm-up of each arm before the first round")
-	flag.StringVar(&workloads, "workloads", "HandshakeNewPeers,Handshake,Latency,Connections", "comma-separated workloads to run, in the order they are reported: HandshakeNewPeers (a new peer every handshake), Handshake (the same two peers reconnecting), Latency, Connections")
+	flag.StringVar(&workloads, "workloads", "HandshakeNewPeers,Handshake,Latency,Connections,DialNewPeers", "comma-separated workloads to run, in the order they are reported: HandshakeNewPeers (a new peer every handshake), Handshake (the same two peers reconnecting), Latency, Connections, DialNewPeers (a whole connection to a new peer and its first byte: TCP + security + yamux against go-libp2p's QUIC, with CPU per connection and round trips through delay links)")
 	var groups string
 	flag.StringVar(&groups, "groups", "X25519,X25519MLKEM768", "comma-separated key exchanges each handshake workload runs with (Latency runs with X25519 only: its timing has no handshake)")
 	var newPeerGroups string
@@ -117,7 +148,7 @@ func main() {
 	switch armSet {
 	case "all":
 	case "openssl":
-		arms = opensslArms(arms)
+		o.opensslOnly = true
 	default:
 		err = fmt.Errorf("--arms %q: want all or openssl", armSet)
 	}
@@ -209,22 +240,32 @@ func groupNamed(name string) (tls.CurveID, error) {
 // outcome is what one workload gave: each arm's samples, or why it has none.
 type outcome struct {
 	w        bench.Workload
+	arms     []arm
 	versions [][2]string
 	samples  [][]paired.Sample
 	errs     []error
 	// cCounted: libssl's allocations were counted too (an OpenSSL build).
 	cCounted bool
+	// cpuCounted: the sessions counted the process's CPU time (CPUCounter).
+	cpuCounted bool
+	// wires is each arm's wire pass, for a workload that has one.
+	wires []*bench.Wire
 }
 
 // run measures every workload, writes the records and prints the tables; it
 // returns how many arms failed.
 func run(o options, w io.Writer, progress func(done, total int)) (int, error) {
 	start := time.Now()
-	total := len(o.workloads) * len(arms) * o.rounds
+	total := 0
+	for _, wl := range o.workloads {
+		total += len(armsFor(wl, o.opensslOnly)) * o.rounds
+	}
 	var results []outcome
-	for i, wl := range o.workloads {
-		offset := i * len(arms) * o.rounds
-		results = append(results, measure(wl, o, func(done, _ int) { progress(offset+done, total) }))
+	offset := 0
+	for _, wl := range o.workloads {
+		base := offset
+		results = append(results, measure(wl, o, func(done, _ int) { progress(base+done, total) }))
+		offset += len(armsFor(wl, o.opensslOnly)) * o.rounds
 	}
 	env := newEnv(o.rev, start)
 	runID := o.runID
@@ -248,7 +289,9 @@ func run(o options, w io.Writer, progress func(done, total int)) (int, error) {
 // measure opens every arm on the workload and samples them in turns. An arm
 // that cannot open keeps its error and takes no turns.
 func measure(wl bench.Workload, o options, progress func(done, total int)) outcome {
-	out := outcome{w: wl, versions: make([][2]string, len(arms)), errs: make([]error, len(arms))}
+	arms := armsFor(wl, o.opensslOnly)
+	out := outcome{w: wl, arms: arms, versions: make([][2]string, len(arms)), errs: make([]error, len(arms)),
+		wires: make([]*bench.Wire, len(arms))}
 	runners := make([]paired.Runner, len(arms))
 	for i, a := range arms {
 		s, versions, err := wl.OpenNamed(a.client, a.server)
@@ -260,6 +303,13 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 		}
 		defer s.Close()
 		runners[i] = s
+		if _, ok := s.(paired.CPUCounter); ok {
+			out.cpuCounted = true
+		}
+		if wr, ok := s.(bench.WireReader); ok {
+			wire := wr.Wire()
+			out.wires[i] = &wire
+		}
 	}
 	opts := paired.Options{Rounds: o.rounds, Target: o.sample, Warmup: o.warmup, Progress: progress}
 	if _, _, on := bench.CAllocations(); on {
@@ -280,6 +330,9 @@ func measure(wl bench.Workload, o options, progress func(done, total int)) outco
 // without libssl, where that is the whole).
 func (r outcome) figures() []metric {
 	out := slices.Clone(figures)
+	if r.cpuCounted {
+		out = append(out, cpuPerOp)
+	}
 	if r.cCounted {
 		out = append(out, cFigures...)
 	}
@@ -298,6 +351,7 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 	failed := 0
 	for _, r := range results {
 		ref := r.samples[0]
+		arms := r.arms
 		for i, a := range arms {
 			client, server := a.labels()
 			if r.errs[i] != nil {
@@ -316,12 +370,17 @@ func recordLines(results []outcome, runID string, e env) ([]any, int, error) {
 				if err != nil {
 					return nil, 0, fmt.Errorf("%s: %w", r.w.Name, err)
 				}
-				if m.name == nsPerOp.name && i > 0 && r.errs[0] == nil {
-					ratios := paired.Ratios(r.samples[i], ref)
+				if m.paired && i > 0 && r.errs[0] == nil {
+					ratios := paired.RatiosOf(r.samples[i], ref, m.get)
 					rec.Paired = &pairing{arms[0].client, arms[0].server, ratios, make([]uint32, len(ratios))}
 				}
 				lines = append(lines, rec)
 			}
+			wires, err := wireRecords(base, r.wires[i])
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", r.w.Name, err)
+			}
+			lines = append(lines, wires...)
 		}
 	}
 	return lines, failed, nil
@@ -349,6 +408,7 @@ func printTable(w io.Writer, r outcome) {
 	}
 	fmt.Fprintf(w, "\n%s (%s): GOMAXPROCS=1, TLS 1.3, %v, TLS_AES_128_GCM_SHA256, %d rounds\n", r.w.Name, r.w.Scenario, r.w.Group, rounds)
 	fmt.Fprintf(w, "%s\n", r.w.About)
+	arms := r.arms
 	fmt.Fprintf(w, "factor = time / %s time in the same round, median over rounds [bootstrap 95%% CI]; lower is faster\n", arms[0].client)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "client\tserver\tns/op\t±CI\tfactor\tB/op total\tx ref\tallocs/op total\t(B/op Go\tB/op libssl)")
@@ -384,9 +444,12 @@ func printTable(w io.Writer, r outcome) {
 			total, ofRef, paired.Median(pick(r.samples[i], totals[1].get)), paired.Median(pick(r.samples[i], figures[1].get)), libssl)
 	}
 	tw.Flush()
+	if r.w.Dials() {
+		printDial(w, r)
+	}
 	// The comparisons the transport issue sets targets on, from the same rounds.
-	std, ossl := armIndex(bench.StdName, bench.StdName), armIndex(bench.OpenSSLName, bench.OpenSSLName)
-	spec := armIndex(bench.UpstreamSpecName, bench.UpstreamSpecName)
+	std, ossl := armIndex(arms, bench.StdName, bench.StdName), armIndex(arms, bench.OpenSSLName, bench.OpenSSLName)
+	spec := armIndex(arms, bench.UpstreamSpecName, bench.UpstreamSpecName)
 	ok := func(i int) bool { return i >= 0 && r.errs[i] == nil }
 	if ok(std) && ok(0) {
 		fmt.Fprintf(w, "std backend / upstream: %s\n", factorText(paired.Ratios(r.samples[std], r.samples[0])))
@@ -410,7 +473,7 @@ func printTable(w io.Writer, r outcome) {
 }
 
 // armIndex finds an arm, or -1 when this run does not sample it.
-func armIndex(client, server string) int {
+func armIndex(arms []arm, client, server string) int {
 	for i, a := range arms {
 		if a.client == client && a.server == server && !a.aa {
 			return i
@@ -443,4 +506,37 @@ func progressTo(f *os.File) func(done, total int) {
 			fmt.Fprintln(f, line)
 		}
 	}
+}
+
+// printDial is the dial workload's own table: each stack's CPU per new-peer
+// connection against the reference's in the same rounds, its round trips to
+// the first byte, and the time to it through each delay link beside what
+// round trips and CPU alone predict (round trips x RTT + CPU).
+func printDial(w io.Writer, r outcome) {
+	fmt.Fprintf(w, "CPU = the process's (both peers') per connection; model = round trips x RTT + CPU\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "client\tCPU µs\tCPU factor\tround trips"
+	for _, link := range bench.DialLinks {
+		header += fmt.Sprintf("\tfirst byte @%v: measured\tmodel", link.RTT)
+	}
+	fmt.Fprintln(tw, header)
+	for i, a := range r.arms {
+		if r.errs[i] != nil || r.wires[i] == nil {
+			continue
+		}
+		client, _ := a.labels()
+		cpu := paired.Median(pick(r.samples[i], cpuPerOp.get))
+		factor := "reference"
+		if i > 0 && r.errs[0] == nil {
+			factor = factorText(paired.RatiosOf(r.samples[i], r.samples[0], cpuPerOp.get))
+		}
+		wire := r.wires[i]
+		line := fmt.Sprintf("%s\t%.0f\t%s\t%d", client, cpu/1e3, factor, wire.RoundTrips)
+		for k, link := range bench.DialLinks {
+			model := float64(wire.RoundTrips)*float64(link.RTT.Nanoseconds()) + cpu
+			line += fmt.Sprintf("\t%.1f ms\t%.1f ms", float64(wire.TTFB[k].Nanoseconds())/1e6, model/1e6)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
 }

@@ -104,6 +104,61 @@ func TestAShortRunWritesSaneRecords(t *testing.T) {
 	}
 }
 
+// A short run of the dial workload: each stack's CPU per connection is
+// paired with the reference's like its time, and its wire pass is written:
+// round trips to the first byte (4 over TCP, 2 over QUIC) and the time to it
+// through each delay link, never less than those round trips take.
+func TestADialRunWritesCPUAndTheWire(t *testing.T) {
+	if !libp2ptls.OpenSSLCompiledIn {
+		t.Skip("every arm runs only with the OpenSSL backend (-tags openssl)")
+	}
+	wl, _ := bench.WorkloadNamed("DialNewPeers")
+	out := filepath.Join(t.TempDir(), "go.jsonl")
+	var sb strings.Builder
+	o := options{rounds: 3, sample: time.Millisecond, warmup: time.Millisecond, workloads: []bench.Workload{wl}, out: out}
+	if failed, err := run(o, &sb, func(int, int) {}); err != nil || failed != 0 {
+		t.Fatalf("failed %d, %v", failed, err)
+	}
+	seen := map[string]map[string]map[string]any{}
+	for _, l := range readLines(t, out) {
+		client := l["client"].(string)
+		if seen[client] == nil {
+			seen[client] = map[string]map[string]any{}
+		}
+		seen[client][l["metric"].(string)] = l
+	}
+	if len(seen) != len(dialArms) {
+		t.Fatalf("arms %v", seen)
+	}
+	for client, m := range seen {
+		cpu := m[metrics.CPUNsPerOp]
+		if cpu == nil || cpu["median"].(float64) <= 0 {
+			t.Errorf("%s: CPU %v", client, cpu)
+		} else if _, isPaired := cpu["paired"]; isPaired != (client != bench.UpstreamName) {
+			t.Errorf("%s: CPU pairing %v", client, cpu["paired"])
+		}
+		want := 4.0
+		if client == bench.QUICName {
+			want = 2
+			if v := m[metrics.NsPerOp]["client_version"].(string); !strings.Contains(v, "quic-go v0.") {
+				t.Errorf("QUIC's version %q names no quic-go", v)
+			}
+		}
+		if rt := m[metrics.FirstByteRoundTrips]; rt == nil || rt["median"].(float64) != want {
+			t.Errorf("%s: round trips %v, want %v", client, rt, want)
+		}
+		for _, link := range bench.DialLinks {
+			ttfb := m[link.Metric]
+			if least := want * float64(link.RTT.Milliseconds()); ttfb == nil || ttfb["median"].(float64) < least {
+				t.Errorf("%s: %s %v, want at least %v ms", client, link.Metric, ttfb, least)
+			}
+		}
+	}
+	if !strings.Contains(sb.String(), "round trips x RTT + CPU") {
+		t.Errorf("the dial table is missing:\n%s", sb.String())
+	}
+}
+
 // twoRounds is a workload's outcome with two plausible rounds on every arm.
 func twoRounds(t *testing.T, workload string) outcome {
 	t.Helper()
@@ -111,8 +166,10 @@ func twoRounds(t *testing.T, workload string) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
+	arms := armsFor(wl, false)
 	n := len(arms)
-	r := outcome{w: wl, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n)}
+	r := outcome{w: wl, arms: arms, versions: make([][2]string, n), samples: make([][]paired.Sample, n), errs: make([]error, n),
+		wires: make([]*bench.Wire, n)}
 	for i := range arms {
 		r.samples[i] = []paired.Sample{{Round: 0, NsPerOp: 100}, {Round: 1, NsPerOp: 110}}
 	}

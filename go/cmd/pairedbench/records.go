@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsmatrix/tlsmatrix/go/internal/bench"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/metrics"
 	"github.com/tlsmatrix/tlsmatrix/go/internal/paired"
 )
@@ -75,27 +76,30 @@ type metric struct {
 	name     string
 	get      func(paired.Sample) float64
 	positive bool // zero is implausible for a time; allocations may be zero
+	paired   bool // its record carries the per-round ratios to the reference's
 }
 
 var (
-	nsPerOp = metric{metrics.NsPerOp, func(s paired.Sample) float64 { return s.NsPerOp }, true}
-	figures = []metric{
+	nsPerOp = metric{metrics.NsPerOp, func(s paired.Sample) float64 { return s.NsPerOp }, true, true}
+	// The process's CPU time, for a workload that counts it: both peers'.
+	cpuPerOp = metric{metrics.CPUNsPerOp, func(s paired.Sample) float64 { return s.CPUNsPerOp }, true, true}
+	figures  = []metric{
 		nsPerOp,
-		{metrics.BytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp }, false},
-		{metrics.AllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp }, false},
+		{metrics.BytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp }, false, false},
+		{metrics.AllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp }, false, false},
 	}
 	// libssl's own allocations, which Go's figures leave out (an OpenSSL
 	// build counts them; a pure-Go arm's are zero).
 	cFigures = []metric{
-		{metrics.CBytesPerOp, func(s paired.Sample) float64 { return s.CBytesPerOp }, false},
-		{metrics.CAllocsPerOp, func(s paired.Sample) float64 { return s.CAllocsPerOp }, false},
+		{metrics.CBytesPerOp, func(s paired.Sample) float64 { return s.CBytesPerOp }, false, false},
+		{metrics.CAllocsPerOp, func(s paired.Sample) float64 { return s.CAllocsPerOp }, false, false},
 	}
 	// The whole of what an operation allocates, Go's heap and libssl's
 	// together: the figure factors are taken on (the parts have none), so a
 	// backend on libssl does not look lighter for allocating in C.
 	totals = []metric{
-		{metrics.TotalBytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp + s.CBytesPerOp }, false},
-		{metrics.TotalAllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp + s.CAllocsPerOp }, false},
+		{metrics.TotalBytesPerOp, func(s paired.Sample) float64 { return s.BytesPerOp + s.CBytesPerOp }, false, false},
+		{metrics.TotalAllocsPerOp, func(s paired.Sample) float64 { return s.AllocsPerOp + s.CAllocsPerOp }, false, false},
 	}
 )
 
@@ -125,6 +129,29 @@ func newRecord(base record, m metric, xs []float64) (record, error) {
 	r.Median, r.Min = paired.Median(xs), mn
 	r.CILow, r.CIHigh = paired.MedianCI(xs)
 	return r, nil
+}
+
+// wireRecords are an arm's wire pass as records, one sample each: the round
+// trips to the first byte and the time to it through each delay link.
+func wireRecords(base record, w *bench.Wire) ([]any, error) {
+	if w == nil {
+		return nil, nil
+	}
+	var out []any
+	add := func(name string, x float64) error {
+		r, err := newRecord(base, metric{name: name, positive: true}, []float64{x})
+		out = append(out, r)
+		return err
+	}
+	if err := add(metrics.FirstByteRoundTrips, float64(w.RoundTrips)); err != nil {
+		return nil, err
+	}
+	for i, link := range bench.DialLinks {
+		if err := add(link.Metric, float64(w.TTFB[i].Nanoseconds())/1e6); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func newEnv(rev string, now time.Time) env {

@@ -26,6 +26,18 @@ var pairs = [][2]string{
 	{OpenSSLName, StdName}, {OpenSSLName, OpenSSLName},
 }
 
+// dialPairs are the dial workload's: each transport stack with itself.
+var dialPairs = [][2]string{
+	{UpstreamName, UpstreamName}, {StdName, StdName}, {OpenSSLName, OpenSSLName}, {QUICName, QUICName},
+}
+
+func pairsFor(w Workload) [][2]string {
+	if w.Dials() {
+		return dialPairs
+	}
+	return pairs
+}
+
 // benchmark runs a workload on every pair as a sub-benchmark; each is
 // timed by the session, which leaves out what is not the operation.
 // `make bench-go` runs the same workloads paired instead (cmd/pairedbench);
@@ -40,7 +52,7 @@ func benchmark(b *testing.B, name string) {
 		if !ok {
 			continue
 		}
-		for _, p := range pairs {
+		for _, p := range pairsFor(w) {
 			b.Run(fmt.Sprintf("group=%v/client=%s/server=%s", g, p[0], p[1]), func(b *testing.B) {
 				s, _, err := w.OpenNamed(p[0], p[1])
 				if errors.Is(err, ErrUnsupported) {
@@ -66,6 +78,7 @@ func BenchmarkHandshake(b *testing.B)         { benchmark(b, "Handshake") }
 func BenchmarkHandshakeNewPeers(b *testing.B) { benchmark(b, "HandshakeNewPeers") }
 func BenchmarkLatency(b *testing.B)           { benchmark(b, "Latency") }
 func BenchmarkConnections(b *testing.B)       { benchmark(b, "Connections") }
+func BenchmarkDialNewPeers(b *testing.B)      { benchmark(b, "DialNewPeers") }
 
 // Every workload runs on every pair with every group that changes it and
 // checks what it negotiated, the upstream transport included; the new-peers
@@ -83,7 +96,7 @@ func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
 			if !ok {
 				continue
 			}
-			for _, p := range pairs {
+			for _, p := range pairsFor(w) {
 				at := fmt.Sprintf("%s/%v %s -> %s", base.Name, g, p[0], p[1])
 				s, _, err := w.OpenNamed(p[0], p[1])
 				if errors.Is(err, ErrUnsupported) {
@@ -104,6 +117,9 @@ func TestEveryWorkloadRunsOnEveryPair(t *testing.T) {
 				}
 				if spent <= 0 {
 					t.Errorf("%s: took %v for 3 operations", at, spent)
+				}
+				if w.Dials() {
+					checkDialFigures(t, at, p[0], s)
 				}
 				if err := s.Close(); err != nil {
 					t.Errorf("%s: close: %v", at, err)

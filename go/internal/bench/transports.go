@@ -13,6 +13,7 @@ import (
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/sec"
+	tptu "github.com/libp2p/go-libp2p/p2p/net/upgrader"
 	upstream "github.com/libp2p/go-libp2p/p2p/security/tls"
 
 	"github.com/tlsmatrix/tlsmatrix/go/libp2ptls"
@@ -82,6 +83,10 @@ const (
 	// (specReference): what the std backend does, like for like.
 	UpstreamSpecName = "go-libp2p-upstream-selfsig"
 	StdName          = "go-libp2p-std"
+	// QUICName is go-libp2p's QUIC transport (p2p/transport/quic on
+	// quic-go, TLS from crypto/tls): the dial workload's only arm that is
+	// not TCP + a security transport + yamux.
+	QUICName = "go-libp2p-quic"
 )
 
 // OpenSSLName is the OpenSSL backend's impl name: go-libp2p-openssl on the
@@ -105,14 +110,21 @@ func opensslName(build string) string {
 type Transport struct {
 	Name    string
 	Version string
-	Group   tls.CurveID // what it offers first and must negotiate
-	sec     sec.SecureTransport
+	Group   tls.CurveID         // what it offers first and must negotiate
+	sec     sec.SecureTransport // nil for QUICName, whose TLS is quic-go's
+	key     ic.PrivKey
 	id      peer.ID
 }
 
 // NewTransport makes the transport named by one of the impl names above,
 // offering group (see offer and upstreamOffers).
 func NewTransport(name string, group tls.CurveID) (*Transport, error) {
+	return newTransport(name, group, nil)
+}
+
+// newTransport is NewTransport offering muxers in the handshake's ALPN
+// (early muxer negotiation), as a go-libp2p host's security transports do.
+func newTransport(name string, group tls.CurveID, muxers []tptu.StreamMuxer) (*Transport, error) {
 	key, _, err := ic.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -121,20 +133,24 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{Name: name, Group: group, id: id}
+	t := &Transport{Name: name, Group: group, key: key, id: id}
 	switch name {
 	case UpstreamName:
 		if err = upstreamOffers(group); err == nil {
-			t.sec, err = upstream.New(upstream.ID, key, nil)
+			t.sec, err = upstream.New(upstream.ID, key, muxers)
 		}
 		t.Version = fmt.Sprintf("go-libp2p %s (%s)", moduleVersion("github.com/libp2p/go-libp2p"), runtime.Version())
+	case QUICName:
+		err = upstreamOffers(group) // quic-go's TLS is crypto/tls, which GODEBUG steers as upstream's
+		t.Version = fmt.Sprintf("go-libp2p %s, quic-go %s (%s)", moduleVersion("github.com/libp2p/go-libp2p"),
+			moduleVersion("github.com/quic-go/quic-go"), runtime.Version())
 	case UpstreamSpecName:
 		if err = upstreamOffers(group); err == nil {
 			t.sec, err = newSpecReference(key, id)
 		}
 		t.Version = fmt.Sprintf("go-libp2p %s (%s) + self-signature check", moduleVersion("github.com/libp2p/go-libp2p"), runtime.Version())
 	case StdName:
-		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(offer(group)...))
+		t.sec, err = libp2ptls.New(libp2ptls.ID, key, muxers, libp2ptls.WithBackend(libp2ptls.BackendStd), libp2ptls.WithGroups(offer(group)...))
 		t.Version = runtime.Version()
 	case OpenSSLName:
 		if !libp2ptls.OpenSSLCompiledIn {
@@ -144,9 +160,9 @@ func NewTransport(name string, group tls.CurveID) (*Transport, error) {
 		if group != tls.X25519 && !libp2ptls.OpenSSLHasGroup(group) {
 			return nil, fmt.Errorf("%w: %s has no %v", ErrUnsupported, t.Version, group)
 		}
-		t.sec, err = libp2ptls.New(libp2ptls.ID, key, nil, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(offer(group)...))
+		t.sec, err = libp2ptls.New(libp2ptls.ID, key, muxers, libp2ptls.WithBackend(libp2ptls.BackendOpenSSL), libp2ptls.WithGroups(offer(group)...))
 	default:
-		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s, %s)", name, UpstreamName, UpstreamSpecName, StdName, OpenSSLName)
+		return nil, fmt.Errorf("unknown transport %q (valid: %s, %s, %s, %s, %s)", name, UpstreamName, UpstreamSpecName, StdName, OpenSSLName, QUICName)
 	}
 	if errors.Is(err, ErrUnsupported) {
 		return nil, err // the arm's row names the transport; the reason is the rest

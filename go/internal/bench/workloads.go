@@ -26,7 +26,9 @@ type Workload struct {
 	// own (WithGroup); Latency times pings after the handshake, which no
 	// group changes, and runs with X25519 only.
 	grouped bool
-	open    func(client, server *Transport) (Session, error)
+	// dials: an arm is a transport stack, not a security transport (Dials).
+	dials bool
+	open  func(client, server *Transport) (Session, error)
 	// About says in a few words what the workload times, for its tables.
 	About string
 }
@@ -50,14 +52,16 @@ func (w Workload) Open(client, server *Transport) (Session, error) {
 // then the same two peers reconnecting, a warm path that a cache of verified
 // certificates flatters. Each is X25519's; WithGroup gives the other groups'.
 var Workloads = []Workload{
-	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, openNewPeerHandshakes,
+	{"HandshakeNewPeers", "libp2p-handshake-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, false, openNewPeerHandshakes,
 		"a new peer every handshake, both sides made anew untimed (their allocations are counted): what a node meets"},
-	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, openHandshakes,
+	{"Handshake", "libp2p-handshake-tls13-ecdsa-p256-x25519", tls.X25519, true, false, openHandshakes,
 		"the same two peers reconnecting: a warm path a verified-certificate cache flatters"},
-	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, openLatency,
+	{"Latency", "libp2p-latency-tls13-aes-128-gcm-6b", tls.X25519, false, false, openLatency,
 		"one ping over an established connection"},
-	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", tls.X25519, true, openConnections,
+	{"Connections", "libp2p-connection-tls13-ecdsa-p256-x25519", tls.X25519, true, false, openConnections,
 		"a whole connection with the same two peers: TCP dial and accept, handshake, close"},
+	{"DialNewPeers", "libp2p-dial-new-peers-tls13-ecdsa-p256-x25519", tls.X25519, true, true, openDialNewPeers,
+		"a whole libp2p connection to a peer never met and its first stream byte each way: TCP + security + yamux, or QUIC; both nodes made and listening untimed (their allocations are counted)"},
 }
 
 // MeetsNewPeers says whether every operation meets a peer never seen
@@ -89,6 +93,9 @@ func groupID(g tls.CurveID) string { return strings.ToLower(g.String()) }
 // OpenNamed makes the two named transports (NewTransport) and opens the
 // workload on them; it also returns their versions, client first.
 func (w Workload) OpenNamed(client, server string) (Session, [2]string, error) {
+	if !w.dials && (client == QUICName || server == QUICName) {
+		return nil, [2]string{}, fmt.Errorf("%s is a whole transport, not a security transport: only a dial workload runs it, not %s", QUICName, w.Name)
+	}
 	c, err := NewTransport(client, w.Group)
 	if err != nil {
 		return nil, [2]string{}, err
@@ -170,6 +177,12 @@ func checkNegotiated(c sec.SecureConn, group tls.CurveID) error {
 	default:
 		return fmt.Errorf("cannot tell what %T negotiated", c)
 	}
+	return checkParams(version, suite, got, group)
+}
+
+// checkParams fails unless a handshake negotiated TLS 1.3,
+// TLS_AES_128_GCM_SHA256 and group.
+func checkParams(version, suite uint16, got, group tls.CurveID) error {
 	if version != tls.VersionTLS13 || suite != tls.TLS_AES_128_GCM_SHA256 || got != group {
 		return fmt.Errorf("negotiated version %#x, %s, group %v; the benchmarks pin TLS 1.3, TLS_AES_128_GCM_SHA256, %v",
 			version, tls.CipherSuiteName(suite), got, group)

@@ -518,6 +518,18 @@ const (
 
 	// QuicDownloadNs: time from the client's first packet to the last byte of an hq-interop answer over QUIC through the UDP delay proxy.
 	QuicDownloadNs = "quic_download_ns"
+
+	// CPUNsPerOp: Go benchmark: the process's CPU time (user and system, every thread) per operation: both peers' work, since they share the process.
+	CPUNsPerOp = "cpu_ns_per_op"
+
+	// FirstByteRoundTrips: Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte, counted through a 100 ms delay link (a TCP connect counts as one).
+	FirstByteRoundTrips = "first_byte_round_trips"
+
+	// DelayedTtfb20Ms: Go benchmark: wall time from a new client peer's dial to the server's first stream byte through a delay link of 20 ms round trip (a TCP connect waits one round trip).
+	DelayedTtfb20Ms = "delayed_ttfb_rtt20_ms"
+
+	// DelayedTtfb100Ms: Go benchmark: the same through a delay link of 100 ms round trip.
+	DelayedTtfb100Ms = "delayed_ttfb_rtt100_ms"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -555,13 +567,13 @@ func Unit(name string) string {
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
-	case QuicModelTtfb20Ms, TcpModelTtfb20Ms, QuicModelTtfb100Ms, TcpModelTtfb100Ms:
+	case QuicModelTtfb20Ms, TcpModelTtfb20Ms, QuicModelTtfb100Ms, TcpModelTtfb100Ms, DelayedTtfb20Ms, DelayedTtfb100Ms:
 		return "ms"
-	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs, QuicDownloadNs:
+	case ClientCPUNs, ServerCPUNs, NsPerOp, PathCPUNs, TTFBNs, ClientContextNs, ServerContextNs, ClientConnectionNs, ServerConnectionNs, ClientTeardownNs, ServerTeardownNs, ClientFloorNs, ClientFloorKexNs, ClientFloorSigNs, ClientFloorKdfNs, ServerFloorNs, ServerFloorKexNs, ServerFloorSigNs, ServerFloorKdfNs, ClientQuicNs, ServerQuicNs, QuicDownloadNs, CPUNsPerOp:
 		return "ns"
 	case ClientQuicOverTcp, ServerQuicOverTcp, ServerQuicFirstFlightRatio, ClientQuicSendCostOverTcp, ServerQuicRecvCostOverTcp:
 		return "ratio"
-	case ClientQuicReadyRTTs:
+	case ClientQuicReadyRTTs, FirstByteRoundTrips:
 		return "round trips"
 	case ClientContextSwitches, ServerContextSwitches:
 		return "switches"

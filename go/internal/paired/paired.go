@@ -18,10 +18,20 @@ type Runner interface {
 	Run(n int) (time.Duration, error)
 }
 
+// CPUCounter is a Runner that also counts the process's CPU time its
+// operations took (every thread's, so both peers'), leaving out the set-up
+// its Run does between them: the total so far.
+type CPUCounter interface {
+	TimedCPU() time.Duration
+}
+
 // Sample is one arm's figures from one round, per operation.
 type Sample struct {
-	Round       int
-	NsPerOp     float64
+	Round   int
+	NsPerOp float64
+	// CPUNsPerOp is the process's CPU time per operation, for a CPUCounter
+	// (0 otherwise).
+	CPUNsPerOp  float64
 	BytesPerOp  float64
 	AllocsPerOp float64
 	// C allocations per operation, where Options.CAllocations counts them.
@@ -124,6 +134,11 @@ func sample(a Runner, n int, cAllocations func() (uint64, uint64, bool)) (Sample
 	if cAllocations != nil {
 		cCalls, cBytes, _ = cAllocations()
 	}
+	cpu, counted := a.(CPUCounter)
+	var cpuBefore time.Duration
+	if counted {
+		cpuBefore = cpu.TimedCPU()
+	}
 	runtime.ReadMemStats(&before)
 	d, err := a.Run(n)
 	if err != nil {
@@ -138,6 +153,9 @@ func sample(a Runner, n int, cAllocations func() (uint64, uint64, bool)) (Sample
 		BytesPerOp:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
 		AllocsPerOp: float64(after.Mallocs-before.Mallocs) / float64(n),
 	}
+	if counted {
+		s.CPUNsPerOp = float64((cpu.TimedCPU() - cpuBefore).Nanoseconds()) / float64(n)
+	}
 	if cAllocations != nil {
 		calls, bytes, _ := cAllocations()
 		s.CAllocsPerOp = float64(calls-cCalls) / float64(n)
@@ -149,14 +167,19 @@ func sample(a Runner, n int, cAllocations func() (uint64, uint64, bool)) (Sample
 // Ratios is each of arm's ns/op over the reference's in the same round, for
 // the rounds both have.
 func Ratios(arm, reference []Sample) []float64 {
+	return RatiosOf(arm, reference, func(s Sample) float64 { return s.NsPerOp })
+}
+
+// RatiosOf is Ratios of the figure get reads.
+func RatiosOf(arm, reference []Sample, get func(Sample) float64) []float64 {
 	byRound := make(map[int]float64, len(reference))
 	for _, s := range reference {
-		byRound[s.Round] = s.NsPerOp
+		byRound[s.Round] = get(s)
 	}
 	var out []float64
 	for _, s := range arm {
 		if r, ok := byRound[s.Round]; ok && r > 0 {
-			out = append(out, s.NsPerOp/r)
+			out = append(out, get(s)/r)
 		}
 	}
 	return out
