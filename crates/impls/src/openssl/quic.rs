@@ -10,6 +10,7 @@
 
 use std::os::raw::c_int;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
@@ -24,6 +25,16 @@ use tlsmatrix_model::side::Side;
 use super::{describe_stack, negotiated_of, OpensslLibrary};
 
 extern "C" {
+    fn BIO_ADDR_new() -> *mut ffi::BIO_ADDR;
+    fn BIO_ADDR_rawmake(
+        ap: *mut ffi::BIO_ADDR,
+        family: c_int,
+        addr: *const std::ffi::c_void,
+        len: usize,
+        port: u16,
+    ) -> c_int;
+    fn BIO_ADDR_free(ap: *mut ffi::BIO_ADDR);
+    fn SSL_set1_initial_peer_addr(ssl: *mut ffi::SSL, addr: *const ffi::BIO_ADDR) -> c_int;
     fn OSSL_QUIC_server_method() -> *const ffi::SSL_METHOD;
     fn SSL_new_listener(ctx: *mut ffi::SSL_CTX, flags: u64) -> *mut ffi::SSL;
     fn SSL_listen(ssl: *mut ffi::SSL) -> c_int;
@@ -31,6 +42,9 @@ extern "C" {
 }
 
 const SSL_LISTENER_FLAG_NO_VALIDATE: u64 = 1 << 1;
+const BIO_CTRL_DGRAM_SET_CAPS: c_int = 87;
+const BIO_C_GET_WRITE_GUARANTEE: c_int = 140;
+const BIO_DGRAM_CAP_HANDLES_DST_ADDR: std::os::raw::c_long = 1 << 1;
 const SSL_ACCEPT_CONNECTION_NO_BLOCK: u64 = 1;
 const SSL_ACCEPT_STREAM_NO_BLOCK: u64 = 1;
 /// No stream is made or taken up behind the application's back: the client opens the stream
@@ -45,15 +59,13 @@ const SSL_MODE_ENABLE_PARTIAL_WRITE: std::os::raw::c_long = 1;
 /// The largest datagram a read takes whole.
 const MAX_DATAGRAM: usize = 65_536;
 
-/// The datagrams a pair's default buffer holds at least (nine of its MTU, with headers): a
-/// drain that found this many may have found the library blocked on a full pair.
-const PAIR_HOLDS: usize = 9;
 /// The most times one transmit lets the library write again after draining a full pair.
 const MAX_RETICKS: usize = 256;
 
-/// Ticks the library and drains what it wrote, again while a drain found the pair full: a
-/// UDP socket's send buffer takes a burst of hundreds of datagrams where the pair takes
-/// nine, and the library stops writing at a full pair until its next tick.
+/// Ticks the library and drains what it wrote, again while the pair was too full for another
+/// datagram: a UDP socket's send buffer takes a burst of hundreds of datagrams where the pair
+/// takes a few, and the library stops writing at a full pair until its next tick. (Counting
+/// the datagrams drained cannot tell: a full pair holds fewer when they are small.)
 fn tick_and_drain(
     mut tick: impl FnMut() -> Result<()>,
     ours: &OurEnd,
@@ -62,7 +74,9 @@ fn tick_and_drain(
 ) -> Result<()> {
     for _ in 0..MAX_RETICKS {
         tick()?;
-        if ours.drain(out, buf) < PAIR_HOLDS {
+        let was_full = ours.full();
+        ours.drain(out, buf);
+        if !was_full {
             break;
         }
     }
@@ -136,6 +150,13 @@ impl OurEnd {
             consume()?;
         }
         unreachable!("two attempts")
+    }
+
+    /// Whether the library's writes toward us have no room left for a datagram of the
+    /// pair's largest size: the pair reports the room in the buffer our end reads.
+    fn full(&self) -> bool {
+        // SAFETY: our end of a live pair; a query.
+        unsafe { ffi::BIO_ctrl(self.0, BIO_C_GET_WRITE_GUARANTEE, 0, std::ptr::null_mut()) <= 0 }
     }
 
     /// Every datagram the library has written, in order.
@@ -390,6 +411,7 @@ impl QuicEndpointFactory for ClientFactory {
             }
             ffi::SSL_set_connect_state(ssl.as_ptr());
         }
+        set_peer_address(&ssl, &ours)?;
         no_default_stream(&ssl)?;
         Ok(Box::new(ClientConnection {
             ssl,
@@ -399,6 +421,53 @@ impl QuicEndpointFactory for ClientFactory {
             buf: Vec::new(),
         }))
     }
+}
+
+/// Gives a client a peer address, as OpenSSL's own tests do for a datagram pair: the pair
+/// carries no addresses, and OpenSSL keys the address-validation tokens a server sends
+/// (NEW_TOKEN) by the peer's address; without one it cannot store a token and drops the whole
+/// packet that carried it, HANDSHAKE_DONE and all (quic-go's server sends both in one), so the
+/// client never confirms its handshake and stops granting stream credit. Each connection gets
+/// a port of its own (127.0.0.1, a counter), so that no token is presented again: every
+/// connection meets its server anew, as every measure here means it to.
+fn set_peer_address(ssl: &Ssl, ours: &OurEnd) -> Result<()> {
+    static NEXT_PORT: AtomicU32 = AtomicU32::new(0);
+    // Our end takes the datagrams OpenSSL addresses to that peer (it reads their bytes only).
+    // SAFETY: our live end of the pair; a control that sets a flag.
+    if unsafe {
+        ffi::BIO_ctrl(
+            ours.0,
+            BIO_CTRL_DGRAM_SET_CAPS,
+            BIO_DGRAM_CAP_HANDLES_DST_ADDR,
+            std::ptr::null_mut(),
+        )
+    } != 1
+    {
+        return Err(describe_stack("letting the datagram pair carry addresses"));
+    }
+    let port = (NEXT_PORT.fetch_add(1, Ordering::Relaxed) % 65_535 + 1) as u16;
+    let loopback = [127u8, 0, 0, 1];
+    // SAFETY: a fresh address, filled from a 4-byte IPv4 address in network order, copied
+    // by the connection and freed here.
+    unsafe {
+        let addr = BIO_ADDR_new();
+        if addr.is_null() {
+            return Err(describe_stack("making a peer address"));
+        }
+        let ok = BIO_ADDR_rawmake(
+            addr,
+            libc::AF_INET,
+            loopback.as_ptr().cast(),
+            4,
+            port.to_be(),
+        ) == 1
+            && SSL_set1_initial_peer_addr(ssl.as_ptr(), addr) == 1;
+        BIO_ADDR_free(addr);
+        if !ok {
+            return Err(describe_stack("giving the QUIC client a peer address"));
+        }
+    }
+    Ok(())
 }
 
 struct ClientConnection {
