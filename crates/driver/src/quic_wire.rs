@@ -203,6 +203,7 @@ fn drive(
     // A server has read the client's first datagram and answered it already.
     let (mut sent, mut received) = (sent_before, usize::from(side == Side::Server));
     let mut part_done = false;
+    let mut closed = None;
     let mut last_heard = Instant::now();
     loop {
         let was_complete = ep.is_handshake_complete();
@@ -210,7 +211,10 @@ fn drive(
             part_done = part.turn(ep).context("on the stream")?;
         }
         out.clear();
-        ep.transmit(&mut out)?;
+        if let Some(e) = after_part(ep.transmit(&mut out), part_done)? {
+            closed = Some(e);
+            break;
+        }
         send(link, &out)?;
         sent += out.len();
         if !was_complete && ep.is_handshake_complete() {
@@ -246,12 +250,16 @@ fn drive(
             Ok(n) => {
                 received += 1;
                 last_heard = Instant::now();
-                ep.receive(&buf[..n])?;
                 // Whatever else already waits is read before the next transmit.
                 socket.set_nonblocking(true)?;
-                let drained = drain(link, ep, &mut buf, &mut received);
+                let taken = ep
+                    .receive(&buf[..n])
+                    .and_then(|()| drain(link, ep, &mut buf, &mut received));
                 socket.set_nonblocking(false)?;
-                drained?;
+                if let Some(e) = after_part(taken, part_done)? {
+                    closed = Some(e);
+                    break;
+                }
             }
             Err(e) if waited(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
@@ -267,11 +275,27 @@ fn drive(
     let view = interop_view(ep.negotiated());
     negotiated::check_one(&expect.params, side, &view)?;
     check_alpn_is(expect.alpn, ep.alpn())?;
-    Ok(format!(
+    let mut line = format!(
         "QUIC v1 {}; ALPN {}; {sent} datagrams sent, {received} received",
         negotiated_line(&view),
         expect.alpn.unwrap_or_default()
-    ))
+    );
+    if let Some(e) = closed {
+        line.push_str(&format!("; then the peer closed the connection ({e:#})"));
+    }
+    Ok(line)
+}
+
+/// What a step of the endpoint's came to once the side's part may be done: before, an error
+/// fails the side; after, it is the peer closing the connection (as quic-go's client does
+/// with CONNECTION_CLOSE once it has its answer), which ends the side in order, returned to
+/// be told.
+fn after_part(step: Result<()>, part_done: bool) -> Result<Option<anyhow::Error>> {
+    match step {
+        Ok(()) => Ok(None),
+        Err(e) if part_done => Ok(Some(e)),
+        Err(e) => Err(e),
+    }
 }
 
 /// Hands the endpoint every datagram already waiting on the (non-blocking) socket.

@@ -382,13 +382,25 @@ pub fn peer(role: &str, imp: &str, rest: &[String]) -> Result<bool> {
     let reg = Registry::discover()?;
     let entry = reg.get(imp)?;
     let mut args = rest.to_vec();
-    if !rest
+    let all: Vec<&Case> = CASES.iter().collect();
+    let given = rest
         .iter()
-        .any(|a| a == "--certs" || a.starts_with("--certs="))
-    {
-        let all: Vec<&Case> = CASES.iter().collect();
-        prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
-        args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--certs=") {
+            Some(dir) => Some(dir.to_string()),
+            None if a == "--certs" => rest.get(i + 1).cloned(),
+            None => None,
+        });
+    match given {
+        // The drivers make what a folder lacks themselves; Go's peer only reads it.
+        Some(dir) if imp == peers::go_crypto_tls::GO_CRYPTO_TLS => {
+            prepare_certs(&all, Path::new(&dir))?
+        }
+        Some(_) => {}
+        None => {
+            prepare_certs(&all, Path::new(DEFAULT_CERTS))?;
+            args.extend(["--certs".to_string(), DEFAULT_CERTS.to_string()]);
+        }
     }
     let (mut cmd, what) = if imp == peers::go_crypto_tls::GO_CRYPTO_TLS {
         // Go's crypto/tls plays interop from its own peer binary, not the Go driver.

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -366,6 +367,18 @@ func connectOne(addr string, cfg *tls.Config, o offer, i int, echo string, n, wr
 	return summary(st, n, h.Sum64()), nil
 }
 
+// quicGoVersion is the quic-go release linked in, as go.sum pins it.
+func quicGoVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/quic-go/quic-go" {
+				return m.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "version" {
 		fmt.Printf("Go %s crypto/tls\n", runtime.Version())
@@ -399,6 +412,7 @@ func main() {
 	defaults := fs.Bool("defaults", false, "crypto/tls's own defaults (TLS 1.2 and 1.3, every default suite, group and scheme) with the -sig certificate (a client trusts its CA): a server for outside test tools, a client that shows what Go offers; the case's flags are ignored")
 	connections := fs.Int("connections", 1, "server with -defaults: connections to serve, one after another (0: until killed)")
 	respond := fs.String("respond", "echo", "server with -defaults: echo, or http (answer one HTTP/1.1 GET)")
+	overQUIC := fs.Bool("quic", false, "QUIC v1 over UDP with quic-go instead of TCP: the server answers one hq-interop request (GET /N: N bytes), the client asks for -bytes and checks them")
 	fs.Parse(os.Args[2:])
 	if *defaults {
 		var out string
@@ -443,9 +457,17 @@ func main() {
 	deadline := time.Now().Add(time.Duration(*timeout) * time.Second)
 	certDir := filepath.Join(*certs, *sig)
 	var out string
-	if os.Args[1] == "server" {
+	switch {
+	case *overQUIC && (*drop || *truncation || *echo != "same"):
+		fmt.Fprintln(os.Stderr, "-quic takes no -drop, -expect-truncation or -echo: a QUIC case answers hq-interop")
+		os.Exit(2)
+	case *overQUIC && os.Args[1] == "server":
+		out, err = quicServer(*listen, o, certDir, deadline)
+	case *overQUIC:
+		out, err = quicClient(*connect, o, certDir, *n, deadline)
+	case os.Args[1] == "server":
 		out, err = server(*listen, o, certDir, *drop, *n, deadline)
-	} else {
+	default:
 		out, err = client(*connect, o, certDir, *echo, *n, *writeSize, *truncation, deadline)
 	}
 	if err != nil {

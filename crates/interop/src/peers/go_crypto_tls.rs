@@ -1,9 +1,10 @@
-//! Go's crypto/tls over TCP (`go/cmd/tlsmatrix-go-peer`, built beside the drivers).
+//! Go's crypto/tls over TCP, and quic-go on crypto/tls for the QUIC cases
+//! (`go/cmd/tlsmatrix-go-peer`, built beside the drivers).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tlsmatrix_model::interop::{Case, Expect, Offer};
+use tlsmatrix_model::interop::{Case, Expect, Family, Offer};
 use tlsmatrix_model::scenario::{Aead, Resumption, SigAlg, Version};
 use tlsmatrix_model::side::Side;
 
@@ -22,6 +23,10 @@ pub(super) fn discover(driver_dir: &Path) -> Option<Peer> {
 }
 
 impl Program for GoCryptoTls {
+    fn takes(&self, family: Family) -> bool {
+        matches!(family, Family::Tls | Family::Quic)
+    }
+
     fn refuses(&self, case: &Case, side: Side) -> Result<(), String> {
         if side == Side::Client && case.key_update {
             return Err(
@@ -46,6 +51,9 @@ impl Program for GoCryptoTls {
         let mut cmd = Command::new(&self.0);
         cmd.args(["server", "-listen", "127.0.0.1:0"])
             .args(offer_flags(case, &case.server, certs, who.timeout_s));
+        if case.family == Family::Quic {
+            cmd.arg("-quic");
+        }
         if case.expect == Expect::Truncation {
             cmd.arg("-drop");
         }
@@ -54,9 +62,18 @@ impl Program for GoCryptoTls {
 
     fn client(&self, who: &Who, case: &Case, certs: &Path, to: &Server) -> ClientPlan {
         let mut cmd = Command::new(&self.0);
-        cmd.args(["client", "-connect", to.addr])
-            .args(offer_flags(case, &case.client, certs, who.timeout_s))
-            .args(["-write-size", &case.write_size.to_string()])
+        cmd.args(["client", "-connect", to.addr]).args(offer_flags(
+            case,
+            &case.client,
+            certs,
+            who.timeout_s,
+        ));
+        if case.family == Family::Quic {
+            // An hq-interop download of the case's bytes: nothing is echoed.
+            cmd.arg("-quic");
+            return ClientPlan::checked_by_itself(cmd);
+        }
+        cmd.args(["-write-size", &case.write_size.to_string()])
             .args(["-echo", to.echo.as_str()]);
         if case.expect == Expect::Truncation {
             cmd.arg("-expect-truncation");
@@ -110,7 +127,9 @@ fn defaults_flags(sig: &str, certs: &Path, timeout_s: &str) -> Vec<std::ffi::OsS
 /// `--defaults CERT` with `--connections` and `--respond` for outside tools).
 pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command, String> {
     let mut opts = std::collections::BTreeMap::new();
-    let mut it = rest.iter();
+    // --quic, as the drivers take it: the QUIC handshake case unless --case names another.
+    let quic = rest.iter().any(|a| a == "--quic");
+    let mut it = rest.iter().filter(|a| *a != "--quic");
     while let Some(name) = it.next() {
         let (name, value) = match name.split_once('=') {
             Some((n, v)) => (n.to_string(), v.to_string()),
@@ -128,6 +147,9 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
     let timeout = take(&mut opts, "--timeout").unwrap_or_else(|| "10".into());
     let mut cmd = Command::new(driver_dir.join(BINARY));
     cmd.arg(role);
+    if quic && (opts.contains_key("--defaults") || opts.contains_key("--connections")) {
+        return Err("the Go peer's QUIC (quic-go) answers one hq-interop client with the case's offer; --defaults and --connections are for its TCP server".into());
+    }
     if let Some(sig) = take(&mut opts, "--defaults") {
         cmd.args(defaults_flags(&sig, Path::new(&certs), &timeout));
         for (from, to) in [("--connections", "-connections"), ("--respond", "-respond")] {
@@ -136,9 +158,16 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
             }
         }
     } else {
+        let default_case = if quic { "quic-handshake" } else { "tls13" };
         let case = tlsmatrix_model::interop::case(
-            &take(&mut opts, "--case").unwrap_or_else(|| "tls13".into()),
+            &take(&mut opts, "--case").unwrap_or_else(|| default_case.into()),
         )?;
+        if quic && case.family != Family::Quic {
+            return Err(format!(
+                "--quic takes a QUIC case (quic-*), not {}",
+                case.id
+            ));
+        }
         let offer = if role == "server" {
             &case.server
         } else {
@@ -148,7 +177,9 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
             .parse()
             .map_err(|_| format!("--timeout {timeout} is not a number of seconds"))?;
         cmd.args(offer_flags(case, offer, Path::new(&certs), secs));
-        if role == "client" {
+        if case.family == Family::Quic {
+            cmd.arg("-quic");
+        } else if role == "client" {
             cmd.args(["-write-size", &case.write_size.to_string()]);
         }
     }
@@ -163,7 +194,7 @@ pub fn by_hand(driver_dir: &Path, role: &str, rest: &[String]) -> Result<Command
     }
     match opts.keys().next() {
         Some(unknown) => Err(format!(
-            "the Go peer takes --case, --defaults, --listen, --connect, --echo, --timeout, --certs, --connections and --respond; not {unknown}"
+            "the Go peer takes --case, --quic, --defaults, --listen, --connect, --echo, --timeout, --certs, --connections and --respond; not {unknown}"
         )),
         None => Ok(cmd),
     }
