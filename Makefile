@@ -103,6 +103,9 @@ QUIC_RUNS ?= 6
 # Stream data over each QUIC stack in turns with its own library's TLS bulk over TCP
 # (`tlsmatrix run --measure quic-bulk`): 1 MiB and 16 MiB each way on a new connection.
 QUIC_BULK_RUNS ?= 6
+# Heap per live QUIC connection beside the same library's TCP connections, 100 and 1,000
+# alive (`tlsmatrix run --measure quic-memory`): heap counts, a counted stage; about 80 s.
+QUIC_MEMORY_RUNS ?= 2
 # Each QUIC stack over loopback UDP through the UDP delay proxy (`tlsmatrix wire --check
 # --quic`): time to first byte at 20 and 100 ms against the model, a 1 MiB download at 50 ms
 # against slow start; connections per row after a warm-up one. About a minute, mostly waiting.
@@ -404,8 +407,10 @@ COUNTED_INSTRUCTIONS = '$(STAGE) --log --reuse instructions results/instructions
   --scenario "$(INSTR_SCENARIOS)" --runs $(INSTR_RUNS) --pairs baseline --out results/instructions.jsonl --db $(DB)'
 COUNTED_MEMORY = '$(STAGE) --log --reuse memory results/memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --scenario "$(MEMORY_SCENARIOS)" \
   --runs $(MEMORY_RUNS) --pairs baseline --out results/memory.jsonl --db $(DB)'
+COUNTED_QUIC_MEMORY = '$(STAGE) --log --reuse quic-memory results/quic-memory.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure quic-memory \
+  --runs $(QUIC_MEMORY_RUNS) --out results/quic-memory.jsonl --db $(DB)'
 COUNTED_STAGES = $(if $(CONFORMANCE_ARGS),,$(COUNTED_CONFORMANCE)) $(COUNTED_INSTRUCTIONS) $(COUNTED_SCAN) \
-  $(COUNTED_INTEROP) $(COUNTED_MEMORY) $(if $(CONFORMANCE_ARGS),$(COUNTED_CONFORMANCE))
+  $(COUNTED_INTEROP) $(COUNTED_MEMORY) $(COUNTED_QUIC_MEMORY) $(if $(CONFORMANCE_ARGS),$(COUNTED_CONFORMANCE))
 
 # BoGo in make report: quick, the subset that checks each shim and adapter work (about 50 tests
 # an impl, seconds), or full, every test (about 5,000 an impl: 9 of a new machine's 45 minutes

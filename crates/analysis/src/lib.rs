@@ -22,4 +22,5 @@ pub mod post_quantum;
 pub mod provider;
 pub mod quic;
 pub mod quic_bulk;
+pub mod quic_memory;
 pub mod self_pairs;

@@ -66,13 +66,7 @@ impl QuicCell<'_> {
 /// Every impl's QUIC figures per scenario, in the order the run met them.
 pub fn cells(run: &RunData) -> Vec<QuicCell<'_>> {
     let mut out = Vec::new();
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
-    for scenario in scenarios {
+    for scenario in run.scenarios() {
         for imp in run.impls() {
             let get = |m| record(run, scenario, &imp, m);
             let side = |s: Side| {

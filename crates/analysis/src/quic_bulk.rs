@@ -50,14 +50,8 @@ pub struct BulkCell<'a> {
 /// Every impl's complete QUIC bulk figures per scenario, in the order the run met them; a
 /// cell missing any figure is left out (its reason is among the run's cells).
 pub fn cells(run: &RunData) -> Vec<BulkCell<'_>> {
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
     let mut out = Vec::new();
-    for scenario in scenarios {
+    for scenario in run.scenarios() {
         for imp in run.impls() {
             let get = |m| record(run, scenario, &imp, m);
             let all = |ms: &[Metric]| ms.iter().map(|&m| get(m)).collect::<Option<Vec<_>>>();

@@ -9,6 +9,7 @@
 mod common;
 
 use common::{exclusive, json_lines, result_records, scratch, stderr, tlsmatrix};
+use tlsmatrix_model::metric::Source;
 use tlsmatrix_model::record::Metric;
 
 const STACKS: [&str; 7] = [
@@ -196,6 +197,30 @@ fn every_quic_client_completes_each_quic_case_with_every_quic_server() {
     // clients that offer it with the six servers that can pin it; the six with a hybrid
     // group on theirs, the five with ML-DSA on theirs.
     assert_eq!(passed, 2 * 8 * 8 + 7 * 6 + 6 * 6 + 5 * 5);
+}
+
+/// Checks every stack's record of every figure of a measure's `source`, each of which must
+/// be there; returns how many figures the source has.
+fn each_figure(
+    records: &[tlsmatrix_model::record::Record],
+    source: Source,
+    mut check: impl FnMut(&str, Metric, &tlsmatrix_model::record::Record),
+) -> usize {
+    let metrics: Vec<Metric> = tlsmatrix_model::metric::METRICS
+        .iter()
+        .filter(|row| row.source == source)
+        .map(|row| row.metric)
+        .collect();
+    for imp in STACKS {
+        for &m in &metrics {
+            let rec = records
+                .iter()
+                .find(|r| r.client == imp && r.metric == m)
+                .unwrap_or_else(|| panic!("{imp}: no {m}"));
+            check(imp, m, rec);
+        }
+    }
+    metrics.len()
 }
 
 /// A started `tlsmatrix peer` and the lines it prints, read as they come.
@@ -520,26 +545,16 @@ fn every_quic_stack_carries_bulk_data_with_sane_figures() {
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let records = result_records(&out);
-    // Every figure the measure gives.
-    let metrics: Vec<Metric> = tlsmatrix_model::metric::METRICS
-        .iter()
-        .filter(|row| row.source == tlsmatrix_model::metric::Source::QuicBulk)
-        .map(|row| row.metric)
-        .collect();
-    assert_eq!(metrics.len(), 13);
+    let figures = each_figure(&records, Source::QuicBulk, |imp, m, rec| {
+        assert!(
+            rec.median.is_finite() && rec.median > 0.0,
+            "{imp} {m}: {}",
+            rec.median
+        );
+        assert_eq!(rec.scenario, "bulk-tls13-aes-128-gcm-16k", "{imp} {m}");
+    });
+    assert_eq!(figures, 13);
     for imp in STACKS {
-        for &m in &metrics {
-            let rec = records
-                .iter()
-                .find(|r| r.client == imp && r.metric == m)
-                .unwrap_or_else(|| panic!("{imp}: no {m}"));
-            assert!(
-                rec.median.is_finite() && rec.median > 0.0,
-                "{imp} {m}: {}",
-                rec.median
-            );
-            assert_eq!(rec.scenario, "bulk-tls13-aes-128-gcm-16k", "{imp} {m}");
-        }
         let per_datagram = records
             .iter()
             .find(|r| r.client == imp && r.metric == Metric::ClientQuicSend16mDatagramBytes)
@@ -614,4 +629,55 @@ fn the_quic_delay_proxy_check_agrees_with_the_model() {
         assert_eq!(d["bytes"], 1 << 20, "{d}");
         assert!(ideal > 0.0 && measured > 0.8 * ideal, "{d}");
     }
+}
+
+/// `tlsmatrix run --measure quic-memory` through the real drivers: every QUIC stack built
+/// keeps 100 live connections beside its own library's TCP connections, every figure positive
+/// and finite, and no more than a few MiB a connection; a handshake scenario is refused.
+#[test]
+fn every_quic_stack_keeps_live_connections_with_sane_heap_figures() {
+    let _alone = exclusive();
+    let out = scratch("quic-memory").join("quic-memory.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "quic-memory",
+        "--impl",
+        &STACKS.join(","),
+        "--scenario",
+        "memory-tls13-ecdsa-p256-n100",
+        "--runs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let figures = each_figure(&records, Source::QuicMemory, |imp, m, rec| {
+        assert!(
+            rec.median.is_finite() && rec.median > 0.0 && rec.median < 8.0 * 1024.0 * 1024.0,
+            "{imp} {m}: {} bytes a connection",
+            rec.median
+        );
+    });
+    assert_eq!(figures, 6);
+    let refused = tlsmatrix(&[
+        "run",
+        "--measure",
+        "quic-memory",
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        "handshake-tls13-ecdsa-p256-x25519-full",
+        "--out",
+        scratch("quic-memory-refused")
+            .join("r.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(
+        stderr(&refused).contains("QUIC memory is measured on memory scenarios"),
+        "{}",
+        stderr(&refused)
+    );
 }

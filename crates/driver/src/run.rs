@@ -45,7 +45,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     if let Some(reason) = args.measure.row().refusal(&cell.scenario, with_itself) {
         return refuse(reason.into());
     }
-    if matches!(args.measure, Measure::Quic | Measure::QuicBulk) {
+    if matches!(
+        args.measure,
+        Measure::Quic | Measure::QuicBulk | Measure::QuicMemory
+    ) {
         // The TCP handshake or bulk it is paired with offers the same ALPN: like with like.
         cell.cfg.alpn = vec![tlsmatrix_harness::quic::ALPN.into()];
         if let Err(reason) = cell.client.quic_supports(&cell.cfg) {
@@ -270,7 +273,7 @@ fn measure(
                 on_sample,
             )?
         }
-        (Measure::Quic | Measure::QuicBulk, _) => {
+        (Measure::Quic | Measure::QuicBulk | Measure::QuicMemory, _) => {
             return quic_measure(args.measure, cell, (c, s), &budget, on_sample);
         }
         // Every other kind the measure's row refuses before any library is asked (`run`);
@@ -307,6 +310,16 @@ fn quic_measure(
                 b.size.bytes(),
                 budget.runs,
                 budget.warmup,
+                on_sample,
+            )?
+        }
+        (Measure::QuicMemory, Scenario::Memory(m)) => {
+            tlsmatrix_measure::quic_memory::quic_memory_against_tcp(
+                tcp,
+                quic,
+                &params,
+                m.sessions.count(),
+                budget.runs,
                 on_sample,
             )?
         }

@@ -14,4 +14,5 @@ pub mod quic;
 pub mod quic_endpoint;
 pub mod quic_stream;
 pub mod tcp;
+pub mod uncounted;
 pub mod witness;

@@ -36,6 +36,17 @@ impl RunData {
         out
     }
 
+    /// The scenarios of the run's records, in the order the run met them.
+    pub fn scenarios(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for r in &self.records {
+            if !out.contains(&r.scenario.as_str()) {
+                out.push(&r.scenario);
+            }
+        }
+        out
+    }
+
     /// Impl name to the version string its records report.
     pub fn versions(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();

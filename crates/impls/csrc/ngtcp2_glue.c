@@ -31,13 +31,16 @@
  * application's memory and copies nothing: a socket's send buffer, in effect. */
 #define TM_SEND_BUFFER (1024 * 1024)
 /* The bytes are kept in chunks that never move until every byte in them is acknowledged,
- * since ngtcp2 holds pointers into them for retransmission. */
+ * since ngtcp2 holds pointers into them for retransmission. A stream's chunks start small and
+ * double up to TM_CHUNK, so a connection that sends a little holds a little (the glue's
+ * buffers are the application's, which a memory figure charges to the stack). */
+#define TM_FIRST_CHUNK (4 * 1024)
 #define TM_CHUNK (64 * 1024)
 
 typedef struct tm_chunk {
   struct tm_chunk *next;
-  size_t len, acked;
-  uint8_t data[TM_CHUNK];
+  size_t len, acked, cap;
+  uint8_t data[];
 } tm_chunk;
 
 /* The stream application data crosses (the client's first bidirectional one). Outgoing
@@ -46,7 +49,7 @@ typedef struct tm_chunk {
 typedef struct tm_stream {
   int64_t id; /* -1 until opened or taken up */
   tm_chunk *head, *tail, *unsent;
-  size_t unsent_off, buffered;
+  size_t unsent_off, buffered, next_cap;
   int fin_queued, fin_sent;
   uint8_t *in;
   size_t in_len, in_read, in_cap;
@@ -105,7 +108,7 @@ static int recv_stream_data_cb(ngtcp2_conn *conn, uint32_t flags, int64_t stream
     return NGTCP2_ERR_CALLBACK_FAILURE; /* one stream per connection here */
   }
   if (s->in_len + datalen > s->in_cap) {
-    size_t cap = s->in_cap ? s->in_cap : 64 * 1024;
+    size_t cap = s->in_cap ? s->in_cap : TM_FIRST_CHUNK;
     uint8_t *grown;
     while (cap < s->in_len + datalen) {
       cap *= 2;
@@ -155,7 +158,7 @@ static int acked_stream_data_cb(ngtcp2_conn *conn, int64_t stream_id, uint64_t o
     h->acked += n;
     s->buffered -= n;
     datalen -= n;
-    if (h->acked == TM_CHUNK) {
+    if (h->acked == h->cap) {
       s->head = h->next;
       if (s->tail == h) {
         s->tail = NULL;
@@ -500,13 +503,16 @@ long tm_ngtcp2_stream_write(tm_ngtcp2 *c, const uint8_t *data, size_t len, int f
   taken = 0;
   while (taken < len && s->buffered < TM_SEND_BUFFER) {
     size_t n;
-    if (s->tail == NULL || s->tail->len == TM_CHUNK) {
-      tm_chunk *fresh = malloc(sizeof *fresh);
+    if (s->tail == NULL || s->tail->len == s->tail->cap) {
+      size_t cap = s->next_cap < TM_FIRST_CHUNK ? TM_FIRST_CHUNK : s->next_cap;
+      tm_chunk *fresh = malloc(sizeof *fresh + cap);
       if (fresh == NULL) {
         return NGTCP2_ERR_NOMEM;
       }
+      s->next_cap = cap * 2 > TM_CHUNK ? TM_CHUNK : cap * 2;
       fresh->next = NULL;
       fresh->len = fresh->acked = 0;
+      fresh->cap = cap;
       if (s->tail != NULL) {
         s->tail->next = fresh;
       } else {
@@ -518,7 +524,7 @@ long tm_ngtcp2_stream_write(tm_ngtcp2 *c, const uint8_t *data, size_t len, int f
         s->unsent_off = 0;
       }
     }
-    room = TM_CHUNK - s->tail->len;
+    room = s->tail->cap - s->tail->len;
     n = len - taken < room ? len - taken : room;
     if (n > TM_SEND_BUFFER - s->buffered) {
       n = TM_SEND_BUFFER - s->buffered;

@@ -217,6 +217,12 @@ pub fn set_counting(on: bool) {
     COUNTING.store(on, Relaxed);
 }
 
+/// Turns counting on or off and returns whether it was on (for
+/// `tlsmatrix_harness::uncounted`).
+pub fn swap_counting(on: bool) -> bool {
+    COUNTING.swap(on, Relaxed)
+}
+
 /// Bytes allocated minus bytes freed while counting was on.
 pub fn in_use() -> i64 {
     IN_USE.load(Relaxed)

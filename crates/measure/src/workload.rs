@@ -681,7 +681,7 @@ pub fn bulk_instructions(
 /// record with room to spare, more than any handshake flight of the test certificates.
 const MEMORY_QUEUE_BYTES: usize = 20 * 1024;
 /// What each side sends after the handshake, as the published memory comparisons do.
-const MEMORY_IO_BYTES: usize = 1024;
+pub const MEMORY_IO_BYTES: usize = 1024;
 
 /// Heap per connection, one sample per run: `sessions` client+server pairs are handshaken
 /// in turn and all kept alive, then each sends 1 KiB each way. A side is charged with the net
@@ -696,55 +696,88 @@ pub fn memory(
     runs: usize,
     mut on_sample: impl FnMut(Sample),
 ) -> anyhow::Result<()> {
+    ensure_heap_counted()?;
+    // Lazy initialisation (tables, provider caches) is the library's, not a session's.
+    pair::handshake(client, server, params)?;
+    for _ in 0..runs {
+        let heap = memory_sample(client, server, params, sessions)?;
+        let per = |bytes: i64| bytes as f64 / sessions as f64;
+        on_sample(vec![
+            (Metric::ClientHeapBytes, per(heap.handshaken.client_bytes)),
+            (Metric::ServerHeapBytes, per(heap.handshaken.server_bytes)),
+            (
+                Metric::ClientHeapBytesAfterIo,
+                per(heap.after_io.client_bytes),
+            ),
+            (
+                Metric::ServerHeapBytesAfterIo,
+                per(heap.after_io.server_bytes),
+            ),
+        ]);
+    }
+    Ok(())
+}
+
+/// Fails unless this binary counts allocations (see `heap`).
+pub fn ensure_heap_counted() -> anyhow::Result<()> {
     anyhow::ensure!(
         heap::AVAILABLE,
         "this binary does not count allocations (built without tlsmatrix-measure's heap-accounting)"
     );
-    // Lazy initialisation (tables, provider caches) is the library's, not a session's.
-    pair::handshake(client, server, params)?;
+    Ok(())
+}
+
+/// What `sessions` live connections hold, each side's total: after their handshakes, and
+/// after 1 KiB each way besides.
+pub struct HeapHeld {
+    pub handshaken: HeapMeter,
+    pub after_io: HeapMeter,
+}
+
+/// One memory sample over TCP (see [`memory`]).
+pub fn memory_sample(
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    sessions: usize,
+) -> anyhow::Result<HeapHeld> {
     let payload = vec![0x5au8; MEMORY_IO_BYTES];
     let mut sink = vec![0u8; MEMORY_IO_BYTES];
-    for _ in 0..runs {
-        let mut pairs: Vec<Pair> = Vec::with_capacity(sessions);
-        let transports: Vec<(MemIo, MemIo)> = (0..sessions)
-            .map(|_| MemIo::pair_reserved(MEMORY_QUEUE_BYTES))
-            .collect();
-        let probes: Vec<Probe> = transports.iter().map(|(c, _)| c.probe()).collect();
-        let queue_bytes = || probes.iter().map(Probe::capacity).sum::<usize>();
-        let reserved = queue_bytes();
-        let mut meter = HeapMeter::default();
-        heap::set_counting(true);
-        for io in transports {
-            let (c, s) = pair::handshake_over(&mut meter, client, server, params, io)?;
-            pairs.push(Pair {
-                client: c,
-                server: s,
-                client_ns: 0,
-                server_ns: 0,
-            });
-        }
-        let handshaken = meter;
-        for p in &mut pairs {
-            for from in [Side::Client, Side::Server] {
-                let n = MEMORY_IO_BYTES;
-                p.transfer_metered(&mut meter, from, n, n, &payload, &mut sink, |_| {})?;
-            }
-        }
-        heap::set_counting(false);
-        let grown = queue_bytes() - reserved;
-        anyhow::ensure!(
-            grown == 0,
-            "the harness's queues grew by {grown} bytes during the measurement"
-        );
-        let per = |bytes: i64| bytes as f64 / sessions as f64;
-        on_sample(vec![
-            (Metric::ClientHeapBytes, per(handshaken.client_bytes)),
-            (Metric::ServerHeapBytes, per(handshaken.server_bytes)),
-            (Metric::ClientHeapBytesAfterIo, per(meter.client_bytes)),
-            (Metric::ServerHeapBytesAfterIo, per(meter.server_bytes)),
-        ]);
+    let mut pairs: Vec<Pair> = Vec::with_capacity(sessions);
+    let transports: Vec<(MemIo, MemIo)> = (0..sessions)
+        .map(|_| MemIo::pair_reserved(MEMORY_QUEUE_BYTES))
+        .collect();
+    let probes: Vec<Probe> = transports.iter().map(|(c, _)| c.probe()).collect();
+    let queue_bytes = || probes.iter().map(Probe::capacity).sum::<usize>();
+    let reserved = queue_bytes();
+    let mut meter = HeapMeter::default();
+    heap::set_counting(true);
+    for io in transports {
+        let (c, s) = pair::handshake_over(&mut meter, client, server, params, io)?;
+        pairs.push(Pair {
+            client: c,
+            server: s,
+            client_ns: 0,
+            server_ns: 0,
+        });
     }
-    Ok(())
+    let handshaken = meter;
+    for p in &mut pairs {
+        for from in [Side::Client, Side::Server] {
+            let n = MEMORY_IO_BYTES;
+            p.transfer_metered(&mut meter, from, n, n, &payload, &mut sink, |_| {})?;
+        }
+    }
+    heap::set_counting(false);
+    let grown = queue_bytes() - reserved;
+    anyhow::ensure!(
+        grown == 0,
+        "the harness's queues grew by {grown} bytes during the measurement"
+    );
+    Ok(HeapHeld {
+        handshaken,
+        after_io: meter,
+    })
 }
 
 /// Builds one thread's client and server factories (endpoints are bound to their thread).

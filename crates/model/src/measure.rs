@@ -27,6 +27,7 @@ pub enum Measure {
     Teardown,
     Quic,
     QuicBulk,
+    QuicMemory,
 }
 
 /// How many of a measure's cells run at once, when each runs in a driver of its own.
@@ -357,6 +358,26 @@ pub const MEASURES: &[MeasureRow] = &[
         companion: true,
         stage: Some(("quic-bulk", "results/quic-bulk.jsonl")),
     },
+    MeasureRow {
+        measure: Measure::QuicMemory,
+        name: "quic-memory",
+        help: "heap per connection with the scenario's many QUIC connections alive in memory, after the handshake and after 1 KiB each way on the stream, beside the same library's TCP connections as many: bytes per side",
+        kinds: &[Kind::Memory],
+        other_kinds: "QUIC memory is measured on memory scenarios",
+        self_only: Some(
+            "QUIC memory is measured beside the same library's TCP connections: run each impl with itself",
+        ),
+        full_only: None,
+        lanes: Lanes::Pinned,
+        tool: Tool::None,
+        sample_ms: (100, 100),
+        cell_timeout_s: 180,
+        defaults: DefaultScenarios::Named(&["memory-tls13-ecdsa-p256-n100", "memory-tls13-ecdsa-p256-n1000"]),
+        sources: &[Source::QuicMemory],
+        run_kind: "QUIC memory ",
+        companion: true,
+        stage: Some(("quic-memory", "results/quic-memory.jsonl")),
+    },
 ];
 
 /// What `--measure quic-bulk` sends each way on a new connection's stream, in bytes: the
@@ -528,6 +549,7 @@ mod tests {
             Measure::Teardown,
             Measure::Quic,
             Measure::QuicBulk,
+            Measure::QuicMemory,
         ];
         for m in all {
             assert_eq!(

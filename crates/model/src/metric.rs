@@ -186,6 +186,12 @@ pub enum Metric {
     FirstByteRoundTrips,
     DelayedTtfb20Ms,
     DelayedTtfb100Ms,
+    ClientQuicHeapBytes,
+    ServerQuicHeapBytes,
+    ClientQuicHeapBytesAfterIo,
+    ServerQuicHeapBytesAfterIo,
+    ClientTcpHeapBytes,
+    ServerTcpHeapBytes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +254,9 @@ pub enum Source {
     /// QUIC stream data in turns with the same library's TLS bulk over TCP (`--measure
     /// quic-bulk`).
     QuicBulk,
+    /// Heap per live QUIC connection beside the same library's TCP connections (`--measure
+    /// quic-memory`).
+    QuicMemory,
 }
 
 /// How a recorded sample becomes the figure people see.
@@ -932,6 +941,30 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
     row(Metric::DelayedTtfb100Ms, "delayed_ttfb_rtt100_ms", "ms", Lower, Pair, Source::GoBench,
         "Go benchmark: the same through a delay link of 100 ms round trip")
         .shown("first byte @100 ms, measured", "ms", Scale::Same),
+    row(Metric::ClientQuicHeapBytes, "client_quic_heap_bytes", "B", Lower, Client, Source::QuicMemory,
+        "heap the client keeps per QUIC connection after the handshake, the scenario's many connections alive")
+        .shown("client QUIC KiB/conn", "KiB", Kib)
+        .machine_independent(),
+    row(Metric::ServerQuicHeapBytes, "server_quic_heap_bytes", "B", Lower, Server, Source::QuicMemory,
+        "heap the server keeps per QUIC connection after the handshake, the scenario's many connections alive")
+        .shown("server QUIC KiB/conn", "KiB", Kib)
+        .machine_independent(),
+    row(Metric::ClientQuicHeapBytesAfterIo, "client_quic_heap_bytes_after_io", "B", Lower, Client, Source::QuicMemory,
+        "heap the client keeps per QUIC connection after 1 KiB each way on its stream")
+        .shown("client QUIC KiB after I/O", "KiB", Kib)
+        .machine_independent(),
+    row(Metric::ServerQuicHeapBytesAfterIo, "server_quic_heap_bytes_after_io", "B", Lower, Server, Source::QuicMemory,
+        "heap the server keeps per QUIC connection after 1 KiB each way on its stream")
+        .shown("server QUIC KiB after I/O", "KiB", Kib)
+        .machine_independent(),
+    row(Metric::ClientTcpHeapBytes, "client_tcp_heap_bytes", "B", Lower, Client, Source::QuicMemory,
+        "the same library's client over TCP: heap per connection after the handshake, as many alive")
+        .shown("client TCP KiB/conn", "KiB", Kib)
+        .machine_independent(),
+    row(Metric::ServerTcpHeapBytes, "server_tcp_heap_bytes", "B", Lower, Server, Source::QuicMemory,
+        "the same library's server over TCP: heap per connection after the handshake, as many alive")
+        .shown("server TCP KiB/conn", "KiB", Kib)
+        .machine_independent(),
     ]
 });
 

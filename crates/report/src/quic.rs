@@ -287,6 +287,7 @@ fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
 #[derive(Default, Clone, Copy)]
 pub struct Companions<'a> {
     pub bulk: Option<&'a RunData>,
+    pub memory: Option<&'a RunData>,
     pub proxy_check: Option<&'a ProxyCheck>,
     pub interop: Option<&'a [CellLine]>,
     /// The Go benchmarks' run, whose dial workload is libp2p over QUIC against TCP.
@@ -397,6 +398,11 @@ pub fn section(run: &RunData, with: Companions) -> Option<Section> {
     blocks.extend(first_byte_table(&cells).map(Block::Table));
     blocks.extend(with.proxy_check.map(proxy_blocks).unwrap_or_default());
     blocks.extend(with.bulk.map(crate::quic_bulk::blocks).unwrap_or_default());
+    blocks.extend(
+        with.memory
+            .map(crate::quic_memory::blocks)
+            .unwrap_or_default(),
+    );
     blocks.extend(with.interop.and_then(interop_matrix));
     blocks.extend(
         with.libp2p

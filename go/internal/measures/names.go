@@ -18,10 +18,11 @@ const (
 	Teardown     = "teardown"
 	Quic         = "quic"
 	QuicBulk     = "quic-bulk"
+	QuicMemory   = "quic-memory"
 )
 
 // Names lists every measure, in the table's order.
-var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic, QuicBulk}
+var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic, QuicBulk, QuicMemory}
 
 // KindRefusal is why a measure cannot be taken on a scenario of this kind ("handshake",
 // "bulk", "memory", "throughput"), or "" where it can.
@@ -87,6 +88,12 @@ func KindRefusal(measure, kind string) string {
 		return "QUIC bulk is measured on bulk scenarios"
 	case "quic-bulk throughput":
 		return "QUIC bulk is measured on bulk scenarios"
+	case "quic-memory handshake":
+		return "QUIC memory is measured on memory scenarios"
+	case "quic-memory bulk":
+		return "QUIC memory is measured on memory scenarios"
+	case "quic-memory throughput":
+		return "QUIC memory is measured on memory scenarios"
 	}
 	return ""
 }

@@ -530,6 +530,24 @@ const (
 
 	// DelayedTtfb100Ms: Go benchmark: the same through a delay link of 100 ms round trip.
 	DelayedTtfb100Ms = "delayed_ttfb_rtt100_ms"
+
+	// ClientQuicHeapBytes: heap the client keeps per QUIC connection after the handshake, the scenario's many connections alive.
+	ClientQuicHeapBytes = "client_quic_heap_bytes"
+
+	// ServerQuicHeapBytes: heap the server keeps per QUIC connection after the handshake, the scenario's many connections alive.
+	ServerQuicHeapBytes = "server_quic_heap_bytes"
+
+	// ClientQuicHeapBytesAfterIO: heap the client keeps per QUIC connection after 1 KiB each way on its stream.
+	ClientQuicHeapBytesAfterIO = "client_quic_heap_bytes_after_io"
+
+	// ServerQuicHeapBytesAfterIO: heap the server keeps per QUIC connection after 1 KiB each way on its stream.
+	ServerQuicHeapBytesAfterIO = "server_quic_heap_bytes_after_io"
+
+	// ClientTcpHeapBytes: the same library's client over TCP: heap per connection after the handshake, as many alive.
+	ClientTcpHeapBytes = "client_tcp_heap_bytes"
+
+	// ServerTcpHeapBytes: the same library's server over TCP: heap per connection after the handshake, as many alive.
+	ServerTcpHeapBytes = "server_tcp_heap_bytes"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -539,7 +557,7 @@ func Unit(name string) string {
 		return "1"
 	case HandshakesPerS, ThroughputPerS, ServerCapacityPerS, Contention1PerS, Contention2PerS, Contention8PerS:
 		return "1/s"
-	case BytesPerOp, CBytesPerOp, TotalBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes:
+	case BytesPerOp, CBytesPerOp, TotalBytesPerOp, ClientHeapBytes, ServerHeapBytes, ClientHeapBytesAfterIO, ServerHeapBytesAfterIO, ClientWireBytes, ServerWireBytes, ClientHelloBytes, LargestFlightBytes, ClientQuicHeapBytes, ServerQuicHeapBytes, ClientQuicHeapBytesAfterIO, ServerQuicHeapBytesAfterIO, ClientTcpHeapBytes, ServerTcpHeapBytes:
 		return "B"
 	case SendMBPerS, RecvMBPerS, SealMBPerS, OpenMBPerS, CopyMBPerS, AliasedCopyMBPerS, ClientQuicSend1mMBPerS, ServerQuicRecv1mMBPerS, ServerQuicSend1mMBPerS, ClientQuicRecv1mMBPerS, ClientQuicSend16mMBPerS, ServerQuicRecv16mMBPerS, ServerQuicSend16mMBPerS, ClientQuicRecv16mMBPerS, ClientTcpSend16mMBPerS, ServerTcpRecv16mMBPerS:
 		return "MB/s"
