@@ -932,7 +932,7 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
         "Go benchmark: the process's CPU time (user and system, every thread) per operation: both peers' work, since they share the process")
         .shown("CPU ns/op", "ns", Scale::Same),
     row(Metric::FirstByteRoundTrips, "first_byte_round_trips", "round trips", Lower, Pair, Source::GoBench,
-        "Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte, counted through a 100 ms delay link (a TCP connect counts as one)")
+        "Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte: the difference of its time through the 100 ms and the 20 ms delay links over 80 ms, rounded (a TCP connect counts as one)")
         .shown("round trips to first byte", "RTT", Scale::Same)
         .machine_independent(),
     row(Metric::DelayedTtfb20Ms, "delayed_ttfb_rtt20_ms", "ms", Lower, Pair, Source::GoBench,

