@@ -14,8 +14,8 @@ use std::time::Duration;
 use crate::sample::{in_turns, value_of, Sample, Sampler};
 use crate::workload::{BulkSampler, BulkSize, PageOffsetBuf, APP_BUFFER_PAGE_OFFSET};
 use tlsmatrix_harness::endpoint::EndpointFactory;
-use tlsmatrix_harness::pair::Clock;
-use tlsmatrix_harness::quic::{self, Datagrams, QuicEndpointFactory};
+use tlsmatrix_harness::pair::{Clock, Meter};
+use tlsmatrix_harness::quic::{self, Datagrams, QuicEndpointFactory, QuicEndpoints, QuicError};
 use tlsmatrix_harness::quic_stream::{ReceiveBytes, SendBytes, StreamPart};
 use tlsmatrix_model::measure::QUIC_BULK_SIZES;
 use tlsmatrix_model::record::Metric;
@@ -100,17 +100,13 @@ impl<'a> QuicBulkSampler<'a> {
         let mut clocks = [Clock::default(); 2];
         let mut client_datagrams = 0;
         for (from, clock) in [Side::Client, Side::Server].into_iter().zip(&mut clocks) {
-            let mut send = SendBytes::new(self.payload.get(), total, false);
-            let mut recv = ReceiveBytes::new(self.sink.get_mut(), total, false, |_, _| Ok(()));
-            let parts: [&mut dyn StreamPart; 2] = match from {
-                Side::Client => [&mut send, &mut recv],
-                Side::Server => [&mut recv, &mut send],
-            };
-            let sent = quic::exchange_metered(
+            let sent = one_way(
                 clock,
                 &mut endpoints,
                 &mut self.buffers,
-                parts,
+                from,
+                (self.payload.get(), self.sink.get_mut()),
+                total,
                 EXCHANGE_LIMIT,
             )?;
             if from == Side::Client {
@@ -119,6 +115,26 @@ impl<'a> QuicBulkSampler<'a> {
         }
         Ok((clocks, client_datagrams))
     }
+}
+
+/// `total` bytes of `payload` from `from` to its peer on the connection's stream, read into
+/// `sink`; the datagrams each side sent.
+pub(crate) fn one_way(
+    meter: &mut impl Meter,
+    endpoints: &mut QuicEndpoints,
+    buffers: &mut [Datagrams; 2],
+    from: Side,
+    (payload, sink): (&[u8], &mut [u8]),
+    total: u64,
+    limit: Duration,
+) -> Result<[u64; 2], QuicError> {
+    let mut send = SendBytes::new(payload, total, false);
+    let mut recv = ReceiveBytes::new(sink, total, false, |_, _| Ok(()));
+    let parts: [&mut dyn StreamPart; 2] = match from {
+        Side::Client => [&mut send, &mut recv],
+        Side::Server => [&mut recv, &mut send],
+    };
+    quic::exchange_metered(meter, endpoints, buffers, parts, limit)
 }
 
 impl Sampler for QuicBulkSampler<'_> {

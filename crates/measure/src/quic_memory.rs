@@ -9,12 +9,12 @@
 use std::time::Duration;
 
 use crate::heap::{self, HeapMeter};
+use crate::quic_bulk::one_way;
 use crate::sample::Sample;
 use crate::workload::{ensure_heap_counted, memory_sample, MEMORY_IO_BYTES};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::pair::{self, Clock};
 use tlsmatrix_harness::quic::{self, Datagrams, QuicEndpointFactory, QuicEndpoints};
-use tlsmatrix_harness::quic_stream::{ReceiveBytes, SendBytes, StreamPart};
 use tlsmatrix_model::record::Metric;
 use tlsmatrix_model::scenario::ConnParams;
 use tlsmatrix_model::side::Side;
@@ -109,15 +109,17 @@ fn one_kib_each_way(
     payload: &[u8],
     sink: &mut [u8],
 ) -> anyhow::Result<()> {
-    let total = MEMORY_IO_BYTES as u64;
     for from in [Side::Client, Side::Server] {
-        let mut send = SendBytes::new(payload, total, false);
-        let mut recv = ReceiveBytes::new(&mut *sink, total, false, |_, _| Ok(()));
-        let parts: [&mut dyn StreamPart; 2] = match from {
-            Side::Client => [&mut send, &mut recv],
-            Side::Server => [&mut recv, &mut send],
-        };
-        quic::exchange_metered(meter, endpoints, buffers, parts, EXCHANGE_LIMIT)?;
+        let total = MEMORY_IO_BYTES as u64;
+        one_way(
+            meter,
+            endpoints,
+            buffers,
+            from,
+            (payload, &mut *sink),
+            total,
+            EXCHANGE_LIMIT,
+        )?;
     }
     Ok(())
 }
