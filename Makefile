@@ -106,6 +106,11 @@ QUIC_BULK_RUNS ?= 6
 # Heap per live QUIC connection beside the same library's TCP connections, 100 and 1,000
 # alive (`tlsmatrix run --measure quic-memory`): heap counts, a counted stage; about 80 s.
 QUIC_MEMORY_RUNS ?= 2
+# Each side's QUIC handshake counted by callgrind beside the same library's TCP handshake
+# (`tlsmatrix run --measure quic-instructions`), split by class: about 60 s, alone on the
+# machine (a QUIC stack's timers read a clock callgrind slows, and a loaded machine slows it
+# more: a batch a timer added a datagram to is counted again); reused while nothing changes.
+QUIC_INSTR_RUNS ?= 2
 # Each QUIC stack over loopback UDP through the UDP delay proxy (`tlsmatrix wire --check
 # --quic`): time to first byte at 20 and 100 ms against the model, a 1 MiB download at 50 ms
 # against slow start; connections per row after a warm-up one. About a minute, mostly waiting.
@@ -365,6 +370,8 @@ report: timings-begin build-workspace
 	  --out results/quic.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) quic-bulk $(BIN)/tlsmatrix run --measure quic-bulk --runs $(QUIC_BULK_RUNS) --warmup-ms 50 --lanes $(LANES) \
 	  --out results/quic-bulk.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
+	$(STAGE) --reuse quic-instructions results/quic-instructions.jsonl,db:$(DB) $(BIN)/tlsmatrix run --measure quic-instructions \
+	  --runs $(QUIC_INSTR_RUNS) --out results/quic-instructions.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	$(STAGE) profiles $(BIN)/tlsmatrix run --measure profile --scenario '$(PROFILE_SCENARIOS)' --runs $(PROFILE_RUNS) --lanes $(LANES) \
 	  --out results/profile.jsonl --db $(DB) || { s=$$?; [ $$s -eq 1 ] || exit $$s; status=1; }; \
 	companion_impls=$$(for c in $(COMPANIONS); do [ -d $(BIN)/companions/$$c ] && printf '%s,%s+symbols,' $$c $$c; done | sed 's/,$$//'); \

@@ -22,5 +22,6 @@ pub mod post_quantum;
 pub mod provider;
 pub mod quic;
 pub mod quic_bulk;
+pub mod quic_instructions;
 pub mod quic_memory;
 pub mod self_pairs;

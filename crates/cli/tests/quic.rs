@@ -681,3 +681,82 @@ fn every_quic_stack_keeps_live_connections_with_sane_heap_figures() {
         stderr(&refused)
     );
 }
+
+/// `tlsmatrix run --measure quic-instructions` through the real drivers under callgrind:
+/// every QUIC stack built counts each side of its QUIC handshake and of its own library's TCP
+/// handshake, each total the sum of its classes; QUIC executes more than TCP on each side and
+/// more of it in crypto (packet protection and its keys); a bulk scenario is refused.
+#[test]
+fn every_quic_stack_counts_its_handshake_beside_tcp_by_class() {
+    use tlsmatrix_model::class::Carrier;
+    use tlsmatrix_model::side::Side;
+    let _alone = exclusive();
+    let out = scratch("quic-instructions").join("quic-instructions.jsonl");
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        "quic-instructions",
+        "--impl",
+        &STACKS.join(","),
+        "--scenario",
+        SCENARIOS[0],
+        "--runs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let records = result_records(&out);
+    let figures = each_figure(&records, Source::QuicInstructions, |imp, m, rec| {
+        assert!(
+            rec.median.is_finite() && rec.median >= 0.0 && rec.median < 1e9,
+            "{imp} {m}: {}",
+            rec.median
+        );
+    });
+    assert_eq!(figures, 4 + 4 * tlsmatrix_model::class::SPLIT_CLASSES);
+    let of = |imp: &str, m: Metric| {
+        records
+            .iter()
+            .find(|r| r.client == imp && r.metric == m)
+            .unwrap()
+            .median
+    };
+    for imp in STACKS {
+        for side in [Side::Client, Side::Server] {
+            let [quic, tcp] = Carrier::BOTH.map(|carrier| {
+                let (whole, parts) = Metric::carried_split_of(side, carrier);
+                let total = of(imp, whole);
+                let sum: f64 = parts.iter().map(|&p| of(imp, p)).sum();
+                assert!(
+                    total > 1e5 && (sum - total).abs() <= 1.0,
+                    "{imp} {side} {carrier:?}: {total} against its classes' {sum}"
+                );
+                (total, of(imp, parts[0]))
+            });
+            assert!(
+                quic.0 > tcp.0 && quic.1 > tcp.1,
+                "{imp} {side}: QUIC {quic:?} against TCP {tcp:?} (total, crypto)"
+            );
+        }
+    }
+    let refused = tlsmatrix(&[
+        "run",
+        "--measure",
+        "quic-instructions",
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        "bulk-tls13-aes-128-gcm-16k",
+        "--out",
+        scratch("quic-instructions-refused")
+            .join("r.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(
+        stderr(&refused).contains("QUIC instructions are counted on handshake scenarios"),
+        "{}",
+        stderr(&refused)
+    );
+}

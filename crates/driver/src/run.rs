@@ -45,10 +45,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
     if let Some(reason) = args.measure.row().refusal(&cell.scenario, with_itself) {
         return refuse(reason.into());
     }
-    if matches!(
-        args.measure,
-        Measure::Quic | Measure::QuicBulk | Measure::QuicMemory
-    ) {
+    if args.measure.is_quic() {
         // The TCP handshake or bulk it is paired with offers the same ALPN: like with like.
         cell.cfg.alpn = vec![tlsmatrix_harness::quic::ALPN.into()];
         if let Err(reason) = cell.client.quic_supports(&cell.cfg) {
@@ -273,8 +270,8 @@ fn measure(
                 on_sample,
             )?
         }
-        (Measure::Quic | Measure::QuicBulk | Measure::QuicMemory, _) => {
-            return quic_measure(args.measure, cell, (c, s), &budget, on_sample);
+        (m, _) if m.is_quic() => {
+            return quic_measure(args, cell, (c, s), &budget, on_sample);
         }
         // Every other kind the measure's row refuses before any library is asked (`run`);
         // measure_places.rs holds each row to an arm above.
@@ -286,7 +283,7 @@ fn measure(
 /// A QUIC measure's samples on the cell, its TCP twin made from `tcp`; `Some(reason)` when
 /// the library's QUIC stack cannot run it.
 fn quic_measure(
-    measure: Measure,
+    args: &RunArgs,
     cell: &OpenCell,
     tcp: (&dyn EndpointFactory, &dyn EndpointFactory),
     budget: &Budget,
@@ -298,7 +295,7 @@ fn quic_measure(
     };
     let quic = (qc.as_ref(), qs.as_ref());
     let params = cell.scenario.params();
-    match (measure, cell.scenario) {
+    match (args.measure, cell.scenario) {
         (Measure::Quic, Scenario::Handshake(_)) => {
             tlsmatrix_measure::quic::quic_against_tcp(tcp, quic, &params, budget, on_sample)?
         }
@@ -320,6 +317,17 @@ fn quic_measure(
                 &params,
                 m.sessions.count(),
                 budget.runs,
+                on_sample,
+            )?
+        }
+        (Measure::QuicInstructions, Scenario::Handshake(_)) => {
+            tlsmatrix_measure::quic_instructions::quic_instructions_against_tcp(
+                tcp,
+                quic,
+                &params,
+                budget.runs,
+                args.per_sample,
+                &mut Counter::new(&args.callgrind_out)?,
                 on_sample,
             )?
         }

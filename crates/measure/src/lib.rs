@@ -18,6 +18,7 @@ pub mod profile;
 pub mod quic;
 pub mod quic_bulk;
 pub mod quic_flights;
+pub mod quic_instructions;
 pub mod quic_memory;
 pub mod sample;
 pub mod setup;

@@ -14,6 +14,8 @@ use crate::call_graph::Graph;
 
 /// What a function does, as its name tells: the class list every split shares.
 pub use tlsmatrix_model::class::Class;
+use tlsmatrix_model::class::SPLIT_CLASSES;
+use tlsmatrix_model::metric::Metric;
 
 /// Name fragments, lower case, in the order they are tried: a lock before an allocation
 /// (`CRYPTO_THREAD_write_lock` is a lock), both before crypto (`CRYPTO_malloc` allocates),
@@ -311,6 +313,22 @@ pub struct Split {
 impl Split {
     pub fn total(&self) -> u64 {
         self.instructions.values().sum()
+    }
+
+    /// Each class's instructions over `n` handshakes, as the figures `metrics` (the
+    /// instruction split's order: `Class::split`).
+    pub fn per_handshake(
+        &self,
+        metrics: [Metric; SPLIT_CLASSES],
+        n: u32,
+    ) -> impl Iterator<Item = (Metric, f64)> + '_ {
+        metrics
+            .into_iter()
+            .zip(Class::split())
+            .map(move |(m, class)| {
+                let count = self.instructions.get(&class).copied().unwrap_or(0);
+                (m, count as f64 / f64::from(n))
+            })
     }
 }
 

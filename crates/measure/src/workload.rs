@@ -618,9 +618,7 @@ pub fn handshake_instructions(
             let per = |v: u64| v as f64 / f64::from(n);
             let (all, parts, locks) = Metric::split_of(side);
             sample.push((all, per(total)));
-            for (m, class) in parts.into_iter().zip(Class::split()) {
-                sample.push((m, per(split.instructions.get(&class).copied().unwrap_or(0))));
-            }
+            sample.extend(split.per_handshake(parts, n));
             sample.push((locks, per(split.lock_calls)));
             sample.push((Metric::atomics_of(side), per(split.atomics)));
             // Only a library with the layer has figures for it (none is not zero).
@@ -643,7 +641,7 @@ pub fn handshake_instructions(
 /// handshake's operations needs ([`min_handshakes`]: ML-DSA signs in a loop of varying
 /// length), rounded up to whole periods of the cost that repeats, so that every sample holds
 /// as many renewals as the next.
-fn per_sample_of(asked: u32, params: &ConnParams) -> u32 {
+pub(crate) fn per_sample_of(asked: u32, params: &ConnParams) -> u32 {
     let period = u32::try_from(params.handshake_period()).unwrap_or(u32::MAX);
     asked.max(min_handshakes(params)).next_multiple_of(period)
 }

@@ -12,7 +12,8 @@ use crate::class_list::with_classes;
 /// Builds [`Class`] and [`CLASSES`] from the list.
 macro_rules! class_table {
     (classes: [$(($class:ident, $name:literal, $short:literal, $key:literal,
-        [$($ci:ident, $si:ident, $instr:literal)?],
+        [$($ci:ident, $si:ident, $qci:ident, $qsi:ident, $tci:ident, $tsi:ident,
+            $instr:literal)?],
         [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal],
         [$cf:ident, $sf:ident])),* $(,)?]) => {
         /// What a function does, by its name.
@@ -28,6 +29,10 @@ macro_rules! class_table {
                 name: $name,
                 short: $short,
                 instructions: optional!($([Metric::$ci, Metric::$si])?),
+                quic_instructions: optional!($([
+                    [Metric::$qci, Metric::$qsi],
+                    [Metric::$tci, Metric::$tsi],
+                ])?),
                 time_share: [Metric::$ct, Metric::$st],
                 floor_share: [Metric::$cf, Metric::$sf],
             }),*
@@ -56,6 +61,9 @@ pub struct ClassRow {
     pub short: &'static str,
     /// Its instructions per handshake, client and server, where callgrind sees it.
     pub instructions: Option<[Metric; 2]>,
+    /// Its instructions per QUIC handshake, client and server, then per TCP handshake of the
+    /// same library counted beside it (`--measure quic-instructions`).
+    pub quic_instructions: Option<[[Metric; 2]; 2]>,
     /// Its share of a side's perf samples, client and server.
     pub time_share: [Metric; 2],
     /// Its share of the perf samples of a side's crypto floor (the same operations the
@@ -136,6 +144,37 @@ pub fn instruction_metrics(side: Side) -> [Metric; SPLIT_CLASSES] {
     out
 }
 
+/// Which of `--measure quic-instructions`' two handshakes a figure counts: the QUIC one, or
+/// the same library's TCP one counted beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    Quic,
+    Tcp,
+}
+
+impl Carrier {
+    pub const BOTH: [Carrier; 2] = [Carrier::Quic, Carrier::Tcp];
+
+    fn index(self) -> usize {
+        match self {
+            Carrier::Quic => 0,
+            Carrier::Tcp => 1,
+        }
+    }
+}
+
+/// A side's instruction metrics of one carrier's handshake, in the instruction split's order.
+pub fn carried_instruction_metrics(side: Side, carrier: Carrier) -> [Metric; SPLIT_CLASSES] {
+    let mut out = [Metric::ClientInstructions; SPLIT_CLASSES];
+    for (slot, m) in out.iter_mut().zip(CLASSES.iter().filter_map(|r| {
+        r.quic_instructions
+            .map(|m| m[carrier.index()][side.index()])
+    })) {
+        *slot = m;
+    }
+    out
+}
+
 /// A side's time-share metrics, in the time split's order.
 pub fn time_share_metrics(side: Side) -> [Metric; TIME_CLASSES] {
     let mut out = [Metric::ClientCpuNs; TIME_CLASSES];
@@ -158,6 +197,18 @@ impl Metric {
                 (Metric::ServerInstructions, parts, Metric::ServerLockCalls)
             }
         }
+    }
+
+    /// A side's instructions per handshake over one carrier (`--measure quic-instructions`)
+    /// and their parts, in the instruction split's order.
+    pub fn carried_split_of(side: Side, carrier: Carrier) -> (Metric, [Metric; SPLIT_CLASSES]) {
+        let whole = match (carrier, side) {
+            (Carrier::Quic, Side::Client) => Metric::ClientQuicInstructions,
+            (Carrier::Quic, Side::Server) => Metric::ServerQuicInstructions,
+            (Carrier::Tcp, Side::Client) => Metric::ClientTcpInstructions,
+            (Carrier::Tcp, Side::Server) => Metric::ServerTcpInstructions,
+        };
+        (whole, carried_instruction_metrics(side, carrier))
     }
 
     /// A side's handshake time by class (`--measure profile` on a handshake scenario), in

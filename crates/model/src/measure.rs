@@ -28,6 +28,7 @@ pub enum Measure {
     Quic,
     QuicBulk,
     QuicMemory,
+    QuicInstructions,
 }
 
 /// How many of a measure's cells run at once, when each runs in a driver of its own.
@@ -119,6 +120,7 @@ pub struct MeasureRow {
 const HANDSHAKES: &[Kind] = &[Kind::Handshake];
 const HANDSHAKES_AND_BULK: &[Kind] = &[Kind::Handshake, Kind::Bulk];
 const FLOOR_KINDS: &str = "a crypto floor is taken on handshake scenarios";
+const QUIC_FULL_ONLY: &str = "QUIC resumption and 0-RTT are not measured yet: full handshakes only";
 
 /// Every measure, in `--help`'s order.
 pub const MEASURES: &[MeasureRow] = &[
@@ -327,7 +329,7 @@ pub const MEASURES: &[MeasureRow] = &[
         self_only: Some(
             "QUIC is measured against the same library's TCP handshake: run each impl with itself",
         ),
-        full_only: Some("QUIC resumption and 0-RTT are not measured yet: full handshakes only"),
+        full_only: Some(QUIC_FULL_ONLY),
         lanes: Lanes::Pinned,
         tool: Tool::None,
         sample_ms: (100, 100),
@@ -378,6 +380,29 @@ pub const MEASURES: &[MeasureRow] = &[
         companion: true,
         stage: Some(("quic-memory", "results/quic-memory.jsonl")),
     },
+    MeasureRow {
+        measure: Measure::QuicInstructions,
+        name: "quic-instructions",
+        help: "instructions of each side's QUIC handshake counted by callgrind beside the same library's TLS-over-TCP handshake on the same scenario, both split by what the code does: what QUIC adds, by class",
+        kinds: HANDSHAKES,
+        other_kinds: "QUIC instructions are counted on handshake scenarios",
+        self_only: Some(
+            "QUIC instructions are counted beside the same library's TCP handshake: run each impl with itself",
+        ),
+        full_only: Some(QUIC_FULL_ONLY),
+        lanes: Lanes::PerCore,
+        tool: Tool::Valgrind,
+        sample_ms: (100, 100),
+        cell_timeout_s: 600,
+        defaults: DefaultScenarios::Named(&[
+            "handshake-tls13-ecdsa-p256-x25519-full",
+            "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+        ]),
+        sources: &[Source::QuicInstructions],
+        run_kind: "QUIC instruction-count ",
+        companion: true,
+        stage: Some(("quic-instructions", "results/quic-instructions.jsonl")),
+    },
 ];
 
 /// What `--measure quic-bulk` sends each way on a new connection's stream, in bytes: the
@@ -413,6 +438,14 @@ impl Measure {
 
     pub fn as_str(self) -> &'static str {
         self.row().name
+    }
+
+    /// Whether it runs the library's QUIC stack, each beside the same library over TCP.
+    pub fn is_quic(self) -> bool {
+        matches!(
+            self,
+            Measure::Quic | Measure::QuicBulk | Measure::QuicMemory | Measure::QuicInstructions
+        )
     }
 
     /// What a run measured, read from its figures (a results file does not say): a ceiling
@@ -509,7 +542,7 @@ pub fn help() -> String {
     for r in MEASURES {
         let kinds: Vec<&str> = r.taken_kinds().iter().map(|k| k.as_str()).collect();
         s.push_str(&format!(
-            "\n  {:<13}{} [{}{}{}]",
+            "\n  {:<19}{} [{}{}{}]",
             r.name,
             r.help,
             kinds.join(", "),
@@ -550,6 +583,7 @@ mod tests {
             Measure::Quic,
             Measure::QuicBulk,
             Measure::QuicMemory,
+            Measure::QuicInstructions,
         ];
         for m in all {
             assert_eq!(

@@ -192,6 +192,42 @@ pub enum Metric {
     ServerQuicHeapBytesAfterIo,
     ClientTcpHeapBytes,
     ServerTcpHeapBytes,
+    ClientQuicInstructions,
+    ServerQuicInstructions,
+    ClientTcpInstructions,
+    ServerTcpInstructions,
+    ClientQuicCryptoInstructions,
+    ClientQuicProviderInstructions,
+    ClientQuicParsingInstructions,
+    ClientQuicAllocInstructions,
+    ClientQuicLockInstructions,
+    ClientQuicCopyInstructions,
+    ClientQuicUnnamedInstructions,
+    ClientQuicOtherInstructions,
+    ServerQuicCryptoInstructions,
+    ServerQuicProviderInstructions,
+    ServerQuicParsingInstructions,
+    ServerQuicAllocInstructions,
+    ServerQuicLockInstructions,
+    ServerQuicCopyInstructions,
+    ServerQuicUnnamedInstructions,
+    ServerQuicOtherInstructions,
+    ClientTcpCryptoInstructions,
+    ClientTcpProviderInstructions,
+    ClientTcpParsingInstructions,
+    ClientTcpAllocInstructions,
+    ClientTcpLockInstructions,
+    ClientTcpCopyInstructions,
+    ClientTcpUnnamedInstructions,
+    ClientTcpOtherInstructions,
+    ServerTcpCryptoInstructions,
+    ServerTcpProviderInstructions,
+    ServerTcpParsingInstructions,
+    ServerTcpAllocInstructions,
+    ServerTcpLockInstructions,
+    ServerTcpCopyInstructions,
+    ServerTcpUnnamedInstructions,
+    ServerTcpOtherInstructions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +293,9 @@ pub enum Source {
     /// Heap per live QUIC connection beside the same library's TCP connections (`--measure
     /// quic-memory`).
     QuicMemory,
+    /// Callgrind's counts of QUIC handshakes beside the same library's TCP handshakes
+    /// (`--measure quic-instructions`).
+    QuicInstructions,
 }
 
 /// How a recorded sample becomes the figure people see.
@@ -343,7 +382,10 @@ const fn row(
         better,
         side,
         source,
-        machine_independent: matches!(source, Source::Instructions | Source::Wire),
+        machine_independent: matches!(
+            source,
+            Source::Instructions | Source::QuicInstructions | Source::Wire
+        ),
         title: name,
         shown_unit: unit,
         scale: Scale::Same,
@@ -427,7 +469,8 @@ impl MetricRow {
 /// a row per class and side of time shares, and the rest (see `crate::class`).
 macro_rules! metric_rows {
     (classes: [$(($class:ident, $name:literal, $short:literal, $key:literal,
-        [$($ci:ident, $si:ident, $instr:literal)?],
+        [$($ci:ident, $si:ident, $qci:ident, $qsi:ident, $tci:ident, $tsi:ident,
+            $instr:literal)?],
         [$ct:ident, $st:ident, $better:ident, $shown:literal, $time:literal],
         [$cf:ident, $sf:ident])),* $(,)?]
      [$($before:expr),* $(,)?] [$($between:expr),* $(,)?] [$($after:expr),* $(,)?]) => {
@@ -441,7 +484,41 @@ macro_rules! metric_rows {
             $(floor_share_row!(Client, "client", $cf, $key, $shown, $time),)*
             $(floor_share_row!(Server, "server", $sf, $key, $shown, $time),)*
             $($after,)*
+            $($(carried_row!(Client, "client", $qci, ClientQuicInstructions, "quic", "QUIC", $key, $instr),)?)*
+            $($(carried_row!(Server, "server", $qsi, ServerQuicInstructions, "quic", "QUIC", $key, $instr),)?)*
+            $($(carried_row!(Client, "client", $tci, ClientTcpInstructions, "tcp", "TCP", $key, $instr),)?)*
+            $($(carried_row!(Server, "server", $tsi, ServerTcpInstructions, "tcp", "TCP", $key, $instr),)?)*
         ]
+    };
+}
+
+/// A side's instructions in one class per QUIC handshake, or per TCP handshake of the same
+/// library counted beside it (`--measure quic-instructions`).
+macro_rules! carried_row {
+    ($side:ident, $who:literal, $metric:ident, $whole:ident, $carrier:literal, $named:literal,
+        $key:literal, $about:literal) => {
+        row(
+            Metric::$metric,
+            concat!($who, "_", $carrier, "_", $key, "_instructions"),
+            "instructions",
+            Lower,
+            $side,
+            Source::QuicInstructions,
+            concat!(
+                "instructions the ",
+                $who,
+                " executes per ",
+                $named,
+                " handshake ",
+                $about
+            ),
+        )
+        .shown(
+            concat!($who, " ", $named, " ", $key, " instr/hs"),
+            "instructions",
+            Scale::Same,
+        )
+        .part_of(Metric::$whole)
     };
 }
 
@@ -965,6 +1042,18 @@ pub const METRICS: &[MetricRow] = &crate::class_list::with_classes!(metric_rows 
         "the same library's server over TCP: heap per connection after the handshake, as many alive")
         .shown("server TCP KiB/conn", "KiB", Kib)
         .machine_independent(),
+    row(Metric::ClientQuicInstructions, "client_quic_instructions", "instructions", Lower, Client, Source::QuicInstructions,
+        "instructions the client executes per QUIC handshake (RFC 9001, in memory), counted by callgrind")
+        .shown("client QUIC instr/hs", "instructions", Scale::Same),
+    row(Metric::ServerQuicInstructions, "server_quic_instructions", "instructions", Lower, Server, Source::QuicInstructions,
+        "instructions the server executes per QUIC handshake (RFC 9001, in memory), counted by callgrind")
+        .shown("server QUIC instr/hs", "instructions", Scale::Same),
+    row(Metric::ClientTcpInstructions, "client_tcp_instructions", "instructions", Lower, Client, Source::QuicInstructions,
+        "instructions the same library's client executes per TLS-over-TCP handshake on the same scenario, counted in the same process")
+        .shown("client TCP instr/hs", "instructions", Scale::Same),
+    row(Metric::ServerTcpInstructions, "server_tcp_instructions", "instructions", Lower, Server, Source::QuicInstructions,
+        "instructions the same library's server executes per TLS-over-TCP handshake on the same scenario, counted in the same process")
+        .shown("server TCP instr/hs", "instructions", Scale::Same),
     ]
 });
 
@@ -983,100 +1072,6 @@ const ALL_METRICS: [Metric; METRICS.len()] = all();
 impl Metric {
     /// Every metric, in the table's order.
     pub const ALL: &'static [Metric] = &ALL_METRICS;
-
-    /// Each side's profile shares (`--measure profile`), in `profile::Category::REPORTED`'s
-    /// order: cipher, copies, malloc, kernel, elsewhere.
-    /// A side's crypto floor and its parts (`FloorPart::ALL`'s order).
-    pub fn floor_of(side: crate::side::Side) -> (Metric, [Metric; 3]) {
-        match side {
-            crate::side::Side::Client => (
-                Metric::ClientFloorNs,
-                [
-                    Metric::ClientFloorKexNs,
-                    Metric::ClientFloorSigNs,
-                    Metric::ClientFloorKdfNs,
-                ],
-            ),
-            crate::side::Side::Server => (
-                Metric::ServerFloorNs,
-                [
-                    Metric::ServerFloorKexNs,
-                    Metric::ServerFloorSigNs,
-                    Metric::ServerFloorKdfNs,
-                ],
-            ),
-        }
-    }
-
-    /// A side's floor over its handshake time.
-    pub fn floor_share_of(side: crate::side::Side) -> Metric {
-        match side {
-            crate::side::Side::Client => Metric::ClientFloorShare,
-            crate::side::Side::Server => Metric::ServerFloorShare,
-        }
-    }
-
-    /// A side's QUIC handshake time (`--measure quic`).
-    pub fn quic_ns_of(side: crate::side::Side) -> Metric {
-        match side {
-            crate::side::Side::Client => Metric::ClientQuicNs,
-            crate::side::Side::Server => Metric::ServerQuicNs,
-        }
-    }
-
-    /// A side's QUIC handshake time over its TCP handshake time.
-    pub fn quic_over_tcp_of(side: crate::side::Side) -> Metric {
-        match side {
-            crate::side::Side::Client => Metric::ClientQuicOverTcp,
-            crate::side::Side::Server => Metric::ServerQuicOverTcp,
-        }
-    }
-
-    /// A side's handshake time.
-    pub fn handshake_ns_of(side: crate::side::Side) -> Metric {
-        match side {
-            crate::side::Side::Client => Metric::ClientCpuNs,
-            crate::side::Side::Server => Metric::ServerCpuNs,
-        }
-    }
-
-    /// A side's lock calls and atomics made for OpenSSL 3's provider layer, per handshake
-    /// (`--measure instructions`).
-    pub fn provider_locks_of(side: crate::side::Side) -> (Metric, Metric) {
-        match side {
-            crate::side::Side::Client => (
-                Metric::ClientProviderLockCalls,
-                Metric::ClientProviderAtomics,
-            ),
-            crate::side::Side::Server => (
-                Metric::ServerProviderLockCalls,
-                Metric::ServerProviderAtomics,
-            ),
-        }
-    }
-
-    /// A side's atomic read-modify-writes per handshake (`--measure instructions`).
-    pub fn atomics_of(side: crate::side::Side) -> Metric {
-        match side {
-            crate::side::Side::Client => Metric::ClientAtomics,
-            crate::side::Side::Server => Metric::ServerAtomics,
-        }
-    }
-
-    pub const SEND_PROFILE: [Metric; 5] = [
-        Metric::SendCipherShare,
-        Metric::SendCopyShare,
-        Metric::SendAllocShare,
-        Metric::SendKernelShare,
-        Metric::SendOtherShare,
-    ];
-    pub const RECV_PROFILE: [Metric; 5] = [
-        Metric::RecvCipherShare,
-        Metric::RecvCopyShare,
-        Metric::RecvAllocShare,
-        Metric::RecvKernelShare,
-        Metric::RecvOtherShare,
-    ];
 
     /// This metric's row of the table.
     pub fn row(self) -> &'static MetricRow {
@@ -1098,7 +1093,10 @@ impl Metric {
 
     /// Counted rather than timed: repeated runs agree closely, so small changes matter.
     pub fn is_count(self) -> bool {
-        self.row().source == Source::Instructions
+        matches!(
+            self.row().source,
+            Source::Instructions | Source::QuicInstructions
+        )
     }
 
     /// An OS counter per handshake or MiB (blocking waits among them), or a share of a
@@ -1117,7 +1115,14 @@ impl Metric {
     pub fn is_split(self) -> bool {
         matches!(
             self.row().part_of,
-            Some(Metric::ClientInstructions | Metric::ServerInstructions)
+            Some(
+                Metric::ClientInstructions
+                    | Metric::ServerInstructions
+                    | Metric::ClientQuicInstructions
+                    | Metric::ServerQuicInstructions
+                    | Metric::ClientTcpInstructions
+                    | Metric::ServerTcpInstructions
+            )
         ) || matches!(
             self,
             Metric::ClientLockCalls
@@ -1181,5 +1186,6 @@ impl<'de> Deserialize<'de> for Metric {
     }
 }
 
+mod by_side;
 #[cfg(test)]
 mod tests;

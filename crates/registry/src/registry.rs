@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use tlsmatrix_model::allocator::Allocator;
+use tlsmatrix_model::measure::Tool;
 use tlsmatrix_model::protocol::{DriverInfo, DriverMessage, Measure};
 use tlsmatrix_model::variant::Variant;
 
@@ -356,39 +357,39 @@ const INSTRUCTION_HANDSHAKES: u32 = 8;
 
 /// The driver's command line, under callgrind when counting instructions.
 fn driver_command(req: &CellRequest) -> Command {
-    let mut cmd = match req.measure {
-        Measure::Instructions => {
-            let mut c = Command::new("valgrind");
-            // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
-            c.args([
-                "-q",
-                "--vgdb=no",
-                "--tool=callgrind",
-                "--collect-atstart=no",
-                // Nothing instrumented until the first count begins (Counter::zero): the
-                // start, the certificates and the warm-up (aws-lc's CPU-jitter seeding alone
-                // is about a second under instrumentation) run on valgrind's plain
-                // translation, and the counts are the same.
-                "--instr-atstart=no",
-                // Global bus events (Ge): atomic read-modify-writes, every LOCK-prefixed
-                // instruction, counted beside instructions; what a lock costs where no
-                // contention shows it.
-                "--collect-bus=yes",
-            ])
-            .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
-            .arg(&req.driver.path);
-            req.driver.set_env(&mut c);
-            // The Go runtime preempts goroutines with signals (SIGURG), and callgrind's
-            // signal bookkeeping trips on them (an assertion in vgCallgrind_post_signal) in
-            // most runs of the Go driver; without asynchronous preemption it counts cleanly.
-            // Drivers that are not Go ignore the variable.
-            c.env(
-                "GODEBUG",
-                with_godebug(std::env::var("GODEBUG").ok(), "asyncpreemptoff=1"),
-            );
-            c
-        }
-        _ => req.driver.command(),
+    let counted = req.measure.row().tool == Tool::Valgrind;
+    let mut cmd = if counted {
+        let mut c = Command::new("valgrind");
+        // --vgdb=no: no debugger FIFOs in /tmp, which a killed valgrind leaves behind.
+        c.args([
+            "-q",
+            "--vgdb=no",
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            // Nothing instrumented until the first count begins (Counter::zero): the
+            // start, the certificates and the warm-up (aws-lc's CPU-jitter seeding alone
+            // is about a second under instrumentation) run on valgrind's plain
+            // translation, and the counts are the same.
+            "--instr-atstart=no",
+            // Global bus events (Ge): atomic read-modify-writes, every LOCK-prefixed
+            // instruction, counted beside instructions; what a lock costs where no
+            // contention shows it.
+            "--collect-bus=yes",
+        ])
+        .arg(format!("--callgrind-out-file={}", callgrind_out(req)))
+        .arg(&req.driver.path);
+        req.driver.set_env(&mut c);
+        // The Go runtime preempts goroutines with signals (SIGURG), and callgrind's
+        // signal bookkeeping trips on them (an assertion in vgCallgrind_post_signal) in
+        // most runs of the Go driver; without asynchronous preemption it counts cleanly.
+        // Drivers that are not Go ignore the variable.
+        c.env(
+            "GODEBUG",
+            with_godebug(std::env::var("GODEBUG").ok(), "asyncpreemptoff=1"),
+        );
+        c
+    } else {
+        req.driver.command()
     };
     cmd.args(["run", "--scenario", req.scenario, "--client", req.client])
         .args(["--server", req.server, "--certs"])
@@ -396,14 +397,14 @@ fn driver_command(req: &CellRequest) -> Command {
         .args(["--runs", &req.runs.to_string()])
         .args(["--warmup-ms", &req.warmup_ms.to_string()])
         .args(["--sample-ms", &req.sample_ms.to_string()]);
-    if req.measure == Measure::Instructions {
-        cmd.args(["--measure", "instructions", "--callgrind-out"])
+    if counted {
+        cmd.args(["--measure", req.measure.as_str(), "--callgrind-out"])
             .arg(callgrind_out(req))
             .args(["--per-sample", &INSTRUCTION_HANDSHAKES.to_string()])
             .args(["--bulk-bytes", &INSTRUCTION_BULK_BYTES.to_string()]);
     }
-    // Time is the driver's default; instructions were named above with their settings.
-    if !matches!(req.measure, Measure::Time | Measure::Instructions) {
+    // Time is the driver's default; a counted measure was named above with its settings.
+    if req.measure != Measure::Time && !counted {
         cmd.args(["--measure", req.measure.as_str()]);
     }
     // One list of a floor's operations for every driver, whatever its language.

@@ -825,6 +825,7 @@ pub fn build(run: &RunData, history: &[RunData], extra: &Companions) -> Doc {
             crate::quic::Companions {
                 bulk: extra.of(Measure::QuicBulk),
                 memory: extra.of(Measure::QuicMemory),
+                instructions: extra.of(Measure::QuicInstructions),
                 proxy_check: extra.quic_proxy_check.as_ref(),
                 interop: extra.interop.as_deref(),
                 libp2p: extra.libp2p.as_ref(),

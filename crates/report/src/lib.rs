@@ -33,6 +33,7 @@ pub mod post_quantum;
 pub mod published;
 mod quic;
 mod quic_bulk;
+mod quic_instructions;
 mod quic_memory;
 pub mod releases;
 mod self_pairs;

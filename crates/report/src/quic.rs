@@ -288,6 +288,7 @@ fn interop_matrix(cells: &[CellLine]) -> Option<Block> {
 pub struct Companions<'a> {
     pub bulk: Option<&'a RunData>,
     pub memory: Option<&'a RunData>,
+    pub instructions: Option<&'a RunData>,
     pub proxy_check: Option<&'a ProxyCheck>,
     pub interop: Option<&'a [CellLine]>,
     /// The Go benchmarks' run, whose dial workload is libp2p over QUIC against TCP.
@@ -372,6 +373,12 @@ pub fn section(run: &RunData, with: Companions) -> Option<Section> {
         rows: cells.iter().map(handshake_row).collect(),
         label_cols: 2,
     }));
+    // Where QUIC's extra time goes, in instructions by class, beside the time it costs.
+    blocks.extend(
+        with.instructions
+            .map(crate::quic_instructions::blocks)
+            .unwrap_or_default(),
+    );
     blocks.push(Block::Table(Table {
         caption: "The datagrams of one QUIC handshake (UDP payload bytes; the same every handshake but for a signature's length)".into(),
         header: [

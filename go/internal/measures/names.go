@@ -6,23 +6,24 @@ package measures
 
 // The name of each measure on the driver's command line.
 const (
-	Time         = "time"
-	Instructions = "instructions"
-	Wire         = "wire"
-	Counters     = "counters"
-	Ceiling      = "ceiling"
-	Profile      = "profile"
-	Setup        = "setup"
-	Floor        = "floor"
-	Contention   = "contention"
-	Teardown     = "teardown"
-	Quic         = "quic"
-	QuicBulk     = "quic-bulk"
-	QuicMemory   = "quic-memory"
+	Time             = "time"
+	Instructions     = "instructions"
+	Wire             = "wire"
+	Counters         = "counters"
+	Ceiling          = "ceiling"
+	Profile          = "profile"
+	Setup            = "setup"
+	Floor            = "floor"
+	Contention       = "contention"
+	Teardown         = "teardown"
+	Quic             = "quic"
+	QuicBulk         = "quic-bulk"
+	QuicMemory       = "quic-memory"
+	QuicInstructions = "quic-instructions"
 )
 
 // Names lists every measure, in the table's order.
-var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic, QuicBulk, QuicMemory}
+var Names = []string{Time, Instructions, Wire, Counters, Ceiling, Profile, Setup, Floor, Contention, Teardown, Quic, QuicBulk, QuicMemory, QuicInstructions}
 
 // KindRefusal is why a measure cannot be taken on a scenario of this kind ("handshake",
 // "bulk", "memory", "throughput"), or "" where it can.
@@ -94,6 +95,12 @@ func KindRefusal(measure, kind string) string {
 		return "QUIC memory is measured on memory scenarios"
 	case "quic-memory throughput":
 		return "QUIC memory is measured on memory scenarios"
+	case "quic-instructions bulk":
+		return "QUIC instructions are counted on handshake scenarios"
+	case "quic-instructions memory":
+		return "QUIC instructions are counted on handshake scenarios"
+	case "quic-instructions throughput":
+		return "QUIC instructions are counted on handshake scenarios"
 	}
 	return ""
 }

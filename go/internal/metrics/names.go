@@ -548,6 +548,114 @@ const (
 
 	// ServerTcpHeapBytes: the same library's server over TCP: heap per connection after the handshake, as many alive.
 	ServerTcpHeapBytes = "server_tcp_heap_bytes"
+
+	// ClientQuicInstructions: instructions the client executes per QUIC handshake (RFC 9001, in memory), counted by callgrind.
+	ClientQuicInstructions = "client_quic_instructions"
+
+	// ServerQuicInstructions: instructions the server executes per QUIC handshake (RFC 9001, in memory), counted by callgrind.
+	ServerQuicInstructions = "server_quic_instructions"
+
+	// ClientTcpInstructions: instructions the same library's client executes per TLS-over-TCP handshake on the same scenario, counted in the same process.
+	ClientTcpInstructions = "client_tcp_instructions"
+
+	// ServerTcpInstructions: instructions the same library's server executes per TLS-over-TCP handshake on the same scenario, counted in the same process.
+	ServerTcpInstructions = "server_tcp_instructions"
+
+	// ClientQuicCryptoInstructions: instructions the client executes per QUIC handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ClientQuicCryptoInstructions = "client_quic_crypto_instructions"
+
+	// ClientQuicProviderInstructions: instructions the client executes per QUIC handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ClientQuicProviderInstructions = "client_quic_provider_instructions"
+
+	// ClientQuicParsingInstructions: instructions the client executes per QUIC handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ClientQuicParsingInstructions = "client_quic_parsing_instructions"
+
+	// ClientQuicAllocInstructions: instructions the client executes per QUIC handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ClientQuicAllocInstructions = "client_quic_alloc_instructions"
+
+	// ClientQuicLockInstructions: instructions the client executes per QUIC handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ClientQuicLockInstructions = "client_quic_lock_instructions"
+
+	// ClientQuicCopyInstructions: instructions the client executes per QUIC handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ClientQuicCopyInstructions = "client_quic_copy_instructions"
+
+	// ClientQuicUnnamedInstructions: instructions the client executes per QUIC handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ClientQuicUnnamedInstructions = "client_quic_unnamed_instructions"
+
+	// ClientQuicOtherInstructions: instructions the client executes per QUIC handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ClientQuicOtherInstructions = "client_quic_other_instructions"
+
+	// ServerQuicCryptoInstructions: instructions the server executes per QUIC handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ServerQuicCryptoInstructions = "server_quic_crypto_instructions"
+
+	// ServerQuicProviderInstructions: instructions the server executes per QUIC handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ServerQuicProviderInstructions = "server_quic_provider_instructions"
+
+	// ServerQuicParsingInstructions: instructions the server executes per QUIC handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ServerQuicParsingInstructions = "server_quic_parsing_instructions"
+
+	// ServerQuicAllocInstructions: instructions the server executes per QUIC handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ServerQuicAllocInstructions = "server_quic_alloc_instructions"
+
+	// ServerQuicLockInstructions: instructions the server executes per QUIC handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ServerQuicLockInstructions = "server_quic_lock_instructions"
+
+	// ServerQuicCopyInstructions: instructions the server executes per QUIC handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ServerQuicCopyInstructions = "server_quic_copy_instructions"
+
+	// ServerQuicUnnamedInstructions: instructions the server executes per QUIC handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ServerQuicUnnamedInstructions = "server_quic_unnamed_instructions"
+
+	// ServerQuicOtherInstructions: instructions the server executes per QUIC handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ServerQuicOtherInstructions = "server_quic_other_instructions"
+
+	// ClientTcpCryptoInstructions: instructions the client executes per TCP handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ClientTcpCryptoInstructions = "client_tcp_crypto_instructions"
+
+	// ClientTcpProviderInstructions: instructions the client executes per TCP handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ClientTcpProviderInstructions = "client_tcp_provider_instructions"
+
+	// ClientTcpParsingInstructions: instructions the client executes per TCP handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ClientTcpParsingInstructions = "client_tcp_parsing_instructions"
+
+	// ClientTcpAllocInstructions: instructions the client executes per TCP handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ClientTcpAllocInstructions = "client_tcp_alloc_instructions"
+
+	// ClientTcpLockInstructions: instructions the client executes per TCP handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ClientTcpLockInstructions = "client_tcp_lock_instructions"
+
+	// ClientTcpCopyInstructions: instructions the client executes per TCP handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ClientTcpCopyInstructions = "client_tcp_copy_instructions"
+
+	// ClientTcpUnnamedInstructions: instructions the client executes per TCP handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ClientTcpUnnamedInstructions = "client_tcp_unnamed_instructions"
+
+	// ClientTcpOtherInstructions: instructions the client executes per TCP handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ClientTcpOtherInstructions = "client_tcp_other_instructions"
+
+	// ServerTcpCryptoInstructions: instructions the server executes per TCP handshake in the library's cryptography (hashes, key exchange, signatures, KDFs, ciphers), classed by function name from callgrind's profile.
+	ServerTcpCryptoInstructions = "server_tcp_crypto_instructions"
+
+	// ServerTcpProviderInstructions: instructions the server executes per TCP handshake in the provider layer (method fetches and their cache, name maps, property queries, decoder and encoder lookups, parameters across the provider boundary, the library context), classed by function name from callgrind's profile.
+	ServerTcpProviderInstructions = "server_tcp_provider_instructions"
+
+	// ServerTcpParsingInstructions: instructions the server executes per TCP handshake in X.509, ASN.1 and encoding, classed by function name from callgrind's profile.
+	ServerTcpParsingInstructions = "server_tcp_parsing_instructions"
+
+	// ServerTcpAllocInstructions: instructions the server executes per TCP handshake in allocation and freeing, classed by function name from callgrind's profile.
+	ServerTcpAllocInstructions = "server_tcp_alloc_instructions"
+
+	// ServerTcpLockInstructions: instructions the server executes per TCP handshake in locks and once-guards, classed by function name from callgrind's profile.
+	ServerTcpLockInstructions = "server_tcp_lock_instructions"
+
+	// ServerTcpCopyInstructions: instructions the server executes per TCP handshake in memcpy, memmove, memset and cleansing, classed by function name from callgrind's profile.
+	ServerTcpCopyInstructions = "server_tcp_copy_instructions"
+
+	// ServerTcpUnnamedInstructions: instructions the server executes per TCP handshake in functions the dump has no name for (a stripped library's internal code), which the split cannot class.
+	ServerTcpUnnamedInstructions = "server_tcp_unnamed_instructions"
+
+	// ServerTcpOtherInstructions: instructions the server executes per TCP handshake in everything else: the TLS state machine, records and the rest, classed by function name from callgrind's profile.
+	ServerTcpOtherInstructions = "server_tcp_other_instructions"
 )
 
 // Unit is the unit a metric's samples are recorded in, or "" for a name not in the table.
@@ -581,7 +689,7 @@ func Unit(name string) string {
 		return "flights"
 	case SendShareOfSeal, RecvShareOfOpen, SendCipherShare, SendCopyShare, SendAllocShare, SendKernelShare, SendOtherShare, RecvCipherShare, RecvCopyShare, RecvAllocShare, RecvKernelShare, RecvOtherShare, ClientCryptoTimeShare, ClientProviderTimeShare, ClientParsingTimeShare, ClientAllocTimeShare, ClientLockTimeShare, ClientCopyTimeShare, ClientUnnamedTimeShare, ClientOtherTimeShare, ClientKernelTimeShare, ServerCryptoTimeShare, ServerProviderTimeShare, ServerParsingTimeShare, ServerAllocTimeShare, ServerLockTimeShare, ServerCopyTimeShare, ServerUnnamedTimeShare, ServerOtherTimeShare, ServerKernelTimeShare, ClientCryptoFloorShare, ClientProviderFloorShare, ClientParsingFloorShare, ClientAllocFloorShare, ClientLockFloorShare, ClientCopyFloorShare, ClientUnnamedFloorShare, ClientOtherFloorShare, ClientKernelFloorShare, ServerCryptoFloorShare, ServerProviderFloorShare, ServerParsingFloorShare, ServerAllocFloorShare, ServerLockFloorShare, ServerCopyFloorShare, ServerUnnamedFloorShare, ServerOtherFloorShare, ServerKernelFloorShare, ClientFloorShare, ServerFloorShare, Contention2Scaling, Contention8Scaling:
 		return "fraction"
-	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientProviderInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerProviderInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics, ClientProviderAtomics, ServerProviderAtomics:
+	case ClientInstructions, ServerInstructions, ClientCryptoInstructions, ClientProviderInstructions, ClientParsingInstructions, ClientAllocInstructions, ClientLockInstructions, ClientCopyInstructions, ClientUnnamedInstructions, ClientOtherInstructions, ServerCryptoInstructions, ServerProviderInstructions, ServerParsingInstructions, ServerAllocInstructions, ServerLockInstructions, ServerCopyInstructions, ServerUnnamedInstructions, ServerOtherInstructions, ClientAtomics, ServerAtomics, ClientProviderAtomics, ServerProviderAtomics, ClientQuicInstructions, ServerQuicInstructions, ClientTcpInstructions, ServerTcpInstructions, ClientQuicCryptoInstructions, ClientQuicProviderInstructions, ClientQuicParsingInstructions, ClientQuicAllocInstructions, ClientQuicLockInstructions, ClientQuicCopyInstructions, ClientQuicUnnamedInstructions, ClientQuicOtherInstructions, ServerQuicCryptoInstructions, ServerQuicProviderInstructions, ServerQuicParsingInstructions, ServerQuicAllocInstructions, ServerQuicLockInstructions, ServerQuicCopyInstructions, ServerQuicUnnamedInstructions, ServerQuicOtherInstructions, ClientTcpCryptoInstructions, ClientTcpProviderInstructions, ClientTcpParsingInstructions, ClientTcpAllocInstructions, ClientTcpLockInstructions, ClientTcpCopyInstructions, ClientTcpUnnamedInstructions, ClientTcpOtherInstructions, ServerTcpCryptoInstructions, ServerTcpProviderInstructions, ServerTcpParsingInstructions, ServerTcpAllocInstructions, ServerTcpLockInstructions, ServerTcpCopyInstructions, ServerTcpUnnamedInstructions, ServerTcpOtherInstructions:
 		return "instructions"
 	case SendInstrPerMiB, RecvInstrPerMiB:
 		return "instructions/MiB"
