@@ -1,10 +1,9 @@
 //! `tlsmatrix run --measure quic` through the real drivers: every QUIC stack built (quinn on
 //! both rustls providers, OpenSSL's own on 3.5, 3.6 and 4.0, quiche on BoringSSL, ngtcp2 on
-//! GnuTLS) completes
-//! the lead, a hybrid
-//! post-quantum and an ML-DSA handshake, each cell checked by its driver and its figures
-//! positive and finite, the versions the ones `tlsmatrix list` names; an impl without a QUIC
-//! stack is unsupported with its own reason.
+//! GnuTLS) completes the lead, a hybrid post-quantum and an ML-DSA handshake, and every one
+//! that resumes inside QUIC the lead resumed by ticket, each cell checked by its driver and its
+//! figures positive and finite, the versions the ones `tlsmatrix list` names; an impl without
+//! a QUIC stack, or a stack that does not resume, is unsupported with its own reason.
 
 mod common;
 
@@ -29,6 +28,14 @@ const SCENARIOS: [&str; 3] = [
     "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
     "handshake-tls13-mldsa44-x25519-full",
 ];
+/// The lead handshake resumed by ticket inside QUIC.
+const RESUMED: &str = "handshake-tls13-ecdsa-p256-x25519-ticket";
+/// The stacks that do not resume inside QUIC, with the words of their reason.
+const NO_RESUMPTION: [(&str, &str); 3] = [
+    ("openssl-3.5", "own QUIC does not resume"),
+    ("openssl-3.6", "own QUIC does not resume"),
+    ("openssl-4.0", "own QUIC does not resume"),
+];
 
 #[test]
 fn every_quic_stack_completes_its_handshakes_with_sane_figures() {
@@ -41,7 +48,7 @@ fn every_quic_stack_completes_its_handshakes_with_sane_figures() {
         "--impl",
         &format!("{},openssl-3.0,nss", STACKS.join(",")),
         "--scenario",
-        &SCENARIOS.join(","),
+        &format!("{},{RESUMED}", SCENARIOS.join(",")),
         "--runs",
         "2",
         "--warmup-ms",
@@ -65,9 +72,12 @@ fn every_quic_stack_completes_its_handshakes_with_sane_figures() {
             .unwrap()
     };
     for imp in STACKS {
-        for scenario in SCENARIOS {
+        for scenario in SCENARIOS.into_iter().chain([RESUMED]) {
             // rustls on ring and GnuTLS 3.7 have neither ML-KEM nor ML-DSA.
-            if matches!(imp, "rustls-ring" | "gnutls") && scenario != SCENARIOS[0] {
+            if matches!(imp, "rustls-ring" | "gnutls") && SCENARIOS[1..].contains(&scenario) {
+                continue;
+            }
+            if scenario == RESUMED && NO_RESUMPTION.iter().any(|(i, _)| *i == imp) {
                 continue;
             }
             for m in [
@@ -101,14 +111,18 @@ fn every_quic_stack_completes_its_handshakes_with_sane_figures() {
         }
     }
     let cells = json_lines(&out);
-    for (imp, why) in [
-        ("openssl-3.0", "has no QUIC server"),
-        ("nss", "no QUIC stack on nss"),
-    ] {
+    let unsupported = [
+        ("openssl-3.0", SCENARIOS[0], "has no QUIC server"),
+        ("nss", SCENARIOS[0], "no QUIC stack on nss"),
+    ];
+    let no_resumption = NO_RESUMPTION.map(|(imp, why)| (imp, RESUMED, why));
+    for (imp, scenario, why) in unsupported.into_iter().chain(no_resumption) {
         let cell = cells
             .iter()
-            .find(|c| c["client"] == imp && c["outcome"] == "unsupported")
-            .unwrap_or_else(|| panic!("{imp}: no unsupported cell"));
+            .find(|c| {
+                c["client"] == imp && c["scenario"] == scenario && c["outcome"] == "unsupported"
+            })
+            .unwrap_or_else(|| panic!("{imp} {scenario}: no unsupported cell"));
         assert!(cell["reason"].as_str().unwrap().contains(why), "{cell}");
     }
 }

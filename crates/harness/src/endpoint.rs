@@ -378,11 +378,8 @@ impl EndpointConfig {
         if self.alpn.is_empty() {
             return Err("QUIC requires ALPN (RFC 9001 §8.1); the configuration offers none".into());
         }
-        if self.resumption != Resumption::Full {
-            return Err(
-                "resumption and 0-RTT inside QUIC are not measured yet: the pair makes one new connection per handshake"
-                    .into(),
-            );
+        if self.resumption == Resumption::SessionId {
+            return Err("QUIC resumes by TLS 1.3 ticket only (RFC 9001 §4.5)".into());
         }
         Ok(())
     }
@@ -477,7 +474,19 @@ pub trait TlsLibrary: Send + Sync {
     fn quic_supports(&self, cfg: &EndpointConfig) -> Result<(), String> {
         self.quic_stack()?;
         cfg.quic_limits()?;
+        if cfg.resumption.is_resumed() {
+            self.quic_resumes()?;
+        }
         self.supports(cfg)
+    }
+    /// `Err(reason)` where its QUIC adapter does not resume a session by ticket: the client
+    /// keeping the ticket a connection received and offering it on the next, the server
+    /// issuing tickets and saying whether it accepted one.
+    fn quic_resumes(&self) -> Result<(), String> {
+        Err(format!(
+            "tlsmatrix's QUIC adapter on {} does not resume sessions yet",
+            self.name()
+        ))
     }
     /// `side`'s QUIC connections for `cfg`, where [`TlsLibrary::quic_supports`] takes it.
     fn quic_factory(

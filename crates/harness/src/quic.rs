@@ -9,14 +9,14 @@
 //! datagram (its padding) and the round trips until the client can send are counted there.
 
 use crate::negotiated::{self, CheckError};
-use crate::pair::Meter;
+use crate::pair::{Clock, Meter};
 pub use crate::quic_endpoint::{
     Datagrams, QuicEndpoint, QuicEndpointFactory, QuicFactories, StreamRead, ALPN,
     MIN_INITIAL_DATAGRAM, QUIC_V1, STREAM_ID,
 };
 use crate::quic_stream::StreamPart;
 use std::time::{Duration, Instant};
-use tlsmatrix_model::scenario::ConnParams;
+use tlsmatrix_model::scenario::{ConnParams, Resumption};
 use tlsmatrix_model::side::Side;
 
 /// Rounds of (client step, server step) after which a QUIC handshake that has not gone
@@ -98,6 +98,25 @@ pub fn handshake_metered(
     buffers: &mut [Datagrams; 2],
 ) -> Result<(QuicEndpoints, QuicWire), QuicError> {
     handshake_observed(meter, client, server, params, buffers, |_, _, _| {})
+}
+
+/// For a resumption scenario: one full handshake, unmeasured, that leaves the client a
+/// ticket to resume with (each resumed handshake leaves the next one its own). Nothing to do
+/// for full-handshake scenarios.
+pub fn prime(
+    client: &dyn QuicEndpointFactory,
+    server: &dyn QuicEndpointFactory,
+    params: &ConnParams,
+    buffers: &mut [Datagrams; 2],
+) -> Result<(), QuicError> {
+    if params.resumption.is_resumed() {
+        let full = ConnParams {
+            resumption: Resumption::Full,
+            ..*params
+        };
+        handshake_metered(&mut Clock::default(), client, server, &full, buffers)?;
+    }
+    Ok(())
 }
 
 /// [`handshake_metered`], telling `observe` after each side's step what it sent and whether

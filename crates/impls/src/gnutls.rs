@@ -273,6 +273,12 @@ impl TlsLibrary for GnutlsLibrary {
         Ok(ngtcp2::stack())
     }
 
+    /// ngtcp2 resumes through the TCP adapter's sessions: the server's ticket key, the
+    /// client's newest session data set on its next session.
+    fn quic_resumes(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     fn quic_factory(
         &self,
         side: Side,
@@ -740,21 +746,29 @@ impl Drop for GnutlsEndpoint {
         // TLS 1.3 ticket arrives after the handshake.
         if self.done {
             if let Some(slot) = &self.slot {
-                let mut d = ffi::datum {
-                    data: ptr::null_mut(),
-                    size: 0,
-                };
-                // SAFETY: valid session; the datum is GnuTLS's to free.
-                unsafe {
-                    if ffi::gnutls_session_get_data2(self.session.0, &mut d) == 0 {
-                        *slot.lock().unwrap_or_else(|e| e.into_inner()) =
-                            Some(datum_bytes(&d).to_vec());
-                        free_datum(&mut d);
-                    }
-                }
+                self.session.keep_in(slot);
             }
         }
         // The session itself is freed when the field drops, after this.
+    }
+}
+
+impl Session {
+    /// Puts what a next connection needs to resume this one in a client's slot, where the
+    /// session has it (a TLS 1.3 ticket arrives after the handshake, so this is read at the
+    /// connection's end).
+    fn keep_in(&self, slot: &SessionSlot) {
+        let mut d = ffi::datum {
+            data: ptr::null_mut(),
+            size: 0,
+        };
+        // SAFETY: valid session; the datum is GnuTLS's to free.
+        unsafe {
+            if ffi::gnutls_session_get_data2(self.0, &mut d) == 0 {
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(datum_bytes(&d).to_vec());
+                free_datum(&mut d);
+            }
+        }
     }
 }
 

@@ -256,6 +256,20 @@ impl TlsLibrary for OpensslLibrary {
         })
     }
 
+    /// quiche resumes as the TLS adapter does over TCP: the context's tickets, the client's
+    /// newest session offered by its next connection. OpenSSL's own QUIC is driven the same
+    /// way (`openssl/quic.rs` keeps the client's session), but does not resume.
+    #[cfg(any(openssl_quic, feature = "boringssl"))]
+    fn quic_resumes(&self) -> Result<(), String> {
+        if cfg!(openssl_quic) {
+            return Err(format!(
+                "{}'s own QUIC does not resume: its client receives the server's ticket (a resumable session), but a new QUIC connection given it with SSL_set_session makes a full handshake (see openssl#30750, \"make TLS session resumption working for QUIC\")",
+                self.version()
+            ));
+        }
+        Ok(())
+    }
+
     #[cfg(any(openssl_quic, feature = "boringssl"))]
     fn quic_factory(
         &self,

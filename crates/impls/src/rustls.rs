@@ -231,6 +231,12 @@ impl TlsLibrary for RustlsLibrary {
         Ok(quinn::stack())
     }
 
+    /// quinn resumes as rustls does over TCP: the client configuration's session cache
+    /// keeps the tickets, the server configuration issues them (`server_resumption`).
+    fn quic_resumes(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     fn quic_factory(
         &self,
         side: Side,

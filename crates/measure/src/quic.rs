@@ -45,6 +45,7 @@ impl<'a> QuicHandshakeSampler<'a> {
             buffers: Default::default(),
             tcp_twin: None,
         };
+        quic::prime(client, server, params, &mut s.buffers)?;
         s.batch = handshake_batch(warmup, sample_target, params.handshake_period(), || {
             s.handshake().map(drop)
         })?;

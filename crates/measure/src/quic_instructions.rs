@@ -43,6 +43,7 @@ pub fn quic_instructions_against_tcp(
     let mut buffers: [Datagrams; 2] = Default::default();
     // Lazy initialisation (CPU feature probes, provider caches) happens once, uncounted.
     pair::prime(tcp.0, tcp.1, params)?;
+    quic::prime(quic.0, quic.1, params, &mut buffers)?;
     let mut native = [u32::MAX; 2];
     for _ in 0..WARM_HANDSHAKES {
         pair::handshake(tcp.0, tcp.1, params)?;

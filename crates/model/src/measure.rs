@@ -120,7 +120,6 @@ pub struct MeasureRow {
 const HANDSHAKES: &[Kind] = &[Kind::Handshake];
 const HANDSHAKES_AND_BULK: &[Kind] = &[Kind::Handshake, Kind::Bulk];
 const FLOOR_KINDS: &str = "a crypto floor is taken on handshake scenarios";
-const QUIC_FULL_ONLY: &str = "QUIC resumption and 0-RTT are not measured yet: full handshakes only";
 
 /// Every measure, in `--help`'s order.
 pub const MEASURES: &[MeasureRow] = &[
@@ -329,7 +328,7 @@ pub const MEASURES: &[MeasureRow] = &[
         self_only: Some(
             "QUIC is measured against the same library's TCP handshake: run each impl with itself",
         ),
-        full_only: Some(QUIC_FULL_ONLY),
+        full_only: None,
         lanes: Lanes::Pinned,
         tool: Tool::None,
         sample_ms: (100, 100),
@@ -389,7 +388,7 @@ pub const MEASURES: &[MeasureRow] = &[
         self_only: Some(
             "QUIC instructions are counted beside the same library's TCP handshake: run each impl with itself",
         ),
-        full_only: Some(QUIC_FULL_ONLY),
+        full_only: None,
         lanes: Lanes::PerCore,
         tool: Tool::Valgrind,
         sample_ms: (100, 100),
@@ -397,6 +396,7 @@ pub const MEASURES: &[MeasureRow] = &[
         defaults: DefaultScenarios::Named(&[
             "handshake-tls13-ecdsa-p256-x25519-full",
             "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
+            "handshake-tls13-ecdsa-p256-x25519-ticket",
         ]),
         sources: &[Source::QuicInstructions],
         run_kind: "QUIC instruction-count ",
@@ -411,7 +411,7 @@ pub const QUIC_BULK_SIZES: [u64; 2] = [1 << 20, 16 << 20];
 
 /// The QUIC measure's scenarios: the lead handshake, each classical group and key type,
 /// every post-quantum group QUIC stacks offer, each ML-DSA level, chains of two and three,
-/// and mutual authentication.
+/// mutual authentication, and resumption by ticket.
 pub const QUIC_SUITE: &[&str] = &[
     "handshake-tls13-ecdsa-p256-x25519-full",
     "handshake-tls13-ecdsa-p256-p256-full",
@@ -425,6 +425,7 @@ pub const QUIC_SUITE: &[&str] = &[
     "handshake-tls13-ecdsa-p256-x25519-full-chain2",
     "handshake-tls13-ecdsa-p256-x25519-full-chain3",
     "handshake-tls13-ecdsa-p256-x25519-full-mtls",
+    "handshake-tls13-ecdsa-p256-x25519-ticket",
 ];
 
 impl Measure {

@@ -16,9 +16,10 @@ use anyhow::{anyhow, bail, Result};
 use tlsmatrix_harness::endpoint::EndpointConfig;
 use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
+use tlsmatrix_model::scenario::Resumption;
 use tlsmatrix_model::side::Side;
 
-use super::{alpn_of, ffi, negotiated_of, GnutlsFactory, GnutlsLibrary, Session};
+use super::{alpn_of, ffi, negotiated_of, GnutlsFactory, GnutlsLibrary, Session, SessionSlot};
 
 /// The glue's answer to a first datagram of a version ngtcp2 does not speak.
 const VERSION_NEGOTIATION: c_int = 1;
@@ -109,11 +110,15 @@ impl QuicEndpointFactory for Ngtcp2Factory {
                 bail!("ngtcp2 could not start a connection: {}", error_text(rv));
             }
         }
+        let factory = &self.0;
         Ok(Box::new(Ngtcp2Connection {
             glue,
             session,
             // What a socket send path reads from: the harness's, outside a heap count.
             buf: tlsmatrix_harness::uncounted::outside_count(|| vec![0u8; MAX_DATAGRAM]),
+            ticket_due: factory.ticket_key.is_some(),
+            slot: (factory.side == Side::Client && factory.resumption == Resumption::Ticket)
+                .then(|| factory.session.clone()),
         }))
     }
 }
@@ -125,10 +130,18 @@ struct Ngtcp2Connection {
     glue: *mut Glue,
     session: Session,
     buf: Vec<u8>,
+    /// Server, when resuming: one TLS 1.3 ticket is still to be sent once the handshake is
+    /// done (the TCP adapter's sessions do not send one by themselves).
+    ticket_due: bool,
+    /// Client, when resuming: where the newest session goes for the next connection.
+    slot: Option<SessionSlot>,
 }
 
 impl Drop for Ngtcp2Connection {
     fn drop(&mut self) {
+        if let Some(slot) = &self.slot {
+            self.session.keep_in(slot);
+        }
         // SAFETY: made by the glue, freed once; null is allowed.
         unsafe { tm_ngtcp2_free(self.glue) }
     }
@@ -205,6 +218,14 @@ impl QuicEndpoint for Ngtcp2Connection {
     fn transmit(&mut self, out: &mut Datagrams) -> Result<()> {
         if self.glue.is_null() {
             return Ok(());
+        }
+        if self.ticket_due && self.is_handshake_complete() {
+            self.ticket_due = false;
+            // SAFETY: a live session; GnuTLS hands the ticket to ngtcp2's crypto stream.
+            let rv = unsafe { ffi::gnutls_session_ticket_send(self.session.0, 1, 0) };
+            if rv < 0 {
+                bail!("GnuTLS could not send a session ticket: error {rv}");
+            }
         }
         loop {
             // SAFETY: a live connection writing into our buffer.

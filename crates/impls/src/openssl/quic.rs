@@ -22,7 +22,7 @@ use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
 use tlsmatrix_model::side::Side;
 
-use super::{describe_stack, negotiated_of, OpensslLibrary};
+use super::{describe_stack, negotiated_of, OpensslLibrary, SessionSlot};
 
 extern "C" {
     fn BIO_ADDR_new() -> *mut ffi::BIO_ADDR;
@@ -103,12 +103,13 @@ impl OpensslLibrary {
             })
         };
         let mut b = SslContextBuilder::new(method)?;
-        self.configure(&mut b, side, cfg)?;
+        let (session, _) = self.configure(&mut b, side, cfg)?;
         let ctx = b.build();
         match side {
             Side::Client => Ok(Box::new(ClientFactory {
                 ctx,
                 server_name: cfg.server_name.clone(),
+                session,
             })),
             Side::Server => Ok(Box::new(ServerFactory {
                 listener: Rc::new(Listener::new(&ctx)?),
@@ -394,12 +395,22 @@ impl Stream {
 struct ClientFactory {
     ctx: SslContext,
     server_name: String,
+    /// When resuming: the newest session a connection received, which the next offers.
+    session: Option<SessionSlot>,
 }
 
 impl QuicEndpointFactory for ClientFactory {
     fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
         let mut ssl = Ssl::new(&self.ctx)?;
         ssl.set_hostname(&self.server_name)?;
+        let kept = self
+            .session
+            .as_ref()
+            .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if let Some(session) = kept {
+            // SAFETY: the session comes from a connection of this same context.
+            unsafe { ssl.set_session(&session)? };
+        }
         // The pair stands in for the client's UDP socket: its buffers are no heap of
         // OpenSSL's, so a heap count leaves them out.
         let (theirs, ours) = tlsmatrix_harness::uncounted::outside_count(dgram_pair)?;
@@ -418,6 +429,7 @@ impl QuicEndpointFactory for ClientFactory {
         Ok(Box::new(ClientConnection {
             ssl,
             ours,
+            session: self.session.clone(),
             done: false,
             stream: Stream::default(),
             // Where datagrams are drained to: the harness's, outside a heap count.
@@ -478,8 +490,20 @@ struct ClientConnection {
     stream: Stream,
     ssl: Ssl,
     ours: OurEnd,
+    session: Option<SessionSlot>,
     done: bool,
     buf: Vec<u8>,
+}
+
+impl Drop for ClientConnection {
+    /// Keeps the newest session the connection received (the server's ticket, which the
+    /// client cache mode made its session) for the next connection, as the TLS adapter's
+    /// endpoints do when they end.
+    fn drop(&mut self) {
+        if let (Some(slot), Some(session)) = (&self.session, self.ssl.session()) {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
+        }
+    }
 }
 
 impl QuicEndpoint for ClientConnection {

@@ -23,6 +23,7 @@ use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_harness::quic::{
     Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead, STREAM_ID,
 };
+use tlsmatrix_model::scenario::Resumption;
 use tlsmatrix_model::side::Side;
 
 use super::{negotiated_of, OpensslLibrary};
@@ -75,11 +76,16 @@ impl OpensslLibrary {
         config.set_initial_max_stream_data_uni(1_000_000);
         config.set_initial_max_streams_bidi(100);
         config.set_initial_max_streams_uni(100);
+        // quiche installs its own new-session callback on the context, over the one the
+        // TLS adapter set: a client's tickets reach it as quiche's session bytes.
+        let ticket = (side == Side::Client && cfg.resumption == Resumption::Ticket)
+            .then(TicketSlot::default);
         Ok(Box::new(QuicheFactory {
             side,
             config: Rc::new(RefCell::new(config)),
             server_name: cfg.server_name.clone(),
             seen,
+            ticket,
         }))
     }
 }
@@ -90,7 +96,13 @@ struct QuicheFactory {
     config: Rc<RefCell<quiche::Config>>,
     server_name: String,
     seen: Seen,
+    /// Client side, when resuming: the newest session quiche handed out (its TLS session and
+    /// the server's transport parameters), which the next connection offers.
+    ticket: Option<TicketSlot>,
 }
+
+/// A client's newest session as `quiche::Connection::session` serialises it.
+type TicketSlot = Rc<RefCell<Option<Vec<u8>>>>;
 
 /// A fresh connection ID from BoringSSL's generator.
 fn connection_id() -> Result<quiche::ConnectionId<'static>> {
@@ -103,16 +115,21 @@ impl QuicEndpointFactory for QuicheFactory {
     fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let conn = match self.side {
-            Side::Client => Some(
-                quiche::connect(
+            Side::Client => {
+                let mut conn = quiche::connect(
                     Some(&self.server_name),
                     &connection_id()?,
                     CLIENT_ADDR,
                     SERVER_ADDR,
                     &mut self.config.borrow_mut(),
                 )
-                .map_err(|e| anyhow!("quiche could not start a connection: {e}"))?,
-            ),
+                .map_err(|e| anyhow!("quiche could not start a connection: {e}"))?;
+                if let Some(session) = self.ticket.as_ref().and_then(|t| t.borrow_mut().take()) {
+                    conn.set_session(&session)
+                        .map_err(|e| anyhow!("quiche refused the session to resume: {e}"))?;
+                }
+                Some(conn)
+            }
             Side::Server => None,
         };
         Ok(Box::new(QuicheConnection {
@@ -124,6 +141,7 @@ impl QuicEndpointFactory for QuicheFactory {
             // What a socket send path reads from: the harness's, outside a heap count.
             buf: tlsmatrix_harness::uncounted::outside_count(|| vec![0u8; MAX_DATAGRAM]),
             seen: self.seen.clone(),
+            ticket: self.ticket.clone(),
         }))
     }
 }
@@ -138,6 +156,19 @@ struct QuicheConnection {
     peer_finished: bool,
     buf: Vec<u8>,
     seen: Seen,
+    ticket: Option<TicketSlot>,
+}
+
+impl Drop for QuicheConnection {
+    /// A client keeps the newest session it received for the next connection, as the TLS
+    /// adapter's endpoints do when they end.
+    fn drop(&mut self) {
+        if let (Some(slot), Some(conn)) = (&self.ticket, &self.conn) {
+            if let Some(session) = conn.session() {
+                *slot.borrow_mut() = Some(session.to_vec());
+            }
+        }
+    }
 }
 
 impl QuicheConnection {

@@ -548,8 +548,10 @@ impl QuicEndpoint for QuinnConnection {
             cipher_suite: suite,
             group: Seen::get(&self.seen.group),
             signature_scheme: scheme,
-            // The client verified the server's certificate, which a resumption skips.
-            resumed: scheme.map(|_| false),
+            // A TLS 1.3 client skips verifying the server's certificate only when the server
+            // accepted its ticket (the PSK), so the client's verifier tells a resumption
+            // apart; the server's side is not reported (quinn keeps rustls's handshake kind).
+            resumed: self.verifier.as_ref().map(|_| scheme.is_none()),
             peer_certs,
         }
     }
