@@ -91,3 +91,38 @@ pub fn libp2p_dial(scenario: &str) -> Vec<Record> {
     }
     out
 }
+
+/// Impl `imp`'s QUIC instruction counts on `scenario` (`--measure quic-instructions`), both
+/// sides: 1,000 instructions a class over TCP, and over QUIC 1,000 plus `extra` in the class
+/// `grows`; each total the sum of its classes, three samples each.
+pub fn quic_instruction_records(
+    scenario: &str,
+    imp: &str,
+    grows: Class,
+    extra: f64,
+) -> Vec<Record> {
+    use tlsmatrix_model::class::Carrier;
+    let mut out = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        for carrier in Carrier::BOTH {
+            let (whole, parts) = Metric::carried_split_of(side, carrier);
+            let mut values: Vec<(Metric, f64)> = parts
+                .into_iter()
+                .zip(Class::split())
+                .map(|(m, class)| {
+                    let more = carrier == Carrier::Quic && class == grows;
+                    (m, 1000.0 + if more { extra } else { 0.0 })
+                })
+                .collect();
+            values.push((whole, values.iter().map(|v| v.1).sum()));
+            out.extend(values.into_iter().map(|(m, v)| {
+                RecordFixture::new(m, 0.0)
+                    .samples(vec![v; 3])
+                    .scenario(scenario)
+                    .pair(imp, imp)
+                    .build()
+            }));
+        }
+    }
+    out
+}

@@ -99,36 +99,8 @@ pub fn cells(run: &RunData) -> Vec<InstructionCell> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::fixture::RecordFixture;
+    use crate::fixture::quic_instruction_records;
     use tlsmatrix_model::record::Record;
-
-    /// Every figure of `imp` on `scenario`: each class 1,000 instructions over TCP, and over
-    /// QUIC 1,000 but `crypto` in crypto.
-    fn figures(scenario: &str, imp: &str, crypto: f64) -> Vec<Record> {
-        let mut out = Vec::new();
-        for side in [Side::Client, Side::Server] {
-            for carrier in Carrier::BOTH {
-                let (whole, parts) = Metric::carried_split_of(side, carrier);
-                let mut values: Vec<(Metric, f64)> = parts
-                    .into_iter()
-                    .zip(Class::split())
-                    .map(|(m, class)| {
-                        let quic_crypto = carrier == Carrier::Quic && class == Class::Crypto;
-                        (m, if quic_crypto { crypto } else { 1000.0 })
-                    })
-                    .collect();
-                values.push((whole, values.iter().map(|v| v.1).sum()));
-                out.extend(values.into_iter().map(|(m, v)| {
-                    RecordFixture::new(m, 0.0)
-                        .samples(vec![v; 3])
-                        .scenario(scenario)
-                        .pair(imp, imp)
-                        .build()
-                }));
-            }
-        }
-        out
-    }
 
     fn run(records: Vec<Record>) -> RunData {
         RunData {
@@ -143,10 +115,10 @@ mod tests {
     #[test]
     fn a_cell_joins_both_carriers_and_names_where_quic_adds() {
         let s = "handshake-tls13-ecdsa-p256-x25519-full";
-        let mut records = figures(s, "a", 9_000.0);
+        let mut records = quic_instruction_records(s, "a", Class::Crypto, 8_000.0);
         // A cell with one class missing is left out.
         records.extend(
-            figures(s, "b", 1.0)
+            quic_instruction_records(s, "b", Class::Crypto, 0.0)
                 .into_iter()
                 .filter(|r| r.metric != Metric::ServerTcpCopyInstructions),
         );

@@ -154,42 +154,14 @@ pub fn blocks(run: &RunData) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsmatrix_model::class::{Carrier, SPLIT_CLASSES};
-    use tlsmatrix_model::fixture::RecordFixture;
-    use tlsmatrix_model::record::{Metric, Record};
-
-    /// Every figure of `imp`: 1,000 instructions a class over TCP; over QUIC as many but
-    /// `extra` more in the class `grows`.
-    fn figures(imp: &str, grows: CodeClass, extra: f64) -> Vec<Record> {
-        let mut out = Vec::new();
-        for side in [Side::Client, Side::Server] {
-            for carrier in Carrier::BOTH {
-                let (whole, parts) = Metric::carried_split_of(side, carrier);
-                let mut values: Vec<(Metric, f64)> = parts
-                    .into_iter()
-                    .zip(CodeClass::split())
-                    .map(|(m, class)| {
-                        let more = carrier == Carrier::Quic && class == grows;
-                        (m, 1000.0 + if more { extra } else { 0.0 })
-                    })
-                    .collect();
-                values.push((whole, values.iter().map(|v| v.1).sum()));
-                out.extend(values.into_iter().map(|(m, v)| {
-                    RecordFixture::new(m, 0.0)
-                        .samples(vec![v; 3])
-                        .scenario("handshake-tls13-ecdsa-p256-x25519-full")
-                        .pair(imp, imp)
-                        .build()
-                }));
-            }
-        }
-        out
-    }
+    use tlsmatrix_analysis::fixture::quic_instruction_records;
+    use tlsmatrix_model::class::SPLIT_CLASSES;
 
     #[test]
     fn totals_and_additions_by_class_with_the_span_and_the_largest_class() {
-        let mut records = figures("a", CodeClass::Other, 8_000.0);
-        records.extend(figures("b", CodeClass::Other, 800.0));
+        let s = "handshake-tls13-ecdsa-p256-x25519-full";
+        let mut records = quic_instruction_records(s, "a", CodeClass::Other, 8_000.0);
+        records.extend(quic_instruction_records(s, "b", CodeClass::Other, 800.0));
         let run = RunData {
             run_id: "qi".into(),
             env: Default::default(),
