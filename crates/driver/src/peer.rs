@@ -177,29 +177,31 @@ fn quic_peer(
     let factory = lib
         .quic_factory(side, cfg)
         .with_context(|| format!("{} cannot be configured as a QUIC {side}", lib.name()))?;
+    let expect = |n| quic_wire::Expect::of_connection(case, side, n);
     match side {
         Side::Server => {
             let socket = std::net::UdpSocket::bind(&a.listen)
                 .with_context(|| format!("cannot bind UDP {}", a.listen))?;
             println!("listening {}", socket.local_addr()?);
             let _ = std::io::stdout().flush();
-            let expect = quic_wire::Expect::of_case(case, side);
-            match a.connections {
-                None => quic_wire::server(
-                    factory.as_ref(),
-                    &expect,
-                    &socket,
-                    deadline,
-                    quic_wire::FirstDatagram::ByDeadline,
-                ),
-                Some(n) => serve_quic_clients(factory.as_ref(), &expect, &socket, n, a.timeout),
+            if let Some(n) = a.connections {
+                return serve_quic_clients(factory.as_ref(), &expect(0), &socket, n, a.timeout);
             }
+            wire::each_connection(case, |n| {
+                let wait = match n {
+                    0 => quic_wire::FirstDatagram::ByDeadline,
+                    _ => quic_wire::FirstDatagram::NextByDeadline,
+                };
+                quic_wire::server(factory.as_ref(), &expect(n), &socket, deadline, wait)
+            })
         }
         Side::Client => {
-            let expect = quic_wire::Expect::of_case(case, side);
-            let bytes = case.bytes as u64;
-            quic_wire::client(factory.as_ref(), &expect, connect_addr(a)?, bytes, deadline)
-                .map(|(line, _)| line)
+            let (bytes, addr) = (case.bytes as u64, connect_addr(a)?);
+            // The factory is kept across connections: the second resumes the first's ticket.
+            wire::each_connection(case, |n| {
+                quic_wire::client(factory.as_ref(), &expect(n), addr, bytes, deadline)
+                    .map(|(line, _)| line)
+            })
         }
     }
 }

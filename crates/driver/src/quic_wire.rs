@@ -36,10 +36,11 @@ pub struct Expect {
 }
 
 impl Expect {
-    /// `side`'s expectations in an interop case.
-    pub fn of_case(case: &Case, side: Side) -> Expect {
+    /// `side`'s expectations of connection `n` (from 0) of an interop case: the first is a
+    /// full handshake, the one after it resumes when the case offers resumption.
+    pub fn of_connection(case: &Case, side: Side, n: usize) -> Expect {
         Expect {
-            params: case.offer(side).params(),
+            params: case.offer(side).params_of_connection(n),
             alpn: case.alpn,
         }
     }
@@ -57,6 +58,9 @@ pub struct ClientTimes {
 pub enum FirstDatagram {
     /// Until the deadline; whatever arrives is the client's first datagram.
     ByDeadline,
+    /// Until the deadline, skipping what is not a long-header packet: the next connection of
+    /// a case, whose previous connection's last packets may still arrive.
+    NextByDeadline,
     /// For as long as it takes, skipping what is not a long-header packet: a server serving
     /// one client after another, whose previous client's last acknowledgements may still
     /// arrive. The connection then has `limit` from its first datagram.
@@ -76,7 +80,7 @@ pub fn server(
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let (n, from) = loop {
         match wait {
-            FirstDatagram::ByDeadline => {
+            FirstDatagram::ByDeadline | FirstDatagram::NextByDeadline => {
                 set_timeout(socket, deadline, "timed out: no client sent a datagram")?
             }
             FirstDatagram::Unbounded { .. } => socket.set_read_timeout(None)?,
@@ -91,7 +95,7 @@ pub fn server(
     };
     // From the first datagram on, the connection's own deadline.
     let deadline = match wait {
-        FirstDatagram::ByDeadline => deadline,
+        FirstDatagram::ByDeadline | FirstDatagram::NextByDeadline => deadline,
         FirstDatagram::Unbounded { limit } => Instant::now() + limit,
     };
     let link = Link::To(socket, from);

@@ -149,7 +149,10 @@ pub fn client(
 
 /// Runs `one` for each of the case's connections and joins their summaries; a failure names
 /// the connection it happened on when there is more than one.
-fn each_connection(case: &Case, mut one: impl FnMut(usize) -> Result<String>) -> Result<String> {
+pub(crate) fn each_connection(
+    case: &Case,
+    mut one: impl FnMut(usize) -> Result<String>,
+) -> Result<String> {
     let mut summaries = Vec::new();
     for n in 0..case.connections() {
         let r = one(n);

@@ -482,6 +482,11 @@ pub const CASES: &[Case] = &[
     )
     .sized(1024 * KIB, 0),
     Case::quic(
+        "quic-resumption",
+        "QUIC v1: a 1 KiB download, then a second connection that resumes the first by its ticket and downloads 1 KiB again (the QUIC interop runner's resumption)",
+        Offer::tls13().resume(Resumption::Ticket),
+    ),
+    Case::quic(
         "quic-chacha20",
         "QUIC v1 handshake with ChaCha20-Poly1305 only and a 1 KiB download (the QUIC interop runner's chacha20)",
         Offer::tls13().aead(Aead::Chacha20Poly1305),
@@ -592,14 +597,22 @@ mod tests {
     #[test]
     fn quic_cases_offer_tls13_and_hq_interop_on_both_sides() {
         let quic: Vec<_> = CASES.iter().filter(|c| c.family == Family::Quic).collect();
-        assert_eq!(quic.len(), 5);
+        assert_eq!(quic.len(), 6);
         for c in quic {
             assert!(c.id.starts_with("quic-"), "{}", c.id);
             assert_eq!(c.alpn, Some(QUIC_ALPN));
             for offer in [&c.client, &c.server] {
                 assert_eq!(offer.version, Version::Tls13);
                 assert_eq!(offer.alpn, [QUIC_ALPN]);
-                assert_eq!(offer.resumption, Resumption::Full);
+                // QUIC resumes by ticket only (RFC 9001 §4.5), in one case, on two connections.
+                let resumes = c.id == "quic-resumption";
+                let by = if resumes {
+                    Resumption::Ticket
+                } else {
+                    Resumption::Full
+                };
+                assert_eq!(offer.resumption, by, "{}", c.id);
+                assert_eq!(c.connections(), if resumes { 2 } else { 1 });
             }
         }
     }

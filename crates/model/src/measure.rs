@@ -396,7 +396,6 @@ pub const MEASURES: &[MeasureRow] = &[
         defaults: DefaultScenarios::Named(&[
             "handshake-tls13-ecdsa-p256-x25519-full",
             "handshake-tls13-ecdsa-p256-x25519mlkem768-full",
-            "handshake-tls13-ecdsa-p256-x25519-ticket",
         ]),
         sources: &[Source::QuicInstructions],
         run_kind: "QUIC instruction-count ",

@@ -35,27 +35,31 @@ func quicConfig(deadline time.Time) *quic.Config {
 	return &quic.Config{HandshakeIdleTimeout: time.Until(deadline), MaxIdleTimeout: time.Until(deadline)}
 }
 
-// checkQUIC holds a QUIC connection to QUIC version 1 and the case's offer.
-func checkQUIC(c *quic.Conn, o offer) (tls.ConnectionState, error) {
+// checkQUIC holds connection i (from 0) of a case to QUIC version 1 and the case's offer.
+func checkQUIC(c *quic.Conn, o offer, i int) (tls.ConnectionState, error) {
 	st := c.ConnectionState()
 	if st.Version != quic.Version1 {
 		return st.TLS, fmt.Errorf("QUIC version %v, but the case asks for version 1", st.Version)
 	}
-	return st.TLS, o.check(st.TLS, 0)
+	return st.TLS, o.check(st.TLS, i)
 }
 
 // quicLine says what a QUIC connection negotiated, as the drivers' QUIC peers do.
 func quicLine(st tls.ConnectionState) string {
-	return fmt.Sprintf("QUIC v1 %s %s %s; ALPN %s; quic-go %s",
-		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, st.NegotiatedProtocol, quicGoVersion())
+	resumed := ""
+	if st.DidResume {
+		resumed = " resumed"
+	}
+	return fmt.Sprintf("QUIC v1 %s %s %s%s; ALPN %s; quic-go %s",
+		tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.CurveID, resumed, st.NegotiatedProtocol, quicGoVersion())
 }
 
-// quicServer serves one hq-interop client on a UDP port, then waits for the
-// client to close the connection (bounded by the deadline), so that the
-// answer is not cut short.
+// quicServer serves the case's hq-interop clients on one UDP port, one after
+// another (two when the second must resume the first by its ticket, which
+// crypto/tls under quic-go issues by default).
 func quicServer(listen string, o offer, certDir string, deadline time.Time) (string, error) {
-	if o.resume || o.requireClientCert {
-		return "", errors.New("the QUIC cases have no resumption or client certificates")
+	if o.requireClientCert {
+		return "", errors.New("the QUIC cases have no client certificates")
 	}
 	cert, err := tlsconf.LoadCert(certDir, tlsconf.ChainFile(1), tlsconf.KeyFile)
 	if err != nil {
@@ -80,11 +84,18 @@ func quicServer(listen string, o offer, certDir string, deadline time.Time) (str
 	fmt.Printf("listening %s\n", udp.LocalAddr())
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	return each(o, func(i int) (string, error) { return serveQUIC(ctx, ln, o, i) })
+}
+
+// serveQUIC serves connection i of the case: it answers the client's request,
+// then waits for the client to close the connection (bounded by the deadline),
+// so that the answer is not cut short.
+func serveQUIC(ctx context.Context, ln *quic.Listener, o offer, i int) (string, error) {
 	c, err := ln.Accept(ctx)
 	if err != nil {
 		return "", fmt.Errorf("no client completed a handshake: %w", err)
 	}
-	st, err := checkQUIC(c, o)
+	st, err := checkQUIC(c, o, i)
 	if err != nil {
 		c.CloseWithError(0, err.Error())
 		return "", err
@@ -161,10 +172,12 @@ func parseRequest(line string) (int, error) {
 	return n, nil
 }
 
-// quicClient asks the server for n bytes over hq-interop and checks them.
+// quicClient asks the server for n bytes over hq-interop and checks them, on
+// each of the case's connections: the second, when there is one, resumes the
+// first by the ticket kept in the configuration's session cache.
 func quicClient(addr string, o offer, certDir string, n int, deadline time.Time) (string, error) {
-	if o.resume || o.clientCert {
-		return "", errors.New("the QUIC cases have no resumption or client certificates")
+	if o.clientCert {
+		return "", errors.New("the QUIC cases have no client certificates")
 	}
 	roots, err := tlsconf.LoadRoots(certDir)
 	if err != nil {
@@ -173,10 +186,19 @@ func quicClient(addr string, o offer, certDir string, n int, deadline time.Time)
 	cfg := o.Config()
 	cfg.RootCAs = roots
 	cfg.ServerName = "localhost"
+	if o.resume {
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	}
 	raddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return "", err
 	}
+	return each(o, func(i int) (string, error) { return downloadQUIC(raddr, cfg, o, i, n, deadline) })
+}
+
+// downloadQUIC is connection i of the case: a new UDP port, the handshake
+// checked, and n bytes asked for and checked.
+func downloadQUIC(raddr *net.UDPAddr, cfg *tls.Config, o offer, i, n int, deadline time.Time) (string, error) {
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: raddr.IP, Port: 0})
 	if err != nil {
 		return "", err
@@ -190,7 +212,7 @@ func quicClient(addr string, o offer, certDir string, n int, deadline time.Time)
 		return "", err
 	}
 	defer c.CloseWithError(0, "")
-	st, err := checkQUIC(c, o)
+	st, err := checkQUIC(c, o, i)
 	if err != nil {
 		return "", err
 	}
