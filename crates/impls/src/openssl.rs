@@ -716,6 +716,9 @@ mod ocsp;
 
 mod extras;
 
+mod resumption;
+use resumption::{keep_session, offer_kept_session, resumption, SessionSlot};
+
 /// Context calls the `openssl` crate binds for OpenSSL (and the `boring` crate for
 /// BoringSSL, where it has them) but not for AWS-LC, which has them.
 #[cfg(not(feature = "aws-lc"))]
@@ -775,58 +778,6 @@ mod calls {
             unsafe { ffi::SSL_CTX_set_num_tickets(b.as_ptr(), n) },
             "a ticket count",
         )
-    }
-}
-
-/// The newest session a client received, which its next connection resumes.
-type SessionSlot = Arc<Mutex<Option<SslSession>>>;
-
-/// Sets up what each side keeps so that a later connection can resume; returns the client's
-/// session slot. A full-handshake scenario issues nothing: tickets and the cache cost time.
-fn resumption(
-    b: &mut SslContextBuilder,
-    side: Side,
-    mode: Resumption,
-) -> Result<Option<SessionSlot>> {
-    b.set_session_cache_mode(SslSessionCacheMode::OFF);
-    // BoringSSL has no ticket count; NO_TICKET stops its TLS 1.3 tickets too.
-    b.set_options(SslOptions::NO_TICKET);
-    #[cfg(not(feature = "boringssl"))]
-    calls::set_num_tickets(b, 0)?;
-    if mode == Resumption::Full {
-        return Ok(None);
-    }
-    if mode == Resumption::Ticket {
-        b.clear_options(SslOptions::NO_TICKET);
-        // One ticket per connection: a client uses one per resumption. (BoringSSL sends
-        // its fixed two.)
-        #[cfg(not(feature = "boringssl"))]
-        calls::set_num_tickets(b, 1)?;
-    }
-    match side {
-        Side::Server => {
-            if mode == Resumption::SessionId {
-                b.set_session_cache_mode(SslSessionCacheMode::SERVER);
-            }
-            b.set_session_id_context(b"tlsmatrix")?;
-            Ok(None)
-        }
-        Side::Client => {
-            // With the client cache mode set, OpenSSL makes a ticket arriving after a TLS 1.3
-            // handshake the connection's session, which the endpoint keeps when it ends.
-            b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
-            let slot = SessionSlot::default();
-            // BoringSSL (and AWS-LC, its fork) hands such sessions only to the new-session
-            // callback.
-            #[cfg(any(feature = "boringssl", feature = "aws-lc"))]
-            {
-                let keep = slot.clone();
-                b.set_new_session_callback(move |_, session| {
-                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(session);
-                });
-            }
-            Ok(Some(slot))
-        }
     }
 }
 
@@ -918,14 +869,7 @@ impl EndpointFactory for OpensslFactory {
                         return Err(describe_stack("setting the client's one key share"));
                     }
                 }
-                let kept = self
-                    .session
-                    .as_ref()
-                    .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).clone());
-                if let Some(session) = kept {
-                    // SAFETY: the session comes from a connection of this same context.
-                    unsafe { ssl.set_session(&session)? };
-                }
+                offer_kept_session(self.session.as_ref(), &mut ssl)?;
                 // SAFETY: a fresh SSL; sets which side it plays. (The `boring` crate puts
                 // this on its stream builder only.)
                 unsafe { ffi::SSL_set_connect_state(ssl.as_ptr()) };
@@ -1028,9 +972,7 @@ impl Drop for OpensslEndpoint {
             // connection that got a fresh ticket holds a new session object, and OpenSSL
             // retires the old one, so the session is read here rather than when first issued.
             #[cfg(not(any(feature = "boringssl", feature = "aws-lc")))]
-            if let (Some(slot), Some(session)) = (&self.session, self.stream.ssl().session()) {
-                *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
-            }
+            keep_session(self.session.as_ref(), self.stream.ssl());
         }
     }
 }

@@ -22,7 +22,9 @@ use tlsmatrix_harness::negotiated::Negotiated;
 use tlsmatrix_harness::quic::{Datagrams, QuicEndpoint, QuicEndpointFactory, StreamRead};
 use tlsmatrix_model::side::Side;
 
-use super::{describe_stack, negotiated_of, OpensslLibrary, SessionSlot};
+use super::{
+    describe_stack, keep_session, negotiated_of, offer_kept_session, OpensslLibrary, SessionSlot,
+};
 
 extern "C" {
     fn BIO_ADDR_new() -> *mut ffi::BIO_ADDR;
@@ -403,14 +405,7 @@ impl QuicEndpointFactory for ClientFactory {
     fn endpoint(&self) -> Result<Box<dyn QuicEndpoint>> {
         let mut ssl = Ssl::new(&self.ctx)?;
         ssl.set_hostname(&self.server_name)?;
-        let kept = self
-            .session
-            .as_ref()
-            .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).take());
-        if let Some(session) = kept {
-            // SAFETY: the session comes from a connection of this same context.
-            unsafe { ssl.set_session(&session)? };
-        }
+        offer_kept_session(self.session.as_ref(), &mut ssl)?;
         // The pair stands in for the client's UDP socket: its buffers are no heap of
         // OpenSSL's, so a heap count leaves them out.
         let (theirs, ours) = tlsmatrix_harness::uncounted::outside_count(dgram_pair)?;
@@ -500,9 +495,7 @@ impl Drop for ClientConnection {
     /// client cache mode made its session) for the next connection, as the TLS adapter's
     /// endpoints do when they end.
     fn drop(&mut self) {
-        if let (Some(slot), Some(session)) = (&self.session, self.ssl.session()) {
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.to_owned());
-        }
+        keep_session(self.session.as_ref(), &self.ssl);
     }
 }
 
