@@ -9,7 +9,7 @@ mod common;
 
 use common::{exclusive, json_lines, result_records, scratch, stderr, tlsmatrix};
 use tlsmatrix_model::metric::Source;
-use tlsmatrix_model::record::Metric;
+use tlsmatrix_model::record::{Metric, Record};
 
 const STACKS: [&str; 7] = [
     "rustls-aws-lc",
@@ -227,9 +227,9 @@ fn every_quic_client_completes_each_quic_case_with_every_quic_server() {
 /// Checks every stack's record of every figure of a measure's `source`, each of which must
 /// be there; returns how many figures the source has.
 fn each_figure(
-    records: &[tlsmatrix_model::record::Record],
+    records: &[Record],
     source: Source,
-    mut check: impl FnMut(&str, Metric, &tlsmatrix_model::record::Record),
+    mut check: impl FnMut(&str, Metric, &Record),
 ) -> usize {
     let metrics: Vec<Metric> = tlsmatrix_model::metric::METRICS
         .iter()
@@ -246,6 +246,47 @@ fn each_figure(
         }
     }
     metrics.len()
+}
+
+/// Runs `tlsmatrix run --measure <measure>` on every QUIC stack built, one scenario, in a
+/// scratch folder of its own; the run must succeed, and its records are returned.
+fn measured_on_every_stack(measure: &str, scenario: &str, runs: &str) -> Vec<Record> {
+    let out = scratch(measure).join(format!("{measure}.jsonl"));
+    let r = tlsmatrix(&[
+        "run",
+        "--measure",
+        measure,
+        "--impl",
+        &STACKS.join(","),
+        "--scenario",
+        scenario,
+        "--runs",
+        runs,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    result_records(&out)
+}
+
+/// What `tlsmatrix run --measure <measure>` says when rustls-aws-lc is asked for a scenario
+/// the measure does not take.
+fn refusal_of(measure: &str, scenario: &str) -> String {
+    let refused = tlsmatrix(&[
+        "run",
+        "--measure",
+        measure,
+        "--impl",
+        "rustls-aws-lc",
+        "--scenario",
+        scenario,
+        "--out",
+        scratch(&format!("{measure}-refused"))
+            .join("r.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    stderr(&refused)
 }
 
 /// A started `tlsmatrix peer` and the lines it prints, read as they come.
@@ -662,22 +703,7 @@ fn the_quic_delay_proxy_check_agrees_with_the_model() {
 #[test]
 fn every_quic_stack_keeps_live_connections_with_sane_heap_figures() {
     let _alone = exclusive();
-    let out = scratch("quic-memory").join("quic-memory.jsonl");
-    let r = tlsmatrix(&[
-        "run",
-        "--measure",
-        "quic-memory",
-        "--impl",
-        &STACKS.join(","),
-        "--scenario",
-        "memory-tls13-ecdsa-p256-n100",
-        "--runs",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let records = result_records(&out);
+    let records = measured_on_every_stack("quic-memory", "memory-tls13-ecdsa-p256-n100", "1");
     let figures = each_figure(&records, Source::QuicMemory, |imp, m, rec| {
         assert!(
             rec.median.is_finite() && rec.median > 0.0 && rec.median < 8.0 * 1024.0 * 1024.0,
@@ -686,24 +712,10 @@ fn every_quic_stack_keeps_live_connections_with_sane_heap_figures() {
         );
     });
     assert_eq!(figures, 6);
-    let refused = tlsmatrix(&[
-        "run",
-        "--measure",
-        "quic-memory",
-        "--impl",
-        "rustls-aws-lc",
-        "--scenario",
-        "handshake-tls13-ecdsa-p256-x25519-full",
-        "--out",
-        scratch("quic-memory-refused")
-            .join("r.jsonl")
-            .to_str()
-            .unwrap(),
-    ]);
+    let refused = refusal_of("quic-memory", "handshake-tls13-ecdsa-p256-x25519-full");
     assert!(
-        stderr(&refused).contains("QUIC memory is measured on memory scenarios"),
-        "{}",
-        stderr(&refused)
+        refused.contains("QUIC memory is measured on memory scenarios"),
+        "{refused}"
     );
 }
 
@@ -716,22 +728,7 @@ fn every_quic_stack_counts_its_handshake_beside_tcp_by_class() {
     use tlsmatrix_model::class::Carrier;
     use tlsmatrix_model::side::Side;
     let _alone = exclusive();
-    let out = scratch("quic-instructions").join("quic-instructions.jsonl");
-    let r = tlsmatrix(&[
-        "run",
-        "--measure",
-        "quic-instructions",
-        "--impl",
-        &STACKS.join(","),
-        "--scenario",
-        SCENARIOS[0],
-        "--runs",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let records = result_records(&out);
+    let records = measured_on_every_stack("quic-instructions", SCENARIOS[0], "1");
     let figures = each_figure(&records, Source::QuicInstructions, |imp, m, rec| {
         assert!(
             rec.median.is_finite() && rec.median >= 0.0 && rec.median < 1e9,
@@ -765,23 +762,9 @@ fn every_quic_stack_counts_its_handshake_beside_tcp_by_class() {
             );
         }
     }
-    let refused = tlsmatrix(&[
-        "run",
-        "--measure",
-        "quic-instructions",
-        "--impl",
-        "rustls-aws-lc",
-        "--scenario",
-        "bulk-tls13-aes-128-gcm-16k",
-        "--out",
-        scratch("quic-instructions-refused")
-            .join("r.jsonl")
-            .to_str()
-            .unwrap(),
-    ]);
+    let refused = refusal_of("quic-instructions", "bulk-tls13-aes-128-gcm-16k");
     assert!(
-        stderr(&refused).contains("QUIC instructions are counted on handshake scenarios"),
-        "{}",
-        stderr(&refused)
+        refused.contains("QUIC instructions are counted on handshake scenarios"),
+        "{refused}"
     );
 }
