@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 use crate::callgrind::Counter;
 use crate::sample::Sample;
 use crate::split::Split;
-use crate::workload::per_sample_of;
+use crate::workload::{counted_handshakes, per_sample_of};
 use tlsmatrix_harness::endpoint::EndpointFactory;
 use tlsmatrix_harness::pair::{self, Clock};
 use tlsmatrix_harness::quic::{self, Datagrams, QuicEndpointFactory};
@@ -59,13 +59,7 @@ pub fn quic_instructions_against_tcp(
         for side in [Side::Client, Side::Server] {
             for carrier in Carrier::BOTH {
                 let (total, split) = match carrier {
-                    Carrier::Tcp => {
-                        counter.zero();
-                        for _ in 0..n {
-                            pair::handshake_metered(&mut counter.side(side), tcp.0, tcp.1, params)?;
-                        }
-                        counter.take_split(&format!("{side} over TCP x{n}"))?
-                    }
+                    Carrier::Tcp => counted_handshakes(counter, side, tcp.0, tcp.1, params, n)?,
                     Carrier::Quic => {
                         quic_batch(counter, side, quic, params, n, native, &mut buffers)?
                     }

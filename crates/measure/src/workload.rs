@@ -610,11 +610,7 @@ pub fn handshake_instructions(
     for _ in 0..runs {
         let mut sample = Vec::new();
         for side in [Side::Client, Side::Server] {
-            counter.zero();
-            for _ in 0..n {
-                pair::handshake_metered(&mut counter.side(side), client, server, params)?;
-            }
-            let (total, split) = counter.take_split(&format!("{side} x{n}"))?;
+            let (total, split) = counted_handshakes(counter, side, client, server, params, n)?;
             let per = |v: u64| v as f64 / f64::from(n);
             let (all, parts, locks) = Metric::split_of(side);
             sample.push((all, per(total)));
@@ -635,6 +631,22 @@ pub fn handshake_instructions(
         on_sample(sample);
     }
     Ok(())
+}
+
+/// `n` TCP handshakes with only `side`'s calls collected: their instructions, and the split.
+pub(crate) fn counted_handshakes(
+    counter: &mut Counter,
+    side: Side,
+    client: &dyn EndpointFactory,
+    server: &dyn EndpointFactory,
+    params: &ConnParams,
+    n: u32,
+) -> anyhow::Result<(u64, crate::split::Split)> {
+    counter.zero();
+    for _ in 0..n {
+        pair::handshake_metered(&mut counter.side(side), client, server, params)?;
+    }
+    counter.take_split(&format!("{side} x{n}"))
 }
 
 /// Handshakes a side per counted sample: `asked`, at least as many as a mean over the

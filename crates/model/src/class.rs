@@ -133,12 +133,13 @@ impl Class {
 
 /// A side's instruction metrics, in the instruction split's order.
 pub fn instruction_metrics(side: Side) -> [Metric; SPLIT_CLASSES] {
+    split_metrics(|r| r.instructions.map(|m| m[side.index()]))
+}
+
+/// The metric `of` gives each class callgrind sees, in the instruction split's order.
+fn split_metrics(of: impl Fn(&ClassRow) -> Option<Metric>) -> [Metric; SPLIT_CLASSES] {
     let mut out = [Metric::ClientInstructions; SPLIT_CLASSES];
-    for (slot, m) in out.iter_mut().zip(
-        CLASSES
-            .iter()
-            .filter_map(|r| r.instructions.map(|m| m[side.index()])),
-    ) {
+    for (slot, m) in out.iter_mut().zip(CLASSES.iter().filter_map(of)) {
         *slot = m;
     }
     out
@@ -165,14 +166,10 @@ impl Carrier {
 
 /// A side's instruction metrics of one carrier's handshake, in the instruction split's order.
 pub fn carried_instruction_metrics(side: Side, carrier: Carrier) -> [Metric; SPLIT_CLASSES] {
-    let mut out = [Metric::ClientInstructions; SPLIT_CLASSES];
-    for (slot, m) in out.iter_mut().zip(CLASSES.iter().filter_map(|r| {
+    split_metrics(|r| {
         r.quic_instructions
             .map(|m| m[carrier.index()][side.index()])
-    })) {
-        *slot = m;
-    }
-    out
+    })
 }
 
 /// A side's time-share metrics, in the time split's order.

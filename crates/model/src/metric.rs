@@ -1113,27 +1113,18 @@ impl Metric {
     /// A part of a side's handshake instructions by what the code does, or the side's lock
     /// calls (`--measure instructions`, from callgrind's profile of the side's calls).
     pub fn is_split(self) -> bool {
-        matches!(
-            self.row().part_of,
-            Some(
-                Metric::ClientInstructions
-                    | Metric::ServerInstructions
-                    | Metric::ClientQuicInstructions
-                    | Metric::ServerQuicInstructions
-                    | Metric::ClientTcpInstructions
-                    | Metric::ServerTcpInstructions
+        self.row().part_of.is_some_and(Metric::is_count)
+            || matches!(
+                self,
+                Metric::ClientLockCalls
+                    | Metric::ServerLockCalls
+                    | Metric::ClientAtomics
+                    | Metric::ServerAtomics
+                    | Metric::ClientProviderLockCalls
+                    | Metric::ServerProviderLockCalls
+                    | Metric::ClientProviderAtomics
+                    | Metric::ServerProviderAtomics
             )
-        ) || matches!(
-            self,
-            Metric::ClientLockCalls
-                | Metric::ServerLockCalls
-                | Metric::ClientAtomics
-                | Metric::ServerAtomics
-                | Metric::ClientProviderLockCalls
-                | Metric::ServerProviderLockCalls
-                | Metric::ClientProviderAtomics
-                | Metric::ServerProviderAtomics
-        )
     }
 
     /// Read from the bytes on the wire: the same every handshake (up to a signature's length).
